@@ -1,0 +1,164 @@
+/**
+ * The driver contract: the narrow interface between a task runner and whatever runs the
+ * task (a host process, an isolated process, a scripted mock). Every driver passes the same
+ * conformance suite (test/drivers/conformance.ts).
+ *
+ * Lifecycle of one task, as the task runner drives it:
+ *
+ *   startTask ──► waitTask ──(exit)──► destroyTask
+ *       │             ▲
+ *       │   agent restart: recoverTask(handle) then waitTask again
+ *       └─► stopTask(timeout, signal): signal, wait up to timeout, then SIGKILL
+ */
+
+/** What a driver reports about itself during fingerprinting. */
+export interface DriverFingerprint {
+  detected: boolean;
+  healthy: boolean;
+  healthDescription: string;
+  /** Node attributes contributed by the driver, e.g. `driver.raw_exec: "1"`. */
+  attributes: Record<string, string>;
+}
+
+/** Where a task's stdout and stderr go: `<dir>/<task>.stdout.N`, rotated. */
+export interface TaskLogConfig {
+  dir: string;
+  maxFiles: number;
+  maxFileSizeMB: number;
+}
+
+/** The task's directories inside its allocation directory. */
+export interface TaskDirs {
+  /** The task's working directory: `<allocdir>/<task>`. */
+  dir: string;
+  localDir: string;
+  secretsDir: string;
+  tmpDir: string;
+  /** The allocation's shared directory: `<allocdir>/alloc`. */
+  sharedAllocDir: string;
+  logDir: string;
+}
+
+/** Everything a driver needs to start a task. Config and env are already interpolated. */
+export interface TaskConfig {
+  /** Unique per task instance: `<allocId>/<taskName>`. */
+  id: string;
+  allocId: string;
+  taskName: string;
+  jobName: string;
+  groupName: string;
+  driverConfig: Record<string, unknown>;
+  env: Record<string, string>;
+  user: string;
+  dirs: TaskDirs;
+  resources: { cpuShares: number; memoryMB: number; memoryMaxMB: number };
+  logs: TaskLogConfig;
+}
+
+/**
+ * What the client persists to reattach to a running task after an agent restart. `state` is
+ * the driver's own JSON-serializable data (a pid, a start time, …).
+ */
+export interface TaskHandle {
+  taskId: string;
+  driver: string;
+  config: TaskConfig;
+  /** Unix ms. */
+  startedAt: number;
+  pid: number;
+  state: Record<string, unknown>;
+}
+
+/** How a task ended. */
+export interface ExitResult {
+  exitCode: number;
+  /** Signal number that killed the task, 0 if none. */
+  signal: number;
+  oomKilled: boolean;
+  /** Set when the driver itself failed while waiting. */
+  err?: string;
+}
+
+/** Whether the task succeeded: exit code 0, no signal, no OOM, no error. */
+export function exitSuccessful(r: ExitResult): boolean {
+  return r.exitCode === 0 && r.signal === 0 && !r.oomKilled && !r.err;
+}
+
+export const TaskRunState = { Unknown: 'unknown', Running: 'running', Exited: 'exited' } as const;
+export type TaskRunState = (typeof TaskRunState)[keyof typeof TaskRunState];
+
+export interface TaskStatus {
+  id: string;
+  state: TaskRunState;
+  startedAt: number;
+  completedAt: number | null;
+  exitResult: ExitResult | null;
+  pid: number;
+}
+
+/** Resource usage of a task, as /v1/client/allocation/:id/stats reports it. */
+export interface TaskResourceUsage {
+  /** Unix nanoseconds. */
+  timestamp: number;
+  memoryRssBytes: number;
+  cpuTotalTicks: number;
+  cpuPercent: number;
+  pids: number[];
+}
+
+/** A command to run inside a task's environment (alloc exec). */
+export interface ExecSpec {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** Error codes drivers throw, matched by code rather than message text. */
+export const DriverErrorCode = {
+  StartFailed: 'DRIVER_START_FAILED',
+  TaskNotFound: 'DRIVER_TASK_NOT_FOUND',
+  BadConfig: 'DRIVER_BAD_CONFIG',
+  RecoverFailed: 'DRIVER_RECOVER_FAILED',
+  Unsupported: 'DRIVER_UNSUPPORTED',
+} as const;
+export type DriverErrorCode = (typeof DriverErrorCode)[keyof typeof DriverErrorCode];
+
+/** A driver failure. `recoverable` tells the task runner whether a restart may help. */
+export class DriverError extends Error {
+  constructor(
+    readonly code: DriverErrorCode,
+    message: string,
+    readonly recoverable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'DriverError';
+  }
+}
+
+/** The interface every driver implements. */
+export interface Driver {
+  readonly name: string;
+  fingerprint(): Promise<DriverFingerprint>;
+  /** Starts the task and returns a handle to persist. Throws DriverError. */
+  startTask(config: TaskConfig): Promise<TaskHandle>;
+  /**
+   * Reattaches to a task started before an agent restart. Throws DriverError with code
+   * TaskNotFound when the task is gone and its exit cannot be learned.
+   */
+  recoverTask(handle: TaskHandle): Promise<void>;
+  /** Resolves when the task exits (immediately if it already has). */
+  waitTask(taskId: string): Promise<ExitResult>;
+  /** Sends `signal` (default SIGTERM), waits up to timeoutMs, then kills the task's process group. */
+  stopTask(taskId: string, timeoutMs: number, signal: string): Promise<void>;
+  /** Forgets the task and frees what the driver holds for it; kills it first if force. */
+  destroyTask(taskId: string, force: boolean): Promise<void>;
+  inspectTask(taskId: string): TaskStatus;
+  signalTask(taskId: string, signal: string): Promise<void>;
+  /** How to run a command in the task's environment, for alloc exec. */
+  execSpec(taskId: string, command: string[]): ExecSpec;
+  taskStats(taskId: string): Promise<TaskResourceUsage>;
+  /** Called when the agent shuts down: release resources, leave tasks running. */
+  shutdown(): Promise<void>;
+}

@@ -1,0 +1,58 @@
+/**
+ * The scheduler's view of the world. A scheduler reads a consistent, read-only snapshot of
+ * cluster state through SchedulerState and proposes changes only through a Planner; it does no
+ * I/O and keeps no timers, so it is tested with a harness that records plans.
+ */
+import type { Allocation, Deployment, Evaluation, Job, Node, Plan, PlanResult } from '../structs/index.js';
+
+/** A read-only snapshot of cluster state at one index. Returned objects must not be mutated. */
+export interface SchedulerState {
+  /** The log index this snapshot reflects. */
+  index(): number;
+  jobById(namespace: string, id: string): Job | undefined;
+  /** Every node, in any status; callers filter for readiness. */
+  nodes(): Iterable<Node>;
+  nodeById(id: string): Node | undefined;
+  allocById(id: string): Allocation | undefined;
+  /** Every allocation of a job, all versions and statuses. */
+  allocsByJob(namespace: string, jobId: string): Allocation[];
+  /** Every allocation on a node, all statuses. */
+  allocsByNode(nodeId: string): Allocation[];
+  /** The latest deployment of a job, if any. */
+  latestDeploymentByJob(namespace: string, jobId: string): Deployment | undefined;
+  evalById(id: string): Evaluation | undefined;
+}
+
+/**
+ * How a scheduler submits its work. Implemented by the worker (against the leader's plan
+ * applier) and by the test harness (recording).
+ */
+export interface Planner {
+  /**
+   * Submits a plan. Resolves with what was committed and, when RefreshIndex > 0, a fresher
+   * state snapshot to retry against.
+   */
+  submitPlan(plan: Plan): Promise<{ result: PlanResult; newState: SchedulerState | null }>;
+  /** Persists an updated evaluation (status, FailedTGAllocs, QueuedAllocations, …). */
+  updateEval(evaluation: Evaluation): Promise<void>;
+  /** Creates a follow-up evaluation (delayed reschedule, …). */
+  createEval(evaluation: Evaluation): Promise<void>;
+  /** Creates or replaces the blocked evaluation of a job that could not place everything. */
+  reblockEval(evaluation: Evaluation): Promise<void>;
+}
+
+/** Everything a scheduler needs from outside besides state and planner. */
+export interface SchedulerContext {
+  /** Milliseconds since the epoch: "now" for reschedule and timing decisions. */
+  now: number;
+  /** Random source in [0,1) for candidate sampling and ties. */
+  random: () => number;
+}
+
+/** A scheduler processes one evaluation against a snapshot. */
+export interface Scheduler {
+  process(evaluation: Evaluation): Promise<void>;
+}
+
+/** Constructs a scheduler for one evaluation. */
+export type SchedulerFactory = (state: SchedulerState, planner: Planner, ctx: SchedulerContext) => Scheduler;

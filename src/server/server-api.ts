@@ -1,0 +1,149 @@
+/**
+ * The server as the HTTP layer and the in-process client see it: reads against the state
+ * store (each answer carries the index it reflects), blocking on change, and the writes that
+ * go through the log. Implemented by `Server` (src/server/server.ts); every write resolves only
+ * once its log entry is durable and applied.
+ */
+import type {
+  AllocClientStatus,
+  Allocation,
+  Deployment,
+  Evaluation,
+  Job,
+  JobSummary,
+  Node,
+  NodeEligibility,
+  NodeStatus,
+  Plan,
+  TaskState,
+  AllocDeploymentStatus,
+  DesiredUpdates,
+} from '../structs/index.js';
+
+/** State tables that blocking queries watch. */
+export const Table = {
+  Jobs: 'jobs',
+  JobVersions: 'job_versions',
+  JobSummaries: 'job_summary',
+  Allocs: 'allocs',
+  Evals: 'evals',
+  Nodes: 'nodes',
+  Deployments: 'deployment',
+} as const;
+export type Table = (typeof Table)[keyof typeof Table];
+
+/** Read access to the current state. Objects returned must not be mutated. */
+export interface StateReader {
+  /** The latest applied log index. */
+  latestIndex(): number;
+  /** The index at which a table last changed (Nomad's per-table index). */
+  tableIndex(table: Table): number;
+  jobs(namespace: string, prefix?: string): Job[];
+  jobById(namespace: string, id: string): Job | undefined;
+  /** All versions of a job, newest first. */
+  jobVersions(namespace: string, id: string): Job[];
+  jobSummary(namespace: string, id: string): JobSummary | undefined;
+  allocs(prefix?: string): Allocation[];
+  allocById(id: string): Allocation | undefined;
+  allocsByJob(namespace: string, jobId: string): Allocation[];
+  allocsByNode(nodeId: string): Allocation[];
+  evals(prefix?: string): Evaluation[];
+  evalById(id: string): Evaluation | undefined;
+  evalsByJob(namespace: string, jobId: string): Evaluation[];
+  nodes(prefix?: string): Node[];
+  nodeById(id: string): Node | undefined;
+  deployments(prefix?: string): Deployment[];
+  deploymentById(id: string): Deployment | undefined;
+  deploymentsByJob(namespace: string, jobId: string): Deployment[];
+}
+
+/** Options of a job registration (PUT /v1/jobs). */
+export interface RegisterJobOptions {
+  enforceIndex?: boolean;
+  jobModifyIndex?: number;
+  preserveCounts?: boolean;
+}
+
+export interface RegisterJobResult {
+  evalId: string;
+  evalCreateIndex: number;
+  jobModifyIndex: number;
+  index: number;
+  warnings: string;
+}
+
+export interface DeregisterJobResult {
+  evalId: string;
+  evalCreateIndex: number;
+  jobModifyIndex: number;
+  index: number;
+}
+
+/** A client's report of one allocation (batched). */
+export interface AllocClientUpdate {
+  ID: string;
+  NodeID: string;
+  ClientStatus: AllocClientStatus;
+  ClientDescription: string;
+  TaskStates: Record<string, TaskState>;
+  DeploymentStatus?: AllocDeploymentStatus | null;
+}
+
+export interface NodeRegisterResult {
+  /** Nanoseconds the client has to heartbeat again. */
+  heartbeatTtl: number;
+  index: number;
+}
+
+/** The answer to `job plan`: what the scheduler would do, without doing it. */
+export interface JobPlanResult {
+  annotations: Record<string, DesiredUpdates>;
+  failedTGAllocs: Evaluation['FailedTGAllocs'];
+  plan: Plan | null;
+  jobModifyIndex: number;
+  index: number;
+  /** A human-readable diff type: "Added", "Edited", "None". */
+  diffType: string;
+}
+
+/** Typed server errors; the HTTP layer maps `status` to the response code. */
+export class ServerError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ServerError';
+  }
+}
+
+/** What the HTTP layer and an in-process client call on a server. */
+export interface ServerApi {
+  readonly state: StateReader;
+  /** Whether this server is the leader (always true for a single embedded server). */
+  isLeader(): boolean;
+  leaderAddress(): string;
+  peers(): string[];
+  /**
+   * Resolves when `table` (or any of `tables`) moves past `afterIndex` or after timeoutMs,
+   * with the table's current index. Aborting the signal resolves early.
+   */
+  waitForChange(tables: Table[], afterIndex: number, timeoutMs: number, signal?: AbortSignal): Promise<number>;
+
+  registerJob(job: Job, opts?: RegisterJobOptions): Promise<RegisterJobResult>;
+  deregisterJob(namespace: string, jobId: string, purge: boolean): Promise<DeregisterJobResult>;
+  /** Creates a new evaluation for a job (POST /v1/job/:id/evaluate). */
+  evaluateJob(namespace: string, jobId: string): Promise<{ evalId: string; index: number }>;
+  planJob(job: Job): Promise<JobPlanResult>;
+  /** Stops one allocation and lets the scheduler replace it. */
+  stopAlloc(allocId: string): Promise<{ evalId: string; index: number }>;
+
+  registerNode(node: Node): Promise<NodeRegisterResult>;
+  /** A heartbeat: resets the node's TTL and sets its status. */
+  heartbeatNode(nodeId: string, status: NodeStatus): Promise<NodeRegisterResult>;
+  updateNodeEligibility(nodeId: string, eligibility: NodeEligibility): Promise<{ index: number }>;
+  /** Applies a batch of client allocation updates; creates evals for failed allocs. */
+  updateAllocsFromClient(updates: AllocClientUpdate[]): Promise<{ index: number }>;
+}

@@ -1,0 +1,10 @@
+/** The Nomad API objects: one module per type, re-exported here for convenience. */
+export * from './duration.js';
+export * from './job.js';
+export * from './resources.js';
+export * from './alloc.js';
+export * from './eval.js';
+export * from './node.js';
+export * from './deployment.js';
+export * from './plan.js';
+export * from './ids.js';

@@ -1,0 +1,99 @@
+/**
+ * Client nodes as the servers know them: identity, attributes, resources, drivers, status.
+ */
+import type { NodeReservedResources, NodeResources } from './resources.js';
+
+export const NodeStatus = {
+  Initializing: 'initializing',
+  Ready: 'ready',
+  Down: 'down',
+  Disconnected: 'disconnected',
+} as const;
+export type NodeStatus = (typeof NodeStatus)[keyof typeof NodeStatus];
+
+export const NodeEligibility = {
+  Eligible: 'eligible',
+  Ineligible: 'ineligible',
+} as const;
+export type NodeEligibility = (typeof NodeEligibility)[keyof typeof NodeEligibility];
+
+/** What a client knows about one of its drivers. */
+export interface DriverInfo {
+  Attributes: Record<string, string> | null;
+  Detected: boolean;
+  Healthy: boolean;
+  HealthDescription: string;
+  /** RFC 3339. */
+  UpdateTime: string;
+}
+
+export interface NodeEvent {
+  Message: string;
+  Subsystem: string;
+  Details: Record<string, string> | null;
+  /** RFC 3339. */
+  Timestamp: string;
+  CreateIndex: number;
+}
+
+export interface DrainStrategy {
+  Deadline: number;
+  IgnoreSystemJobs: boolean;
+  ForceDeadline: string;
+  StartedAt: string;
+}
+
+/** A client node. */
+export interface Node {
+  ID: string;
+  SecretID: string;
+  Datacenter: string;
+  Name: string;
+  HTTPAddr: string;
+  TLSEnabled: boolean;
+  Attributes: Record<string, string>;
+  NodeResources: NodeResources;
+  ReservedResources: NodeReservedResources | null;
+  Links: Record<string, string> | null;
+  Meta: Record<string, string>;
+  NodeClass: string;
+  NodePool: string;
+  ComputedClass: string;
+  Drivers: Record<string, DriverInfo>;
+  Status: NodeStatus;
+  StatusDescription: string;
+  /** Unix seconds, as Nomad reports it. */
+  StatusUpdatedAt: number;
+  Events: NodeEvent[] | null;
+  SchedulingEligibility: NodeEligibility;
+  DrainStrategy: DrainStrategy | null;
+  Drain: boolean;
+  LastDrain: unknown;
+  CreateIndex: number;
+  ModifyIndex: number;
+}
+
+/** One row of GET /v1/nodes. */
+export interface NodeListStub {
+  Address: string;
+  ID: string;
+  Attributes?: Record<string, string>;
+  Datacenter: string;
+  Name: string;
+  NodeClass: string;
+  NodePool: string;
+  Version: string;
+  Drain: boolean;
+  SchedulingEligibility: NodeEligibility;
+  Status: NodeStatus;
+  StatusDescription: string;
+  Drivers: Record<string, DriverInfo>;
+  LastDrain: unknown;
+  CreateIndex: number;
+  ModifyIndex: number;
+}
+
+/** True when the scheduler may place new allocations on this node. */
+export function isNodeSchedulable(n: Node): boolean {
+  return n.Status === 'ready' && n.SchedulingEligibility === 'eligible' && n.DrainStrategy === null;
+}

@@ -1,0 +1,101 @@
+/**
+ * Resources asked for by tasks, offered by nodes and allocated to allocations, with Nomad's
+ * field names.
+ */
+
+/** A port: static (ReservedPorts, Value set) or dynamic (DynamicPorts, Value chosen on placement). */
+export interface Port {
+  Label: string;
+  Value: number;
+  To: number;
+  HostNetwork: string;
+}
+
+/** A network ask (group `network` block) or an allocated network. */
+export interface NetworkResource {
+  Mode: string;
+  Device: string;
+  CIDR: string;
+  IP: string;
+  Hostname?: string;
+  MBits: number;
+  DNS: { Servers: string[]; Searches: string[]; Options: string[] } | null;
+  ReservedPorts: Port[] | null;
+  DynamicPorts: Port[] | null;
+}
+
+/** What a task asks for. CPU in MHz, memory in MiB. MemoryMaxMB 0 means "no oversubscription". */
+export interface Resources {
+  CPU: number;
+  Cores: number;
+  MemoryMB: number;
+  MemoryMaxMB: number;
+  DiskMB: number;
+  IOPS?: number;
+  Networks: NetworkResource[] | null;
+  Devices: unknown[] | null;
+}
+
+/** A port mapping allocated to an allocation. */
+export interface AllocatedPortMapping {
+  Label: string;
+  Value: number;
+  To: number;
+  HostIP: string;
+}
+
+export interface AllocatedCpuResources {
+  CpuShares: number;
+  ReservedCores: number[] | null;
+}
+
+export interface AllocatedMemoryResources {
+  MemoryMB: number;
+  MemoryMaxMB: number;
+}
+
+export interface AllocatedTaskResources {
+  Cpu: AllocatedCpuResources;
+  Memory: AllocatedMemoryResources;
+  Networks: NetworkResource[] | null;
+  Devices: unknown[] | null;
+}
+
+export interface AllocatedSharedResources {
+  Networks: NetworkResource[] | null;
+  DiskMB: number;
+  Ports: AllocatedPortMapping[] | null;
+}
+
+/** The resources an allocation holds on its node. */
+export interface AllocatedResources {
+  Tasks: Record<string, AllocatedTaskResources>;
+  TaskLifecycles: Record<string, { Hook: string; Sidecar: boolean } | null>;
+  Shared: AllocatedSharedResources;
+}
+
+/** A node's CPU: total MHz across cores. */
+export interface NodeCpuResources {
+  CpuShares: number;
+  TotalCpuCores: number;
+  ReservableCpuCores: number[] | null;
+}
+
+/** What a node offers to the scheduler. */
+export interface NodeResources {
+  Cpu: NodeCpuResources;
+  Memory: { MemoryMB: number };
+  Disk: { DiskMB: number };
+  Networks: NetworkResource[] | null;
+  Devices: unknown[] | null;
+  MinDynamicPort: number;
+  MaxDynamicPort: number;
+}
+
+/** What a node keeps for itself (not schedulable). */
+export interface NodeReservedResources {
+  Cpu: { CpuShares: number; ReservedCpuCores?: number[] | null };
+  Memory: { MemoryMB: number };
+  Disk: { DiskMB: number };
+  Networks: { ReservedHostPorts: string };
+}

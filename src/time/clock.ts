@@ -1,0 +1,129 @@
+/**
+ * Time as a dependency. Long-running loops (eval broker, plan applier, task runner, restart
+ * tracker) take a Clock so tests can drive time by hand; nothing in a pure core calls
+ * Date.now() or setTimeout directly.
+ */
+
+/** A cancellable timer handle. */
+export interface Timer {
+  cancel(): void;
+}
+
+/** The source of "now" and of timers. */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  /** Calls fn once after ms milliseconds, unless cancelled. */
+  setTimer(ms: number, fn: () => void): Timer;
+  /** Resolves after ms milliseconds; rejects with the signal's reason if aborted first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The real clock. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimer(ms, fn) {
+    const t = setTimeout(fn, Math.max(0, ms));
+    return { cancel: () => clearTimeout(t) };
+  },
+  sleep(ms, signal) {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const t = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      const onAbort = () => {
+        clearTimeout(t);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  },
+};
+
+interface PendingTimer {
+  at: number;
+  seq: number;
+  fn: () => void;
+  cancelled: boolean;
+}
+
+/**
+ * A clock for tests: time moves only when advance() is called, and timers due by then fire
+ * in order of their due time.
+ */
+export class FakeClock implements Clock {
+  private current: number;
+  private seq = 0;
+  private timers: PendingTimer[] = [];
+
+  constructor(startMs = 1_700_000_000_000) {
+    this.current = startMs;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimer(ms: number, fn: () => void): Timer {
+    const t: PendingTimer = { at: this.current + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
+    this.timers.push(t);
+    return { cancel: () => { t.cancelled = true; } };
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const timer = this.setTimer(ms, () => resolve());
+      signal?.addEventListener('abort', () => { timer.cancel(); reject(signal.reason); }, { once: true });
+    });
+  }
+
+  /** Number of timers not yet fired or cancelled. */
+  pendingTimers(): number {
+    return this.timers.filter((t) => !t.cancelled).length;
+  }
+
+  /** Moves time forward by ms, firing every timer that falls due, in order. */
+  advance(ms: number): void {
+    const target = this.current + ms;
+    for (;;) {
+      const due = this.timers
+        .filter((t) => !t.cancelled && t.at <= target)
+        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (!due) break;
+      due.cancelled = true;
+      this.current = Math.max(this.current, due.at);
+      due.fn();
+    }
+    this.timers = this.timers.filter((t) => !t.cancelled);
+    this.current = target;
+  }
+
+  /** Advances time and lets promise callbacks run between timers. */
+  async advanceAsync(ms: number): Promise<void> {
+    const target = this.current + ms;
+    for (;;) {
+      await flushMicrotasks();
+      const due = this.timers
+        .filter((t) => !t.cancelled && t.at <= target)
+        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (!due) break;
+      due.cancelled = true;
+      this.current = Math.max(this.current, due.at);
+      due.fn();
+    }
+    this.timers = this.timers.filter((t) => !t.cancelled);
+    this.current = target;
+    await flushMicrotasks();
+  }
+}
+
+async function flushMicrotasks(): Promise<void> {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+  await new Promise<void>((r) => setImmediate(r));
+}
+
+/** A source of randomness in [0, 1), injectable for deterministic tests. */
+export type RandomSource = () => number;
