@@ -1,0 +1,33 @@
+/** Nomad's event stream objects: what every applied command publishes. */
+import type { Allocation, Deployment, Evaluation, Job, Node } from '../../structs/index.js';
+
+export const EventTopic = {
+  Job: 'Job',
+  Allocation: 'Allocation',
+  Evaluation: 'Evaluation',
+  Node: 'Node',
+  Deployment: 'Deployment',
+} as const;
+export type EventTopic = (typeof EventTopic)[keyof typeof EventTopic];
+
+/** One event, with Nomad's field names. */
+export interface StreamEvent {
+  Topic: EventTopic;
+  Type: string;
+  Key: string;
+  Namespace: string;
+  FilterKeys: string[] | null;
+  Index: number;
+  Payload:
+    | { Job: Job }
+    | { Allocation: Allocation }
+    | { Evaluation: Evaluation }
+    | { Node: Node }
+    | { Deployment: Deployment };
+}
+
+/** The events of one log index. */
+export interface EventBatch {
+  Index: number;
+  Events: StreamEvent[];
+}

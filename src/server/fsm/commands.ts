@@ -1,0 +1,159 @@
+/**
+ * The commands of the log: every change to cluster state is one of these, appended to the log
+ * and applied by the FSM. Time travels inside the command (`Now`, Unix nanoseconds) so that
+ * replaying the log reproduces the same state.
+ */
+import type {
+  Allocation,
+  Deployment,
+  DeploymentStatusUpdate,
+  DesiredTransition,
+  Evaluation,
+  Job,
+  NodeEligibility,
+  NodeEvent,
+  NodeStatus,
+  Node,
+} from '../../structs/index.js';
+import type { AllocClientUpdate } from '../server-api.js';
+
+/** The command type names. */
+export const CommandType = {
+  JobRegister: 'JobRegister',
+  JobDeregister: 'JobDeregister',
+  EvalUpdate: 'EvalUpdate',
+  EvalDelete: 'EvalDelete',
+  ApplyPlanResults: 'ApplyPlanResults',
+  NodeRegister: 'NodeRegister',
+  NodeUpdateStatus: 'NodeUpdateStatus',
+  NodeUpdateEligibility: 'NodeUpdateEligibility',
+  NodeDeregister: 'NodeDeregister',
+  AllocClientUpdate: 'AllocClientUpdate',
+  AllocUpdateDesiredTransition: 'AllocUpdateDesiredTransition',
+  DeploymentUpsert: 'DeploymentUpsert',
+} as const;
+export type CommandType = (typeof CommandType)[keyof typeof CommandType];
+
+/** Registers (or updates) a job, with the evaluation it triggers. */
+export interface JobRegisterCommand {
+  Type: 'JobRegister';
+  Job: Job;
+  Eval: Evaluation | null;
+  Now: number;
+}
+
+/** Stops (Purge=false) or removes (Purge=true) a job, with its evaluation. */
+export interface JobDeregisterCommand {
+  Type: 'JobDeregister';
+  Namespace: string;
+  JobID: string;
+  Purge: boolean;
+  Eval: Evaluation | null;
+  Now: number;
+}
+
+/** Inserts or updates evaluations. */
+export interface EvalUpdateCommand {
+  Type: 'EvalUpdate';
+  Evals: Evaluation[];
+  Now: number;
+}
+
+/** Removes evaluations and allocations (garbage collection). */
+export interface EvalDeleteCommand {
+  Type: 'EvalDelete';
+  EvalIDs: string[];
+  AllocIDs: string[];
+}
+
+/** A server-side change to an existing allocation (stop, lost, follow-up eval). */
+export interface AllocStopUpdate {
+  ID: string;
+  DesiredStatus: Allocation['DesiredStatus'];
+  DesiredDescription: string;
+  ClientStatus: Allocation['ClientStatus'] | '';
+  FollowupEvalID: string;
+}
+
+/**
+ * What the plan applier committed: placements and in-place updates (full allocations without
+ * their embedded Job; they take `Job`), stops, deployment changes and eval updates.
+ */
+export interface ApplyPlanResultsCommand {
+  Type: 'ApplyPlanResults';
+  EvalID: string;
+  Job: Job | null;
+  AllocsUpdated: Allocation[];
+  AllocsStopped: AllocStopUpdate[];
+  Deployment: Deployment | null;
+  DeploymentUpdates: DeploymentStatusUpdate[];
+  Evals: Evaluation[];
+  Now: number;
+}
+
+/** Registers or re-registers a node, with the evaluations it triggers. */
+export interface NodeRegisterCommand {
+  Type: 'NodeRegister';
+  Node: Node;
+  Evals: Evaluation[];
+  Now: number;
+}
+
+export interface NodeUpdateStatusCommand {
+  Type: 'NodeUpdateStatus';
+  NodeID: string;
+  Status: NodeStatus;
+  Event: NodeEvent | null;
+  Evals: Evaluation[];
+  Now: number;
+}
+
+export interface NodeUpdateEligibilityCommand {
+  Type: 'NodeUpdateEligibility';
+  NodeID: string;
+  Eligibility: NodeEligibility;
+  Evals: Evaluation[];
+  Now: number;
+}
+
+export interface NodeDeregisterCommand {
+  Type: 'NodeDeregister';
+  NodeIDs: string[];
+  Now: number;
+}
+
+/** A batch of client allocation updates, with evals for failed allocations. */
+export interface AllocClientUpdateCommand {
+  Type: 'AllocClientUpdate';
+  Allocs: AllocClientUpdate[];
+  Evals: Evaluation[];
+  Now: number;
+}
+
+export interface AllocUpdateDesiredTransitionCommand {
+  Type: 'AllocUpdateDesiredTransition';
+  Allocs: Record<string, DesiredTransition>;
+  Evals: Evaluation[];
+  Now: number;
+}
+
+export interface DeploymentUpsertCommand {
+  Type: 'DeploymentUpsert';
+  Deployment: Deployment;
+  Now: number;
+}
+
+/** Every command of the log. */
+export type Command =
+  | JobRegisterCommand
+  | JobDeregisterCommand
+  | EvalUpdateCommand
+  | EvalDeleteCommand
+  | ApplyPlanResultsCommand
+  | NodeRegisterCommand
+  | NodeUpdateStatusCommand
+  | NodeUpdateEligibilityCommand
+  | NodeDeregisterCommand
+  | AllocClientUpdateCommand
+  | AllocUpdateDesiredTransitionCommand
+  | DeploymentUpsertCommand;

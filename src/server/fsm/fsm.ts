@@ -1,0 +1,348 @@
+/**
+ * The FSM: applies log commands, in log order, to the state store and returns the events they
+ * publish. apply() is deterministic — everything it needs (time included) is in the command
+ * and the index — so replaying the log rebuilds the same state.
+ */
+import type { Allocation, Evaluation, Job, Node, NodeEvent } from '../../structs/index.js';
+import type { StateStore } from '../state/state-store.js';
+
+import type { StreamEvent } from '../events/event.js';
+import type {
+  AllocClientUpdateCommand,
+  AllocUpdateDesiredTransitionCommand,
+  ApplyPlanResultsCommand,
+  Command,
+  JobDeregisterCommand,
+  JobRegisterCommand,
+  NodeRegisterCommand,
+} from './commands.js';
+
+/** How many events a node keeps, as Nomad. */
+const NODE_EVENTS_KEPT = 10;
+
+/** Fields of a job that are bookkeeping, not spec: they don't make a new version. */
+const VOLATILE_JOB_FIELDS = new Set([
+  'Status',
+  'StatusDescription',
+  'Stable',
+  'Version',
+  'SubmitTime',
+  'CreateIndex',
+  'ModifyIndex',
+  'JobModifyIndex',
+]);
+
+/** True when two jobs differ in anything but bookkeeping fields. */
+export function jobSpecChanged(a: Job, b: Job): boolean {
+  const strip = (j: Job): string =>
+    JSON.stringify(j, (k, v: unknown) => (VOLATILE_JOB_FIELDS.has(k) ? undefined : v));
+  return strip(a) !== strip(b);
+}
+
+/** Applies commands to one state store. */
+export class Fsm {
+  constructor(readonly state: StateStore) {}
+
+  /** Applies one command at a log index and returns the events it publishes. */
+  apply(cmd: Command, index: number): StreamEvent[] {
+    const ev: StreamEvent[] = [];
+    switch (cmd.Type) {
+      case 'JobRegister':
+        this.jobRegister(cmd, index, ev);
+        break;
+      case 'JobDeregister':
+        this.jobDeregister(cmd, index, ev);
+        break;
+      case 'EvalUpdate':
+        for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
+        break;
+      case 'EvalDelete':
+        for (const id of cmd.EvalIDs) this.state.deleteEval(id, index);
+        for (const id of cmd.AllocIDs) this.state.deleteAlloc(id, index);
+        break;
+      case 'ApplyPlanResults':
+        this.applyPlan(cmd, index, ev);
+        break;
+      case 'NodeRegister':
+        this.nodeRegister(cmd, index, ev);
+        break;
+      case 'NodeUpdateStatus': {
+        const n = this.state.nodeById(cmd.NodeID);
+        if (n) {
+          const node: Node = {
+            ...n,
+            Status: cmd.Status,
+            StatusUpdatedAt: Math.floor(cmd.Now / 1e9),
+            Events: appendNodeEvent(n.Events, cmd.Event, index),
+            ModifyIndex: index,
+          };
+          this.state.putNode(node, index);
+          ev.push(nodeEvent('NodeEvent', node, index));
+        }
+        for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
+        break;
+      }
+      case 'NodeUpdateEligibility': {
+        const n = this.state.nodeById(cmd.NodeID);
+        if (n) {
+          const node: Node = { ...n, SchedulingEligibility: cmd.Eligibility, ModifyIndex: index };
+          this.state.putNode(node, index);
+          ev.push(nodeEvent('NodeEligibility', node, index));
+        }
+        for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
+        break;
+      }
+      case 'NodeDeregister':
+        for (const id of cmd.NodeIDs) {
+          const n = this.state.nodeById(id);
+          if (!n) continue;
+          this.state.deleteNode(id, index);
+          ev.push(nodeEvent('NodeDeregistration', n, index));
+        }
+        break;
+      case 'AllocClientUpdate':
+        this.allocClientUpdate(cmd, index, ev);
+        break;
+      case 'AllocUpdateDesiredTransition':
+        this.allocDesiredTransition(cmd, index, ev);
+        break;
+      case 'DeploymentUpsert': {
+        const prev = this.state.deploymentById(cmd.Deployment.ID);
+        const d = { ...cmd.Deployment, CreateIndex: prev?.CreateIndex ?? index, ModifyIndex: index };
+        this.state.putDeployment(d, index);
+        ev.push(deploymentEvent(d, index));
+        break;
+      }
+      default: {
+        const never: never = cmd;
+        throw new Error(`unknown command ${(never as { Type: string }).Type}`);
+      }
+    }
+    this.state.finishApply(index);
+    return ev;
+  }
+
+  private jobRegister(cmd: JobRegisterCommand, index: number, ev: StreamEvent[]): void {
+    const existing = this.state.jobById(cmd.Job.Namespace, cmd.Job.ID);
+    const changed = !existing || jobSpecChanged(existing, cmd.Job);
+    const job: Job = {
+      ...cmd.Job,
+      CreateIndex: existing?.CreateIndex ?? index,
+      ModifyIndex: index,
+      JobModifyIndex: changed ? index : existing.JobModifyIndex,
+      Version: !existing ? 0 : changed ? existing.Version + 1 : existing.Version,
+      SubmitTime: cmd.Now,
+      Status: existing?.Status ?? 'pending',
+      Stable: changed ? false : (existing?.Stable ?? false),
+    };
+    this.state.putJob(job, index);
+    ev.push(jobEvent('JobRegistered', job, index));
+    if (cmd.Eval) this.putEval({ ...cmd.Eval, JobModifyIndex: job.JobModifyIndex }, index, cmd.Now, ev);
+  }
+
+  private jobDeregister(cmd: JobDeregisterCommand, index: number, ev: StreamEvent[]): void {
+    const existing = this.state.jobById(cmd.Namespace, cmd.JobID);
+    if (existing) {
+      if (cmd.Purge) {
+        this.state.deleteJob(cmd.Namespace, cmd.JobID, index);
+        ev.push(jobEvent('JobDeregistered', existing, index));
+      } else {
+        const job: Job = {
+          ...existing,
+          Stop: true,
+          Status: 'dead',
+          Version: existing.Stop ? existing.Version : existing.Version + 1,
+          JobModifyIndex: existing.Stop ? existing.JobModifyIndex : index,
+          ModifyIndex: index,
+          SubmitTime: cmd.Now,
+          Stable: false,
+        };
+        this.state.putJob(job, index);
+        ev.push(jobEvent('JobDeregistered', job, index));
+      }
+    }
+    if (cmd.Eval) this.putEval(cmd.Eval, index, cmd.Now, ev);
+  }
+
+  private putEval(e: Evaluation, index: number, now: number, ev: StreamEvent[]): void {
+    const prev = this.state.evalById(e.ID);
+    const stored: Evaluation = {
+      ...e,
+      CreateIndex: prev?.CreateIndex ?? index,
+      ModifyIndex: index,
+      CreateTime: prev?.CreateTime ?? (e.CreateTime || now),
+      ModifyTime: now,
+    };
+    this.state.putEval(stored, index);
+    ev.push({
+      Topic: 'Evaluation',
+      Type: 'EvaluationUpdated',
+      Key: stored.ID,
+      Namespace: stored.Namespace,
+      FilterKeys: [stored.JobID, stored.DeploymentID].filter(Boolean),
+      Index: index,
+      Payload: { Evaluation: stored },
+    });
+  }
+
+  private applyPlan(cmd: ApplyPlanResultsCommand, index: number, ev: StreamEvent[]): void {
+    let job: Job | null = null;
+    if (cmd.Job) {
+      const versions = this.state.jobVersions(cmd.Job.Namespace, cmd.Job.ID);
+      // Share the stored version's object instead of keeping one copy per allocation.
+      job = versions.find((v) => v.Version === cmd.Job?.Version && v.JobModifyIndex === cmd.Job.JobModifyIndex) ?? cmd.Job;
+    }
+    if (cmd.Deployment) {
+      const prev = this.state.deploymentById(cmd.Deployment.ID);
+      const d = { ...cmd.Deployment, CreateIndex: prev?.CreateIndex ?? index, ModifyIndex: index };
+      this.state.putDeployment(d, index);
+      ev.push(deploymentEvent(d, index));
+    }
+    for (const u of cmd.DeploymentUpdates) {
+      const prev = this.state.deploymentById(u.DeploymentID);
+      if (!prev) continue;
+      const d = { ...prev, Status: u.Status, StatusDescription: u.StatusDescription, ModifyIndex: index };
+      this.state.putDeployment(d, index);
+      ev.push(deploymentEvent(d, index));
+    }
+    for (const s of cmd.AllocsStopped) {
+      const prev = this.state.allocById(s.ID);
+      if (!prev) continue;
+      const a: Allocation = {
+        ...prev,
+        DesiredStatus: s.DesiredStatus,
+        DesiredDescription: s.DesiredDescription,
+        ClientStatus: s.ClientStatus || prev.ClientStatus,
+        FollowupEvalID: s.FollowupEvalID || prev.FollowupEvalID,
+        ModifyIndex: index,
+        AllocModifyIndex: index,
+        ModifyTime: cmd.Now,
+      };
+      this.state.putAlloc(a, index);
+      ev.push(allocEvent('PlanResult', a, index));
+    }
+    for (const u of cmd.AllocsUpdated) {
+      const prev = this.state.allocById(u.ID);
+      const a: Allocation = {
+        ...u,
+        Job: job ?? u.Job ?? prev?.Job ?? null,
+        CreateIndex: prev?.CreateIndex ?? index,
+        ModifyIndex: index,
+        AllocModifyIndex: index,
+        CreateTime: prev?.CreateTime ?? (u.CreateTime || cmd.Now),
+        ModifyTime: cmd.Now,
+      };
+      if (prev) {
+        // An in-place update keeps what the client reported, unless the server marks it lost.
+        a.TaskStates = prev.TaskStates;
+        if (u.ClientStatus !== 'lost' && u.ClientStatus !== 'unknown') {
+          a.ClientStatus = prev.ClientStatus;
+          a.ClientDescription = prev.ClientDescription;
+        }
+      }
+      this.state.putAlloc(a, index);
+      ev.push(allocEvent('PlanResult', a, index));
+      if (!prev && a.PreviousAllocation) {
+        const old = this.state.allocById(a.PreviousAllocation);
+        if (old) {
+          const linked = { ...old, NextAllocation: a.ID, ModifyIndex: index };
+          this.state.putAlloc(linked, index);
+        }
+      }
+    }
+    for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
+  }
+
+  private nodeRegister(cmd: NodeRegisterCommand, index: number, ev: StreamEvent[]): void {
+    const prev = this.state.nodeById(cmd.Node.ID);
+    const registered: NodeEvent = {
+      Message: 'Node registered',
+      Subsystem: 'Cluster',
+      Details: null,
+      Timestamp: new Date(Math.floor(cmd.Now / 1e6)).toISOString(),
+      CreateIndex: index,
+    };
+    const node: Node = {
+      ...cmd.Node,
+      CreateIndex: prev?.CreateIndex ?? index,
+      ModifyIndex: index,
+      StatusUpdatedAt: Math.floor(cmd.Now / 1e9),
+      // The servers own eligibility and drain; a re-registering client keeps them.
+      SchedulingEligibility: prev?.SchedulingEligibility ?? cmd.Node.SchedulingEligibility,
+      DrainStrategy: prev?.DrainStrategy ?? cmd.Node.DrainStrategy,
+      Drain: prev?.Drain ?? cmd.Node.Drain,
+      Events: prev ? prev.Events : appendNodeEvent(null, registered, index),
+    };
+    this.state.putNode(node, index);
+    ev.push(nodeEvent('NodeRegistration', node, index));
+    for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
+  }
+
+  private allocClientUpdate(cmd: AllocClientUpdateCommand, index: number, ev: StreamEvent[]): void {
+    for (const u of cmd.Allocs) {
+      const prev = this.state.allocById(u.ID);
+      if (!prev) continue;
+      const a: Allocation = {
+        ...prev,
+        ClientStatus: u.ClientStatus,
+        ClientDescription: u.ClientDescription,
+        TaskStates: u.TaskStates,
+        DeploymentStatus: u.DeploymentStatus ?? prev.DeploymentStatus,
+        ModifyIndex: index,
+        ModifyTime: cmd.Now,
+      };
+      this.state.putAlloc(a, index);
+      ev.push(allocEvent('AllocationUpdated', a, index));
+    }
+    for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
+  }
+
+  private allocDesiredTransition(cmd: AllocUpdateDesiredTransitionCommand, index: number, ev: StreamEvent[]): void {
+    for (const [id, t] of Object.entries(cmd.Allocs)) {
+      const prev = this.state.allocById(id);
+      if (!prev) continue;
+      const a: Allocation = { ...prev, DesiredTransition: { ...prev.DesiredTransition, ...t }, ModifyIndex: index };
+      this.state.putAlloc(a, index);
+      ev.push(allocEvent('AllocationUpdateDesiredStatus', a, index));
+    }
+    for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
+  }
+}
+
+function appendNodeEvent(events: NodeEvent[] | null, e: NodeEvent | null, index: number): NodeEvent[] | null {
+  if (!e) return events;
+  return [...(events ?? []), { ...e, CreateIndex: index }].slice(-NODE_EVENTS_KEPT);
+}
+
+function jobEvent(type: string, job: Job, index: number): StreamEvent {
+  return { Topic: 'Job', Type: type, Key: job.ID, Namespace: job.Namespace, FilterKeys: null, Index: index, Payload: { Job: job } };
+}
+
+function allocEvent(type: string, a: Allocation, index: number): StreamEvent {
+  return {
+    Topic: 'Allocation',
+    Type: type,
+    Key: a.ID,
+    Namespace: a.Namespace,
+    FilterKeys: [a.JobID, a.DeploymentID].filter(Boolean),
+    Index: index,
+    Payload: { Allocation: a },
+  };
+}
+
+function nodeEvent(type: string, n: Node, index: number): StreamEvent {
+  return { Topic: 'Node', Type: type, Key: n.ID, Namespace: '', FilterKeys: null, Index: index, Payload: { Node: n } };
+}
+
+function deploymentEvent(d: import('../../structs/index.js').Deployment, index: number): StreamEvent {
+  return {
+    Topic: 'Deployment',
+    Type: 'DeploymentStatusUpdate',
+    Key: d.ID,
+    Namespace: d.Namespace,
+    FilterKeys: [d.JobID],
+    Index: index,
+    Payload: { Deployment: d },
+  };
+}
+

@@ -1,0 +1,58 @@
+/**
+ * The durable, ordered log of commands that every change to cluster state goes through.
+ * Backends (embedded SQLite, etcd) implement LogBackend; the conformance suite in
+ * test/server/log-conformance.ts runs against each of them.
+ */
+
+/** One entry in the log: a command type and its serialized payload, at an index. */
+export interface LogEntry {
+  /** 1-based, strictly increasing, without gaps. */
+  index: number;
+  type: string;
+  payload: string;
+}
+
+/** A serialized state snapshot covering every entry up to and including `index`. */
+export interface LogSnapshot {
+  index: number;
+  data: Buffer;
+}
+
+/** Entry to append: the backend assigns the index. */
+export interface NewLogEntry {
+  type: string;
+  payload: string;
+}
+
+/** Error raised by a log backend; `code` says which failure. */
+export class LogError extends Error {
+  constructor(
+    readonly code: 'LOG_CLOSED' | 'LOG_IO' | 'LOG_COMPACTED' | 'LOG_FENCED',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'LogError';
+  }
+}
+
+/**
+ * A durable log. append() resolves only once the entries are durable, with their indexes in
+ * order; concurrent appends may be grouped into one durable write but keep call order.
+ */
+export interface LogBackend {
+  /** Appends entries; resolves with their assigned indexes once durable. */
+  append(entries: NewLogEntry[]): Promise<number[]>;
+  /** Entries with fromIndex <= index <= toIndex (toIndex defaults to the last), in order. */
+  read(fromIndex: number, toIndex?: number): Promise<LogEntry[]>;
+  /** The index of the last entry appended (0 when empty and never compacted). */
+  lastIndex(): Promise<number>;
+  /** Stores a snapshot of state at `index` durably. */
+  saveSnapshot(index: number, data: Buffer): Promise<void>;
+  /** The newest snapshot, or null. */
+  loadLatestSnapshot(): Promise<LogSnapshot | null>;
+  /** Drops entries with index <= upToIndex (they must be covered by a snapshot). */
+  compact(upToIndex: number): Promise<void>;
+  /** Flushes and releases resources; later calls fail with LOG_CLOSED. */
+  close(): Promise<void>;
+}

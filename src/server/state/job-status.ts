@@ -1,0 +1,96 @@
+/**
+ * Nomad's derived job facts: the job Status from its allocations and evaluations, and the
+ * per task group summary counts kept up to date from allocation client status changes.
+ */
+import type { Allocation, Evaluation, Job, JobStatus, JobSummary, TaskGroupSummary } from '../../structs/index.js';
+import { isTerminalClientStatus, isTerminalEvalStatus } from '../../structs/index.js';
+
+/** True when an allocation will not run (again): desired stop/evict or a terminal client status. */
+export function isAllocTerminal(a: Allocation): boolean {
+  return a.DesiredStatus === 'stop' || a.DesiredStatus === 'evict' || isTerminalClientStatus(a.ClientStatus);
+}
+
+/**
+ * The status Nomad shows for a job: system/periodic/parameterized jobs run until stopped; a
+ * stopped job is dead; otherwise running with a live alloc, pending with a live eval, dead
+ * once it had allocs or evals and all are terminal, pending before anything happened.
+ */
+export function computeJobStatus(job: Job, allocs: Iterable<Allocation>, evals: Iterable<Evaluation>): JobStatus {
+  if (job.Stop) return 'dead';
+  if (job.Type === 'system' || job.Periodic?.Enabled || job.ParameterizedJob) return 'running';
+  let hasAlloc = false;
+  for (const a of allocs) {
+    hasAlloc = true;
+    if (!isAllocTerminal(a)) return 'running';
+  }
+  let hasEval = false;
+  for (const e of evals) {
+    hasEval = true;
+    if (!isTerminalEvalStatus(e.Status)) return 'pending';
+  }
+  return hasAlloc || hasEval ? 'dead' : 'pending';
+}
+
+/** An all-zero task group summary. */
+export function emptyTgSummary(): TaskGroupSummary {
+  return { Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 };
+}
+
+/** A summary for a (re)registered job: existing counts kept, new groups added at zero. */
+export function summaryForJob(job: Job, existing: JobSummary | undefined, index: number): JobSummary {
+  const Summary: Record<string, TaskGroupSummary> = {};
+  for (const tg of job.TaskGroups) Summary[tg.Name] = { ...(existing?.Summary[tg.Name] ?? emptyTgSummary()) };
+  return {
+    JobID: job.ID,
+    Namespace: job.Namespace,
+    Summary,
+    Children: existing?.Children ?? { Pending: 0, Running: 0, Dead: 0 },
+    CreateIndex: existing?.CreateIndex ?? index,
+    ModifyIndex: index,
+  };
+}
+
+type Counter = Exclude<keyof TaskGroupSummary, 'Queued'>;
+
+function counterFor(a: Allocation): Counter | null {
+  switch (a.ClientStatus) {
+    case 'pending':
+      return 'Starting';
+    case 'running':
+      return 'Running';
+    case 'complete':
+      return 'Complete';
+    case 'failed':
+      return 'Failed';
+    case 'lost':
+      return 'Lost';
+    case 'unknown':
+      return 'Unknown';
+    default: {
+      const never: never = a.ClientStatus;
+      return never;
+    }
+  }
+}
+
+/**
+ * Applies one allocation change (prev → next) to a summary, returning a new summary or null
+ * when nothing changed. A new pending placement takes one from Queued, as Nomad does.
+ */
+export function summaryWithAlloc(
+  s: JobSummary,
+  prev: Allocation | undefined,
+  next: Allocation,
+  index: number,
+): JobSummary | null {
+  const tg = s.Summary[next.TaskGroup];
+  if (!tg) return null;
+  const from = prev ? counterFor(prev) : null;
+  const to = counterFor(next);
+  if (prev && from === to) return null;
+  const upd = { ...tg };
+  if (from && upd[from] > 0) upd[from]--;
+  if (to) upd[to]++;
+  if (!prev && upd.Queued > 0) upd.Queued--;
+  return { ...s, Summary: { ...s.Summary, [next.TaskGroup]: upd }, ModifyIndex: index };
+}

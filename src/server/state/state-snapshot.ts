@@ -1,0 +1,67 @@
+/**
+ * A read-only view of the state store frozen at one index, for the scheduler (implements
+ * SchedulerState) and for dry-run plans. Creating one is O(1); see cow-table.ts.
+ */
+import type { Allocation, Deployment, Evaluation, Job, Node } from '../../structs/index.js';
+import type { SchedulerState } from '../../scheduler/interfaces.js';
+import type { Epoch } from './cow-table.js';
+import type { StateStore } from './state-store.js';
+
+/** The state as it was when the snapshot was taken; later writes are invisible. */
+export class StateSnapshot implements SchedulerState {
+  constructor(
+    private readonly store: StateStore,
+    private readonly epoch: Epoch,
+    private readonly atIndex: number,
+  ) {}
+
+  index(): number {
+    return this.atIndex;
+  }
+
+  jobById(namespace: string, id: string): Job | undefined {
+    return this.store.jobsT.getAt(this.epoch, `${namespace}\u0000${id}`);
+  }
+
+  nodes(): Iterable<Node> {
+    return this.store.nodesT.valuesAt(this.epoch);
+  }
+
+  nodeById(id: string): Node | undefined {
+    return this.store.nodesT.getAt(this.epoch, id);
+  }
+
+  allocById(id: string): Allocation | undefined {
+    return this.store.allocsT.getAt(this.epoch, id);
+  }
+
+  allocsByJob(namespace: string, jobId: string): Allocation[] {
+    return this.resolveAllocs(this.store.allocsByJobI.getAt(this.epoch, `${namespace}\u0000${jobId}`));
+  }
+
+  allocsByNode(nodeId: string): Allocation[] {
+    return this.resolveAllocs(this.store.allocsByNodeI.getAt(this.epoch, nodeId));
+  }
+
+  latestDeploymentByJob(namespace: string, jobId: string): Deployment | undefined {
+    let best: Deployment | undefined;
+    for (const id of this.store.deploymentsByJobI.getAt(this.epoch, `${namespace}\u0000${jobId}`)) {
+      const d = this.store.deploymentsT.getAt(this.epoch, id);
+      if (d && (!best || d.CreateIndex > best.CreateIndex)) best = d;
+    }
+    return best;
+  }
+
+  evalById(id: string): Evaluation | undefined {
+    return this.store.evalsT.getAt(this.epoch, id);
+  }
+
+  private resolveAllocs(ids: ReadonlySet<string>): Allocation[] {
+    const out: Allocation[] = [];
+    for (const id of ids) {
+      const a = this.store.allocsT.getAt(this.epoch, id);
+      if (a) out.push(a);
+    }
+    return out;
+  }
+}

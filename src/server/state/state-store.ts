@@ -1,0 +1,411 @@
+/**
+ * The in-memory state store: tables of jobs (with versions and summaries), allocations,
+ * evaluations, nodes and deployments, with secondary indexes, per-table indexes, change
+ * notification for blocking queries, and O(1) snapshots for the scheduler. Only the FSM
+ * writes; every write takes the log index it happens at.
+ */
+import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
+import { Table, type StateReader } from '../server-api.js';
+import { CowIndex, CowTable, EpochClock } from './cow-table.js';
+import { computeJobStatus, summaryForJob, summaryWithAlloc } from './job-status.js';
+import { StateSnapshot } from './state-snapshot.js';
+
+/** How many versions of a job are kept, as Nomad does. */
+export const JOB_VERSIONS_KEPT = 6;
+
+/** The key of a job in the tables: namespace and ID. */
+export function jobKey(namespace: string, id: string): string {
+  return `${namespace}\u0000${id}`;
+}
+
+interface Waiter {
+  tables: Table[];
+  after: number;
+  resolve: (index: number) => void;
+}
+
+/** The serialized form of the whole state (persisted in log snapshots). */
+export interface SerializedState {
+  index: number;
+  tableIndexes: Record<string, number>;
+  jobs: Job[];
+  jobVersions: Job[][];
+  summaries: JobSummary[];
+  /** Allocations; Job is null when the job version is in jobVersions (see jobVersion). */
+  allocs: { alloc: Allocation; jobVersion: number | null }[];
+  evals: Evaluation[];
+  nodes: Node[];
+  deployments: Deployment[];
+}
+
+/** The state store; reads implement StateReader, writes are for the FSM only. */
+export class StateStore implements StateReader {
+  readonly epochs = new EpochClock();
+  readonly jobsT = new CowTable<string, Job>('jobs', this.epochs);
+  readonly jobVersionsT = new CowTable<string, Job[]>('job_versions', this.epochs);
+  readonly summariesT = new CowTable<string, JobSummary>('job_summary', this.epochs);
+  readonly allocsT = new CowTable<string, Allocation>('allocs', this.epochs);
+  readonly evalsT = new CowTable<string, Evaluation>('evals', this.epochs);
+  readonly nodesT = new CowTable<string, Node>('nodes', this.epochs);
+  readonly deploymentsT = new CowTable<string, Deployment>('deployment', this.epochs);
+  readonly allocsByNodeI = new CowIndex('idx_allocs_node', this.epochs);
+  readonly allocsByJobI = new CowIndex('idx_allocs_job', this.epochs);
+  readonly evalsByJobI = new CowIndex('idx_evals_job', this.epochs);
+  readonly deploymentsByJobI = new CowIndex('idx_deploy_job', this.epochs);
+
+  private index = 0;
+  private readonly tableIdx = new Map<Table, number>();
+  private waiters: Waiter[] = [];
+  private readonly touchedJobs = new Set<string>();
+
+  // ---- reads (StateReader) ----
+
+  latestIndex(): number {
+    return this.index;
+  }
+
+  tableIndex(table: Table): number {
+    return this.tableIdx.get(table) ?? 0;
+  }
+
+  jobs(namespace: string, prefix = ''): Job[] {
+    const out: Job[] = [];
+    for (const j of this.jobsT.values()) {
+      if ((namespace === '*' || j.Namespace === namespace) && j.ID.startsWith(prefix)) out.push(j);
+    }
+    return out.sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : a.Namespace < b.Namespace ? -1 : 1));
+  }
+
+  jobById(namespace: string, id: string): Job | undefined {
+    return this.jobsT.get(jobKey(namespace, id));
+  }
+
+  jobVersions(namespace: string, id: string): Job[] {
+    return this.jobVersionsT.get(jobKey(namespace, id)) ?? [];
+  }
+
+  jobSummary(namespace: string, id: string): JobSummary | undefined {
+    return this.summariesT.get(jobKey(namespace, id));
+  }
+
+  allocs(prefix = ''): Allocation[] {
+    return byPrefix(this.allocsT.values(), prefix);
+  }
+
+  allocById(id: string): Allocation | undefined {
+    return this.allocsT.get(id);
+  }
+
+  allocsByJob(namespace: string, jobId: string): Allocation[] {
+    return lookup(this.allocsByJobI.get(jobKey(namespace, jobId)), this.allocsT);
+  }
+
+  allocsByNode(nodeId: string): Allocation[] {
+    return lookup(this.allocsByNodeI.get(nodeId), this.allocsT);
+  }
+
+  evals(prefix = ''): Evaluation[] {
+    return byPrefix(this.evalsT.values(), prefix);
+  }
+
+  evalById(id: string): Evaluation | undefined {
+    return this.evalsT.get(id);
+  }
+
+  evalsByJob(namespace: string, jobId: string): Evaluation[] {
+    return lookup(this.evalsByJobI.get(jobKey(namespace, jobId)), this.evalsT);
+  }
+
+  nodes(prefix = ''): Node[] {
+    return byPrefix(this.nodesT.values(), prefix);
+  }
+
+  nodeById(id: string): Node | undefined {
+    return this.nodesT.get(id);
+  }
+
+  deployments(prefix = ''): Deployment[] {
+    return byPrefix(this.deploymentsT.values(), prefix);
+  }
+
+  deploymentById(id: string): Deployment | undefined {
+    return this.deploymentsT.get(id);
+  }
+
+  deploymentsByJob(namespace: string, jobId: string): Deployment[] {
+    return lookup(this.deploymentsByJobI.get(jobKey(namespace, jobId)), this.deploymentsT).sort(
+      (a, b) => b.CreateIndex - a.CreateIndex,
+    );
+  }
+
+  // ---- snapshots and blocking ----
+
+  /** A consistent read-only view of the state as it is now; O(1). */
+  snapshot(): StateSnapshot {
+    return new StateSnapshot(this, this.epochs.begin(), this.index);
+  }
+
+  /**
+   * Resolves with the max index of `tables` once it exceeds afterIndex, or at timeout/abort
+   * with the current one.
+   */
+  waitForChange(tables: Table[], afterIndex: number, timeoutMs: number, signal?: AbortSignal): Promise<number> {
+    const cur = this.maxTableIndex(tables);
+    if (cur > afterIndex || signal?.aborted || timeoutMs <= 0) return Promise.resolve(cur);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (): void => {
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve(this.maxTableIndex(tables));
+      };
+      const waiter: Waiter = { tables, after: afterIndex, resolve: done };
+      this.waiters.push(waiter);
+      timer = setTimeout(done, timeoutMs);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** Resolves once latestIndex() >= index or after timeoutMs; returns the latest index. */
+  waitForIndex(index: number, timeoutMs: number): Promise<number> {
+    if (this.index >= index) return Promise.resolve(this.index);
+    const all = Object.values(Table);
+    const loop = async (): Promise<number> => {
+      const deadline = Date.now() + timeoutMs;
+      while (this.index < index && Date.now() < deadline) {
+        await this.waitForChange(all, this.index, deadline - Date.now());
+      }
+      return this.index;
+    };
+    return loop();
+  }
+
+  private maxTableIndex(tables: Table[]): number {
+    let m = 0;
+    for (const t of tables) m = Math.max(m, this.tableIndex(t));
+    return m;
+  }
+
+  // ---- writes (FSM only) ----
+
+  /** Marks `tables` changed at index. */
+  touch(index: number, ...tables: Table[]): void {
+    for (const t of tables) this.tableIdx.set(t, index);
+  }
+
+  /** Ends one apply: recomputes derived job status, advances the index, wakes waiters. */
+  finishApply(index: number): void {
+    for (const key of this.touchedJobs) this.refreshJobStatus(key, index);
+    this.touchedJobs.clear();
+    this.index = Math.max(this.index, index);
+    if (this.waiters.length === 0) return;
+    for (const w of [...this.waiters]) {
+      if (this.maxTableIndex(w.tables) > w.after) w.resolve(index);
+    }
+  }
+
+  /** Inserts or replaces a job (already stamped) and records it as a version. */
+  putJob(job: Job, index: number): void {
+    const key = jobKey(job.Namespace, job.ID);
+    this.jobsT.set(key, job);
+    const versions = (this.jobVersionsT.get(key) ?? []).filter((v) => v.Version !== job.Version);
+    this.jobVersionsT.set(key, [job, ...versions].slice(0, JOB_VERSIONS_KEPT));
+    this.summariesT.set(key, summaryForJob(job, this.summariesT.get(key), index));
+    this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
+    this.touchedJobs.add(key);
+  }
+
+  /** Replaces a job object without a new version (status changes). */
+  replaceJob(job: Job, index: number): void {
+    const key = jobKey(job.Namespace, job.ID);
+    this.jobsT.set(key, job);
+    const versions = this.jobVersionsT.get(key);
+    if (versions && versions[0]?.Version === job.Version) this.jobVersionsT.set(key, [job, ...versions.slice(1)]);
+    this.touch(index, Table.Jobs);
+  }
+
+  deleteJob(namespace: string, id: string, index: number): void {
+    const key = jobKey(namespace, id);
+    this.jobsT.delete(key);
+    this.jobVersionsT.delete(key);
+    this.summariesT.delete(key);
+    this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
+  }
+
+  putAlloc(a: Allocation, index: number): void {
+    const prev = this.allocsT.get(a.ID);
+    this.allocsT.set(a.ID, a);
+    if (!prev) {
+      this.allocsByNodeI.add(a.NodeID, a.ID);
+      this.allocsByJobI.add(jobKey(a.Namespace, a.JobID), a.ID);
+    } else if (prev.NodeID !== a.NodeID) {
+      this.allocsByNodeI.remove(prev.NodeID, a.ID);
+      this.allocsByNodeI.add(a.NodeID, a.ID);
+    }
+    const key = jobKey(a.Namespace, a.JobID);
+    const summary = this.summariesT.get(key);
+    if (summary) {
+      const next = summaryWithAlloc(summary, prev, a, index);
+      if (next) {
+        this.summariesT.set(key, next);
+        this.touch(index, Table.JobSummaries);
+      }
+    }
+    this.touch(index, Table.Allocs);
+    this.touchedJobs.add(key);
+  }
+
+  deleteAlloc(id: string, index: number): void {
+    const a = this.allocsT.get(id);
+    if (!a) return;
+    this.allocsT.delete(id);
+    this.allocsByNodeI.remove(a.NodeID, id);
+    this.allocsByJobI.remove(jobKey(a.Namespace, a.JobID), id);
+    this.touch(index, Table.Allocs);
+    this.touchedJobs.add(jobKey(a.Namespace, a.JobID));
+  }
+
+  putEval(e: Evaluation, index: number): void {
+    const prev = this.evalsT.get(e.ID);
+    this.evalsT.set(e.ID, e);
+    const key = jobKey(e.Namespace, e.JobID);
+    if (!prev) this.evalsByJobI.add(key, e.ID);
+    // Nomad keeps Queued in the summary from the eval's QueuedAllocations.
+    const summary = this.summariesT.get(key);
+    if (summary && e.QueuedAllocations) {
+      let changed = false;
+      const Summary = { ...summary.Summary };
+      for (const [tg, n] of Object.entries(e.QueuedAllocations)) {
+        const cur = Summary[tg];
+        if (cur && cur.Queued !== n) {
+          Summary[tg] = { ...cur, Queued: n };
+          changed = true;
+        }
+      }
+      if (changed) {
+        this.summariesT.set(key, { ...summary, Summary, ModifyIndex: index });
+        this.touch(index, Table.JobSummaries);
+      }
+    }
+    this.touch(index, Table.Evals);
+    this.touchedJobs.add(key);
+  }
+
+  deleteEval(id: string, index: number): void {
+    const e = this.evalsT.get(id);
+    if (!e) return;
+    this.evalsT.delete(id);
+    this.evalsByJobI.remove(jobKey(e.Namespace, e.JobID), id);
+    this.touch(index, Table.Evals);
+    this.touchedJobs.add(jobKey(e.Namespace, e.JobID));
+  }
+
+  putNode(n: Node, index: number): void {
+    this.nodesT.set(n.ID, n);
+    this.touch(index, Table.Nodes);
+  }
+
+  deleteNode(id: string, index: number): void {
+    this.nodesT.delete(id);
+    this.touch(index, Table.Nodes);
+  }
+
+  putDeployment(d: Deployment, index: number): void {
+    const prev = this.deploymentsT.get(d.ID);
+    this.deploymentsT.set(d.ID, d);
+    if (!prev) this.deploymentsByJobI.add(jobKey(d.Namespace, d.JobID), d.ID);
+    this.touch(index, Table.Deployments);
+  }
+
+  deleteDeployment(id: string, index: number): void {
+    const d = this.deploymentsT.get(id);
+    if (!d) return;
+    this.deploymentsT.delete(id);
+    this.deploymentsByJobI.remove(jobKey(d.Namespace, d.JobID), id);
+    this.touch(index, Table.Deployments);
+  }
+
+  private refreshJobStatus(key: string, index: number): void {
+    const job = this.jobsT.get(key);
+    if (!job) return;
+    const status = computeJobStatus(
+      job,
+      lookupIter(this.allocsByJobI.get(key), this.allocsT),
+      lookupIter(this.evalsByJobI.get(key), this.evalsT),
+    );
+    if (status !== job.Status) this.replaceJob({ ...job, Status: status, ModifyIndex: index }, index);
+  }
+
+  // ---- persistence ----
+
+  /** The whole state as plain data (allocations without their embedded job). */
+  serialize(): SerializedState {
+    return {
+      index: this.index,
+      tableIndexes: Object.fromEntries(this.tableIdx),
+      jobs: [...this.jobsT.values()],
+      jobVersions: [...this.jobVersionsT.values()],
+      summaries: [...this.summariesT.values()],
+      allocs: [...this.allocsT.values()].map((a) => this.serializeAlloc(a)),
+      evals: [...this.evalsT.values()],
+      nodes: [...this.nodesT.values()],
+      deployments: [...this.deploymentsT.values()],
+    };
+  }
+
+  private serializeAlloc(a: Allocation): { alloc: Allocation; jobVersion: number | null } {
+    if (!a.Job) return { alloc: a, jobVersion: null };
+    const versions = this.jobVersionsT.get(jobKey(a.Namespace, a.JobID)) ?? [];
+    const shared = versions.find((v) => v.Version === a.Job?.Version);
+    // Allocations share their job version's object; store it once, not per allocation.
+    return shared ? { alloc: { ...a, Job: null }, jobVersion: a.Job.Version } : { alloc: a, jobVersion: null };
+  }
+
+  /** Replaces the whole state with a serialized one (at startup, before any reader). */
+  restore(s: SerializedState): void {
+    for (const t of [this.jobsT, this.jobVersionsT, this.summariesT, this.allocsT, this.evalsT, this.nodesT, this.deploymentsT]) {
+      t.clearForRestore();
+    }
+    for (const i of [this.allocsByNodeI, this.allocsByJobI, this.evalsByJobI, this.deploymentsByJobI]) i.clearForRestore();
+    for (const j of s.jobs) this.jobsT.set(jobKey(j.Namespace, j.ID), j);
+    for (const v of s.jobVersions) if (v[0]) this.jobVersionsT.set(jobKey(v[0].Namespace, v[0].ID), v);
+    for (const sm of s.summaries) this.summariesT.set(jobKey(sm.Namespace, sm.JobID), sm);
+    for (const { alloc: a, jobVersion } of s.allocs) {
+      const key = jobKey(a.Namespace, a.JobID);
+      const job = a.Job ?? (this.jobVersionsT.get(key) ?? []).find((v) => v.Version === jobVersion) ?? null;
+      this.allocsT.set(a.ID, { ...a, Job: job });
+      this.allocsByNodeI.add(a.NodeID, a.ID);
+      this.allocsByJobI.add(key, a.ID);
+    }
+    for (const e of s.evals) {
+      this.evalsT.set(e.ID, e);
+      this.evalsByJobI.add(jobKey(e.Namespace, e.JobID), e.ID);
+    }
+    for (const n of s.nodes) this.nodesT.set(n.ID, n);
+    for (const d of s.deployments) {
+      this.deploymentsT.set(d.ID, d);
+      this.deploymentsByJobI.add(jobKey(d.Namespace, d.JobID), d.ID);
+    }
+    this.tableIdx.clear();
+    for (const [t, i] of Object.entries(s.tableIndexes)) this.tableIdx.set(t as Table, i);
+    this.index = s.index;
+  }
+}
+
+function byPrefix<T extends { ID: string }>(it: Iterable<T>, prefix: string): T[] {
+  const out: T[] = [];
+  for (const x of it) if (x.ID.startsWith(prefix)) out.push(x);
+  return out.sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
+}
+
+function lookup<T>(ids: ReadonlySet<string>, table: CowTable<string, T>): T[] {
+  return [...lookupIter(ids, table)];
+}
+
+function* lookupIter<T>(ids: ReadonlySet<string>, table: CowTable<string, T>): Generator<T> {
+  for (const id of ids) {
+    const v = table.get(id);
+    if (v !== undefined) yield v;
+  }
+}
