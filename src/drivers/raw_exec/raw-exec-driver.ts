@@ -1,0 +1,359 @@
+/**
+ * The raw_exec driver: runs a task as a plain host process, as the agent's user, in the task
+ * directory. Tasks are children of the per-data-dir supervisor daemon, never of the agent, so
+ * they survive the agent; a restarted agent reattaches through recoverTask.
+ *
+ *   startTask ─► supervisor `start` ─► handle {pid, state.startTime}
+ *   recoverTask ─► supervisor `status`: running → reattach; exited → real exit code;
+ *                  unknown but pid+startTime alive → degraded (poll /proc, exit code unknown)
+ */
+import { platform } from 'node:os';
+import { systemClock, type Clock, type Timer } from '../../time/clock.js';
+import {
+  DriverError,
+  DriverErrorCode,
+  TaskRunState,
+  type Driver,
+  type DriverFingerprint,
+  type ExecSpec,
+  type ExitResult,
+  type TaskConfig,
+  type TaskHandle,
+  type TaskResourceUsage,
+  type TaskStatus,
+} from '../driver.js';
+import { processAlive, processGroupUsage } from '../proc/proc-stat.js';
+import { SupervisorClient } from '../supervisor/supervisor-client.js';
+import { SupervisorError, SupervisorErrorCode, type SupervisedExit, type SupervisedTaskStatus } from '../supervisor/protocol.js';
+import { signalNumber } from '../supervisor/signals.js';
+import { buildTaskEnv, DEFAULT_ENV_DENYLIST, parseRawExecConfig, resolveCommand } from './raw-exec-config.js';
+
+/** The driver's name, as in jobspecs. */
+export const RAW_EXEC_DRIVER_NAME = 'raw_exec';
+
+/** Options of the raw_exec driver. */
+export interface RawExecDriverOptions {
+  /** The client's data dir; the supervisor lives in `<dataDir>/supervisor/`. */
+  dataDir: string;
+  logger?: { warn(msg: string): void; debug?(msg: string): void };
+  clock?: Clock;
+  /** Idle timeout of a supervisor this driver starts (default 60 s). */
+  supervisorIdleMs?: number;
+  /** Inherit the agent's environment under the task env, as Nomad does (default true). */
+  inheritHostEnv?: boolean;
+  envDenylist?: string[];
+  /** How often a degraded task (no supervisor) is polled for liveness. */
+  degradedPollMs?: number;
+}
+
+/** What raw_exec keeps in TaskHandle.state to reattach. */
+interface RawExecState {
+  startTime: number;
+}
+
+interface RawTask {
+  handle: TaskHandle;
+  status: TaskStatus;
+  startTime: number;
+  exited: Promise<ExitResult>;
+  settle: (r: ExitResult) => void;
+  /** No supervisor knows this process: we can only poll /proc. */
+  degraded: boolean;
+  pollTimer: Timer | null;
+  lastCpu: { ticks: number; at: number } | null;
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+function toExitResult(e: SupervisedExit): ExitResult {
+  return { exitCode: e.exitCode, signal: e.signal, oomKilled: false };
+}
+
+function driverErrorFrom(err: unknown, what: string): DriverError {
+  if (err instanceof DriverError) return err;
+  if (err instanceof SupervisorError) {
+    switch (err.code) {
+      case SupervisorErrorCode.TaskNotFound:
+        return new DriverError(DriverErrorCode.TaskNotFound, `${what}: ${err.message}`, false, { cause: err });
+      case SupervisorErrorCode.BadRequest:
+        return new DriverError(DriverErrorCode.BadConfig, `${what}: ${err.message}`, false, { cause: err });
+      case SupervisorErrorCode.SpawnFailed:
+        return new DriverError(DriverErrorCode.StartFailed, `${what}: ${err.message}`, false, { cause: err });
+      case SupervisorErrorCode.TaskExists:
+      case SupervisorErrorCode.SignalFailed:
+      case SupervisorErrorCode.Unavailable:
+        return new DriverError(DriverErrorCode.StartFailed, `${what}: ${err.message}`, true, { cause: err });
+    }
+  }
+  return new DriverError(DriverErrorCode.StartFailed, `${what}: ${err instanceof Error ? err.message : String(err)}`, true, { cause: err });
+}
+
+/** The raw_exec driver. One instance per agent; see the file comment for the design. */
+export class RawExecDriver implements Driver {
+  readonly name = RAW_EXEC_DRIVER_NAME;
+  private readonly client: SupervisorClient;
+  private readonly clock: Clock;
+  private readonly tasks = new Map<string, RawTask>();
+  private shutDown = false;
+  private resyncing: Promise<void> | null = null;
+
+  constructor(private readonly opts: RawExecDriverOptions) {
+    this.clock = opts.clock ?? systemClock;
+    this.client = new SupervisorClient({ dataDir: opts.dataDir, idleMs: opts.supervisorIdleMs });
+    this.client.onExit = (ev) => this.tasks.get(ev.taskId)?.settle(toExitResult(ev.exit));
+    this.client.onDisconnect = () => {
+      if (!this.shutDown) this.clock.setTimer(200, () => void this.resync());
+    };
+  }
+
+  async fingerprint(): Promise<DriverFingerprint> {
+    const linux = platform() === 'linux';
+    return {
+      detected: linux,
+      healthy: linux,
+      healthDescription: linux ? 'Healthy' : 'raw_exec needs Linux (/proc, process groups)',
+      attributes: linux ? { 'driver.raw_exec': '1' } : {},
+    };
+  }
+
+  async startTask(config: TaskConfig): Promise<TaskHandle> {
+    const existing = this.tasks.get(config.id);
+    if (existing && existing.status.state === TaskRunState.Running) {
+      throw new DriverError(DriverErrorCode.StartFailed, `raw_exec: task "${config.id}" is already running`, false);
+    }
+    const cfg = parseRawExecConfig(config.driverConfig ?? {});
+    const env = buildTaskEnv(
+      config.env ?? {},
+      this.opts.inheritHostEnv === false ? null : process.env,
+      this.opts.envDenylist ?? DEFAULT_ENV_DENYLIST,
+    );
+    const file = resolveCommand(cfg.command, config.dirs.dir, env['PATH']);
+    let st: SupervisedTaskStatus;
+    try {
+      st = await this.client.request('start', { spec: {
+          taskId: config.id,
+          file,
+          args: cfg.args,
+          cwd: config.dirs.dir,
+          env,
+          taskName: config.taskName,
+          logDir: config.logs.dir,
+          maxFiles: config.logs.maxFiles,
+          maxFileSizeMB: config.logs.maxFileSizeMB,
+        },
+      });
+    } catch (err) {
+      throw driverErrorFrom(err, `raw_exec: starting task "${config.id}"`);
+    }
+    const handle: TaskHandle = {
+      taskId: config.id,
+      driver: this.name,
+      config,
+      startedAt: st.startedAt,
+      pid: st.pid,
+      state: { startTime: st.startTime } satisfies RawExecState as unknown as Record<string, unknown>,
+    };
+    this.track(handle, st.startTime, st.exit, false);
+    return handle;
+  }
+
+  async recoverTask(handle: TaskHandle): Promise<void> {
+    if (this.tasks.has(handle.taskId)) return;
+    const startTime = Number((handle.state as Partial<RawExecState>)?.startTime ?? 0);
+    let st: SupervisedTaskStatus | null = null;
+    try {
+      st = await this.client.request('status', { taskId: handle.taskId });
+    } catch (err) {
+      this.opts.logger?.warn(`raw_exec: supervisor unavailable while recovering "${handle.taskId}": ${(err as Error).message}`);
+    }
+    if (st && st.state !== 'unknown' && st.pid === handle.pid) {
+      this.track(handle, startTime, st.exit, false);
+      return;
+    }
+    if (handle.pid > 0 && processAlive(handle.pid, startTime)) {
+      // Its supervisor is gone: the process lives on but its exit code is lost to us.
+      this.opts.logger?.warn(`raw_exec: task "${handle.taskId}" (pid ${handle.pid}) has no supervisor; reattaching degraded`);
+      this.track(handle, startTime, null, true);
+      return;
+    }
+    throw new DriverError(
+      DriverErrorCode.TaskNotFound,
+      `raw_exec: task "${handle.taskId}" (pid ${handle.pid}) is gone and its exit was not recorded`,
+      true,
+    );
+  }
+
+  waitTask(taskId: string): Promise<ExitResult> {
+    return this.mustGet(taskId).exited;
+  }
+
+  async stopTask(taskId: string, timeoutMs: number, signal: string): Promise<void> {
+    const t = this.mustGet(taskId);
+    if (t.status.state !== TaskRunState.Running) return;
+    if (t.degraded) {
+      this.killGroup(t, signal || 'SIGTERM');
+      const timer = this.clock.setTimer(timeoutMs, () => this.killGroup(t, 'SIGKILL'));
+      await t.exited;
+      timer.cancel();
+      return;
+    }
+    try {
+      const st = await this.client.request('stop', { taskId, timeoutMs, signal: signal || 'SIGTERM' });
+      if (st.exit) t.settle(toExitResult(st.exit));
+    } catch (err) {
+      throw driverErrorFrom(err, `raw_exec: stopping task "${taskId}"`);
+    }
+  }
+
+  async destroyTask(taskId: string, force: boolean): Promise<void> {
+    const t = this.tasks.get(taskId);
+    if (!t) return;
+    if (t.status.state === TaskRunState.Running) {
+      if (!force) throw new DriverError(DriverErrorCode.StartFailed, `raw_exec: cannot destroy running task "${taskId}"`, false);
+      await this.stopTask(taskId, 0, 'SIGKILL');
+    }
+    t.pollTimer?.cancel();
+    this.tasks.delete(taskId);
+    if (!t.degraded) {
+      try {
+        await this.client.request('forget', { taskId, force: true });
+      } catch (err) {
+        this.opts.logger?.warn(`raw_exec: forget "${taskId}": ${(err as Error).message}`);
+      }
+    }
+  }
+
+  inspectTask(taskId: string): TaskStatus {
+    return { ...this.mustGet(taskId).status };
+  }
+
+  async signalTask(taskId: string, signal: string): Promise<void> {
+    const t = this.mustGet(taskId);
+    if (t.degraded) {
+      this.killGroup(t, signal);
+      return;
+    }
+    try {
+      await this.client.request('signal', { taskId, signal });
+    } catch (err) {
+      throw driverErrorFrom(err, `raw_exec: signalling task "${taskId}"`);
+    }
+  }
+
+  execSpec(taskId: string, command: string[]): ExecSpec {
+    const t = this.mustGet(taskId);
+    const cfg = t.handle.config;
+    const env = buildTaskEnv(cfg.env ?? {}, this.opts.inheritHostEnv === false ? null : process.env, this.opts.envDenylist);
+    const [file, ...args] = command.length > 0 ? command : ['/bin/sh'];
+    return { file: file!, args, cwd: cfg.dirs.dir, env };
+  }
+
+  async taskStats(taskId: string): Promise<TaskResourceUsage> {
+    const t = this.mustGet(taskId);
+    let usage = { rssBytes: 0, cpuTicks: 0, pids: [] as number[] };
+    if (t.status.state === TaskRunState.Running) {
+      try {
+        usage = t.degraded ? processGroupUsage(t.handle.pid) : await this.client.request('stats', { taskId });
+      } catch {
+        usage = processGroupUsage(t.handle.pid);
+      }
+    }
+    const now = this.clock.now();
+    let cpuPercent = 0;
+    if (t.lastCpu && now > t.lastCpu.at) {
+      const secs = (usage.cpuTicks - t.lastCpu.ticks) / CLOCK_TICKS_PER_SECOND;
+      cpuPercent = Math.max(0, (secs / ((now - t.lastCpu.at) / 1000)) * 100);
+    }
+    t.lastCpu = { ticks: usage.cpuTicks, at: now };
+    return { timestamp: now * 1_000_000, memoryRssBytes: usage.rssBytes, cpuTotalTicks: usage.cpuTicks, cpuPercent, pids: usage.pids };
+  }
+
+  async shutdown(): Promise<void> {
+    this.shutDown = true;
+    for (const t of this.tasks.values()) t.pollTimer?.cancel();
+    this.client.close();
+  }
+
+  private mustGet(taskId: string): RawTask {
+    const t = this.tasks.get(taskId);
+    if (!t) throw new DriverError(DriverErrorCode.TaskNotFound, `raw_exec: task "${taskId}" not found`, false);
+    return t;
+  }
+
+  private track(handle: TaskHandle, startTime: number, exit: SupervisedExit | null, degraded: boolean): void {
+    let settle!: (r: ExitResult) => void;
+    const exited = new Promise<ExitResult>((resolve) => (settle = resolve));
+    const t: RawTask = {
+      handle,
+      startTime,
+      exited,
+      degraded,
+      pollTimer: null,
+      lastCpu: null,
+      status: {
+        id: handle.taskId,
+        state: TaskRunState.Running,
+        startedAt: handle.startedAt,
+        completedAt: null,
+        exitResult: null,
+        pid: handle.pid,
+      },
+      settle: (r) => {
+        if (t.status.state === TaskRunState.Exited) return;
+        t.status = { ...t.status, state: TaskRunState.Exited, completedAt: this.clock.now(), exitResult: r };
+        t.pollTimer?.cancel();
+        t.pollTimer = null;
+        settle(r);
+      },
+    };
+    this.tasks.set(handle.taskId, t);
+    if (exit) t.settle(toExitResult(exit));
+    else if (degraded) this.pollDegraded(t);
+  }
+
+  private pollDegraded(t: RawTask): void {
+    t.pollTimer = this.clock.setTimer(this.opts.degradedPollMs ?? 1_000, () => {
+      if (t.status.state !== TaskRunState.Running) return;
+      if (processAlive(t.handle.pid, t.startTime)) return this.pollDegraded(t);
+      t.settle({ exitCode: -1, signal: 0, oomKilled: false, err: 'task exited while unsupervised; exit code unknown' });
+    });
+  }
+
+  private killGroup(t: RawTask, signal: string): void {
+    try {
+      process.kill(-t.handle.pid, signalNumber(signal || 'SIGTERM'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw driverErrorFrom(err, `raw_exec: signal to task "${t.handle.taskId}"`);
+    }
+  }
+
+  /** After the supervisor connection drops: reconnect (restarting it) and re-learn each running task. */
+  private resync(): Promise<void> {
+    if (this.resyncing || this.shutDown) return this.resyncing ?? Promise.resolve();
+    this.resyncing = (async () => {
+      for (const t of this.tasks.values()) {
+        if (t.status.state !== TaskRunState.Running || t.degraded) continue;
+        let st: SupervisedTaskStatus | null = null;
+        try {
+          st = await this.client.request('status', { taskId: t.handle.taskId });
+        } catch {
+          st = null;
+        }
+        if (st?.exit && st.pid === t.handle.pid) t.settle(toExitResult(st.exit));
+        else if (st?.state === 'running' && st.pid === t.handle.pid) continue;
+        else {
+          t.degraded = true;
+          this.pollDegraded(t);
+        }
+      }
+    })().finally(() => {
+      this.resyncing = null;
+    });
+    return this.resyncing;
+  }
+}
+
+/** Creates the raw_exec driver for a client data dir. */
+export function createRawExecDriver(opts: RawExecDriverOptions): Driver {
+  return new RawExecDriver(opts);
+}
