@@ -1,0 +1,60 @@
+/**
+ * The allocation directory on disk:
+ *
+ *   <dataDir>/alloc/<allocId>/
+ *     alloc/{data,logs,tmp}        shared by the tasks (NOMAD_ALLOC_DIR)
+ *     <task>/{local,secrets,tmp}   one per task (NOMAD_TASK_DIR is local/)
+ *
+ * Building is idempotent; destroy removes the whole tree.
+ */
+import { mkdir, rm, chmod } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TaskDirs } from '../../drivers/driver.js';
+
+/** Paths and construction of one allocation's directory. */
+export class AllocDir {
+  /** `<dataDir>/alloc/<allocId>`. */
+  readonly root: string;
+  /** The shared directory `<root>/alloc`. */
+  readonly sharedDir: string;
+  readonly logDir: string;
+
+  constructor(dataDir: string, readonly allocId: string) {
+    this.root = join(dataDir, 'alloc', allocId);
+    this.sharedDir = join(this.root, 'alloc');
+    this.logDir = join(this.sharedDir, 'logs');
+  }
+
+  /** Creates the shared directories. Safe to call again. */
+  async build(): Promise<void> {
+    for (const d of ['data', 'logs', 'tmp']) await mkdir(join(this.sharedDir, d), { recursive: true });
+  }
+
+  /** The directories of one task (no I/O). */
+  taskDirs(taskName: string): TaskDirs {
+    const dir = join(this.root, taskName);
+    return {
+      dir,
+      localDir: join(dir, 'local'),
+      secretsDir: join(dir, 'secrets'),
+      tmpDir: join(dir, 'tmp'),
+      sharedAllocDir: this.sharedDir,
+      logDir: this.logDir,
+    };
+  }
+
+  /** Creates a task's directories; secrets/ is private to the agent's user. Safe to call again. */
+  async buildTaskDir(taskName: string): Promise<TaskDirs> {
+    const dirs = this.taskDirs(taskName);
+    await mkdir(dirs.localDir, { recursive: true });
+    await mkdir(dirs.secretsDir, { recursive: true });
+    await chmod(dirs.secretsDir, 0o700);
+    await mkdir(dirs.tmpDir, { recursive: true });
+    return dirs;
+  }
+
+  /** Removes the allocation's directory tree. */
+  async destroy(): Promise<void> {
+    await rm(this.root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * The alloc runner: runs one allocation on this node. It builds the allocation directory,
+ * creates a task runner per task, lets them start in lifecycle order (the Coordinator), kills
+ * siblings when a task fails or the leader dies, stops sidecars when the main tasks are dead,
+ * derives the allocation's client status, and reports it through `onUpdate` (the client
+ * batches those to the servers).
+ *
+ * Stop (DesiredStatus stop, or kill()): group shutdown_delay, then the leader, then the other
+ * tasks are killed; poststop tasks run once everything else is dead.
+ */
+import type { Logger } from 'pino';
+import type { Allocation, TaskEvent, TaskState } from '../../structs/alloc.js';
+import { TaskEventType } from '../../structs/alloc.js';
+import type { Task } from '../../structs/job.js';
+import { nanosToMs } from '../../structs/duration.js';
+import type { Clock, RandomSource } from '../../time/clock.js';
+import type { Driver } from '../../drivers/driver.js';
+import type { AllocClientUpdate } from '../../server/server-api.js';
+import { AllocDir } from '../allocdir/alloc-dir.js';
+import type { NodeInfo } from '../taskenv/task-env.js';
+import type { ClientStateStore, StoredAlloc } from '../state/state-db.js';
+import { TaskRunner } from '../taskrunner/task-runner.js';
+import { MissingDriver } from '../taskrunner/missing-driver.js';
+import { newTaskEvent } from '../taskrunner/task-event.js';
+import type { AnyTaskHook } from '../taskrunner/interfaces.js';
+import { Coordinator, LifecycleStage, taskLifecycleStage } from './tasklifecycle/coordinator.js';
+import { allocClientStatus } from './alloc-status.js';
+
+/** Everything an alloc runner depends on. */
+export interface AllocRunnerConfig {
+  alloc: Allocation;
+  dataDir: string;
+  drivers: ReadonlyMap<string, Driver>;
+  node: NodeInfo;
+  store: ClientStateStore;
+  clock: Clock;
+  random: RandomSource;
+  logger: Logger;
+  /** Receives the allocation's client-side state after every change. */
+  onUpdate: (update: AllocClientUpdate) => void;
+  /** Set when restoring after an agent restart. */
+  restored?: StoredAlloc;
+  hostEnv?: Record<string, string | undefined>;
+  /** Hooks factory override for tests. */
+  hooks?: (task: Task) => AnyTaskHook[] | undefined;
+}
+
+interface StartWaiter {
+  task: string;
+  resolve: () => void;
+}
+
+/** Runs one allocation. Create, then `run()`. */
+export class AllocRunner {
+  readonly allocId: string;
+  readonly allocDir: AllocDir;
+  private current: Allocation;
+  private readonly runners = new Map<string, TaskRunner>();
+  private readonly coordinator: Coordinator;
+  private readonly poststop = new Set<string>();
+  private readonly sidecars = new Set<string>();
+  private states: Record<string, TaskState> = {};
+  private waiters: StartWaiter[] = [];
+  private siblingsKilled = false;
+  private killing: Promise<void> | null = null;
+  private destroyed = false;
+  private done: Promise<void> | null = null;
+
+  constructor(private readonly cfg: AllocRunnerConfig) {
+    this.current = cfg.alloc;
+    this.allocId = cfg.alloc.ID;
+    this.allocDir = new AllocDir(cfg.dataDir, cfg.alloc.ID);
+    const tasks = this.groupTasks();
+    this.coordinator = new Coordinator(tasks);
+    for (const task of tasks) {
+      const stage = taskLifecycleStage(task);
+      if (stage === LifecycleStage.Poststop) this.poststop.add(task.Name);
+      if (task.Lifecycle?.Sidecar) this.sidecars.add(task.Name);
+      const tr = new TaskRunner({
+        alloc: cfg.alloc,
+        task,
+        allocDir: this.allocDir,
+        driver: cfg.drivers.get(task.Driver) ?? new MissingDriver(task.Driver),
+        node: cfg.node,
+        store: cfg.store,
+        clock: cfg.clock,
+        random: cfg.random,
+        logger: cfg.logger,
+        onStateChange: (name, st) => this.taskStateChanged(name, st),
+        waitForStart: (signal) => this.waitForStart(task.Name, signal),
+        restored: cfg.restored?.tasks[task.Name],
+        hostEnv: cfg.hostEnv,
+        hooks: cfg.hooks?.(task),
+      });
+      this.runners.set(task.Name, tr);
+      this.states[task.Name] = tr.state();
+    }
+    cfg.store.putAlloc(cfg.alloc);
+  }
+
+  /** The allocation as last received from the servers. */
+  alloc(): Allocation {
+    return this.current;
+  }
+
+  /** The task runner of a task, if the allocation has that task. */
+  taskRunner(name: string): TaskRunner | undefined {
+    return this.runners.get(name);
+  }
+
+  /** The task runners by task name. */
+  taskRunners(): ReadonlyMap<string, TaskRunner> {
+    return this.runners;
+  }
+
+  /** The allocation's client-side view, as it would be sent to the servers. */
+  clientUpdate(): AllocClientUpdate {
+    const st = allocClientStatus(this.states, this.poststop);
+    return {
+      ID: this.allocId,
+      NodeID: this.current.NodeID,
+      ClientStatus: st.status,
+      ClientDescription: st.description,
+      TaskStates: structuredClone(this.states),
+    };
+  }
+
+  /** Whether every task runner has finished. */
+  isDone(): boolean {
+    return Object.values(this.states).every((s) => s.State === 'dead');
+  }
+
+  /**
+   * Starts every task runner (restoring them first when the alloc was restored) and resolves
+   * when all of them have returned. Idempotent.
+   */
+  run(): Promise<void> {
+    this.done ??= this.runAll();
+    return this.done;
+  }
+
+  private async runAll(): Promise<void> {
+    await this.allocDir.build();
+    if (this.cfg.restored) {
+      for (const tr of this.runners.values()) await tr.restore();
+      for (const [name, tr] of this.runners) this.states[name] = tr.state();
+      this.coordinator.restore(this.states);
+    } else {
+      this.coordinator.taskStatesUpdated(this.states);
+    }
+    this.releaseWaiters();
+    this.report();
+    if (this.current.DesiredStatus !== 'run') void this.kill();
+    await Promise.all([...this.runners.values()].map((tr) => tr.run()));
+  }
+
+  /** Applies a new version of the allocation from the servers. */
+  update(alloc: Allocation): void {
+    this.current = alloc;
+    this.cfg.store.putAlloc(alloc);
+    if (alloc.DesiredStatus !== 'run') {
+      void this.kill();
+      return;
+    }
+    for (const tr of this.runners.values()) tr.update(alloc);
+  }
+
+  /**
+   * Stops the allocation: group shutdown_delay, the leader first, then the other non-poststop
+   * tasks; poststop tasks then run. Resolves when every task runner is done. Idempotent.
+   */
+  kill(): Promise<void> {
+    this.killing ??= this.killTasks();
+    return this.killing;
+  }
+
+  private async killTasks(): Promise<void> {
+    const anyRunning = Object.values(this.states).some((s) => s.State === 'running');
+    const delayMs = nanosToMs(this.groupShutdownDelay());
+    if (anyRunning && delayMs > 0 && !this.current.DesiredTransition?.NoShutdownDelay) await this.cfg.clock.sleep(delayMs);
+    const live = [...this.runners.values()].filter((tr) => !this.poststop.has(tr.taskName));
+    const leaders = live.filter((tr) => tr.isLeader());
+    await Promise.all(leaders.map((tr) => tr.kill()));
+    await Promise.all(live.filter((tr) => !tr.isLeader()).map((tr) => tr.kill()));
+    // Poststop tasks run now (the coordinator opens their gate); wait for them.
+    await Promise.all([...this.runners.values()].map((tr) => tr.wait()));
+  }
+
+  /** Kills the allocation, removes its directory and forgets it in the state DB. */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    await this.kill();
+    // Poststop tasks that never ran (alloc destroyed before it got that far) are killed too.
+    await Promise.all([...this.runners.values()].map((tr) => tr.kill()));
+    await this.allocDir.destroy();
+    this.cfg.store.deleteAlloc(this.allocId);
+  }
+
+  /** Stops the runners and leaves the tasks running (agent shutdown). */
+  async shutdown(): Promise<void> {
+    for (const w of this.waiters) w.resolve();
+    await Promise.all([...this.runners.values()].map((tr) => tr.shutdown()));
+  }
+
+  // ---- task coordination ----
+
+  private waitForStart(task: string, signal: AbortSignal): Promise<void> {
+    if (this.coordinator.isAllowed(task)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const w: StartWaiter = { task, resolve };
+      this.waiters.push(w);
+      signal.addEventListener(
+        'abort',
+        () => {
+          this.waiters = this.waiters.filter((x) => x !== w);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
+    });
+  }
+
+  private releaseWaiters(): void {
+    const ready = this.waiters.filter((w) => this.coordinator.isAllowed(w.task));
+    this.waiters = this.waiters.filter((w) => !ready.includes(w));
+    for (const w of ready) w.resolve();
+  }
+
+  private taskStateChanged(name: string, st: TaskState): void {
+    const prev = this.states[name];
+    this.states[name] = st;
+    this.coordinator.taskStatesUpdated(this.states);
+    this.releaseWaiters();
+    if (st.State === 'dead' && prev?.State !== 'dead') this.handleTaskDeath();
+    this.report();
+  }
+
+  /** Kills the live tasks when a task failed, the leader died, or only sidecars remain. */
+  private handleTaskDeath(): void {
+    if (this.siblingsKilled || this.killing) return;
+    const now = this.cfg.clock.now();
+    let reason: (() => TaskEvent) | null = null;
+    const live: TaskRunner[] = [];
+    for (const [name, tr] of this.runners) {
+      if (this.poststop.has(name)) continue;
+      const s = this.states[name]!;
+      if (s.State !== 'dead') {
+        live.push(tr);
+        continue;
+      }
+      if (s.Failed) reason = () => newTaskEvent(TaskEventType.SiblingFailed, now, { FailedSibling: name });
+      else if (tr.isLeader() && !reason) reason = () => newTaskEvent(TaskEventType.LeaderDead, now);
+    }
+    if (!reason && this.sidecars.size > 0 && live.length > 0 && live.every((tr) => this.sidecars.has(tr.taskName))) {
+      reason = () => newTaskEvent(TaskEventType.MainDead, now);
+    }
+    if (!reason || live.length === 0) return;
+    this.siblingsKilled = true;
+    const make = reason;
+    for (const tr of live) void tr.kill(make());
+  }
+
+  private report(): void {
+    this.cfg.onUpdate(this.clientUpdate());
+  }
+
+  private groupTasks(): Task[] {
+    return this.cfg.alloc.Job?.TaskGroups.find((g) => g.Name === this.cfg.alloc.TaskGroup)?.Tasks ?? [];
+  }
+
+  private groupShutdownDelay(): number {
+    return this.current.Job?.TaskGroups.find((g) => g.Name === this.current.TaskGroup)?.ShutdownDelay ?? 0;
+  }
+}

@@ -1,0 +1,37 @@
+/** Typed errors of the client, matched by `code`, never by message text. */
+
+export const ClientErrorCode = {
+  HookFailed: 'CLIENT_HOOK_FAILED',
+  BadTask: 'CLIENT_BAD_TASK',
+  NoDriver: 'CLIENT_NO_DRIVER',
+  StateDb: 'CLIENT_STATE_DB',
+  ServerUnreachable: 'CLIENT_SERVER_UNREACHABLE',
+  ServerRejected: 'CLIENT_SERVER_REJECTED',
+  NodeUnknown: 'CLIENT_NODE_UNKNOWN',
+  TaskNotRunning: 'CLIENT_TASK_NOT_RUNNING',
+} as const;
+export type ClientErrorCode = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
+
+/** An error raised by the client; `recoverable` tells the restart tracker whether retrying may help. */
+export class ClientError extends Error {
+  constructor(
+    readonly code: ClientErrorCode,
+    message: string,
+    readonly recoverable = true,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ClientError';
+  }
+}
+
+/** Whether an error may go away on retry (errors without the flag are assumed recoverable). */
+export function isRecoverable(err: unknown): boolean {
+  if (err && typeof err === 'object' && 'recoverable' in err) return Boolean((err as { recoverable: unknown }).recoverable);
+  return true;
+}
+
+/** The message of any thrown value. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

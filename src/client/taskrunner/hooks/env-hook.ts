@@ -1,0 +1,20 @@
+/**
+ * The env hook: builds the task's NOMAD_* environment and interpolates `${…}` in the task's
+ * env and driver config. Runs after task-dir, whose paths it needs.
+ */
+import { ClientError, ClientErrorCode } from '../../client-error.js';
+import { buildTaskEnv, interpolateTaskConfig } from '../../taskenv/task-env.js';
+import type { PrestartHook, TaskHookRequest, TaskPrep } from '../interfaces.js';
+
+/** Produces TaskConfig.env and the interpolated driver config. */
+export class EnvHook implements PrestartHook {
+  readonly name = 'env';
+
+  constructor(private readonly hostEnv: Record<string, string | undefined> = {}) {}
+
+  async prestart(req: TaskHookRequest, prep: Readonly<TaskPrep>): Promise<Partial<TaskPrep>> {
+    if (!prep.dirs) throw new ClientError(ClientErrorCode.HookFailed, 'env hook needs the task directories', false);
+    const te = buildTaskEnv({ alloc: req.alloc, group: req.group, task: req.task, node: req.node, dirs: prep.dirs, hostEnv: this.hostEnv });
+    return { env: te.env, driverConfig: interpolateTaskConfig(req.task.Config ?? {}, te) };
+  }
+}

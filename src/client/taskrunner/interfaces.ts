@@ -1,0 +1,84 @@
+/**
+ * Task runner hook phases. A hook implements only the phase interfaces it needs; the task
+ * runner (runHooks in task-runner.ts) owns the order. The lifecycle of one task:
+ *
+ *        ┌──────────────────── restart (after delay) ◄──────────────┐
+ *        ▼                                                          │
+ *   prestart hooks ──► driver.startTask ──► poststart hooks ──► wait for exit or kill
+ *        │ error              │ error                               │
+ *        └────────────────────┴──► restart tracker ◄── exited hooks ◄┘
+ *                                        │ no restart
+ *                                        ▼
+ *                              task dead ──► stop hooks
+ *
+ *   kill:     pre-kill hooks → tracker marked killed → driver.stopTask (with backoff) → wait
+ *   shutdown: the run loop returns, the task keeps running, shutdown hooks run
+ *   update:   update hooks, serialized (a newer update replaces a pending one)
+ */
+import type { Allocation } from '../../structs/alloc.js';
+import type { Task, TaskGroup } from '../../structs/job.js';
+import type { Driver, ExitResult, TaskDirs, TaskHandle, TaskLogConfig } from '../../drivers/driver.js';
+import type { AllocDir } from '../allocdir/alloc-dir.js';
+import type { NodeInfo } from '../taskenv/task-env.js';
+
+/** What every hook is told about its task. */
+export interface TaskHookRequest {
+  alloc: Allocation;
+  group: TaskGroup;
+  task: Task;
+  allocDir: AllocDir;
+  node: NodeInfo;
+  driver: Driver;
+}
+
+/** What prestart hooks contribute to the driver's TaskConfig; later hooks see earlier results. */
+export interface TaskPrep {
+  dirs: TaskDirs | null;
+  env: Record<string, string>;
+  driverConfig: Record<string, unknown>;
+  logs: TaskLogConfig | null;
+}
+
+/** Every hook has a name used in errors and logs. */
+export interface TaskHook {
+  readonly name: string;
+}
+
+/** Runs before the task starts (every start, including restarts). Returns its part of the prep. */
+export interface PrestartHook extends TaskHook {
+  prestart(req: TaskHookRequest, prep: Readonly<TaskPrep>): Promise<Partial<TaskPrep>>;
+}
+
+/** Runs after the driver has started (or reattached to) the task. */
+export interface PoststartHook extends TaskHook {
+  poststart(req: TaskHookRequest, handle: TaskHandle): Promise<void>;
+}
+
+/** Runs after the task exited, before the restart decision. */
+export interface ExitedHook extends TaskHook {
+  exited(req: TaskHookRequest, result: ExitResult | null): Promise<void>;
+}
+
+/** Runs once when the task is dead for good. */
+export interface StopHook extends TaskHook {
+  stop(req: TaskHookRequest): Promise<void>;
+}
+
+/** Runs before the task is killed. */
+export interface PreKillHook extends TaskHook {
+  preKill(req: TaskHookRequest): Promise<void>;
+}
+
+/** Runs when the allocation is updated by the servers. */
+export interface UpdateHook extends TaskHook {
+  update(req: TaskHookRequest): Promise<void>;
+}
+
+/** Runs when the agent shuts down while the task keeps running. */
+export interface ShutdownHook extends TaskHook {
+  shutdown(req: TaskHookRequest): Promise<void>;
+}
+
+/** Any task hook; the runner checks which phases each implements. */
+export type AnyTaskHook = TaskHook &
+  Partial<PrestartHook & PoststartHook & ExitedHook & StopHook & PreKillHook & UpdateHook & ShutdownHook>;

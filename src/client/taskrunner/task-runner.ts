@@ -1,0 +1,449 @@
+/**
+ * The task runner: runs one task of an allocation through its whole life (see the diagram in
+ * interfaces.ts). It starts the task through its driver, waits for it, asks the restart
+ * tracker what to do when it stops, keeps the TaskState with its capped events, and persists
+ * state and driver handle on every transition so an agent restart can reattach.
+ *
+ * Two ways to stop it: `kill()` stops the task (Killing/Killed events), `shutdown()` only
+ * stops the runner and leaves the task running for the next agent to reattach.
+ */
+import type { Logger } from 'pino';
+import type { Allocation, TaskEvent, TaskState } from '../../structs/alloc.js';
+import { TaskEventType } from '../../structs/alloc.js';
+import type { JobType, RestartPolicy, Task, TaskGroup } from '../../structs/job.js';
+import { msToNanos, nanosToMs, parseDuration } from '../../structs/duration.js';
+import type { Clock, RandomSource } from '../../time/clock.js';
+import type { Driver, ExitResult, TaskConfig, TaskHandle, TaskResourceUsage } from '../../drivers/driver.js';
+import type { AllocDir } from '../allocdir/alloc-dir.js';
+import type { NodeInfo } from '../taskenv/task-env.js';
+import type { ClientStateStore, StoredTask } from '../state/state-db.js';
+import { ClientError, ClientErrorCode, errorMessage, isRecoverable } from '../client-error.js';
+import { RestartDecision, RestartTracker } from './restarts/restart-tracker.js';
+import { appendTaskEvent, newTaskEvent, newTaskState } from './task-event.js';
+import { killWithBackoff } from './kill-backoff.js';
+import type { AnyTaskHook, TaskHookRequest, TaskPrep } from './interfaces.js';
+import { ValidateHook } from './hooks/validate-hook.js';
+import { TaskDirHook } from './hooks/task-dir-hook.js';
+import { LogsHook } from './hooks/logs-hook.js';
+import { EnvHook } from './hooks/env-hook.js';
+import { StatsHook } from './hooks/stats-hook.js';
+
+/** Nomad's default kill timeout. */
+const DEFAULT_KILL_TIMEOUT_MS = 5_000;
+
+/** Everything a task runner depends on. */
+export interface TaskRunnerConfig {
+  alloc: Allocation;
+  task: Task;
+  allocDir: AllocDir;
+  driver: Driver;
+  node: NodeInfo;
+  store: ClientStateStore;
+  clock: Clock;
+  random: RandomSource;
+  logger: Logger;
+  /** Called (synchronously) after every change of the task's state. */
+  onStateChange: (taskName: string, state: TaskState) => void;
+  /** Resolves when the lifecycle coordinator lets the task start; rejects if aborted. */
+  waitForStart?: (signal: AbortSignal) => Promise<void>;
+  /** State loaded from the state DB when restoring after an agent restart. */
+  restored?: StoredTask;
+  hostEnv?: Record<string, string | undefined>;
+  /** Overrides the default hooks (tests). */
+  hooks?: AnyTaskHook[];
+}
+
+/** The restart policy of a task: its own, else its group's, else Nomad's default for the job type. */
+export function effectiveRestartPolicy(task: Task, group: TaskGroup | undefined, jobType: JobType): RestartPolicy {
+  if (task.RestartPolicy) return task.RestartPolicy;
+  if (group?.RestartPolicy) return group.RestartPolicy;
+  return jobType === 'batch' || jobType === 'sysbatch'
+    ? { Attempts: 3, Interval: parseDuration('24h'), Delay: parseDuration('15s'), Mode: 'fail' }
+    : { Attempts: 2, Interval: parseDuration('30m'), Delay: parseDuration('15s'), Mode: 'fail' };
+}
+
+/** Runs one task. Create, optionally `restore()`, then `run()`. */
+export class TaskRunner {
+  readonly taskName: string;
+  private alloc: Allocation;
+  private readonly task: Task;
+  private readonly group: TaskGroup;
+  private readonly tracker: RestartTracker;
+  private taskState: TaskState;
+  private handle: TaskHandle | null = null;
+  private exitPromise: Promise<ExitResult> | null = null;
+  private readonly hooks: AnyTaskHook[];
+  private readonly stats: StatsHook | null;
+  private readonly killCtl = new AbortController();
+  private readonly shutdownCtl = new AbortController();
+  private killErr: string | null = null;
+  private done: Promise<void> | null = null;
+  private pendingUpdate: Allocation | null = null;
+  private updating = false;
+
+  constructor(private readonly cfg: TaskRunnerConfig) {
+    this.alloc = cfg.alloc;
+    this.task = cfg.task;
+    this.taskName = cfg.task.Name;
+    const group = cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup);
+    this.group = group ?? ({ Name: cfg.alloc.TaskGroup, Meta: null, RestartPolicy: null } as unknown as TaskGroup);
+    const jobType = cfg.alloc.Job?.Type ?? 'service';
+    this.tracker = new RestartTracker(effectiveRestartPolicy(cfg.task, group, jobType), jobType, cfg.random, cfg.clock.now());
+    this.taskState = cfg.restored?.state ? structuredClone(cfg.restored.state) : newTaskState();
+    if (cfg.hooks) {
+      this.hooks = cfg.hooks;
+      this.stats = null;
+    } else {
+      this.stats = new StatsHook(cfg.clock);
+      this.hooks = [new ValidateHook(), new TaskDirHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), this.stats];
+    }
+  }
+
+  /** A copy of the task's current state. */
+  state(): TaskState {
+    return structuredClone(this.taskState);
+  }
+
+  /** The driver handle while the task runs, else null. */
+  driverHandle(): TaskHandle | null {
+    return this.handle;
+  }
+
+  /** The task definition. */
+  taskDef(): Task {
+    return this.task;
+  }
+
+  /** Whether the task is the group's leader. */
+  isLeader(): boolean {
+    return this.task.Leader;
+  }
+
+  /** The latest resource usage sample, or null. */
+  latestUsage(): TaskResourceUsage | null {
+    return this.stats?.latestUsage() ?? null;
+  }
+
+  /**
+   * Reattaches to the task recorded in the state DB, if any: on success the task counts as
+   * running (same StartedAt, no new event); on failure the handle is dropped and the task will
+   * be started again. Call before run().
+   */
+  async restore(): Promise<void> {
+    const h = this.cfg.restored?.handle;
+    if (!h || this.taskState.State === 'dead') return;
+    try {
+      await this.cfg.driver.recoverTask(h);
+      this.setHandle(h);
+    } catch (err) {
+      this.cfg.logger.warn({ task: this.taskName, err: errorMessage(err) }, 'could not reattach to task; it will be started again');
+      await this.cfg.driver.destroyTask(h.taskId, true).catch(() => undefined);
+      this.setHandle(null);
+      if (this.taskState.State === 'running') this.setState('pending');
+    }
+  }
+
+  /** Runs the task until it is dead, killed or the runner is shut down. Idempotent. */
+  run(): Promise<void> {
+    this.done ??= this.runLoop().catch((err: unknown) => {
+      this.cfg.logger.error({ task: this.taskName, err: errorMessage(err) }, 'task runner failed');
+      if (this.taskState.State !== 'dead') this.setState('dead', newTaskEvent(TaskEventType.DriverFailure, this.now(), { DriverError: errorMessage(err), FailsTask: true }));
+    });
+    return this.done;
+  }
+
+  /** Resolves when the run loop has returned. */
+  async wait(): Promise<void> {
+    await (this.done ?? Promise.resolve());
+  }
+
+  /**
+   * Kills the task: emits `reason` (e.g. "Sibling Task Failed") if given, stops the run loop
+   * and the task, and resolves once the runner is done. Idempotent.
+   */
+  async kill(reason?: TaskEvent): Promise<void> {
+    if (reason) this.emitEvent(reason);
+    if (!this.killCtl.signal.aborted) this.killCtl.abort();
+    if (!this.done) {
+      // Never ran: it is dead without ever starting.
+      if (this.taskState.State !== 'dead') this.setState('dead');
+      return;
+    }
+    await this.done;
+  }
+
+  /** Stops the runner and leaves the task running (agent shutdown). No kill events. */
+  async shutdown(): Promise<void> {
+    if (!this.shutdownCtl.signal.aborted) this.shutdownCtl.abort();
+    await this.done;
+    await this.runHooks('shutdown', (h) => h.shutdown?.(this.hookRequest()));
+  }
+
+  /**
+   * Restarts the running task in place ("Restart Signaled"); `failure` counts it against the
+   * restart policy. Throws ClientError TaskNotRunning when the task is not running.
+   */
+  async restart(reason: string, failure = false): Promise<void> {
+    const h = this.handle;
+    if (!h) throw new ClientError(ClientErrorCode.TaskNotRunning, `task "${this.taskName}" is not running`);
+    this.emitEvent(newTaskEvent(TaskEventType.RestartSignal, this.now(), { RestartReason: reason }));
+    this.tracker.setRestartTriggered(failure);
+    await this.stopDriverTask(h);
+  }
+
+  /** Sends a signal to the running task ("Signaling"). */
+  async signal(sig: string, reason = ''): Promise<void> {
+    const h = this.handle;
+    if (!h) throw new ClientError(ClientErrorCode.TaskNotRunning, `task "${this.taskName}" is not running`);
+    this.emitEvent(newTaskEvent(TaskEventType.Signaling, this.now(), { TaskSignal: sig, TaskSignalReason: reason }));
+    await this.cfg.driver.signalTask(h.taskId, sig);
+  }
+
+  /** Applies a new version of the allocation; update hooks run serially, the newest wins. */
+  update(alloc: Allocation): void {
+    this.pendingUpdate = alloc;
+    if (this.updating) return;
+    this.updating = true;
+    void (async () => {
+      while (this.pendingUpdate) {
+        this.alloc = this.pendingUpdate;
+        this.pendingUpdate = null;
+        await this.runHooks('update', (h) => h.update?.(this.hookRequest()));
+      }
+      this.updating = false;
+    })();
+  }
+
+  /** Appends an event and persists the state. */
+  emitEvent(ev: TaskEvent): void {
+    appendTaskEvent(this.taskState, ev);
+    this.persistState();
+  }
+
+  // ---- the run loop ----
+
+  private async runLoop(): Promise<void> {
+    if (this.taskState.State === 'dead') return;
+    if (this.taskState.Events.length === 0) this.emitEvent(newTaskEvent(TaskEventType.Received, this.now()));
+
+    if (!this.handle && this.cfg.waitForStart) {
+      const outcome = await this.race(this.cfg.waitForStart(this.killCtl.signal).then(() => 'go' as const, () => 'killed' as const));
+      if (outcome === 'shutdown') return;
+      if (outcome === 'killed') return this.finish();
+    }
+
+    for (;;) {
+      if (this.shutdownCtl.signal.aborted) return;
+      if (this.killCtl.signal.aborted) break;
+
+      let result: ExitResult | null = null;
+      let startFailed = false;
+      if (!this.handle) {
+        startFailed = !(await this.startTask());
+      }
+      if (!startFailed && this.handle) {
+        const handle: TaskHandle = this.handle;
+        await this.runHooks('poststart', (h) => h.poststart?.(this.hookRequest(), handle));
+        const exitP = this.exitPromise ?? this.cfg.driver.waitTask(handle.taskId);
+        this.exitPromise = exitP;
+        const outcome = await this.race(exitP.then((r) => ({ exit: r })));
+        if (outcome === 'shutdown') return;
+        result = outcome === 'killed' ? await this.handleKill() : outcome.exit;
+        this.emitExitEvent(result);
+        await this.clearHandle();
+        if (result) this.tracker.setExitResult(result);
+        const exitResult = result;
+        await this.runHooks('exited', (h) => h.exited?.(this.hookRequest(), exitResult));
+      }
+
+      const answer = this.tracker.next(this.now());
+      if (answer.decision === RestartDecision.Killed || answer.decision === RestartDecision.Terminated) break;
+      if (answer.decision === RestartDecision.NoRestart) {
+        this.setState('dead', newTaskEvent(TaskEventType.NotRestarting, this.now(), { RestartReason: answer.reason, FailsTask: true }));
+        break;
+      }
+      this.setState('pending', newTaskEvent(TaskEventType.Restarting, this.now(), { StartDelay: msToNanos(answer.delayMs), RestartReason: answer.reason }));
+      const slept = await this.race(this.cfg.clock.sleep(answer.delayMs, this.stopSignal()).then(() => 'slept' as const, () => 'slept' as const));
+      if (slept === 'shutdown') return;
+      if (slept === 'killed') break;
+    }
+    await this.finish();
+  }
+
+  /** Common ending: make sure the task is gone, mark dead, run stop hooks. */
+  private async finish(): Promise<void> {
+    if (this.handle) {
+      const result = await this.handleKill();
+      this.emitExitEvent(result);
+      await this.clearHandle();
+      await this.runHooks('exited', (h) => h.exited?.(this.hookRequest(), result));
+    }
+    this.setState('dead');
+    await this.runHooks('stop', (h) => h.stop?.(this.hookRequest()));
+  }
+
+  /** Runs prestart hooks and starts the task; false when either failed (tracker informed). */
+  private async startTask(): Promise<boolean> {
+    let prep: TaskPrep = { dirs: null, env: {}, driverConfig: this.task.Config ?? {}, logs: null };
+    if (this.taskState.Events.every((e) => e.Type !== TaskEventType.Setup)) {
+      this.emitEvent(newTaskEvent(TaskEventType.Setup, this.now(), { Message: 'Building Task Directory' }));
+    }
+    for (const hook of this.hooks) {
+      if (!hook.prestart) continue;
+      try {
+        prep = { ...prep, ...(await hook.prestart(this.hookRequest(), prep)) };
+      } catch (err) {
+        const msg = `prestart hook "${hook.name}" failed: ${errorMessage(err)}`;
+        this.cfg.logger.error({ task: this.taskName, err: msg }, 'prestart failed');
+        this.emitEvent(newTaskEvent(TaskEventType.HookFailed, this.now(), { Message: msg }));
+        this.tracker.setStartError({ recoverable: isRecoverable(err) });
+        return false;
+      }
+    }
+    const dirs = prep.dirs ?? this.cfg.allocDir.taskDirs(this.taskName);
+    const config: TaskConfig = {
+      id: `${this.alloc.ID}/${this.taskName}`,
+      allocId: this.alloc.ID,
+      taskName: this.taskName,
+      jobName: this.alloc.Job?.Name ?? this.alloc.JobID,
+      groupName: this.alloc.TaskGroup,
+      driverConfig: prep.driverConfig,
+      env: prep.env,
+      user: this.task.User ?? '',
+      dirs,
+      resources: this.resources(),
+      logs: prep.logs ?? { dir: dirs.logDir, maxFiles: 10, maxFileSizeMB: 10 },
+    };
+    try {
+      const handle = await this.cfg.driver.startTask(config);
+      this.setHandle(handle);
+      this.exitPromise = null;
+    } catch (err) {
+      this.emitEvent(newTaskEvent(TaskEventType.DriverFailure, this.now(), { DriverError: errorMessage(err) }));
+      this.tracker.setStartError({ recoverable: isRecoverable(err) });
+      return false;
+    }
+    this.setState('running', newTaskEvent(TaskEventType.Started, this.now()));
+    return true;
+  }
+
+  /** Pre-kill hooks, tracker marked killed, shutdown delay, stop with backoff, wait for exit. */
+  private async handleKill(): Promise<ExitResult | null> {
+    await this.runHooks('preKill', (h) => h.preKill?.(this.hookRequest()));
+    this.tracker.setKilled();
+    const h = this.handle;
+    if (!h) return null;
+    const delayMs = nanosToMs(this.task.ShutdownDelay ?? 0);
+    if (delayMs > 0 && !this.alloc.DesiredTransition?.NoShutdownDelay) {
+      await this.cfg.clock.sleep(delayMs, this.shutdownCtl.signal).catch(() => undefined);
+    }
+    const timeoutMs = this.killTimeoutMs();
+    this.emitEvent(newTaskEvent(TaskEventType.Killing, this.now(), { KillTimeout: msToNanos(timeoutMs) }));
+    const err = await this.stopDriverTask(h);
+    if (err) this.killErr = errorMessage(err);
+    const exitP = this.exitPromise ?? this.cfg.driver.waitTask(h.taskId);
+    const result = await exitP.catch((e: unknown): ExitResult => ({ exitCode: -1, signal: 0, oomKilled: false, err: errorMessage(e) }));
+    this.emitEvent(newTaskEvent(TaskEventType.Killed, this.now(), this.killErr ? { KillError: this.killErr } : {}));
+    return result;
+  }
+
+  /** Aborts when the runner is killed or shut down. */
+  private stopSignal(): AbortSignal {
+    return AbortSignal.any([this.killCtl.signal, this.shutdownCtl.signal]);
+  }
+
+  private stopDriverTask(h: TaskHandle): Promise<Error | null> {
+    const sig = this.task.KillSignal || 'SIGINT';
+    return killWithBackoff(() => this.cfg.driver.stopTask(h.taskId, this.killTimeoutMs(), sig), this.cfg.clock, this.shutdownCtl.signal);
+  }
+
+  private killTimeoutMs(): number {
+    return this.task.KillTimeout > 0 ? nanosToMs(this.task.KillTimeout) : DEFAULT_KILL_TIMEOUT_MS;
+  }
+
+  private emitExitEvent(result: ExitResult | null): void {
+    if (!result) return;
+    const fields: Partial<TaskEvent> = { ExitCode: result.exitCode, Signal: result.signal };
+    if (result.oomKilled) {
+      fields.Message = 'OOM Killed';
+      fields.Details = { oom_killed: 'true' };
+    } else if (result.err) {
+      fields.Message = result.err;
+    }
+    this.emitEvent(newTaskEvent(TaskEventType.Terminated, this.now(), fields));
+  }
+
+  /** Waits for `p`, or returns 'killed'/'shutdown' when the runner is told to stop first. */
+  private race<T>(p: Promise<T>): Promise<T | 'killed' | 'shutdown'> {
+    const kill = this.killCtl.signal;
+    const shut = this.shutdownCtl.signal;
+    if (shut.aborted) return Promise.resolve('shutdown');
+    if (kill.aborted) return Promise.resolve('killed');
+    return new Promise((resolve, reject) => {
+      const onKill = (): void => resolve('killed');
+      const onShut = (): void => resolve('shutdown');
+      kill.addEventListener('abort', onKill, { once: true });
+      shut.addEventListener('abort', onShut, { once: true });
+      p.then(resolve, reject).finally(() => {
+        kill.removeEventListener('abort', onKill);
+        shut.removeEventListener('abort', onShut);
+      });
+    });
+  }
+
+  private async runHooks(phase: string, call: (h: AnyTaskHook) => Promise<unknown> | undefined): Promise<void> {
+    for (const hook of this.hooks) {
+      try {
+        await call(hook);
+      } catch (err) {
+        this.cfg.logger.warn({ task: this.taskName, hook: hook.name, phase, err: errorMessage(err) }, 'task hook failed');
+      }
+    }
+  }
+
+  private hookRequest(): TaskHookRequest {
+    return { alloc: this.alloc, group: this.group, task: this.task, allocDir: this.cfg.allocDir, node: this.cfg.node, driver: this.cfg.driver };
+  }
+
+  private resources(): TaskConfig['resources'] {
+    const tr = this.alloc.AllocatedResources?.Tasks?.[this.taskName];
+    return {
+      cpuShares: tr?.Cpu.CpuShares ?? this.task.Resources?.CPU ?? 100,
+      memoryMB: tr?.Memory.MemoryMB ?? this.task.Resources?.MemoryMB ?? 300,
+      memoryMaxMB: tr?.Memory.MemoryMaxMB ?? this.task.Resources?.MemoryMaxMB ?? 0,
+    };
+  }
+
+  private setHandle(h: TaskHandle | null): void {
+    this.handle = h;
+    this.cfg.store.putTaskHandle(this.alloc.ID, this.taskName, h);
+  }
+
+  private async clearHandle(): Promise<void> {
+    const h = this.handle;
+    if (!h) return;
+    this.setHandle(null);
+    this.exitPromise = null;
+    await this.cfg.driver.destroyTask(h.taskId, false).catch(() => undefined);
+  }
+
+  /** Moves to `state` with an optional event; timestamps as Nomad sets them. */
+  private setState(state: TaskState['State'], ev?: TaskEvent): void {
+    const prev = this.taskState.State;
+    if (ev) appendTaskEvent(this.taskState, ev);
+    this.taskState.State = state;
+    const nowIso = new Date(this.now()).toISOString();
+    if (state === 'running' && prev !== 'running') this.taskState.StartedAt = nowIso;
+    if (state === 'dead' && !this.taskState.FinishedAt) this.taskState.FinishedAt = nowIso;
+    this.persistState();
+  }
+
+  private persistState(): void {
+    this.cfg.store.putTaskState(this.alloc.ID, this.taskName, this.taskState);
+    this.cfg.onStateChange(this.taskName, this.state());
+  }
+
+  private now(): number {
+    return this.cfg.clock.now();
+  }
+}
