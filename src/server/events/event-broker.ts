@@ -1,0 +1,125 @@
+/**
+ * The event broker: keeps the events of the last applied commands in a bounded ring buffer and
+ * serves subscriptions that replay from an index and then follow new events. A subscriber that
+ * falls further behind than the buffer holds is closed with EventStreamError.
+ */
+import type { EventBatch, EventTopic, StreamEvent } from './event.js';
+
+/** Why a subscription ended abnormally. */
+export class EventStreamError extends Error {
+  constructor(
+    readonly code: 'SUBSCRIBER_TOO_SLOW' | 'BROKER_CLOSED',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EventStreamError';
+  }
+}
+
+/** What to subscribe to: topics → keys ("*" = all), from an index, in a namespace ("*" = all). */
+export interface SubscribeRequest {
+  index?: number;
+  topics?: Map<EventTopic | '*', string[]>;
+  namespace?: string;
+  signal?: AbortSignal;
+}
+
+interface Subscriber {
+  cursor: number; // position in the global batch sequence
+  wake: (() => void) | null;
+  closed: EventStreamError | null;
+}
+
+/** A bounded buffer of event batches with replaying, following subscriptions. */
+export class EventBroker {
+  private readonly ring: EventBatch[] = [];
+  /** Global sequence number of ring[0]. */
+  private base = 0;
+  private readonly subs = new Set<Subscriber>();
+  private closedFlag = false;
+
+  constructor(private readonly capacity = 4096) {}
+
+  /** Publishes the events of one log index (no-op for an empty list). */
+  publish(index: number, events: StreamEvent[]): void {
+    if (events.length === 0 || this.closedFlag) return;
+    this.ring.push({ Index: index, Events: events });
+    if (this.ring.length > this.capacity) {
+      this.ring.shift();
+      this.base++;
+      for (const s of this.subs) {
+        if (s.cursor < this.base) this.fail(s, new EventStreamError('SUBSCRIBER_TOO_SLOW', 'subscriber fell behind the event buffer'));
+      }
+    }
+    for (const s of this.subs) this.wakeUp(s);
+  }
+
+  /** Number of live subscriptions. */
+  subscriberCount(): number {
+    return this.subs.size;
+  }
+
+  /** Ends every subscription. */
+  close(): void {
+    this.closedFlag = true;
+    for (const s of this.subs) this.fail(s, new EventStreamError('BROKER_CLOSED', 'event broker closed'));
+  }
+
+  /**
+   * Subscribes: yields filtered batches with Index > req.index (the buffered ones first),
+   * then follows. Ends when the signal aborts; throws EventStreamError when too slow.
+   */
+  async *subscribe(req: SubscribeRequest = {}): AsyncGenerator<EventBatch> {
+    const after = req.index ?? 0;
+    let start = this.ring.findIndex((b) => b.Index > after);
+    if (start < 0) start = this.ring.length;
+    const sub: Subscriber = { cursor: this.base + start, wake: null, closed: null };
+    this.subs.add(sub);
+    const onAbort = (): void => this.wakeUp(sub);
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (;;) {
+        if (req.signal?.aborted) return;
+        if (sub.closed) {
+          if (sub.closed.code === 'BROKER_CLOSED') return;
+          throw sub.closed;
+        }
+        const pos = sub.cursor - this.base;
+        if (pos < this.ring.length) {
+          const batch = this.ring[pos]!;
+          sub.cursor++;
+          const events = batch.Events.filter((e) => matches(e, req));
+          if (events.length > 0) yield { Index: batch.Index, Events: events };
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          sub.wake = resolve;
+        });
+      }
+    } finally {
+      req.signal?.removeEventListener('abort', onAbort);
+      this.subs.delete(sub);
+    }
+  }
+
+  private fail(s: Subscriber, err: EventStreamError): void {
+    s.closed = err;
+    this.wakeUp(s);
+  }
+
+  private wakeUp(s: Subscriber): void {
+    const w = s.wake;
+    s.wake = null;
+    w?.();
+  }
+}
+
+function matches(e: StreamEvent, req: SubscribeRequest): boolean {
+  const ns = req.namespace ?? '*';
+  if (ns !== '*' && e.Namespace !== '' && e.Namespace !== ns) return false;
+  if (!req.topics || req.topics.size === 0) return true;
+  const keys = req.topics.get(e.Topic) ?? req.topics.get('*');
+  if (!keys) return false;
+  if (keys.includes('*')) return true;
+  return keys.includes(e.Key) || (e.FilterKeys ?? []).some((k) => keys.includes(k));
+}
