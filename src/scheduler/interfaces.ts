@@ -47,6 +47,8 @@ export interface SchedulerContext {
   now: number;
   /** Random source in [0,1) for candidate sampling and ties. */
   random: () => number;
+  /** Optional source of new IDs (allocations, evaluations); defaults to random UUIDs. */
+  newId?: () => string;
 }
 
 /** A scheduler processes one evaluation against a snapshot. */
