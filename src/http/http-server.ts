@@ -1,0 +1,117 @@
+/**
+ * The HTTP API of an agent: Nomad's /v1 routes on fastify. Server routes need `server`;
+ * client routes (exec, fs, logs, stats in routes/client-*.ts) need `client` and are
+ * registered by `registerClientRoutes` below. Every error is answered as Nomad does — a
+ * status code and a plain-text body — and none crashes the process.
+ */
+import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { ServerApi } from '../server/server-api.js';
+import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
+import type { ClientHttpApi } from './client-http-api.js';
+import { toHttpError } from './http-errors.js';
+import { HttpMetrics } from './http-metrics.js';
+import type { JobAdmission } from './job-admission.js';
+import { CARAVAN_VERSION } from './list-stubs.js';
+import { parseJsonBody } from './request-body.js';
+import type { AgentInfo, RouteContext } from './route-context.js';
+import { registerAgentRoutes } from './routes/agent.js';
+import { registerAllocRoutes } from './routes/allocs.js';
+import { registerEvalRoutes } from './routes/evals.js';
+import { registerInternalRoutes } from './routes/internal.js';
+import { registerJobRoutes } from './routes/jobs.js';
+import { registerMetricsRoutes } from './routes/metrics.js';
+import { registerNodeRoutes } from './routes/nodes.js';
+import { registerStatusRoutes } from './routes/status.js';
+
+/** Options of createHttpServer. */
+export interface HttpServerOptions {
+  server?: ServerApi;
+  client?: ClientHttpApi;
+  /** Parsing, defaults and validation of submitted jobs; without it jobs are taken as sent. */
+  admission?: JobAdmission;
+  logger?: Logger;
+  /** Facts about the agent for /v1/agent/*; sensible defaults for tests. */
+  agent?: Partial<AgentInfo>;
+  clock?: Clock;
+  random?: RandomSource;
+  /** Largest accepted request body in bytes (default 16 MiB; job files can be large). */
+  bodyLimit?: number;
+}
+
+/**
+ * Hook for the client-side routes (exec, fs, logs, stats). Each routes/client-*.ts module
+ * adds its registration here; it runs only when the agent has a client.
+ */
+function registerClientRoutes(_app: FastifyInstance, _ctx: RouteContext, _client: ClientHttpApi): void {
+  // Client routes (routes/client-*.ts) are registered here as they are written.
+}
+
+/** Builds the fastify instance with every route; the caller listens (or uses inject in tests). */
+export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
+  const app: FastifyInstance = fastify({
+    bodyLimit: opts.bodyLimit ?? 16 * 1024 * 1024,
+    logController: new LogController({ disableRequestLogging: true }),
+    // Nomad's job IDs may contain characters fastify would otherwise reject in params.
+    routerOptions: { maxParamLength: 2048, ignoreTrailingSlash: true },
+    ...(opts.logger ? { loggerInstance: opts.logger as FastifyBaseLogger } : {}),
+  });
+  const agent: AgentInfo = {
+    name: 'caravan',
+    region: 'global',
+    datacenter: 'dc1',
+    version: CARAVAN_VERSION,
+    httpAddr: '127.0.0.1:4646',
+    server: opts.server !== undefined,
+    client: opts.client !== undefined,
+    config: {},
+    ...opts.agent,
+  };
+  const ctx: RouteContext = {
+    server: opts.server,
+    client: opts.client,
+    admission: opts.admission,
+    agent,
+    clock: opts.clock ?? systemClock,
+    random: opts.random ?? Math.random,
+    logger: opts.logger,
+    metrics: new HttpMetrics(() => opts.server),
+  };
+
+  // Every body is JSON whatever its content type: Nomad's clients do not always send one.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+
+  app.addHook('onResponse', (req, reply, done) => {
+    const route = req.routeOptions.url ?? 'unknown';
+    ctx.metrics.observe(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const h = toHttpError(err);
+    if (h.status >= 500) ctx.logger?.error({ err, url: req.url }, 'HTTP request failed');
+    else ctx.logger?.debug({ url: req.url, status: h.status, msg: h.message }, 'HTTP request rejected');
+    return reply.code(h.status).header('Content-Type', 'text/plain; charset=utf-8').send(h.message);
+  });
+  app.setNotFoundHandler((_req, reply) =>
+    reply.code(404).header('Content-Type', 'text/plain; charset=utf-8').send('404 page not found'),
+  );
+
+  registerJobRoutes(app, ctx);
+  registerAllocRoutes(app, ctx);
+  registerEvalRoutes(app, ctx);
+  registerNodeRoutes(app, ctx);
+  registerStatusRoutes(app, ctx);
+  registerAgentRoutes(app, ctx);
+  registerMetricsRoutes(app, ctx);
+  registerInternalRoutes(app, ctx);
+  if (opts.client) registerClientRoutes(app, ctx, opts.client);
+  return app;
+}

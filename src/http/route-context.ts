@@ -1,0 +1,110 @@
+/**
+ * What every route module receives: the server and client of this agent (either may be
+ * absent), the job admission hooks, time and randomness, and helpers to answer reads and
+ * writes with Nomad's headers.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { ServerApi, Table } from '../server/server-api.js';
+import type { Clock, RandomSource } from '../time/clock.js';
+import type { ClientHttpApi } from './client-http-api.js';
+import type { JobAdmission } from './job-admission.js';
+import type { HttpMetrics } from './http-metrics.js';
+import { blockingQuery } from './blocking-query.js';
+import { HttpError, HttpErrorCode } from './http-errors.js';
+import { parseQueryOptions, type QueryOptions, type RawHeaders, type RawQuery } from './query-options.js';
+
+/** Static facts about the agent serving the API, for /v1/agent/* and /v1/status/*. */
+export interface AgentInfo {
+  name: string;
+  region: string;
+  datacenter: string;
+  version: string;
+  /** The address the HTTP API listens on, "host:port". */
+  httpAddr: string;
+  server: boolean;
+  client: boolean;
+  /** The agent's effective configuration, shown by /v1/agent/self. */
+  config: Record<string, unknown>;
+}
+
+/** Shared state of the route modules. */
+export interface RouteContext {
+  server: ServerApi | undefined;
+  client: ClientHttpApi | undefined;
+  admission: JobAdmission | undefined;
+  agent: AgentInfo;
+  clock: Clock;
+  random: RandomSource;
+  logger: Logger | undefined;
+  metrics: HttpMetrics;
+}
+
+/** The server of this agent; a 400 explaining the agent is client-only when there is none. */
+export function requireServer(ctx: RouteContext): ServerApi {
+  if (!ctx.server) throw new HttpError(HttpErrorCode.NoServer, 400, 'this agent is not a server: no server API available');
+  return ctx.server;
+}
+
+/** The query options of a request (400 on bad index/wait). */
+export function queryOptions(req: FastifyRequest): QueryOptions {
+  return parseQueryOptions(req.query as RawQuery, req.headers as RawHeaders);
+}
+
+/** A signal that aborts when the HTTP client goes away before the answer is sent. */
+export function requestSignal(req: FastifyRequest, reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  const onClose = () => {
+    if (!reply.raw.writableFinished) ac.abort(new Error('client closed the connection'));
+  };
+  req.raw.socket?.once('close', onClose);
+  reply.raw.once('close', onClose);
+  return ac.signal;
+}
+
+/** Sends a JSON body, indented with 4 spaces when `?pretty` was asked for (as Nomad). */
+export function sendJson(reply: FastifyReply, body: unknown, pretty: boolean, status = 200): FastifyReply {
+  const text = JSON.stringify(body ?? null, null, pretty ? 4 : undefined);
+  return reply.code(status).header('Content-Type', 'application/json').send(pretty ? text + '\n' : text);
+}
+
+/** Sets Nomad's query-meta headers: X-Nomad-Index, X-Nomad-KnownLeader, X-Nomad-LastContact. */
+export function setQueryMeta(reply: FastifyReply, index: number, knownLeader = true): void {
+  reply.header('X-Nomad-Index', String(index));
+  reply.header('X-Nomad-KnownLeader', knownLeader ? 'true' : 'false');
+  reply.header('X-Nomad-LastContact', '0');
+}
+
+/**
+ * Answers a read: blocks as the query asks on `tables`, runs `read`, sets the query-meta
+ * headers and sends the JSON. `read` throwing (e.g. a 404) is answered by the error handler,
+ * with the index header still set.
+ */
+export async function answerRead<T>(
+  ctx: RouteContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  tables: Table[],
+  read: (server: ServerApi, opts: QueryOptions) => T,
+): Promise<FastifyReply> {
+  const server = requireServer(ctx);
+  const opts = queryOptions(req);
+  const signal = requestSignal(req, reply);
+  let index = 0;
+  try {
+    const result = await blockingQuery({ server, clock: ctx.clock, random: ctx.random }, tables, opts, () => read(server, opts), signal);
+    index = result.index;
+    setQueryMeta(reply, index, server.isLeader() || server.leaderAddress() !== '');
+    return sendJson(reply, result.value, opts.pretty);
+  } catch (err) {
+    if (index === 0) setQueryMeta(reply, Math.max(1, server.state.latestIndex()));
+    throw err;
+  }
+}
+
+/** Answers a write with its index header and JSON body. */
+export function answerWrite(req: FastifyRequest, reply: FastifyReply, index: number, body: unknown): FastifyReply {
+  reply.header('X-Nomad-Index', String(Math.max(1, index)));
+  const pretty = (req.query as RawQuery)['pretty'] !== undefined;
+  return sendJson(reply, body, pretty);
+}

@@ -1,0 +1,34 @@
+/**
+ * Allocation routes: list (with ?prefix=), read one by its full ID, and stop one.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Table } from '../../server/server-api.js';
+import { allocStub } from '../../structs/alloc.js';
+import { notFound } from '../http-errors.js';
+import { optionalObjectBody } from '../request-body.js';
+import { answerRead, answerWrite, requireServer, type RouteContext } from '../route-context.js';
+
+/** Registers the allocation routes. */
+export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  app.get('/v1/allocations', (req, reply) =>
+    answerRead(ctx, req, reply, [Table.Allocs], (server, opts) => server.state.allocs(opts.prefix || undefined).map(allocStub)),
+  );
+
+  app.get<{ Params: { id: string } }>('/v1/allocation/:id', (req, reply) =>
+    answerRead(ctx, req, reply, [Table.Allocs], (server) => {
+      const alloc = server.state.allocById(req.params.id);
+      if (!alloc) throw notFound('alloc');
+      return alloc;
+    }),
+  );
+
+  const stop = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const server = requireServer(ctx);
+    optionalObjectBody(req.body);
+    if (!server.state.allocById(req.params.id)) throw notFound('alloc');
+    const res = await server.stopAlloc(req.params.id);
+    return answerWrite(req, reply, res.index, { EvalID: res.evalId, Index: res.index });
+  };
+  app.put<{ Params: { id: string } }>('/v1/allocation/:id/stop', stop);
+  app.post<{ Params: { id: string } }>('/v1/allocation/:id/stop', stop);
+}

@@ -1,0 +1,69 @@
+/**
+ * Internal endpoints through which client agents reach the servers (Nomad uses RPC for
+ * these): node registration, heartbeats, and batched allocation updates. Clients then watch
+ * GET /v1/node/:id/allocations with blocking queries.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AllocClientUpdate } from '../../server/server-api.js';
+import { NodeStatus } from '../../structs/node.js';
+import type { Node } from '../../structs/node.js';
+import { badRequest } from '../http-errors.js';
+import { arrayField, objectBody, objectField, optionalString } from '../request-body.js';
+import { answerWrite, requireServer, type RouteContext } from '../route-context.js';
+
+const NODE_STATUSES = new Set<string>(Object.values(NodeStatus));
+const ALLOC_CLIENT_STATUSES = new Set(['pending', 'running', 'complete', 'failed', 'lost', 'unknown']);
+
+/** Checks the shape of one client alloc update; the message names the index and field. */
+function checkAllocUpdate(raw: unknown, i: number): AllocClientUpdate {
+  const where = `Allocs[${i}]`;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw badRequest(`${where} must be a JSON object`);
+  const u = raw as Record<string, unknown>;
+  if (typeof u['ID'] !== 'string' || u['ID'] === '') throw badRequest(`${where}.ID must be specified`);
+  if (typeof u['ClientStatus'] !== 'string' || !ALLOC_CLIENT_STATUSES.has(u['ClientStatus'])) {
+    throw badRequest(`${where}.ClientStatus ${JSON.stringify(u['ClientStatus'])} is not a client status`);
+  }
+  const ts = u['TaskStates'];
+  if (ts !== undefined && ts !== null && (typeof ts !== 'object' || Array.isArray(ts))) throw badRequest(`${where}.TaskStates must be a JSON object`);
+  return {
+    ID: u['ID'],
+    NodeID: typeof u['NodeID'] === 'string' ? u['NodeID'] : '',
+    ClientStatus: u['ClientStatus'] as AllocClientUpdate['ClientStatus'],
+    ClientDescription: typeof u['ClientDescription'] === 'string' ? u['ClientDescription'] : '',
+    TaskStates: (ts ?? {}) as AllocClientUpdate['TaskStates'],
+    DeploymentStatus: (u['DeploymentStatus'] ?? null) as AllocClientUpdate['DeploymentStatus'],
+  };
+}
+
+/** Registers the internal client-to-server endpoints. */
+export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  app.put('/v1/internal/node/register', async (req, reply) => {
+    const server = requireServer(ctx);
+    const body = objectBody(req.body);
+    const node = objectField(body, 'Node');
+    if (typeof node['ID'] !== 'string' || node['ID'] === '') throw badRequest('Node.ID must be specified');
+    if (node['Name'] !== undefined && typeof node['Name'] !== 'string') throw badRequest('Node.Name must be a string');
+    if (node['Status'] !== undefined && (typeof node['Status'] !== 'string' || !NODE_STATUSES.has(node['Status']))) {
+      throw badRequest(`Node.Status ${JSON.stringify(node['Status'])} is not a node status`);
+    }
+    const res = await server.registerNode(node as unknown as Node);
+    return answerWrite(req, reply, res.index, { HeartbeatTTL: res.heartbeatTtl, Index: res.index });
+  });
+
+  app.put<{ Params: { id: string } }>('/v1/internal/node/:id/heartbeat', async (req, reply) => {
+    const server = requireServer(ctx);
+    const body = objectBody(req.body);
+    const status = optionalString(body, 'Status') || NodeStatus.Ready;
+    if (!NODE_STATUSES.has(status)) throw badRequest(`Status ${JSON.stringify(status)} is not a node status`);
+    const res = await server.heartbeatNode(req.params.id, status as NodeStatus);
+    return answerWrite(req, reply, res.index, { HeartbeatTTL: res.heartbeatTtl, Index: res.index });
+  });
+
+  app.put('/v1/internal/allocs/update', async (req, reply) => {
+    const server = requireServer(ctx);
+    const body = objectBody(req.body);
+    const updates = arrayField(body, 'Allocs').map(checkAllocUpdate);
+    const res = await server.updateAllocsFromClient(updates);
+    return answerWrite(req, reply, res.index, { Index: res.index });
+  });
+}

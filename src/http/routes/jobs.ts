@@ -1,0 +1,226 @@
+/**
+ * Job routes: /v1/jobs (list, register, parse) and /v1/job/<id>[/<sub-resource>]. Job IDs may
+ * contain "/" (periodic and dispatched children), so /v1/job/* is one route whose tail is
+ * split on the known sub-resource names, as Nomad's own router does.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Table } from '../../server/server-api.js';
+import { allocStub } from '../../structs/alloc.js';
+import type { Job } from '../../structs/job.js';
+import { admitJob } from '../job-submission.js';
+import { HttpError, HttpErrorCode, badRequest, notFound } from '../http-errors.js';
+import { jobListStub } from '../list-stubs.js';
+import { queryFlag, type RawQuery } from '../query-options.js';
+import { objectBody, optionalBool, optionalObjectBody, optionalUint } from '../request-body.js';
+import { answerRead, answerWrite, queryOptions, requireServer, sendJson, type RouteContext } from '../route-context.js';
+
+/** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
+const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate'] as const;
+type JobSubresource = (typeof JOB_SUBRESOURCES)[number];
+
+/** Splits the tail of /v1/job/<tail> into the job ID and the sub-resource ("" for the job). */
+export function splitJobPath(tail: string): { jobId: string; sub: JobSubresource | '' } {
+  for (const sub of JOB_SUBRESOURCES) {
+    if (tail.endsWith(`/${sub}`)) return { jobId: tail.slice(0, -(sub.length + 1)), sub };
+  }
+  return { jobId: tail, sub: '' };
+}
+
+/** Registers the job routes. */
+export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  app.get('/v1/jobs', (req, reply) =>
+    answerRead(ctx, req, reply, [Table.Jobs, Table.JobSummaries], (server, opts) =>
+      server.state
+        .jobs(opts.namespace, opts.prefix || undefined)
+        .map((job) => jobListStub(job, server.state.jobSummary(job.Namespace, job.ID))),
+    ),
+  );
+
+  const register = async (req: FastifyRequest, reply: FastifyReply, pathJobId?: string) => {
+    const server = requireServer(ctx);
+    const body = objectBody(req.body);
+    const opts = queryOptions(req);
+    const job = admitJob(ctx.admission, body, opts.namespace, pathJobId);
+    const res = await server.registerJob(job, {
+      enforceIndex: optionalBool(body, 'EnforceIndex'),
+      jobModifyIndex: optionalUint(body, 'JobModifyIndex'),
+      preserveCounts: optionalBool(body, 'PreserveCounts'),
+    });
+    return answerWrite(req, reply, res.index, {
+      EvalID: res.evalId,
+      EvalCreateIndex: res.evalCreateIndex,
+      JobModifyIndex: res.jobModifyIndex,
+      Warnings: res.warnings,
+      Index: res.index,
+      LastContact: 0,
+      KnownLeader: true,
+    });
+  };
+  app.put('/v1/jobs', (req, reply) => register(req, reply));
+  app.post('/v1/jobs', (req, reply) => register(req, reply));
+
+  app.post('/v1/jobs/parse', (req, reply) => {
+    const body = objectBody(req.body);
+    const hcl = body['JobHCL'];
+    if (typeof hcl !== 'string' || hcl.trim() === '') throw badRequest('JobHCL must be specified');
+    if (!ctx.admission) throw new HttpError(HttpErrorCode.Internal, 500, 'job parsing is not available on this agent');
+    const vars = parseVariables(body['Variables']);
+    let job: Job;
+    try {
+      job = ctx.admission.parseHcl(hcl, vars);
+    } catch (err) {
+      throw badRequest(err instanceof Error ? err.message : String(err));
+    }
+    if (optionalBool(body, 'Canonicalize')) job = ctx.admission.canonicalize(job);
+    return sendJson(reply, job, queryOptions(req).pretty);
+  });
+
+  app.route({
+    method: ['GET', 'PUT', 'POST', 'DELETE'],
+    url: '/v1/job/*',
+    handler: (req, reply) => {
+      const tail = (req.params as Record<string, string>)['*'] ?? '';
+      const { jobId, sub } = splitJobPath(tail);
+      if (jobId === '') throw badRequest('missing job ID');
+      return jobRoute(ctx, req, reply, jobId, sub, register);
+    },
+  });
+}
+
+function parseVariables(v: unknown): Record<string, string> {
+  if (v === undefined || v === null || v === '') return {};
+  // Nomad sends Variables as HCL text ("name = \"value\"" lines); accept that and a JSON map.
+  if (typeof v === 'object' && !Array.isArray(v)) {
+    const out: Record<string, string> = {};
+    for (const [k, val] of Object.entries(v as Record<string, unknown>)) out[k] = String(val);
+    return out;
+  }
+  if (typeof v !== 'string') throw badRequest('Variables must be a string or an object');
+  const out: Record<string, string> = {};
+  for (const line of v.split('\n')) {
+    const m = /^\s*([A-Za-z_][\w-]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!m) continue;
+    const raw = m[2]!;
+    out[m[1]!] = raw.startsWith('"') ? (JSON.parse(raw) as string) : raw;
+  }
+  return out;
+}
+
+type RegisterFn = (req: FastifyRequest, reply: FastifyReply, pathJobId?: string) => Promise<FastifyReply>;
+
+function methodNotAllowed(method: string, path: string): HttpError {
+  return new HttpError(HttpErrorCode.MethodNotAllowed, 405, `Invalid method ${method} for ${path}`);
+}
+
+async function jobRoute(
+  ctx: RouteContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  jobId: string,
+  sub: JobSubresource | '',
+  register: RegisterFn,
+): Promise<FastifyReply> {
+  const method = req.method;
+  const isWrite = method === 'PUT' || method === 'POST';
+  switch (sub) {
+    case '':
+      if (method === 'GET') {
+        return answerRead(ctx, req, reply, [Table.Jobs], (server, opts) => {
+          const job = server.state.jobById(opts.namespace, jobId);
+          if (!job) throw notFound('job');
+          return job;
+        });
+      }
+      if (isWrite) return register(req, reply, jobId);
+      if (method === 'DELETE') {
+        const server = requireServer(ctx);
+        const opts = queryOptions(req);
+        const purge = queryFlag(req.query as RawQuery, 'purge');
+        if (!server.state.jobById(opts.namespace, jobId)) throw notFound('job');
+        const res = await server.deregisterJob(opts.namespace, jobId, purge);
+        return answerWrite(req, reply, res.index, {
+          EvalID: res.evalId,
+          EvalCreateIndex: res.evalCreateIndex,
+          JobModifyIndex: res.jobModifyIndex,
+          VolumeEvalID: '',
+          VolumeEvalIndex: 0,
+          Index: res.index,
+          LastContact: 0,
+          KnownLeader: true,
+        });
+      }
+      throw methodNotAllowed(method, req.url);
+    case 'allocations':
+      if (method !== 'GET') throw methodNotAllowed(method, req.url);
+      return answerRead(ctx, req, reply, [Table.Allocs], (server, opts) =>
+        server.state.allocsByJob(opts.namespace, jobId).map(allocStub),
+      );
+    case 'evaluations':
+      if (method !== 'GET') throw methodNotAllowed(method, req.url);
+      return answerRead(ctx, req, reply, [Table.Evals], (server, opts) => server.state.evalsByJob(opts.namespace, jobId));
+    case 'versions':
+      if (method !== 'GET') throw methodNotAllowed(method, req.url);
+      return answerRead(ctx, req, reply, [Table.JobVersions], (server, opts) => {
+        const versions = server.state.jobVersions(opts.namespace, jobId);
+        if (versions.length === 0) throw notFound('job');
+        const index = server.state.tableIndex(Table.JobVersions);
+        return { Versions: versions, Diffs: null, Index: index, LastContact: 0, KnownLeader: true };
+      });
+    case 'summary':
+      if (method !== 'GET') throw methodNotAllowed(method, req.url);
+      return answerRead(ctx, req, reply, [Table.JobSummaries], (server, opts) => {
+        const summary = server.state.jobSummary(opts.namespace, jobId);
+        if (!summary) throw notFound('job summary');
+        return summary;
+      });
+    case 'deployments':
+      if (method !== 'GET') throw methodNotAllowed(method, req.url);
+      return answerRead(ctx, req, reply, [Table.Deployments], (server, opts) => server.state.deploymentsByJob(opts.namespace, jobId));
+    case 'deployment':
+      if (method !== 'GET') throw methodNotAllowed(method, req.url);
+      return answerRead(ctx, req, reply, [Table.Deployments], (server, opts) => {
+        const all = server.state.deploymentsByJob(opts.namespace, jobId);
+        // The latest deployment is the one created last.
+        return all.reduce<(typeof all)[number] | null>((best, d) => (best === null || d.CreateIndex > best.CreateIndex ? d : best), null);
+      });
+    case 'plan': {
+      if (!isWrite) throw methodNotAllowed(method, req.url);
+      const server = requireServer(ctx);
+      const body = objectBody(req.body);
+      const job = admitJob(ctx.admission, body, queryOptions(req).namespace, jobId);
+      const res = await server.planJob(job);
+      return answerWrite(req, reply, res.index, {
+        Annotations: { DesiredTGUpdates: res.annotations, PreemptedAllocs: null },
+        FailedTGAllocs: res.failedTGAllocs,
+        JobModifyIndex: res.jobModifyIndex,
+        CreatedEvals: null,
+        Diff: optionalBool(body, 'Diff') ? { Type: res.diffType, ID: job.ID, Fields: null, Objects: null, TaskGroups: null } : null,
+        NextPeriodicLaunch: '0001-01-01T00:00:00Z',
+        Warnings: '',
+        Index: res.index,
+      });
+    }
+    case 'evaluate': {
+      if (!isWrite) throw methodNotAllowed(method, req.url);
+      const server = requireServer(ctx);
+      optionalObjectBody(req.body);
+      const opts = queryOptions(req);
+      const job = server.state.jobById(opts.namespace, jobId);
+      if (!job) throw notFound('job');
+      const res = await server.evaluateJob(opts.namespace, jobId);
+      return answerWrite(req, reply, res.index, {
+        EvalID: res.evalId,
+        EvalCreateIndex: res.index,
+        JobModifyIndex: job.JobModifyIndex,
+        Warnings: '',
+        Index: res.index,
+        LastContact: 0,
+        KnownLeader: true,
+      });
+    }
+    default: {
+      const never: never = sub;
+      throw notFound(`route ${String(never)}`);
+    }
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Node routes: list (with ?prefix=), read one, the node's allocations (full objects with
+ * their Job: clients block on this to learn their work), and scheduling eligibility.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Table } from '../../server/server-api.js';
+import { NodeEligibility } from '../../structs/node.js';
+import { badRequest, notFound } from '../http-errors.js';
+import { nodeListStub } from '../list-stubs.js';
+import { queryFlag, type RawQuery } from '../query-options.js';
+import { objectBody, stringField } from '../request-body.js';
+import { answerRead, answerWrite, requireServer, type RouteContext } from '../route-context.js';
+
+/** Registers the node routes. */
+export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  app.get('/v1/nodes', (req, reply) =>
+    answerRead(ctx, req, reply, [Table.Nodes], (server, opts) => {
+      const withOs = queryFlag(req.query as RawQuery, 'os');
+      return server.state.nodes(opts.prefix || undefined).map((n) => nodeListStub(n, withOs));
+    }),
+  );
+
+  app.get<{ Params: { id: string } }>('/v1/node/:id', (req, reply) =>
+    answerRead(ctx, req, reply, [Table.Nodes], (server) => {
+      const node = server.state.nodeById(req.params.id);
+      if (!node) throw notFound('node');
+      return node;
+    }),
+  );
+
+  app.get<{ Params: { id: string } }>('/v1/node/:id/allocations', (req, reply) =>
+    answerRead(ctx, req, reply, [Table.Allocs], (server) => server.state.allocsByNode(req.params.id)),
+  );
+
+  const eligibility = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const server = requireServer(ctx);
+    const body = objectBody(req.body);
+    const value = stringField(body, 'Eligibility');
+    if (value !== NodeEligibility.Eligible && value !== NodeEligibility.Ineligible) {
+      throw badRequest(`invalid Eligibility ${JSON.stringify(value)} (want "eligible" or "ineligible")`);
+    }
+    const node = server.state.nodeById(req.params.id);
+    if (!node) throw notFound('node');
+    const res = await server.updateNodeEligibility(req.params.id, value);
+    return answerWrite(req, reply, res.index, {
+      EvalIDs: null,
+      EvalCreateIndex: 0,
+      NodeModifyIndex: res.index,
+      Index: res.index,
+      LastContact: 0,
+      KnownLeader: true,
+    });
+  };
+  app.put<{ Params: { id: string } }>('/v1/node/:id/eligibility', eligibility);
+  app.post<{ Params: { id: string } }>('/v1/node/:id/eligibility', eligibility);
+}

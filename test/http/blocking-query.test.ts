@@ -1,0 +1,67 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHttpServer } from '../../src/http/http-server.js';
+import { parseQueryOptions, DEFAULT_WAIT_MS, MAX_WAIT_MS, tokenFromHeaders } from '../../src/http/query-options.js';
+import { mockJob, FakeServerApi } from './fake-server-api.js';
+
+test('parseQueryOptions: wait as a Go duration, default 5m, capped at 10m', () => {
+  const rows = [
+    { name: 'default', q: {}, want: DEFAULT_WAIT_MS },
+    { name: '30s', q: { wait: '30s' }, want: 30_000 },
+    { name: '1m30s', q: { wait: '1m30s' }, want: 90_000 },
+    { name: 'capped', q: { wait: '1h' }, want: MAX_WAIT_MS },
+  ];
+  for (const r of rows) assert.equal(parseQueryOptions(r.q, {}).waitMs, r.want, r.name);
+  assert.equal(parseQueryOptions({ index: '42' }, {}).index, 42);
+  assert.equal(parseQueryOptions({}, {}).namespace, 'default');
+  assert.throws(() => parseQueryOptions({ index: '-1' }, {}), /"index"/);
+  assert.throws(() => parseQueryOptions({ wait: '5 minutes' }, {}), /"wait"/);
+});
+
+test('tokenFromHeaders prefers X-Nomad-Token, accepts Bearer', () => {
+  assert.equal(tokenFromHeaders({ 'x-nomad-token': 't1', authorization: 'Bearer t2' }), 't1');
+  assert.equal(tokenFromHeaders({ authorization: 'Bearer t2' }), 't2');
+  assert.equal(tokenFromHeaders({ authorization: 'Basic xyz' }), '');
+});
+
+test('a blocking query waits until the index moves, then answers the new state', async () => {
+  const server = new FakeServerApi();
+  server.putJob(mockJob({ ID: 'a' }));
+  const app = createHttpServer({ server, random: () => 0 });
+  const first = await app.inject({ url: '/v1/jobs' });
+  const index = Number(first.headers['x-nomad-index']);
+  let settled = false;
+  const pending = app.inject({ url: `/v1/jobs?index=${index}&wait=5m` }).then((r) => {
+    settled = true;
+    return r;
+  });
+  // Let the request reach the wait; an unrelated table change must not wake it.
+  await new Promise((r) => setImmediate(r));
+  server.touch('nodes');
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(settled, false, 'returned before the jobs table changed');
+  server.putJob(mockJob({ ID: 'b' }));
+  const res = await pending;
+  assert.equal(res.statusCode, 200);
+  assert.ok(Number(res.headers['x-nomad-index']) > index);
+  assert.deepEqual(res.json<{ ID: string }[]>().map((j) => j.ID).sort(), ['a', 'b']);
+});
+
+test('a blocking query with an old index answers at once', async () => {
+  const server = new FakeServerApi();
+  server.putJob(mockJob({ ID: 'a' }));
+  const app = createHttpServer({ server });
+  const res = await app.inject({ url: '/v1/jobs?index=1&wait=10m' });
+  assert.equal(res.statusCode, 200);
+  assert.equal(res.json<unknown[]>().length, 1);
+});
+
+test('a blocking query times out after its wait with the unchanged index', async () => {
+  const server = new FakeServerApi();
+  server.putJob(mockJob({ ID: 'a' }));
+  const app = createHttpServer({ server, random: () => 0 });
+  const index = server.state.tableIndex('jobs');
+  const res = await app.inject({ url: `/v1/jobs?index=${index}&wait=20ms` });
+  assert.equal(res.statusCode, 200);
+  assert.equal(Number(res.headers['x-nomad-index']), index);
+});
