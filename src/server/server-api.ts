@@ -19,6 +19,8 @@ import type {
   AllocDeploymentStatus,
   DesiredUpdates,
 } from '../structs/index.js';
+import type { EventBatch } from './events/event.js';
+import type { SubscribeRequest } from './events/event-broker.js';
 
 /** State tables that blocking queries watch. */
 export const Table = {
@@ -122,6 +124,11 @@ export class ServerError extends Error {
 /** What the HTTP layer and an in-process client call on a server. */
 export interface ServerApi {
   readonly state: StateReader;
+  /**
+   * The event broker behind /v1/event/stream (an EventBroker): replays batches after
+   * `req.index`, then follows. Optional so that servers without events still type-check.
+   */
+  readonly eventBroker?: { subscribe(req: SubscribeRequest): AsyncIterable<EventBatch> };
   /** Whether this server is the leader (always true for a single embedded server). */
   isLeader(): boolean;
   leaderAddress(): string;
