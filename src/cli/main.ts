@@ -1,0 +1,80 @@
+/**
+ * The `caravan` command. Command modules (src/cli/commands/<group>-<verb>.ts) each export a
+ * CommandModule; COMMANDS lists them — adding a command is one line there. Nomad's single-dash
+ * long flags are accepted (argv is normalised for commander). Exit codes: 0 ok, 1 error or
+ * invalid input, 2 usage.
+ */
+import { Command, CommanderError } from 'commander';
+import { CliUsageError, ExitCode, type CliContext } from './cli-context.js';
+import type { CommandModule } from './command-registry.js';
+import { jobRunOutputCommand } from './commands/job-run-output.js';
+import { jobValidateCommand } from './commands/job-validate.js';
+import { caravanVersion, versionCommand } from './commands/version.js';
+import { normalizeArgv } from './normalize-argv.js';
+
+/** Every command of the CLI, in help order. Add new command modules here. */
+export const COMMANDS: readonly CommandModule[] = [
+  versionCommand,
+  jobValidateCommand,
+  jobRunOutputCommand,
+];
+
+/** Builds the commander program with every command registered against `ctx`. */
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('caravan')
+    .description('Caravan: a Nomad-compatible workload orchestrator')
+    .version(caravanVersion(), '-v, --version', 'print the version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => ctx.stdout.write(s),
+      writeErr: (s) => ctx.stderr.write(s),
+    });
+  for (const mod of COMMANDS) mod.register(program, ctx);
+  return program;
+}
+
+/** Exit code for a commander error: help/version are not failures; the rest are usage errors. */
+function commanderExitCode(err: CommanderError): number {
+  switch (err.code) {
+    case 'commander.helpDisplayed':
+    case 'commander.version':
+      return ExitCode.Ok;
+    case 'commander.help':
+    case 'commander.executeSubCommandAsync':
+      return err.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
+    default:
+      return ExitCode.Usage;
+  }
+}
+
+/**
+ * Runs the CLI on `argv` (process.argv: node, script, then arguments) and resolves to the
+ * exit code. `io` overrides streams, environment and cwd (tests run main in-process).
+ */
+export async function main(argv: string[], io: Partial<Omit<CliContext, 'exitCode'>> = {}): Promise<number> {
+  const ctx: CliContext = {
+    stdout: io.stdout ?? process.stdout,
+    stderr: io.stderr ?? process.stderr,
+    env: io.env ?? process.env,
+    cwd: io.cwd ?? process.cwd(),
+    exitCode: ExitCode.Ok,
+  };
+  const args = normalizeArgv(argv.slice(2));
+  const program = buildProgram(ctx);
+  if (args.length === 0) {
+    ctx.stderr.write(program.helpInformation());
+    return ExitCode.Usage;
+  }
+  try {
+    await program.parseAsync(args, { from: 'user' });
+    return ctx.exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) return commanderExitCode(err);
+    if (err instanceof CliUsageError) {
+      ctx.stderr.write(`Error: ${err.message}\n`);
+      return ExitCode.Usage;
+    }
+    throw err;
+  }
+}

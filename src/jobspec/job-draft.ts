@@ -1,0 +1,20 @@
+/**
+ * A job as a job file or an API request states it: any field may be missing. Defaults
+ * (src/structs/job-defaults.ts) turn a draft into a full Job; missing and zero are different
+ * (an absent `count` becomes 1, `count = 0` stays 0), as with Nomad's pointer-typed API structs.
+ */
+import type { Job } from '../structs/job.js';
+
+/** T with every field optional, recursively (arrays keep their element type partial). */
+export type DeepPartial<T> = T extends (infer U)[]
+  ? DeepPartial<U>[]
+  : T extends object
+    ? { [K in keyof T]?: DeepPartial<T[K]> }
+    : T;
+
+/** A job whose fields may be missing, as parsed from HCL or from API JSON. */
+export type JobDraft = DeepPartial<Job>;
+/** A task group of a JobDraft. */
+export type TaskGroupDraft = NonNullable<JobDraft['TaskGroups']>[number];
+/** A task of a JobDraft. */
+export type TaskDraft = NonNullable<TaskGroupDraft['Tasks']>[number];

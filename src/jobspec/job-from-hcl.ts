@@ -1,0 +1,130 @@
+/**
+ * Decoding of the hcl2json tree of a job file (after variables are resolved) into a JobDraft:
+ * the `job "id" { … }` block and its `group` blocks. Every problem is collected in the
+ * DecodeContext; nothing here fills defaults.
+ */
+import type { JobType } from '../structs/job.js';
+import { HclBody } from './hcl-body.js';
+import type { DecodeContext } from './decode-context.js';
+import type { JobDraft, TaskGroupDraft } from './job-draft.js';
+import { placementFromHcl } from './placement-from-hcl.js';
+import {
+  ephemeralDiskFromHcl,
+  migrateFromHcl,
+  networkFromHcl,
+  parameterizedFromHcl,
+  periodicFromHcl,
+  rescheduleFromHcl,
+  restartFromHcl,
+  updateFromHcl,
+} from './policies-from-hcl.js';
+import { taskFromHcl } from './task-from-hcl.js';
+
+/** Group-level blocks kept as given but not acted on (Consul services, volumes, scaling). */
+const PASSTHROUGH_GROUP_KEYS = ['service', 'volume', 'scaling', 'consul', 'disconnect'] as const;
+
+function groupFromHcl(name: string, b: HclBody): TaskGroupDraft {
+  const g: TaskGroupDraft = { Name: name };
+  const count = b.number('count');
+  if (count !== undefined) g.Count = count;
+  const meta = b.stringMap('meta');
+  if (meta !== undefined) g.Meta = meta;
+  const shutdownDelay = b.duration('shutdown_delay');
+  if (shutdownDelay !== undefined) g.ShutdownDelay = shutdownDelay;
+  const stopAfter = b.duration('stop_after_client_disconnect');
+  if (stopAfter !== undefined) g.StopAfterClientDisconnect = stopAfter;
+  const maxDisconnect = b.duration('max_client_disconnect');
+  if (maxDisconnect !== undefined) g.MaxClientDisconnect = maxDisconnect;
+
+  const restart = b.block('restart');
+  if (restart) g.RestartPolicy = restartFromHcl(restart);
+  const reschedule = b.block('reschedule');
+  if (reschedule) g.ReschedulePolicy = rescheduleFromHcl(reschedule);
+  const disk = b.block('ephemeral_disk');
+  if (disk) g.EphemeralDisk = ephemeralDiskFromHcl(disk);
+  const update = b.block('update');
+  if (update) g.Update = updateFromHcl(update);
+  const migrate = b.block('migrate');
+  if (migrate) g.Migrate = migrateFromHcl(migrate);
+  const networks = b.blocks('network').map(networkFromHcl);
+  if (networks.length > 0) g.Networks = networks;
+  Object.assign(g, placementFromHcl(b, true));
+
+  for (const key of PASSTHROUGH_GROUP_KEYS) {
+    if (!b.has(key)) continue;
+    const v = b.rawValue(key);
+    if (key === 'service') g.Services = Array.isArray(v) ? v : [v];
+    if (key === 'volume') g.Volumes = v as Record<string, unknown>;
+  }
+
+  const tasks = b.labelled('task');
+  g.Tasks = tasks.map(({ label, body }) => taskFromHcl(label, body));
+  b.finish();
+  return g;
+}
+
+/** Decodes the body of `job "<id>" { … }`. */
+export function jobBodyFromHcl(id: string, b: HclBody): JobDraft {
+  const j: JobDraft = { ID: id };
+  const str = (key: string): string | undefined => b.string(key);
+  const name = str('name');
+  j.Name = name ?? id;
+  const type = str('type');
+  if (type !== undefined) j.Type = type as JobType;
+  const region = str('region');
+  if (region !== undefined) j.Region = region;
+  const namespace = str('namespace');
+  if (namespace !== undefined) j.Namespace = namespace;
+  const nodePool = str('node_pool');
+  if (nodePool !== undefined) j.NodePool = nodePool;
+  const priority = b.number('priority');
+  if (priority !== undefined) j.Priority = priority;
+  const datacenters = b.stringList('datacenters');
+  if (datacenters !== undefined) j.Datacenters = datacenters;
+  const allAtOnce = b.bool('all_at_once');
+  if (allAtOnce !== undefined) j.AllAtOnce = allAtOnce;
+  const meta = b.stringMap('meta');
+  if (meta !== undefined) j.Meta = meta;
+  Object.assign(j, placementFromHcl(b, true));
+
+  const update = b.block('update');
+  if (update) j.Update = updateFromHcl(update);
+  const periodic = b.block('periodic');
+  if (periodic) j.Periodic = periodicFromHcl(periodic);
+  const parameterized = b.block('parameterized');
+  if (parameterized) j.ParameterizedJob = parameterizedFromHcl(parameterized);
+  // Nomad allows job-level reschedule/migrate/restart-less defaults that groups inherit.
+  const reschedule = b.block('reschedule');
+  const migrate = b.block('migrate');
+  const jobReschedule = reschedule ? rescheduleFromHcl(reschedule) : undefined;
+  const jobMigrate = migrate ? migrateFromHcl(migrate) : undefined;
+
+  const groups = b.labelled('group');
+  j.TaskGroups = groups.map(({ label, body }) => {
+    const g = groupFromHcl(label, body);
+    if (jobReschedule) g.ReschedulePolicy = { ...jobReschedule, ...g.ReschedulePolicy };
+    if (jobMigrate) g.Migrate = { ...jobMigrate, ...g.Migrate };
+    return g;
+  });
+  b.finish();
+  return j;
+}
+
+/**
+ * Decodes a whole file's tree: exactly one `job` block (variables and locals were consumed
+ * before). Returns undefined when there is no usable job block (problems recorded).
+ */
+export function jobFromHclTree(tree: Record<string, unknown>, ctx: DecodeContext): JobDraft | undefined {
+  const root = new HclBody(tree, '', ctx, 0);
+  root.rawValue('variable');
+  root.rawValue('locals');
+  const jobs = root.labelled('job');
+  root.finish();
+  if (jobs.length === 0) {
+    if (!ctx.problems.length) ctx.report('', 'no job block found: expected job "<name>" { … }');
+    return undefined;
+  }
+  if (jobs.length > 1) ctx.report('', `only one job block is allowed per file, found ${jobs.length}`, 'job');
+  const { label, body } = jobs[0]!;
+  return jobBodyFromHcl(label, body);
+}

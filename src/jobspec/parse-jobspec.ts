@@ -1,0 +1,155 @@
+/**
+ * Entry points of the jobspec package: a job file's text (Nomad HCL2, or API JSON) into a
+ * JobDraft, with HCL variables resolved from defaults, `-var` and `-var-file`. `loadJobFile`
+ * goes on to canonicalize and validate, which is what `job run`/`job validate` want.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
+import { parse as parseHcl } from '@cdktf/hcl2json';
+import { canonicalizeJob } from '../structs/job-defaults.js';
+import { assertValidJob } from '../structs/job-validate.js';
+import type { Job } from '../structs/job.js';
+import { DecodeContext } from './decode-context.js';
+import { JobspecParseError, type JobspecProblem } from './jobspec-error.js';
+import { resolveReferences, resolveVariables } from './hcl-variables.js';
+import { jobFromHclTree } from './job-from-hcl.js';
+import { jobFromApiJson } from './job-from-json.js';
+import type { JobDraft } from './job-draft.js';
+
+/** How to read a job file. */
+export interface JobspecOptions {
+  /** Name used in messages (and to tell JSON from HCL by extension). Default "<input>". */
+  filename?: string;
+  /** `-var` values: `["k=v", …]` as on the command line, or a map. */
+  vars?: readonly string[] | Record<string, string>;
+  /** `-var-file` paths (HCL, or JSON when they end in .json); later files win. */
+  varFiles?: readonly string[];
+  /** Directory relative var-file paths are resolved against (default process.cwd()). */
+  cwd?: string;
+}
+
+/** Turns `["k=v", …]` into a map; a flag without "=" is a problem. */
+export function parseVarFlags(flags: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const problems: JobspecProblem[] = [];
+  for (const f of flags) {
+    const eq = f.indexOf('=');
+    if (eq <= 0) {
+      problems.push({ file: '-var', path: '', message: `malformed -var ${JSON.stringify(f)}: expected NAME=VALUE` });
+      continue;
+    }
+    out[f.slice(0, eq)] = f.slice(eq + 1);
+  }
+  if (problems.length > 0) throw new JobspecParseError(problems);
+  return out;
+}
+
+/** hcl2json's errors read `parse config: [file:3,10-4,1: Summary; Detail]`; pull out the line. */
+function hclSyntaxProblem(file: string, err: unknown): JobspecProblem {
+  const text = err instanceof Error ? err.message : String(err);
+  const m = /\[?([^[\]:]+):(\d+),\d+(?:-\d+(?:,\d+)?)?: ([^\]]*)\]?/.exec(text);
+  if (m) return { file, line: Number(m[2]), path: '', message: `syntax error: ${m[3]!.trim()}` };
+  return { file, path: '', message: `syntax error: ${text.replace(/^parse config: /, '')}` };
+}
+
+async function parseHclTree(file: string, source: string): Promise<Record<string, unknown>> {
+  try {
+    return (await parseHcl(basename(file), source)) as Record<string, unknown>;
+  } catch (err) {
+    throw new JobspecParseError([hclSyntaxProblem(file, err)], { cause: err });
+  }
+}
+
+async function readVarFiles(paths: readonly string[], cwd: string): Promise<Record<string, unknown>> {
+  const merged: Record<string, unknown> = {};
+  for (const p of paths) {
+    let text: string;
+    try {
+      text = await readFile(resolve(cwd, p), 'utf8');
+    } catch (err) {
+      throw new JobspecParseError([{ file: p, path: '', message: `cannot read var file: ${(err as Error).message}` }], { cause: err });
+    }
+    let values: unknown;
+    if (p.endsWith('.json')) {
+      try {
+        values = JSON.parse(text);
+      } catch (err) {
+        throw new JobspecParseError([{ file: p, path: '', message: `invalid JSON: ${(err as Error).message}` }], { cause: err });
+      }
+    } else {
+      values = await parseHclTree(p, text);
+    }
+    if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+      throw new JobspecParseError([{ file: p, path: '', message: 'a var file must hold NAME = VALUE pairs' }]);
+    }
+    Object.assign(merged, values);
+  }
+  return merged;
+}
+
+function looksLikeJson(filename: string, source: string): boolean {
+  return filename.endsWith('.json') || source.trimStart().startsWith('{');
+}
+
+/**
+ * Parses a job file's text into a JobDraft (no defaults). Throws JobspecParseError listing
+ * every problem (syntax, unknown attributes or blocks, wrong types, variables).
+ */
+export async function parseJobspec(source: string, opts: JobspecOptions = {}): Promise<JobDraft> {
+  const file = opts.filename ?? '<input>';
+  const ctx = new DecodeContext(file, source);
+  const cli = Array.isArray(opts.vars) ? parseVarFlags(opts.vars) : { ...(opts.vars as Record<string, string> | undefined) };
+  const files = await readVarFiles(opts.varFiles ?? [], opts.cwd ?? process.cwd());
+
+  let draft: JobDraft | undefined;
+  if (looksLikeJson(file, source)) {
+    let value: unknown;
+    try {
+      value = JSON.parse(source);
+    } catch (err) {
+      throw new JobspecParseError([{ file, path: '', message: `invalid JSON: ${(err as Error).message}` }], { cause: err });
+    }
+    const isHclJson = typeof value === 'object' && value !== null && 'job' in value && !('Job' in value);
+    if (isHclJson) {
+      draft = decodeHclTree(value as Record<string, unknown>, ctx, cli, files);
+    } else {
+      draft = jobFromApiJson(value, ctx);
+    }
+  } else {
+    draft = decodeHclTree(await parseHclTree(file, source), ctx, cli, files);
+  }
+  if (ctx.problems.length > 0 || draft === undefined) throw new JobspecParseError(ctx.problems);
+  return draft;
+}
+
+function decodeHclTree(
+  tree: Record<string, unknown>,
+  ctx: DecodeContext,
+  cli: Record<string, string>,
+  files: Record<string, unknown>,
+): JobDraft | undefined {
+  const vars = resolveVariables(tree, { cli, files }, ctx);
+  const resolved = resolveReferences(tree, vars, ctx);
+  return jobFromHclTree(resolved, ctx);
+}
+
+/** Reads and parses a job file; see parseJobspec. The file name appears in every message. */
+export async function parseJobspecFile(path: string, opts: Omit<JobspecOptions, 'filename'> = {}): Promise<JobDraft> {
+  let source: string;
+  try {
+    source = await readFile(resolve(opts.cwd ?? process.cwd(), path), 'utf8');
+  } catch (err) {
+    throw new JobspecParseError([{ file: path, path: '', message: `cannot read job file: ${(err as Error).message}` }], { cause: err });
+  }
+  return parseJobspec(source, { ...opts, filename: path });
+}
+
+/**
+ * Parses, canonicalizes (Nomad's defaults) and validates a job file: the Job a server would
+ * store. Throws JobspecParseError or JobValidationError.
+ */
+export async function loadJobFile(path: string, opts: Omit<JobspecOptions, 'filename'> = {}): Promise<Job> {
+  const job = canonicalizeJob(await parseJobspecFile(path, opts));
+  assertValidJob(job);
+  return job;
+}

@@ -1,0 +1,83 @@
+/** Decoding of a `task "name" { … }` block and its `resources` block. */
+import type { HclBody } from './hcl-body.js';
+import type { TaskDraft } from './job-draft.js';
+import { placementFromHcl } from './placement-from-hcl.js';
+import { lifecycleFromHcl, logsFromHcl, networkFromHcl, restartFromHcl } from './policies-from-hcl.js';
+
+/** Blocks Caravan accepts and keeps as given but does not act on yet (Nomad integrations). */
+const PASSTHROUGH_TASK_BLOCKS: Record<string, 'Services' | 'Templates' | 'Artifacts'> = {
+  service: 'Services',
+  template: 'Templates',
+  artifact: 'Artifacts',
+};
+
+/** `resources { cpu, cores, memory, memory_max, disk, network }`. */
+function resourcesFromHcl(b: HclBody): NonNullable<TaskDraft['Resources']> {
+  const r: NonNullable<TaskDraft['Resources']> = {};
+  const cpu = b.number('cpu');
+  if (cpu !== undefined) r.CPU = cpu;
+  const cores = b.number('cores');
+  if (cores !== undefined) r.Cores = cores;
+  const memory = b.number('memory');
+  if (memory !== undefined) r.MemoryMB = memory;
+  const memoryMax = b.number('memory_max');
+  if (memoryMax !== undefined) r.MemoryMaxMB = memoryMax;
+  const disk = b.number('disk');
+  if (disk !== undefined) r.DiskMB = disk;
+  const iops = b.number('iops');
+  if (iops !== undefined) r.IOPS = iops;
+  const nets = b.blocks('network').map(networkFromHcl);
+  if (nets.length > 0) r.Networks = nets;
+  b.finish();
+  return r;
+}
+
+/** Decodes a task block; unknown attributes and blocks are reported with their line. */
+export function taskFromHcl(name: string, b: HclBody): TaskDraft {
+  const t: TaskDraft = { Name: name };
+  const str = (key: string, set: (v: string) => void): void => {
+    const v = b.string(key);
+    if (v !== undefined) set(v);
+  };
+  str('driver', (v) => (t.Driver = v));
+  str('user', (v) => (t.User = v));
+  str('kill_signal', (v) => (t.KillSignal = v));
+  str('kind', (v) => (t.Kind = v));
+  const leader = b.bool('leader');
+  if (leader !== undefined) t.Leader = leader;
+  const killTimeout = b.duration('kill_timeout');
+  if (killTimeout !== undefined) t.KillTimeout = killTimeout;
+  const shutdownDelay = b.duration('shutdown_delay');
+  if (shutdownDelay !== undefined) t.ShutdownDelay = shutdownDelay;
+  const config = b.freeMap('config');
+  if (config !== undefined) t.Config = config;
+  const env = b.stringMap('env');
+  if (env !== undefined) t.Env = env;
+  const meta = b.stringMap('meta');
+  if (meta !== undefined) t.Meta = meta;
+
+  const resources = b.block('resources');
+  if (resources) t.Resources = resourcesFromHcl(resources);
+  const lifecycle = b.block('lifecycle');
+  if (lifecycle) t.Lifecycle = lifecycleFromHcl(lifecycle);
+  const restart = b.block('restart');
+  if (restart) t.RestartPolicy = restartFromHcl(restart);
+  const logs = b.block('logs');
+  if (logs) t.LogConfig = logsFromHcl(logs);
+  const payload = b.block('dispatch_payload');
+  if (payload) {
+    t.DispatchPayload = { File: payload.string('file') ?? '' };
+    payload.finish();
+  }
+  const placement = placementFromHcl(b, false);
+  if (placement.Constraints) t.Constraints = placement.Constraints;
+  if (placement.Affinities) t.Affinities = placement.Affinities;
+
+  for (const [key, field] of Object.entries(PASSTHROUGH_TASK_BLOCKS)) {
+    if (!b.has(key)) continue;
+    const v = b.rawValue(key);
+    t[field] = Array.isArray(v) ? v : [v];
+  }
+  b.finish();
+  return t;
+}

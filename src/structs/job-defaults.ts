@@ -1,0 +1,296 @@
+/**
+ * Nomad's defaults for a job, filled in as a Nomad server stores a registered job (the API's
+ * Canonicalize plus the server's own defaults). Missing fields get defaults; fields the user set,
+ * including zeros, are kept. Restart, reschedule, update and migrate defaults depend on the job type.
+ */
+import type { DeepPartial, JobDraft, TaskDraft, TaskGroupDraft } from '../jobspec/job-draft.js';
+import { NANOS_PER_SECOND, type Nanos } from './duration.js';
+import {
+  JobType,
+  type Affinity,
+  type Constraint,
+  type EphemeralDisk,
+  type Job,
+  type LogConfig,
+  type MigrateStrategy,
+  type ReschedulePolicy,
+  type RestartPolicy,
+  type Spread,
+  type Task,
+  type TaskGroup,
+  type UpdateStrategy,
+} from './job.js';
+import type { NetworkResource, Port, Resources } from './resources.js';
+
+const S = NANOS_PER_SECOND;
+const MIN = 60 * S;
+const HOUR = 60 * MIN;
+
+/** Default priority of a job (Nomad: 50). */
+export const DEFAULT_JOB_PRIORITY = 50;
+/** Default task resources: 100 MHz CPU, 300 MiB memory. */
+export const DEFAULT_TASK_CPU = 100;
+export const DEFAULT_TASK_MEMORY_MB = 300;
+/** Default kill timeout: 5s. */
+export const DEFAULT_KILL_TIMEOUT: Nanos = 5 * S;
+
+/** The restart policy a group gets when it states none: service/system 2 in 30m, batch/sysbatch 3 in 24h. */
+export function defaultRestartPolicy(type: JobType): RestartPolicy {
+  switch (type) {
+    case JobType.Service:
+    case JobType.System:
+      return { Attempts: 2, Interval: 30 * MIN, Delay: 15 * S, Mode: 'fail', RenderTemplates: false };
+    case JobType.Batch:
+    case JobType.SysBatch:
+      return { Attempts: 3, Interval: 24 * HOUR, Delay: 15 * S, Mode: 'fail', RenderTemplates: false };
+    default: {
+      const never: never = type;
+      return defaultRestartPolicy(never);
+    }
+  }
+}
+
+/** The reschedule policy per type: service unlimited exponential, batch once in 24h, system none. */
+export function defaultReschedulePolicy(type: JobType): ReschedulePolicy | null {
+  switch (type) {
+    case JobType.Service:
+      return { Attempts: 0, Interval: 0, Delay: 30 * S, DelayFunction: 'exponential', MaxDelay: HOUR, Unlimited: true };
+    case JobType.Batch:
+      return { Attempts: 1, Interval: 24 * HOUR, Delay: 5 * S, DelayFunction: 'constant', MaxDelay: 0, Unlimited: false };
+    case JobType.System:
+    case JobType.SysBatch:
+      return null;
+    default: {
+      const never: never = type;
+      return defaultReschedulePolicy(never);
+    }
+  }
+}
+
+/** Nomad's default update strategy (service jobs). */
+export function defaultUpdateStrategy(): UpdateStrategy {
+  return {
+    Stagger: 30 * S,
+    MaxParallel: 1,
+    HealthCheck: 'checks',
+    MinHealthyTime: 10 * S,
+    HealthyDeadline: 5 * MIN,
+    ProgressDeadline: 10 * MIN,
+    Canary: 0,
+    AutoRevert: false,
+    AutoPromote: false,
+  };
+}
+
+/** Nomad's default migrate strategy (service jobs). */
+export function defaultMigrateStrategy(): MigrateStrategy {
+  return { MaxParallel: 1, HealthCheck: 'checks', MinHealthyTime: 10 * S, HealthyDeadline: 5 * MIN };
+}
+
+/** Fields of `over` that are set (not undefined/null) win over `base`. */
+function merge<T extends object>(base: T, over: DeepPartial<T> | null | undefined): T {
+  const out = { ...base } as Record<string, unknown>;
+  if (over) for (const [k, v] of Object.entries(over)) if (v !== undefined && v !== null) out[k] = v;
+  return out as T;
+}
+
+function isEmptyUpdate(u: DeepPartial<UpdateStrategy>): boolean {
+  return Object.values(u).every((v) => v === undefined || v === null || v === 0 || v === '' || v === false);
+}
+
+function list<T>(v: T[] | null | undefined): T[] | null {
+  return v && v.length > 0 ? [...v] : null;
+}
+
+function constraints(v: DeepPartial<Constraint>[] | null | undefined): Constraint[] | null {
+  return list(v?.map((c) => ({ LTarget: c.LTarget ?? '', RTarget: c.RTarget ?? '', Operand: c.Operand ?? '=' })));
+}
+
+function affinities(v: DeepPartial<Affinity>[] | null | undefined): Affinity[] | null {
+  return list(v?.map((a) => ({ LTarget: a.LTarget ?? '', RTarget: a.RTarget ?? '', Operand: a.Operand ?? '=', Weight: a.Weight ?? 50 })));
+}
+
+function spreads(v: DeepPartial<Spread>[] | null | undefined): Spread[] | null {
+  return list(
+    v?.map((s) => ({
+      Attribute: s.Attribute ?? '',
+      Weight: s.Weight ?? 50,
+      SpreadTarget: list(s.SpreadTarget?.map((t) => ({ Value: t.Value ?? '', Percent: t.Percent ?? 0 }))),
+    })),
+  );
+}
+
+function port(p: DeepPartial<Port>): Port {
+  return { Label: p.Label ?? '', Value: p.Value ?? 0, To: p.To ?? 0, HostNetwork: p.HostNetwork || 'default' };
+}
+
+function network(n: DeepPartial<NetworkResource>): NetworkResource {
+  const out: NetworkResource = {
+    Mode: n.Mode || 'host',
+    Device: n.Device ?? '',
+    CIDR: n.CIDR ?? '',
+    IP: n.IP ?? '',
+    MBits: n.MBits ?? 0,
+    DNS: n.DNS ? { Servers: [...(n.DNS.Servers ?? [])], Searches: [...(n.DNS.Searches ?? [])], Options: [...(n.DNS.Options ?? [])] } : null,
+    ReservedPorts: list(n.ReservedPorts?.map(port)),
+    DynamicPorts: list(n.DynamicPorts?.map(port)),
+  };
+  if (n.Hostname) out.Hostname = n.Hostname;
+  return out;
+}
+
+function resources(r: DeepPartial<Resources> | null | undefined): Resources {
+  const out: Resources = {
+    CPU: r?.CPU ?? DEFAULT_TASK_CPU,
+    Cores: r?.Cores ?? 0,
+    MemoryMB: r?.MemoryMB ?? DEFAULT_TASK_MEMORY_MB,
+    MemoryMaxMB: r?.MemoryMaxMB ?? 0,
+    DiskMB: r?.DiskMB ?? 0,
+    Networks: list(r?.Networks?.map(network)),
+    Devices: list(r?.Devices as unknown[] | undefined),
+  };
+  // Nomad: a task that reserves whole cores gets no MHz share on top.
+  if (r?.Cores && r.CPU === undefined) out.CPU = 0;
+  if (r?.IOPS !== undefined) out.IOPS = r.IOPS;
+  return out;
+}
+
+function task(t: TaskDraft, groupRestart: RestartPolicy): Task {
+  const lifecycle = t.Lifecycle && t.Lifecycle.Hook ? { Hook: t.Lifecycle.Hook, Sidecar: t.Lifecycle.Sidecar ?? false } : null;
+  const logs: LogConfig = merge<LogConfig>({ MaxFiles: 10, MaxFileSizeMB: 10, Disabled: false }, t.LogConfig);
+  return {
+    Name: t.Name ?? '',
+    Driver: t.Driver ?? '',
+    User: t.User ?? '',
+    Lifecycle: lifecycle,
+    Config: { ...(t.Config ?? {}) },
+    Constraints: constraints(t.Constraints),
+    Affinities: affinities(t.Affinities),
+    Env: t.Env ? { ...(t.Env as Record<string, string>) } : null,
+    Services: list(t.Services as unknown[] | undefined),
+    Resources: resources(t.Resources),
+    // Nomad: the task's restart block is merged over its group's.
+    RestartPolicy: merge(groupRestart, t.RestartPolicy),
+    Meta: t.Meta ? { ...(t.Meta as Record<string, string>) } : null,
+    KillTimeout: t.KillTimeout ?? DEFAULT_KILL_TIMEOUT,
+    LogConfig: logs,
+    Artifacts: list(t.Artifacts as unknown[] | undefined),
+    Templates: list(t.Templates as unknown[] | undefined),
+    DispatchPayload: t.DispatchPayload ? { File: t.DispatchPayload.File ?? '' } : null,
+    Leader: t.Leader ?? false,
+    ShutdownDelay: t.ShutdownDelay ?? 0,
+    KillSignal: t.KillSignal ?? '',
+    Kind: t.Kind ?? '',
+  };
+}
+
+function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateStrategy> | null | undefined): TaskGroup {
+  const restart = merge(defaultRestartPolicy(type), g.RestartPolicy);
+  const rescheduleDefault = defaultReschedulePolicy(type);
+  const reschedule = rescheduleDefault ? merge(rescheduleDefault, g.ReschedulePolicy) : null;
+  // Nomad: a group's update block is merged over the job's; groups of non-service jobs without
+  // any update block get none.
+  let update: UpdateStrategy | null = null;
+  if (g.Update || (jobUpdate && !isEmptyUpdate(jobUpdate))) {
+    update = merge(merge(defaultUpdateStrategy(), jobUpdate), g.Update);
+  }
+  const migrate = type === JobType.Service ? merge(defaultMigrateStrategy(), g.Migrate) : null;
+  const disk: EphemeralDisk = merge<EphemeralDisk>({ Sticky: false, Migrate: false, SizeMB: 300 }, g.EphemeralDisk);
+  return {
+    Name: g.Name ?? '',
+    Count: g.Count ?? 1,
+    Constraints: constraints(g.Constraints),
+    Affinities: affinities(g.Affinities),
+    Spreads: spreads(g.Spreads),
+    Tasks: (g.Tasks ?? []).map((t) => task(t, restart)),
+    RestartPolicy: restart,
+    ReschedulePolicy: reschedule,
+    EphemeralDisk: disk,
+    Update: update,
+    Migrate: migrate,
+    Networks: list(g.Networks?.map(network)),
+    Meta: g.Meta ? { ...(g.Meta as Record<string, string>) } : null,
+    Services: list(g.Services as unknown[] | undefined),
+    ShutdownDelay: g.ShutdownDelay ?? null,
+    StopAfterClientDisconnect: g.StopAfterClientDisconnect ?? null,
+    MaxClientDisconnect: g.MaxClientDisconnect ?? null,
+    Volumes: (g.Volumes as Record<string, unknown> | undefined) ?? null,
+  };
+}
+
+const KNOWN_TYPES: readonly string[] = Object.values(JobType);
+
+/**
+ * Returns a full Job from a draft (HCL or API JSON), with Nomad's defaults where fields are
+ * missing. Pure: the draft is not modified. An unknown Type is kept (validation reports it);
+ * type-dependent defaults then follow "service".
+ */
+export function canonicalizeJob(draft: JobDraft): Job {
+  const type = (draft.Type || JobType.Service) as JobType;
+  const typeForDefaults: JobType = KNOWN_TYPES.includes(type) ? type : JobType.Service;
+  const id = draft.ID ?? '';
+  // Nomad: service jobs without an update block get the default strategy; the stored job keeps
+  // only its Stagger and MaxParallel (the rest lives on the groups).
+  const jobUpdateDraft = draft.Update ?? (typeForDefaults === JobType.Service ? defaultUpdateStrategy() : null);
+  const jobUpdate: UpdateStrategy = {
+    Stagger: jobUpdateDraft?.Stagger ?? 0,
+    MaxParallel: jobUpdateDraft?.MaxParallel ?? 0,
+    HealthCheck: '',
+    MinHealthyTime: 0,
+    HealthyDeadline: 0,
+    ProgressDeadline: 0,
+    Canary: 0,
+    AutoRevert: false,
+    AutoPromote: false,
+  };
+  const periodic = draft.Periodic
+    ? {
+        Enabled: draft.Periodic.Enabled ?? true,
+        Spec: draft.Periodic.Spec ?? draft.Periodic.Specs?.[0] ?? '',
+        ...(draft.Periodic.Specs ? { Specs: [...draft.Periodic.Specs] } : {}),
+        SpecType: draft.Periodic.SpecType || 'cron',
+        ProhibitOverlap: draft.Periodic.ProhibitOverlap ?? false,
+        TimeZone: draft.Periodic.TimeZone || 'UTC',
+      }
+    : null;
+  const parameterized = draft.ParameterizedJob
+    ? {
+        Payload: draft.ParameterizedJob.Payload || 'optional',
+        MetaRequired: list(draft.ParameterizedJob.MetaRequired),
+        MetaOptional: list(draft.ParameterizedJob.MetaOptional),
+      }
+    : null;
+  const job: Job = {
+    Region: draft.Region || 'global',
+    Namespace: draft.Namespace || 'default',
+    ID: id,
+    Name: draft.Name || id,
+    Type: type,
+    Priority: draft.Priority ?? DEFAULT_JOB_PRIORITY,
+    AllAtOnce: draft.AllAtOnce ?? false,
+    Datacenters: draft.Datacenters && draft.Datacenters.length > 0 ? [...draft.Datacenters] : ['*'],
+    NodePool: draft.NodePool || 'default',
+    Constraints: constraints(draft.Constraints),
+    Affinities: affinities(draft.Affinities),
+    Spreads: spreads(draft.Spreads),
+    TaskGroups: (draft.TaskGroups ?? []).map((g) => group(g, typeForDefaults, jobUpdateDraft)),
+    Update: jobUpdate,
+    Periodic: periodic,
+    ParameterizedJob: parameterized,
+    Dispatched: draft.Dispatched ?? false,
+    Payload: draft.Payload ?? null,
+    Meta: draft.Meta ? { ...(draft.Meta as Record<string, string>) } : null,
+    Stop: draft.Stop ?? false,
+    ParentID: draft.ParentID ?? '',
+    Status: draft.Status ?? 'pending',
+    StatusDescription: draft.StatusDescription ?? '',
+    Stable: draft.Stable ?? false,
+    Version: draft.Version ?? 0,
+    SubmitTime: draft.SubmitTime ?? 0,
+    CreateIndex: draft.CreateIndex ?? 0,
+    ModifyIndex: draft.ModifyIndex ?? 0,
+    JobModifyIndex: draft.JobModifyIndex ?? 0,
+  };
+  if (draft.DispatchIdempotencyToken) job.DispatchIdempotencyToken = draft.DispatchIdempotencyToken;
+  return job;
+}
