@@ -1,0 +1,80 @@
+/**
+ * One exec session: a websocket bound to a started command. Input frames feed the command's
+ * stdin and terminal size; its output goes out as frames; when it exits the session sends the
+ * exit frame and closes the socket normally (1000). If the client goes away first, the command
+ * is killed. Nothing is prepared per session beyond the spawn, so open → exit stays a few ms.
+ */
+import type { WebSocket } from 'ws';
+import type { ExecSpec } from '../../drivers/driver.js';
+import { ExecFrameError, exitedFrame, outputFrame, parseExecInput } from './exec-frames.js';
+import { type ExecProcess, startPipeProcess, startPtyProcess } from './exec-process.js';
+
+/** Websocket close codes the session uses (RFC 6455 §7.4.1). */
+export const WsCloseCode = {
+  Normal: 1000,
+  PolicyViolation: 1008,
+  InternalError: 1011,
+} as const;
+export type WsCloseCode = (typeof WsCloseCode)[keyof typeof WsCloseCode];
+
+/** Maps an HTTP status to the close code Nomad uses for the same failure. */
+export function closeCodeForStatus(status: number): WsCloseCode {
+  return status >= 400 && status < 500 ? WsCloseCode.PolicyViolation : WsCloseCode.InternalError;
+}
+
+/** Close reasons are limited to 123 bytes by the protocol; longer messages are cut. */
+export function closeReason(message: string): string {
+  const b = Buffer.from(message);
+  return b.length <= 123 ? message : b.subarray(0, 120).toString('utf8') + '...';
+}
+
+/**
+ * Sends an error frame the way Nomad's agent does (the message in stderr-free form: a close
+ * frame whose reason carries the text), then closes.
+ */
+export function closeWithError(ws: WebSocket, status: number, message: string): void {
+  if (ws.readyState === ws.OPEN) ws.close(closeCodeForStatus(status), closeReason(message));
+}
+
+/** Runs `spec` for the websocket `ws` until the command exits or the socket closes. */
+export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean): void {
+  let done = false;
+  const send = (text: string) => {
+    if (ws.readyState === ws.OPEN) ws.send(text);
+  };
+  const events = {
+    onOutput(stream: 'stdout' | 'stderr', data: Buffer) {
+      send(outputFrame(stream, data));
+    },
+    onExit(exitCode: number) {
+      if (done) return;
+      done = true;
+      send(exitedFrame(exitCode));
+      if (ws.readyState === ws.OPEN) ws.close(WsCloseCode.Normal);
+    },
+  };
+  const proc: ExecProcess = tty ? startPtyProcess(spec, undefined, events) : startPipeProcess(spec, events);
+
+  ws.on('message', (data, isBinary) => {
+    if (done) return;
+    const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
+    try {
+      const input = parseExecInput(text);
+      if (input.ttySize) proc.resize(input.ttySize);
+      if (input.stdinData && input.stdinData.length > 0) proc.write(input.stdinData);
+      if (input.stdinClose) proc.closeStdin();
+    } catch (err) {
+      if (!(err instanceof ExecFrameError)) throw err;
+      done = true;
+      proc.kill();
+      closeWithError(ws, 400, `bad exec frame: ${err.message}`);
+    }
+  });
+  ws.on('close', () => {
+    if (!done) {
+      done = true;
+      proc.kill();
+    }
+  });
+  ws.on('error', () => { /* 'close' follows and kills the command */ });
+}

@@ -1,0 +1,73 @@
+/**
+ * `GET /v1/client/allocation/:id/exec` — a command in a running task over a websocket, with
+ * Nomad's frame protocol (src/http/exec/exec-frames.ts). The upgrade is taken from the raw
+ * HTTP server before fastify routes it; a plain GET is answered 400. Errors found after the
+ * upgrade (bad query, unknown task) close the socket with the message as reason, as Nomad's
+ * agent does, so its Go client shows the text.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { runExecSession, closeWithError } from '../exec/exec-session.js';
+import { parseExecRequest } from '../exec/exec-request.js';
+import { forwardWebSocket } from '../forward/ws-forward.js';
+import { requestTarget } from '../forward/request-target.js';
+import { badRequest, toHttpError } from '../http-errors.js';
+import type { RawQuery } from '../query-options.js';
+import type { RouteContext } from '../route-context.js';
+
+const EXEC_PATH = /^\/v1\/client\/allocation\/([^/?]+)\/exec\/?$/;
+
+function queryOf(url: URL): RawQuery {
+  const q: RawQuery = {};
+  for (const [k, v] of url.searchParams) {
+    const prev = q[k];
+    q[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return q;
+}
+
+/** Serves one upgraded exec socket: validate, then run locally or forward. */
+function serveExec(ctx: RouteContext, ws: WebSocket, req: IncomingMessage, allocId: string, url: URL): void {
+  try {
+    const execReq = parseExecRequest(queryOf(url));
+    const target = requestTarget(ctx, allocId, req.headers);
+    if (target.kind === 'remote') {
+      forwardWebSocket(ws, req, target.remote);
+      return;
+    }
+    const spec = target.client.execSpec(allocId, execReq.task, execReq.command);
+    runExecSession(ws, spec, execReq.tty);
+  } catch (err) {
+    const h = toHttpError(err);
+    if (h.status >= 500) ctx.logger?.error({ err, url: req.url }, 'alloc exec failed');
+    closeWithError(ws, h.status, h.message);
+  }
+}
+
+/** Registers the exec route and its websocket upgrade handler on `app`'s HTTP server. */
+export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
+
+  app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const m = EXEC_PATH.exec(url.pathname);
+    if (!m) {
+      // Another module may own this upgrade; if nobody does, do not leave the socket hanging.
+      if (app.server.listenerCount('upgrade') <= 1) socket.destroy();
+      return;
+    }
+    const allocId = decodeURIComponent(m[1]!);
+    wss.handleUpgrade(req, socket, head, (ws) => serveExec(ctx, ws, req, allocId, url));
+  });
+  app.addHook('onClose', (_app, done) => {
+    for (const ws of wss.clients) ws.terminate();
+    wss.close();
+    done();
+  });
+
+  app.get('/v1/client/allocation/:id/exec', async () => {
+    throw badRequest('alloc exec needs a websocket: send "Connection: Upgrade" and "Upgrade: websocket"');
+  });
+}

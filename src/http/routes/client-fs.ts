@@ -1,0 +1,91 @@
+/**
+ * The file-system routes of a client, confined to one allocation directory
+ * (src/http/fs/alloc-path.ts): `GET /v1/client/fs/{ls,stat,cat,readat,stream}/:alloc?path=…`.
+ * On a server without the allocation they are forwarded to the client holding it.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fileInfo, listDir } from '../fs/alloc-file-info.js';
+import { allocFsError, AllocFsErrorCode, resolveAllocPath, type AllocPath } from '../fs/alloc-path.js';
+import { followFile } from '../fs/file-follower.js';
+import { intParam, Origin, originParam } from '../fs/fs-query.js';
+import { localAllocDir } from '../fs/local-alloc-dir.js';
+import { streamChunks } from '../fs/stream-response.js';
+import { forwardHttp } from '../forward/http-forward.js';
+import { requestTarget } from '../forward/request-target.js';
+import { queryFlag, queryParam, type RawQuery } from '../query-options.js';
+import { sendJson, type RouteContext } from '../route-context.js';
+
+type AllocReq = FastifyRequest<{ Params: { alloc: string }; Querystring: RawQuery }>;
+type LocalHandler = (req: AllocReq, reply: FastifyReply, allocDir: string) => Promise<unknown>;
+
+/** Wraps a handler: forward to the client holding the alloc, or run locally in its directory. */
+function allocRoute(ctx: RouteContext, handler: LocalHandler) {
+  return async (req: AllocReq, reply: FastifyReply) => {
+    const target = requestTarget(ctx, req.params.alloc, req.headers);
+    if (target.kind === 'remote') return forwardHttp(req, reply, target.remote);
+    return handler(req, reply, localAllocDir(target.client, req.params.alloc));
+  };
+}
+
+async function resolveFile(allocDir: string, q: RawQuery): Promise<AllocPath & { size: number }> {
+  const p = await resolveAllocPath(allocDir, queryParam(q, 'path'));
+  const st = await stat(p.absolute);
+  if (st.isDirectory()) throw allocFsError(AllocFsErrorCode.IsDirectory, `path ${JSON.stringify(queryParam(q, 'path') ?? '/')} is a directory`);
+  return { ...p, size: st.size };
+}
+
+function sendFileRange(reply: FastifyReply, path: string, start: number, limit: number): FastifyReply {
+  if (limit === 0) return reply.code(200).header('Content-Type', 'text/plain; charset=utf-8').send('');
+  const end = limit > 0 ? start + limit - 1 : undefined;
+  return reply
+    .code(200)
+    .header('Content-Type', 'text/plain; charset=utf-8')
+    .send(createReadStream(path, { start, ...(end !== undefined ? { end } : {}) }));
+}
+
+/** Registers ls, stat, cat, readat and stream. */
+export function registerClientFsRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const pretty = (req: AllocReq) => queryParam(req.query, 'pretty') !== undefined;
+
+  app.get('/v1/client/fs/ls/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
+    const p = await resolveAllocPath(allocDir, queryParam(req.query, 'path'));
+    const st = await stat(p.absolute);
+    if (!st.isDirectory()) {
+      throw allocFsError(AllocFsErrorCode.NotDirectory, `path ${JSON.stringify(queryParam(req.query, 'path'))} is not a directory`);
+    }
+    return sendJson(reply, await listDir(p.absolute), pretty(req));
+  }));
+
+  app.get('/v1/client/fs/stat/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
+    const p = await resolveAllocPath(allocDir, queryParam(req.query, 'path'));
+    return sendJson(reply, await fileInfo(p.absolute, p.relative === '' ? '/' : basename(p.absolute)), pretty(req));
+  }));
+
+  app.get('/v1/client/fs/cat/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
+    const f = await resolveFile(allocDir, req.query);
+    return sendFileRange(reply, f.absolute, 0, -1);
+  }));
+
+  app.get('/v1/client/fs/readat/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
+    const offset = intParam(req.query, 'offset', 0);
+    const limit = intParam(req.query, 'limit', -1, true);
+    const f = await resolveFile(allocDir, req.query);
+    if (offset >= f.size) return sendFileRange(reply, f.absolute, 0, 0);
+    return sendFileRange(reply, f.absolute, offset, limit);
+  }));
+
+  app.get('/v1/client/fs/stream/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
+    const offset = intParam(req.query, 'offset', 0);
+    const origin = originParam(req.query);
+    // Nomad's stream follows unless told otherwise.
+    const follow = queryParam(req.query, 'follow') === undefined ? true : queryFlag(req.query, 'follow');
+    const plain = queryFlag(req.query, 'plain');
+    const limit = intParam(req.query, 'limit', -1, true);
+    const f = await resolveFile(allocDir, req.query);
+    const start = origin === Origin.End ? Math.max(0, f.size - offset) : Math.min(offset, f.size);
+    await streamChunks(req, reply, (signal) => followFile(f.absolute, f.relative, start, { follow, signal, ...(limit > 0 ? { limit } : {}) }), { plain });
+  }));
+}

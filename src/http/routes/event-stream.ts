@@ -1,0 +1,105 @@
+/**
+ * `GET /v1/event/stream?index=N&topic=Job:*&topic=Allocation:abc&namespace=ns` — the server's
+ * events as newline-delimited JSON: `{"Index":N,"Events":[…]}` per log index, each written and
+ * flushed as it happens, and a `{}` heartbeat every 10 s while idle. The subscription ends when
+ * the client disconnects.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { SubscribeRequest } from '../../server/events/event-broker.js';
+import type { EventBatch, EventTopic } from '../../server/events/event.js';
+import { badRequest, HttpError } from '../http-errors.js';
+import { queryParam, type RawQuery } from '../query-options.js';
+import { requireServer, type RouteContext } from '../route-context.js';
+
+/** Nomad's event stream heartbeat interval. */
+export const EVENT_HEARTBEAT_MS = 10_000;
+
+/** What the route needs of the broker (EventBroker satisfies it). */
+export interface EventSubscriber {
+  subscribe(req: SubscribeRequest): AsyncIterable<EventBatch>;
+}
+
+/** The topic filter of the stream, as the broker takes it. */
+export type TopicFilter = Map<EventTopic | '*', string[]>;
+
+/**
+ * Parses the `topic` parameters ("Topic:Key", "Topic" = "Topic:*", "*:*" = all); no parameter
+ * means every topic. Throws a 400 naming the malformed topic.
+ */
+export function parseTopics(raw: string | string[] | undefined): TopicFilter | undefined {
+  if (raw === undefined) return undefined;
+  const list = Array.isArray(raw) ? raw : [raw];
+  const out: TopicFilter = new Map();
+  for (const t of list) {
+    const parts = t.split(':');
+    if (parts.length > 2 || parts[0] === '' || (parts.length === 2 && parts[1] === '')) {
+      throw badRequest(`invalid value for "topic": ${JSON.stringify(t)} (want Topic:Key, e.g. Job:* or Allocation:<id>)`);
+    }
+    const topic = parts[0] as EventTopic | '*';
+    const key = parts.length === 2 ? parts[1]! : '*';
+    const keys = out.get(topic) ?? [];
+    if (!keys.includes(key)) keys.push(key);
+    out.set(topic, keys);
+  }
+  return out;
+}
+
+/** The parsed subscription of a request (without its signal). */
+export function parseSubscribeRequest(q: RawQuery): SubscribeRequest {
+  const rawIndex = queryParam(q, 'index');
+  let index = 0;
+  if (rawIndex !== undefined && rawIndex !== '') {
+    if (!/^\d+$/.test(rawIndex)) throw badRequest(`invalid value for "index": ${JSON.stringify(rawIndex)} (want a non-negative integer)`);
+    index = Number(rawIndex);
+  }
+  const topics = parseTopics(q.topic);
+  const namespace = queryParam(q, 'namespace') || 'default';
+  return { index, namespace, ...(topics ? { topics } : {}) };
+}
+
+/** Streams `subscriber`'s batches for `req` into `reply` until either side ends. */
+export async function streamEvents(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  subscriber: EventSubscriber,
+  req: SubscribeRequest,
+  heartbeatMs = EVENT_HEARTBEAT_MS,
+): Promise<void> {
+  const ac = new AbortController();
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
+  raw.flushHeaders();
+  raw.on('close', () => ac.abort());
+  request.raw.on('close', () => {
+    if (!raw.writableFinished) ac.abort();
+  });
+  const heartbeat = setInterval(() => {
+    if (!raw.destroyed) raw.write('{}\n');
+  }, heartbeatMs);
+  heartbeat.unref();
+  try {
+    for await (const batch of subscriber.subscribe({ ...req, signal: ac.signal })) {
+      if (raw.destroyed) break;
+      raw.write(JSON.stringify(batch) + '\n');
+    }
+  } catch (err) {
+    // A subscriber that fell behind is cut off; the client reconnects from its last index.
+    request.log?.warn?.({ err }, 'event stream ended');
+  } finally {
+    clearInterval(heartbeat);
+    ac.abort();
+  }
+  if (!raw.destroyed) raw.end();
+}
+
+/** Registers the event stream route; it needs a server with an event broker. */
+export function registerEventStreamRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  app.get('/v1/event/stream', async (req: FastifyRequest<{ Querystring: RawQuery }>, reply) => {
+    const server = requireServer(ctx);
+    const subReq = parseSubscribeRequest(req.query);
+    const broker = server.eventBroker;
+    if (!broker) throw new HttpError('HTTP_NO_EVENTS', 501, 'this server does not publish events');
+    await streamEvents(req, reply, broker, subReq);
+  });
+}
