@@ -4,7 +4,7 @@
  * multi-error format.
  */
 import type { Job } from '../structs/job.js';
-import type { JobAdmission } from './job-admission.js';
+import { JobDecodeError, type JobAdmission } from './job-admission.js';
 import { badRequest } from './http-errors.js';
 import { objectField } from './request-body.js';
 
@@ -31,8 +31,9 @@ export function admitJob(
   let job = raw as unknown as Job;
   if (admission) {
     try {
-      job = admission.canonicalize(job);
+      job = admission.canonicalize(raw);
     } catch (err) {
+      if (err instanceof JobDecodeError) throw badRequest(`Job decoding failed: ${formatProblems(err.problems)}`);
       throw badRequest(`invalid job: ${err instanceof Error ? err.message : String(err)}`);
     }
     const problems = admission.validate(job);

@@ -1,18 +1,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHttpServer } from '../../src/http/http-server.js';
-import type { JobAdmission } from '../../src/http/job-admission.js';
+import { JobDecodeError, type JobAdmission } from '../../src/http/job-admission.js';
 import { splitJobPath } from '../../src/http/routes/jobs.js';
 import type { Job } from '../../src/structs/index.js';
 import { FakeServerApi, mockAlloc, mockJob } from './fake-server-api.js';
 
 const admission: JobAdmission = {
-  parseHcl: (hcl) => {
+  parseHcl: async (hcl) => {
     const m = /job\s+"([^"]+)"/.exec(hcl);
-    if (!m) throw new Error('parse error: no job block');
+    if (!m) throw new JobDecodeError(['parse error: no job block']);
     return mockJob({ ID: m[1]!, Name: m[1]! });
   },
-  canonicalize: (job) => ({ ...job, Priority: job.Priority || 50, Datacenters: job.Datacenters ?? ['dc1'] }),
+  canonicalize: (raw) => {
+    const job = raw as unknown as Job;
+    return { ...job, Priority: job.Priority || 50, Datacenters: job.Datacenters ?? ['dc1'] };
+  },
   validate: (job) => {
     const problems: string[] = [];
     if (!job.ID) problems.push('Missing job ID');

@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/server-api.js';
 import { allocStub } from '../../structs/alloc.js';
 import type { Job } from '../../structs/job.js';
-import { admitJob } from '../job-submission.js';
+import { JobDecodeError } from '../job-admission.js';
+import { admitJob, formatProblems } from '../job-submission.js';
 import { HttpError, HttpErrorCode, badRequest, notFound } from '../http-errors.js';
 import { jobListStub } from '../list-stubs.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
@@ -59,7 +60,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
   app.put('/v1/jobs', (req, reply) => register(req, reply));
   app.post('/v1/jobs', (req, reply) => register(req, reply));
 
-  app.post('/v1/jobs/parse', (req, reply) => {
+  app.post('/v1/jobs/parse', async (req, reply) => {
     const body = objectBody(req.body);
     const hcl = body['JobHCL'];
     if (typeof hcl !== 'string' || hcl.trim() === '') throw badRequest('JobHCL must be specified');
@@ -67,11 +68,11 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
     const vars = parseVariables(body['Variables']);
     let job: Job;
     try {
-      job = ctx.admission.parseHcl(hcl, vars);
+      job = await ctx.admission.parseHcl(hcl, vars, optionalBool(body, 'Canonicalize'));
     } catch (err) {
+      if (err instanceof JobDecodeError) throw badRequest(formatProblems(err.problems));
       throw badRequest(err instanceof Error ? err.message : String(err));
     }
-    if (optionalBool(body, 'Canonicalize')) job = ctx.admission.canonicalize(job);
     return sendJson(reply, job, queryOptions(req).pretty);
   });
 
