@@ -7,7 +7,8 @@
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import { Table, type StateReader } from '../server-api.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
-import { computeJobStatus, summaryForJob, summaryWithAlloc } from './job-status.js';
+import { computeJobStatus, isAllocTerminal, summaryForJob, summaryWithAlloc } from './job-status.js';
+import { NodeUsage } from './node-usage.js';
 import { StateSnapshot } from './state-snapshot.js';
 
 /** How many versions of a job are kept, as Nomad does. */
@@ -52,6 +53,9 @@ export class StateStore implements StateReader {
   readonly allocsByJobI = new CowIndex('idx_allocs_job', this.epochs);
   readonly evalsByJobI = new CowIndex('idx_evals_job', this.epochs);
   readonly deploymentsByJobI = new CowIndex('idx_deploy_job', this.epochs);
+
+  /** Resources held on each node by non-terminal allocations (latest state only). */
+  readonly nodeUsage = new NodeUsage();
 
   private index = 0;
   private readonly tableIdx = new Map<Table, number>();
@@ -236,6 +240,7 @@ export class StateStore implements StateReader {
   putAlloc(a: Allocation, index: number): void {
     const prev = this.allocsT.get(a.ID);
     this.allocsT.set(a.ID, a);
+    this.nodeUsage.update(prev, a, isAllocTerminal);
     if (!prev) {
       this.allocsByNodeI.add(a.NodeID, a.ID);
       this.allocsByJobI.add(jobKey(a.Namespace, a.JobID), a.ID);
@@ -260,6 +265,7 @@ export class StateStore implements StateReader {
     const a = this.allocsT.get(id);
     if (!a) return;
     this.allocsT.delete(id);
+    this.nodeUsage.update(a, undefined, isAllocTerminal);
     this.allocsByNodeI.remove(a.NodeID, id);
     this.allocsByJobI.remove(jobKey(a.Namespace, a.JobID), id);
     this.touch(index, Table.Allocs);
@@ -367,6 +373,7 @@ export class StateStore implements StateReader {
     for (const t of [this.jobsT, this.jobVersionsT, this.summariesT, this.allocsT, this.evalsT, this.nodesT, this.deploymentsT]) {
       t.clearForRestore();
     }
+    this.nodeUsage.clear();
     for (const i of [this.allocsByNodeI, this.allocsByJobI, this.evalsByJobI, this.deploymentsByJobI]) i.clearForRestore();
     for (const j of s.jobs) this.jobsT.set(jobKey(j.Namespace, j.ID), j);
     for (const v of s.jobVersions) if (v[0]) this.jobVersionsT.set(jobKey(v[0].Namespace, v[0].ID), v);
@@ -374,7 +381,9 @@ export class StateStore implements StateReader {
     for (const { alloc: a, jobVersion } of s.allocs) {
       const key = jobKey(a.Namespace, a.JobID);
       const job = a.Job ?? (this.jobVersionsT.get(key) ?? []).find((v) => v.Version === jobVersion) ?? null;
-      this.allocsT.set(a.ID, { ...a, Job: job });
+      const restored = { ...a, Job: job };
+      this.allocsT.set(a.ID, restored);
+      this.nodeUsage.update(undefined, restored, isAllocTerminal);
       this.allocsByNodeI.add(a.NodeID, a.ID);
       this.allocsByJobI.add(key, a.ID);
     }

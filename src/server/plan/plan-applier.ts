@@ -1,0 +1,220 @@
+/**
+ * The plan applier: plans from every worker are applied one at a time against the latest
+ * state. For each node with new allocations the node must still exist, be ready and eligible,
+ * and the allocations must fit (cpu, memory, disk, ports) next to what already runs there minus
+ * what the plan stops. What fits is committed in one log command; what doesn't is dropped and
+ * the worker is told to refresh (RefreshIndex). With AllAtOnce a single misfit drops the plan.
+ */
+import type { Allocation, Plan, PlanResult } from '../../structs/index.js';
+import type { ApplyPlanResultsCommand, AllocStopUpdate, Command } from '../fsm/commands.js';
+import type { StateStore } from '../state/state-store.js';
+import { allocResources, nodeCapacity } from '../state/node-usage.js';
+import { isAllocTerminal } from '../state/job-status.js';
+
+/** Plan applier errors; `code` says which. */
+export class PlanApplyError extends Error {
+  constructor(
+    readonly code: 'BAD_TOKEN' | 'APPLIER_CLOSED',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PlanApplyError';
+  }
+}
+
+export interface PlanApplierDeps {
+  state: StateStore;
+  /** Appends a command durably and applies it; resolves with its index. */
+  commit: (cmd: Command) => Promise<number>;
+  /** Unix nanoseconds "now" to stamp the command with. */
+  nowNanos: () => number;
+  /** Whether the plan's eval token is the outstanding one (Nomad rejects stale workers). */
+  checkToken?: (evalId: string, token: string) => boolean;
+}
+
+/** Why a node was rejected, for logs and tests. */
+export interface NodeRejection {
+  nodeId: string;
+  reason: string;
+}
+
+interface Queued {
+  plan: Plan;
+  resolve: (r: PlanResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Serializes and applies plans; see the file comment. */
+export class PlanApplier {
+  private queue: Queued[] = [];
+  private running = false;
+  private closed = false;
+  /** The rejections of the last plan (diagnostics). */
+  lastRejections: NodeRejection[] = [];
+
+  constructor(private readonly deps: PlanApplierDeps) {}
+
+  /** Queues a plan; resolves with what was committed once it is durable and applied. */
+  submit(plan: Plan): Promise<PlanResult> {
+    if (this.closed) return Promise.reject(new PlanApplyError('APPLIER_CLOSED', 'plan applier closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ plan, resolve, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  /** Rejects queued plans and refuses new ones. */
+  close(): void {
+    this.closed = true;
+    for (const q of this.queue.splice(0)) q.reject(new PlanApplyError('APPLIER_CLOSED', 'plan applier closed'));
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const q = this.queue.shift()!;
+        try {
+          q.resolve(await this.applyOne(q.plan));
+        } catch (err) {
+          q.reject(err);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async applyOne(plan: Plan): Promise<PlanResult> {
+    const { checkToken } = this.deps;
+    if (checkToken && plan.EvalToken && !checkToken(plan.EvalID, plan.EvalToken)) {
+      throw new PlanApplyError('BAD_TOKEN', `evaluation token does not match for ${plan.EvalID}`);
+    }
+    const { result, rejected } = this.evaluate(plan);
+    this.lastRejections = rejected;
+    const stops: AllocStopUpdate[] = [];
+    for (const allocs of Object.values(result.NodeUpdate)) for (const a of allocs) stops.push(toStop(a));
+    for (const allocs of Object.values(result.NodePreemptions)) {
+      for (const a of allocs) stops.push({ ...toStop(a), DesiredStatus: 'evict', DesiredDescription: a.DesiredDescription || 'Preempted' });
+    }
+    const placed: Allocation[] = [];
+    for (const allocs of Object.values(result.NodeAllocation)) for (const a of allocs) placed.push({ ...a, Job: null });
+    const hasWork = stops.length > 0 || placed.length > 0 || result.Deployment !== null || result.DeploymentUpdates.length > 0;
+    if (hasWork) {
+      const cmd: ApplyPlanResultsCommand = {
+        Type: 'ApplyPlanResults',
+        EvalID: plan.EvalID,
+        Job: plan.Job,
+        AllocsUpdated: placed,
+        AllocsStopped: stops,
+        Deployment: result.Deployment,
+        DeploymentUpdates: result.DeploymentUpdates,
+        Evals: [],
+        Now: this.deps.nowNanos(),
+      };
+      result.AllocIndex = await this.deps.commit(cmd);
+    }
+    if (rejected.length > 0) result.RefreshIndex = Math.max(this.deps.state.latestIndex(), result.AllocIndex);
+    return result;
+  }
+
+  /** Decides what of a plan fits the latest state; pure with respect to the store. */
+  evaluate(plan: Plan): { result: PlanResult; rejected: NodeRejection[] } {
+    const state = this.deps.state;
+    const result: PlanResult = {
+      NodeUpdate: {},
+      NodeAllocation: {},
+      NodePreemptions: {},
+      Deployment: plan.Deployment,
+      DeploymentUpdates: plan.DeploymentUpdates,
+      RefreshIndex: 0,
+      AllocIndex: 0,
+    };
+    const rejected: NodeRejection[] = [];
+    const nodeIds = new Set([...Object.keys(plan.NodeUpdate), ...Object.keys(plan.NodeAllocation)]);
+    for (const nodeId of nodeIds) {
+      const placing = plan.NodeAllocation[nodeId] ?? [];
+      const reason = placing.length > 0 ? this.nodeRejection(plan, nodeId, placing) : null;
+      if (reason) {
+        rejected.push({ nodeId, reason });
+        if (plan.AllAtOnce) break;
+        continue;
+      }
+      if (plan.NodeUpdate[nodeId]?.length) result.NodeUpdate[nodeId] = plan.NodeUpdate[nodeId]!;
+      if (placing.length) result.NodeAllocation[nodeId] = placing;
+      if (plan.NodePreemptions[nodeId]?.length) result.NodePreemptions[nodeId] = plan.NodePreemptions[nodeId]!;
+    }
+    if (plan.AllAtOnce && rejected.length > 0) {
+      result.NodeUpdate = {};
+      result.NodeAllocation = {};
+      result.NodePreemptions = {};
+      result.Deployment = null;
+      result.DeploymentUpdates = [];
+    }
+    void state;
+    return { result, rejected };
+  }
+
+  private nodeRejection(plan: Plan, nodeId: string, placing: Allocation[]): string | null {
+    const state = this.deps.state;
+    const node = state.nodeById(nodeId);
+    if (!node) return 'node does not exist';
+    const anyNew = placing.some((a) => !state.allocById(a.ID));
+    if (anyNew) {
+      if (node.Status !== 'ready') return `node is ${node.Status}`;
+      if (node.SchedulingEligibility !== 'eligible') return 'node is not eligible';
+      if (node.DrainStrategy) return 'node is draining';
+    }
+    const cap = nodeCapacity(node);
+    const usage = state.nodeUsage.get(nodeId);
+    const totals = { ...usage.totals };
+    const freedPorts = new Map<number, number>();
+    const release = (a: Allocation | undefined): void => {
+      if (!a || a.NodeID !== nodeId || isAllocTerminal(a)) return;
+      const r = allocResources(a);
+      totals.cpu -= r.totals.cpu;
+      totals.memoryMB -= r.totals.memoryMB;
+      totals.diskMB -= r.totals.diskMB;
+      for (const p of r.ports) freedPorts.set(p, (freedPorts.get(p) ?? 0) + 1);
+    };
+    const released = new Set<string>();
+    for (const a of [...(plan.NodeUpdate[nodeId] ?? []), ...(plan.NodePreemptions[nodeId] ?? [])]) {
+      if (released.has(a.ID)) continue;
+      released.add(a.ID);
+      release(state.allocById(a.ID));
+    }
+    const newPorts = new Set<number>();
+    for (const a of placing) {
+      // An in-place update replaces the existing allocation's claim.
+      if (!released.has(a.ID)) {
+        released.add(a.ID);
+        release(state.allocById(a.ID));
+      }
+      const r = allocResources(a);
+      totals.cpu += r.totals.cpu;
+      totals.memoryMB += r.totals.memoryMB;
+      totals.diskMB += r.totals.diskMB;
+      for (const p of r.ports) {
+        if (newPorts.has(p) || cap.reservedPorts.has(p)) return `port ${p} already in use`;
+        const held = (usage.ports.get(p) ?? 0) - (freedPorts.get(p) ?? 0);
+        if (held > 0) return `port ${p} already in use`;
+        newPorts.add(p);
+      }
+    }
+    if (totals.cpu > cap.totals.cpu) return 'cpu exhausted';
+    if (totals.memoryMB > cap.totals.memoryMB) return 'memory exhausted';
+    if (totals.diskMB > cap.totals.diskMB) return 'disk exhausted';
+    return null;
+  }
+}
+
+function toStop(a: Allocation): AllocStopUpdate {
+  return {
+    ID: a.ID,
+    DesiredStatus: a.DesiredStatus === 'run' ? 'stop' : a.DesiredStatus,
+    DesiredDescription: a.DesiredDescription,
+    // Only server-decided client statuses travel; the client owns the others.
+    ClientStatus: a.ClientStatus === 'lost' || a.ClientStatus === 'unknown' ? a.ClientStatus : '',
+    FollowupEvalID: a.FollowupEvalID,
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * A scheduling worker (Nomad's worker): loop dequeue → wait for the state to reach the eval's
+ * ModifyIndex (bounded) → snapshot → run the eval type's scheduler with this worker as its
+ * Planner → ack; nack on any error, with exponential backoff. Several run concurrently.
+ */
+import type { Evaluation, Plan, PlanResult } from '../../structs/index.js';
+import type { Planner, SchedulerFactory, SchedulerState } from '../../scheduler/interfaces.js';
+import type { Clock, RandomSource } from '../../time/clock.js';
+import type { EvalBroker } from '../broker/eval-broker.js';
+import type { StateStore } from '../state/state-store.js';
+
+/** Backoff after errors: base × 4^failures, up to the limit (ms). */
+const BACKOFF_BASE_MS = 20;
+const BACKOFF_LIMIT_MS = 5_000;
+/** How long a worker waits for the state to catch up with an eval (ms). */
+const SYNC_LIMIT_MS = 5_000;
+/** How long one dequeue blocks before the loop checks for shutdown (ms). */
+const DEQUEUE_TIMEOUT_MS = 500;
+
+/** Worker failure modes; `code` says which. */
+export class WorkerError extends Error {
+  constructor(
+    readonly code: 'NO_SCHEDULER' | 'SYNC_TIMEOUT' | 'SHUTDOWN',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WorkerError';
+  }
+}
+
+/** What a worker needs from the server. */
+export interface WorkerDeps {
+  broker: EvalBroker;
+  state: StateStore;
+  clock: Clock;
+  random: RandomSource;
+  schedulers: string[];
+  schedulerFactoryFor: (type: string) => SchedulerFactory | undefined;
+  submitPlan: (plan: Plan) => Promise<PlanResult>;
+  /** Persists evaluations (EvalUpdate command); resolves once applied. */
+  upsertEvals: (evals: Evaluation[]) => Promise<void>;
+  onError?: (err: unknown, evaluation: Evaluation | null) => void;
+}
+
+/** One scheduling worker. start() runs the loop until stop(). */
+export class Worker {
+  private stopped = true;
+  private paused = false;
+  private resumeWaiters: (() => void)[] = [];
+  private failures = 0;
+  private loop: Promise<void> | null = null;
+  private readonly abort = new AbortController();
+  /** Evaluations processed (acked) by this worker. */
+  processed = 0;
+
+  constructor(private readonly deps: WorkerDeps) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.loop = this.run();
+  }
+
+  /** Stops after the current evaluation; resolves when the loop has exited. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    this.setPaused(false);
+    await this.loop;
+  }
+
+  /** Pauses (or resumes) dequeuing; an evaluation in progress finishes. */
+  setPaused(paused: boolean): void {
+    this.paused = paused;
+    if (!paused) for (const r of this.resumeWaiters.splice(0)) r();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      if (this.paused) await new Promise<void>((r) => this.resumeWaiters.push(r));
+      if (this.stopped) break;
+      let d;
+      try {
+        d = await this.deps.broker.dequeue(this.deps.schedulers, DEQUEUE_TIMEOUT_MS, this.abort.signal);
+      } catch (err) {
+        this.deps.onError?.(err, null);
+        await this.backoff();
+        continue;
+      }
+      if (!d) continue;
+      if (this.stopped) {
+        this.sendAck(d.eval.ID, d.token, false);
+        break;
+      }
+      try {
+        await this.process(d.eval, d.token);
+        this.sendAck(d.eval.ID, d.token, true);
+        this.processed++;
+        this.failures = 0;
+      } catch (err) {
+        this.deps.onError?.(err, d.eval);
+        this.sendAck(d.eval.ID, d.token, false);
+        await this.backoff();
+      }
+    }
+  }
+
+  private async process(evaluation: Evaluation, token: string): Promise<void> {
+    const { state } = this.deps;
+    await this.waitForIndex(evaluation.ModifyIndex);
+    const factory = this.deps.schedulerFactoryFor(evaluation.Type);
+    if (!factory) throw new WorkerError('NO_SCHEDULER', `no scheduler for evaluation type "${evaluation.Type}"`);
+    const snap = state.snapshot();
+    const planner = new WorkerPlanner(this, token, snap.index());
+    const sched = factory(snap, planner, { now: this.deps.clock.now(), random: this.deps.random });
+    await sched.process(evaluation);
+  }
+
+  /** Waits until the state reaches index, or fails after the sync limit. */
+  async waitForIndex(index: number): Promise<void> {
+    const reached = await this.deps.state.waitForIndex(index, SYNC_LIMIT_MS);
+    if (reached < index) throw new WorkerError('SYNC_TIMEOUT', `state did not reach index ${index} (at ${reached})`);
+  }
+
+  /** Deps for the planner. */
+  get depsForPlanner(): WorkerDeps {
+    return this.deps;
+  }
+
+  private sendAck(evalId: string, token: string, ack: boolean): void {
+    try {
+      if (ack) this.deps.broker.ack(evalId, token);
+      else this.deps.broker.nack(evalId, token);
+    } catch (err) {
+      // The eval may have timed out and been redelivered meanwhile; nothing to do.
+      this.deps.onError?.(err, null);
+    }
+  }
+
+  private async backoff(): Promise<void> {
+    const ms = Math.min(BACKOFF_LIMIT_MS, BACKOFF_BASE_MS * 4 ** this.failures);
+    if (ms < BACKOFF_LIMIT_MS) this.failures++;
+    try {
+      await this.deps.clock.sleep(ms, this.abort.signal);
+    } catch {
+      // aborted: shutting down
+    }
+  }
+}
+
+/** The Planner a scheduler sees while a worker processes one evaluation. */
+class WorkerPlanner implements Planner {
+  constructor(
+    private readonly worker: Worker,
+    private readonly token: string,
+    private readonly snapshotIndex: number,
+  ) {}
+
+  async submitPlan(plan: Plan): Promise<{ result: PlanResult; newState: SchedulerState | null }> {
+    const deps = this.worker.depsForPlanner;
+    plan.EvalToken = this.token;
+    plan.SnapshotIndex = this.snapshotIndex;
+    const result = await deps.submitPlan(plan);
+    if (result.RefreshIndex <= 0) return { result, newState: null };
+    await this.worker.waitForIndex(result.RefreshIndex);
+    return { result, newState: deps.state.snapshot() };
+  }
+
+  async updateEval(e: Evaluation): Promise<void> {
+    await this.worker.depsForPlanner.upsertEvals([{ ...e, SnapshotIndex: this.snapshotIndex }]);
+  }
+
+  async createEval(e: Evaluation): Promise<void> {
+    await this.worker.depsForPlanner.upsertEvals([{ ...e, SnapshotIndex: this.snapshotIndex }]);
+  }
+
+  async reblockEval(e: Evaluation): Promise<void> {
+    await this.worker.depsForPlanner.upsertEvals([{ ...e, Status: 'blocked', SnapshotIndex: this.snapshotIndex }]);
+  }
+}
