@@ -23,6 +23,11 @@ import { registerJobRoutes } from './routes/jobs.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerNodeRoutes } from './routes/nodes.js';
 import { registerStatusRoutes } from './routes/status.js';
+import { registerClientAllocRoutes } from './routes/client-alloc.js';
+import { registerClientExecRoutes } from './routes/client-exec.js';
+import { registerClientFsRoutes } from './routes/client-fs.js';
+import { registerClientLogsRoutes } from './routes/client-logs.js';
+import { registerEventStreamRoutes } from './routes/event-stream.js';
 
 /** Options of createHttpServer. */
 export interface HttpServerOptions {
@@ -112,6 +117,12 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerAgentRoutes(app, ctx);
   registerMetricsRoutes(app, ctx);
   registerInternalRoutes(app, ctx);
+  registerEventStreamRoutes(app, ctx);
+  // Client routes serve local allocations and, on a server, forward to the client holding one.
+  registerClientExecRoutes(app, ctx);
+  registerClientFsRoutes(app, ctx);
+  registerClientLogsRoutes(app, ctx);
+  registerClientAllocRoutes(app, ctx);
   if (opts.client) registerClientRoutes(app, ctx, opts.client);
   return app;
 }
