@@ -1,0 +1,362 @@
+/**
+ * The client agent: fingerprints the node, registers it and heartbeats, watches the node's
+ * allocations with a blocking query and runs each in an AllocRunner, restores every alloc
+ * runner from the state DB after an agent restart, and batches allocation updates to the
+ * servers. `shutdown()` stops the agent and leaves the tasks running.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino, type Logger } from 'pino';
+import type { Allocation, Node, NodeStatus } from '../structs/index.js';
+import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
+import type { Driver, ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
+import { builtinDrivers } from '../drivers/index.js';
+import type { AllocClientUpdate } from '../server/server-api.js';
+import { ClientApiError, ClientApiErrorCode, type ClientHttpApi } from '../http/client-http-api.js';
+import type { ServerConnection } from './server-connection.js';
+import { AllocRunner } from './allocrunner/alloc-runner.js';
+import type { TaskRunner } from './taskrunner/task-runner.js';
+import { AllocUpdateBatcher } from './alloc-update-batcher.js';
+import { StateDb, type ClientStateStore, type StoredAlloc } from './state/state-db.js';
+import { loadNodeIdentity } from './node/node-identity.js';
+import { fingerprintDrivers, fingerprintHost } from './node/fingerprint.js';
+import type { NodeInfo } from './taskenv/task-env.js';
+import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
+
+export type { ServerConnection } from './server-connection.js';
+
+/** How the agent configures its client. */
+export interface ClientConfig {
+  dataDir: string;
+  connection: ServerConnection;
+  nodeName?: string;
+  datacenter?: string;
+  region?: string;
+  nodeClass?: string;
+  meta?: Record<string, string>;
+  /** Advertised HTTP address, "127.0.0.1:4646". */
+  httpAddr: string;
+  drivers?: Driver[];
+  clock?: Clock;
+  logger?: Logger;
+  options?: Record<string, string>;
+  /** Randomness for heartbeat jitter and restart delays (tests). */
+  random?: RandomSource;
+  /** State store override (tests); default SQLite under `<dataDir>/client/state.db`. */
+  store?: ClientStateStore;
+}
+
+/** How long one blocking query for allocations waits. */
+const WATCH_WAIT_MS = 30_000;
+/** Pause after a failed register, heartbeat or watch, doubling up to the cap. */
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_MS = 15_000;
+
+/** A running client agent. Create with `Client.start`. */
+export class Client implements ClientHttpApi {
+  private readonly runners = new Map<string, AllocRunner>();
+  /** AllocModifyIndex of the version each runner was last given. */
+  private readonly seen = new Map<string, number>();
+  private readonly stopCtl = new AbortController();
+  private readonly batcher: AllocUpdateBatcher;
+  private readonly clock: Clock;
+  private readonly random: RandomSource;
+  private readonly logger: Logger;
+  private readonly drivers: Map<string, Driver>;
+  private node!: Node;
+  private nodeInfo!: NodeInfo;
+  private registered = false;
+  private heartbeatTtlMs = 10_000;
+  private loops: Promise<void>[] = [];
+
+  private constructor(
+    private readonly config: ClientConfig,
+    private readonly store: ClientStateStore,
+    drivers: Driver[],
+  ) {
+    this.clock = config.clock ?? systemClock;
+    this.random = config.random ?? Math.random;
+    this.logger = config.logger ?? pino({ level: 'silent' });
+    this.drivers = new Map(drivers.map((d) => [d.name, d]));
+    this.batcher = new AllocUpdateBatcher(
+      (u) => this.config.connection.updateAllocs(u),
+      this.clock,
+      undefined,
+      (err) => this.logger.warn({ err: errorMessage(err) }, 'sending allocation updates failed; will retry'),
+    );
+  }
+
+  /**
+   * Starts a client: fingerprints, restores allocations from the state DB (reattaching to
+   * their tasks), then registers with the servers and begins heartbeating and watching
+   * allocations in the background. Resolves once restored; registration retries on its own.
+   */
+  static async start(config: ClientConfig): Promise<Client> {
+    mkdirSync(config.dataDir, { recursive: true });
+    const store = config.store ?? new StateDb(join(config.dataDir, 'client', 'state.db'));
+    const drivers = config.drivers ?? [...builtinDrivers({ dataDir: config.dataDir, clock: config.clock }).values()];
+    const c = new Client(config, store, drivers);
+    await c.fingerprint();
+    await c.restore();
+    c.loops.push(c.heartbeatLoop(), c.watchLoop());
+    return c;
+  }
+
+  /** The node's ID (stable across restarts). */
+  nodeId(): string {
+    return this.node.ID;
+  }
+
+  /** The node as registered with the servers. */
+  nodeDescription(): Node {
+    return this.node;
+  }
+
+  /** The runner of an allocation on this node, if any. */
+  allocRunner(allocId: string): AllocRunner | undefined {
+    return this.runners.get(allocId);
+  }
+
+  /** All alloc runners. */
+  allocRunners(): AllocRunner[] {
+    return [...this.runners.values()];
+  }
+
+  /** Stops the agent: loops end, pending updates are flushed, tasks keep running. */
+  async shutdown(): Promise<void> {
+    if (this.stopCtl.signal.aborted) return;
+    this.stopCtl.abort();
+    await Promise.allSettled(this.loops);
+    await Promise.all([...this.runners.values()].map((r) => r.shutdown()));
+    await this.batcher.flush().catch(() => undefined);
+    this.batcher.stop();
+    for (const d of this.drivers.values()) await d.shutdown().catch(() => undefined);
+    this.store.close();
+  }
+
+  // ---- ClientHttpApi ----
+
+  hasAlloc(allocId: string): boolean {
+    return this.runners.has(allocId);
+  }
+
+  allocDir(allocId: string): string | undefined {
+    return this.runners.get(allocId)?.allocDir.root;
+  }
+
+  execSpec(allocId: string, task: string, command: string[]): ExecSpec {
+    const tr = this.requireRunner(allocId).taskRunner(task);
+    if (!tr) throw new ClientApiError(ClientApiErrorCode.TaskNotFound, `task "${task}" not found in allocation ${allocId}`);
+    const h = tr.driverHandle();
+    if (!h) throw new ClientApiError(ClientApiErrorCode.TaskNotRunning, `task "${task}" is not running`);
+    return this.drivers.get(tr.taskDef().Driver)!.execSpec(h.taskId, command);
+  }
+
+  async restartAlloc(allocId: string, task?: string): Promise<void> {
+    for (const tr of this.selectTasks(allocId, task)) {
+      if (tr.driverHandle()) await tr.restart('User requested restart');
+      else if (task) throw new ClientApiError(ClientApiErrorCode.TaskNotRunning, `task "${task}" is not running`);
+    }
+  }
+
+  async signalAlloc(allocId: string, task: string | undefined, signal: string): Promise<void> {
+    if (!/^SIG[A-Z0-9]+$/.test(signal)) throw new ClientApiError(ClientApiErrorCode.BadSignal, `invalid signal "${signal}"`);
+    for (const tr of this.selectTasks(allocId, task)) {
+      if (tr.driverHandle()) await tr.signal(signal, 'User requested signal');
+      else if (task) throw new ClientApiError(ClientApiErrorCode.TaskNotRunning, `task "${task}" is not running`);
+    }
+  }
+
+  async allocStats(allocId: string): Promise<Record<string, TaskResourceUsage>> {
+    const out: Record<string, TaskResourceUsage> = {};
+    for (const tr of this.selectTasks(allocId, undefined)) {
+      const h = tr.driverHandle();
+      if (!h) continue;
+      const d = this.drivers.get(tr.taskDef().Driver);
+      const u = tr.latestUsage() ?? (await d?.taskStats(h.taskId).catch(() => null));
+      if (u) out[tr.taskName] = u;
+    }
+    return out;
+  }
+
+  private requireRunner(allocId: string): AllocRunner {
+    const ar = this.runners.get(allocId);
+    if (!ar) throw new ClientApiError(ClientApiErrorCode.AllocNotFound, `allocation ${allocId} not found on this node`);
+    return ar;
+  }
+
+  private selectTasks(allocId: string, task: string | undefined): TaskRunner[] {
+    const ar = this.requireRunner(allocId);
+    if (task === undefined) return [...ar.taskRunners().values()];
+    const tr = ar.taskRunner(task);
+    if (!tr) throw new ClientApiError(ClientApiErrorCode.TaskNotFound, `task "${task}" not found in allocation ${allocId}`);
+    return [tr];
+  }
+
+  // ---- node ----
+
+  private async fingerprint(): Promise<void> {
+    const id = loadNodeIdentity(this.config.dataDir);
+    const host = fingerprintHost(this.config.dataDir);
+    const drv = await fingerprintDrivers([...this.drivers.values()], this.clock.now());
+    const name = this.config.nodeName ?? host.attributes['unique.hostname']!;
+    const dc = this.config.datacenter ?? 'dc1';
+    const attributes = { ...host.attributes, ...drv.attributes, 'unique.network.ip-address': this.config.httpAddr.split(':')[0] ?? '127.0.0.1' };
+    this.node = {
+      ID: id.id,
+      SecretID: id.secretId,
+      Datacenter: dc,
+      Name: name,
+      HTTPAddr: this.config.httpAddr,
+      TLSEnabled: false,
+      Attributes: attributes,
+      NodeResources: host.resources,
+      ReservedResources: null,
+      Links: null,
+      Meta: { ...(this.config.meta ?? {}) },
+      NodeClass: this.config.nodeClass ?? '',
+      NodePool: 'default',
+      ComputedClass: '',
+      Drivers: drv.drivers,
+      Status: 'initializing',
+      StatusDescription: '',
+      StatusUpdatedAt: Math.floor(this.clock.now() / 1000),
+      Events: null,
+      SchedulingEligibility: 'eligible',
+      DrainStrategy: null,
+      Drain: false,
+      LastDrain: null,
+      CreateIndex: 0,
+      ModifyIndex: 0,
+    };
+    this.nodeInfo = {
+      id: id.id,
+      name,
+      datacenter: dc,
+      region: this.config.region ?? 'global',
+      nodeClass: this.node.NodeClass,
+      attributes,
+      meta: this.node.Meta,
+    };
+  }
+
+  private async register(): Promise<void> {
+    const r = await this.config.connection.registerNode({ ...this.node, Status: 'ready' });
+    this.heartbeatTtlMs = r.heartbeatTtlMs;
+    this.registered = true;
+    this.logger.info({ node: this.node.ID }, 'node registered');
+  }
+
+  /** Registers, then heartbeats at a random point in the second half of the TTL; re-registers when the server forgot us. */
+  private async heartbeatLoop(): Promise<void> {
+    let failures = 0;
+    const signal = this.stopCtl.signal;
+    while (!signal.aborted) {
+      let waitMs: number;
+      try {
+        if (!this.registered) await this.register();
+        else this.heartbeatTtlMs = (await this.config.connection.heartbeat(this.node.ID, 'ready' as NodeStatus)).heartbeatTtlMs;
+        failures = 0;
+        waitMs = this.heartbeatTtlMs / 2 + this.random() * (this.heartbeatTtlMs / 2) * 0.9;
+      } catch (err) {
+        if (err instanceof ClientError && err.code === ClientErrorCode.NodeUnknown) this.registered = false;
+        else if (!this.registered) this.logger.warn({ err: errorMessage(err) }, 'registering node failed; retrying');
+        else this.logger.warn({ err: errorMessage(err) }, 'heartbeat failed; retrying');
+        // A failure after registration may mean a restarted server: register again to be safe.
+        if (failures > 1) this.registered = false;
+        waitMs = Math.min(RETRY_BASE_MS * 2 ** failures, RETRY_MAX_MS, this.heartbeatTtlMs / 2);
+        failures++;
+      }
+      await this.clock.sleep(waitMs, signal).catch(() => undefined);
+    }
+  }
+
+  /** Blocking-query loop on the node's allocations; applies each answer. */
+  private async watchLoop(): Promise<void> {
+    let index = 0;
+    let failures = 0;
+    const signal = this.stopCtl.signal;
+    while (!signal.aborted) {
+      if (!this.registered) {
+        await this.clock.sleep(50, signal).catch(() => undefined);
+        continue;
+      }
+      try {
+        const r = await this.config.connection.watchAllocs(this.node.ID, index, WATCH_WAIT_MS, signal);
+        if (signal.aborted) break;
+        // An index going backwards means a server without our history: start over.
+        index = r.index < index ? 0 : r.index;
+        this.applyAllocs(r.allocs);
+        failures = 0;
+      } catch (err) {
+        if (signal.aborted) break;
+        this.logger.warn({ err: errorMessage(err) }, 'watching allocations failed; retrying');
+        if (err instanceof ClientError && err.code === ClientErrorCode.NodeUnknown) this.registered = false;
+        await this.clock.sleep(Math.min(RETRY_BASE_MS * 2 ** failures, RETRY_MAX_MS), signal).catch(() => undefined);
+        failures++;
+      }
+    }
+  }
+
+  /** Diffs the server's allocations against the runners: start new, update changed, stop removed. */
+  applyAllocs(allocs: Allocation[]): void {
+    const present = new Set<string>();
+    for (const a of allocs) {
+      present.add(a.ID);
+      const ar = this.runners.get(a.ID);
+      if (!ar) {
+        // Terminal allocations we do not run (e.g. GC'd here already) are ignored.
+        if (a.DesiredStatus !== 'run' || a.ClientStatus === 'complete' || a.ClientStatus === 'failed' || a.ClientStatus === 'lost') continue;
+        this.addRunner(a);
+      } else if (a.AllocModifyIndex > (this.seen.get(a.ID) ?? -1)) {
+        this.seen.set(a.ID, a.AllocModifyIndex);
+        // Servers may send the alloc without its job when unchanged; keep the one we have.
+        ar.update(a.Job ? a : { ...a, Job: ar.alloc().Job });
+      }
+    }
+    for (const [id, ar] of this.runners) {
+      if (!present.has(id)) this.removeRunner(id, ar);
+    }
+  }
+
+  private addRunner(alloc: Allocation, restored?: StoredAlloc): AllocRunner {
+    const ar = this.newRunner(alloc, restored);
+    this.runners.set(alloc.ID, ar);
+    this.seen.set(alloc.ID, alloc.AllocModifyIndex);
+    void ar.run();
+    return ar;
+  }
+
+  private newRunner(alloc: Allocation, restored?: StoredAlloc): AllocRunner {
+    return new AllocRunner({
+      alloc,
+      dataDir: this.config.dataDir,
+      drivers: this.drivers,
+      node: this.nodeInfo,
+      store: this.store,
+      clock: this.clock,
+      random: this.random,
+      logger: this.logger,
+      onUpdate: (u: AllocClientUpdate) => this.batcher.enqueue(u),
+      restored,
+      hostEnv: process.env,
+    });
+  }
+
+  private removeRunner(id: string, ar: AllocRunner): void {
+    this.runners.delete(id);
+    this.seen.delete(id);
+    void ar.destroy().catch((err: unknown) => this.logger.warn({ alloc: id, err: errorMessage(err) }, 'destroying allocation failed'));
+  }
+
+  /** Recreates runners for every allocation in the state DB; they reattach to running tasks. */
+  private async restore(): Promise<void> {
+    for (const sa of this.store.allAllocs()) {
+      try {
+        this.addRunner(sa.alloc, sa);
+      } catch (err) {
+        this.logger.error({ alloc: sa.alloc.ID, err: errorMessage(err) }, 'restoring allocation failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * How a client talks to the servers: register, heartbeat, watch its allocations with a
+ * blocking query, and send allocation updates. Two implementations: over HTTP (a client agent
+ * with -servers, round-robin with failover) and in-process (-dev mode, no HTTP).
+ */
+import type { Allocation, Node, NodeStatus } from '../structs/index.js';
+import { NANOS_PER_MS } from '../structs/duration.js';
+import type { AllocClientUpdate, ServerApi } from '../server/server-api.js';
+import { ServerError, Table } from '../server/server-api.js';
+import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
+
+/** The client's view of the servers. Errors are ClientError (NodeUnknown, ServerUnreachable, ServerRejected). */
+export interface ServerConnection {
+  registerNode(node: Node): Promise<{ heartbeatTtlMs: number }>;
+  heartbeat(nodeId: string, status: NodeStatus): Promise<{ heartbeatTtlMs: number }>;
+  /** blocking query: resolves when the node's allocs change past afterIndex or after timeoutMs */
+  watchAllocs(nodeId: string, afterIndex: number, timeoutMs: number, signal: AbortSignal): Promise<{ allocs: Allocation[]; index: number }>;
+  updateAllocs(updates: AllocClientUpdate[]): Promise<void>;
+}
+
+function ttlMs(ns: number): number {
+  return Math.max(1, Math.round(ns / NANOS_PER_MS));
+}
+
+/** Maps a server-side error to the client's error codes. */
+function fromServerError(err: unknown, what: string): never {
+  if (err instanceof ClientError) throw err;
+  if (err instanceof ServerError) {
+    if (err.status === 404) throw new ClientError(ClientErrorCode.NodeUnknown, `${what}: ${err.message}`, true, { cause: err });
+    throw new ClientError(ClientErrorCode.ServerRejected, `${what}: ${err.message}`, true, { cause: err });
+  }
+  throw new ClientError(ClientErrorCode.ServerRejected, `${what}: ${errorMessage(err)}`, true, { cause: err });
+}
+
+/** A connection to a server in the same process (-dev mode). */
+export function inProcessServerConnection(server: ServerApi): ServerConnection {
+  return {
+    async registerNode(node) {
+      try {
+        const r = await server.registerNode(node);
+        return { heartbeatTtlMs: ttlMs(r.heartbeatTtl) };
+      } catch (err) {
+        return fromServerError(err, 'register node');
+      }
+    },
+    async heartbeat(nodeId, status) {
+      if (!server.state.nodeById(nodeId)) throw new ClientError(ClientErrorCode.NodeUnknown, `node ${nodeId} is not registered`);
+      try {
+        const r = await server.heartbeatNode(nodeId, status);
+        return { heartbeatTtlMs: ttlMs(r.heartbeatTtl) };
+      } catch (err) {
+        return fromServerError(err, 'heartbeat');
+      }
+    },
+    async watchAllocs(nodeId, afterIndex, timeoutMs, signal) {
+      let index = server.state.tableIndex(Table.Allocs);
+      if (index <= afterIndex) index = await server.waitForChange([Table.Allocs], afterIndex, timeoutMs, signal);
+      return { allocs: server.state.allocsByNode(nodeId), index: Math.max(index, server.state.tableIndex(Table.Allocs)) };
+    },
+    async updateAllocs(updates) {
+      try {
+        await server.updateAllocsFromClient(updates);
+      } catch (err) {
+        fromServerError(err, 'update allocs');
+      }
+    },
+  };
+}
+
+/** How long the HTTP connection waits before retrying when every server is unreachable. */
+const RETRY_BASE_MS = 250;
+const RETRY_ROUNDS = 3;
+
+/**
+ * A connection over Nomad's HTTP API to one of `servers` ("host:port" or URLs). Requests go to
+ * the current server; on a network error or 5xx the next one is tried, for a few rounds with
+ * backoff, before failing with ServerUnreachable.
+ */
+export function httpServerConnection(servers: string[], token?: string): ServerConnection {
+  if (servers.length === 0) throw new ClientError(ClientErrorCode.ServerUnreachable, 'no servers configured', false);
+  const bases = servers.map((s) => (/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`));
+  let current = 0;
+
+  async function request(method: string, path: string, body: unknown, signal?: AbortSignal): Promise<{ json: unknown; headers: Headers }> {
+    let lastErr: unknown = null;
+    for (let round = 0; round < RETRY_ROUNDS; round++) {
+      for (let i = 0; i < bases.length; i++) {
+        const base = bases[current]!;
+        try {
+          const headers: Record<string, string> = { 'content-type': 'application/json' };
+          if (token) headers['X-Nomad-Token'] = token;
+          const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+          const text = await res.text();
+          if (res.status === 404) throw new ClientError(ClientErrorCode.NodeUnknown, `${method} ${path}: ${text.trim() || 'not found'}`);
+          if (res.status >= 400 && res.status < 500) throw new ClientError(ClientErrorCode.ServerRejected, `${method} ${path}: ${res.status} ${text.trim()}`);
+          if (res.status >= 500) throw new Error(`${base}: ${res.status} ${text.trim()}`);
+          return { json: text ? (JSON.parse(text) as unknown) : null, headers: res.headers };
+        } catch (err) {
+          if (err instanceof ClientError || signal?.aborted) throw err;
+          lastErr = err;
+          current = (current + 1) % bases.length;
+        }
+      }
+      await new Promise((r) => setTimeout(r, RETRY_BASE_MS * 2 ** round));
+    }
+    throw new ClientError(ClientErrorCode.ServerUnreachable, `no server reachable (${bases.join(', ')}): ${errorMessage(lastErr)}`, true, { cause: lastErr });
+  }
+
+  function ttlOf(json: unknown): { heartbeatTtlMs: number } {
+    const ns = Number((json as { HeartbeatTTL?: number } | null)?.HeartbeatTTL ?? 0);
+    return { heartbeatTtlMs: ns > 0 ? ttlMs(ns) : 10_000 };
+  }
+
+  return {
+    async registerNode(node) {
+      const { json } = await request('PUT', '/v1/internal/node/register', { Node: node });
+      return ttlOf(json);
+    },
+    async heartbeat(nodeId, status) {
+      const { json } = await request('PUT', `/v1/internal/node/${encodeURIComponent(nodeId)}/heartbeat`, { Status: status });
+      return ttlOf(json);
+    },
+    async watchAllocs(nodeId, afterIndex, timeoutMs, signal) {
+      const wait = `${Math.max(1, Math.round(timeoutMs / 1000))}s`;
+      const { json, headers } = await request('GET', `/v1/node/${encodeURIComponent(nodeId)}/allocations?index=${afterIndex}&wait=${wait}`, undefined, signal);
+      const index = Number(headers.get('X-Nomad-Index') ?? afterIndex);
+      return { allocs: Array.isArray(json) ? (json as Allocation[]) : [], index: Number.isFinite(index) ? index : afterIndex };
+    },
+    async updateAllocs(updates) {
+      await request('PUT', '/v1/internal/allocs/update', { Allocs: updates });
+    },
+  };
+}
