@@ -15,7 +15,7 @@ let seq = 0;
 export function mockTaskConfig(
   root: string,
   driverConfig: Record<string, unknown>,
-  overrides: Partial<TaskConfig> & { logs?: Partial<TaskLogConfig> } = {},
+  overrides: Omit<Partial<TaskConfig>, 'logs'> & { logs?: Partial<TaskLogConfig> } = {},
 ): TaskConfig {
   const allocId = `alloc-${process.pid}-${++seq}`;
   const taskName = overrides.taskName ?? 'web';
