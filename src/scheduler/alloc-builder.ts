@@ -1,0 +1,109 @@
+/**
+ * Builds the allocation objects a plan carries: new placements, stopped copies and in-place
+ * updates. New allocations share the Job object (never a deep copy).
+ */
+import {
+  NANOS_PER_MS,
+  type AllocMetric,
+  type AllocatedResources,
+  type Allocation,
+  type Evaluation,
+  type Job,
+  type Node,
+  type RescheduleTracker,
+  type TaskGroup,
+} from '../structs/index.js';
+import type { GroupAsk } from './group-ask.js';
+import type { PortAssignment } from './port-assignment.js';
+
+/** Everything needed to build a new allocation. */
+export interface NewAllocInput {
+  id: string;
+  evaluation: Evaluation;
+  job: Job;
+  group: TaskGroup;
+  name: string;
+  node: Node;
+  ask: GroupAsk;
+  ports: PortAssignment;
+  metric: AllocMetric;
+  nowMs: number;
+  previous: Allocation | null;
+  tracker: RescheduleTracker | null;
+}
+
+function allocatedResources(group: TaskGroup, ask: GroupAsk, ports: PortAssignment): AllocatedResources {
+  const ar: AllocatedResources = {
+    Tasks: {},
+    TaskLifecycles: {},
+    Shared: {
+      Networks: ports.groupNetworks.length > 0 ? ports.groupNetworks : null,
+      DiskMB: ask.disk,
+      Ports: ports.mappings.length > 0 ? ports.mappings : null,
+    },
+  };
+  for (const t of group.Tasks) {
+    ar.Tasks[t.Name] = {
+      Cpu: { CpuShares: t.Resources.CPU, ReservedCores: null },
+      Memory: { MemoryMB: t.Resources.MemoryMB, MemoryMaxMB: t.Resources.MemoryMaxMB },
+      Networks: ports.taskNetworks.get(t.Name) ?? null,
+      Devices: null,
+    };
+    ar.TaskLifecycles[t.Name] = t.Lifecycle ? { Hook: t.Lifecycle.Hook, Sidecar: t.Lifecycle.Sidecar } : null;
+  }
+  return ar;
+}
+
+/** A new pending allocation wanted running. */
+export function buildNewAlloc(i: NewAllocInput): Allocation {
+  const now = i.nowMs * NANOS_PER_MS;
+  return {
+    ID: i.id,
+    Namespace: i.job.Namespace,
+    EvalID: i.evaluation.ID,
+    Name: i.name,
+    NodeID: i.node.ID,
+    NodeName: i.node.Name,
+    JobID: i.job.ID,
+    Job: i.job,
+    TaskGroup: i.group.Name,
+    AllocatedResources: allocatedResources(i.group, i.ask, i.ports),
+    Metrics: i.metric,
+    DesiredStatus: 'run',
+    DesiredDescription: '',
+    DesiredTransition: {},
+    ClientStatus: 'pending',
+    ClientDescription: '',
+    TaskStates: null,
+    DeploymentID: '',
+    DeploymentStatus: null,
+    FollowupEvalID: '',
+    PreviousAllocation: i.previous?.ID ?? '',
+    NextAllocation: '',
+    RescheduleTracker: i.tracker,
+    PreemptedAllocations: null,
+    PreemptedByAllocation: '',
+    CreateIndex: 0,
+    ModifyIndex: 0,
+    AllocModifyIndex: 0,
+    CreateTime: now,
+    ModifyTime: now,
+  };
+}
+
+/** A copy of an allocation asked to stop, optionally marked lost. */
+export function buildStoppedAlloc(a: Allocation, description: string, clientStatus: 'lost' | null, nowMs: number): Allocation {
+  return {
+    ...a,
+    DesiredStatus: 'stop',
+    DesiredDescription: description,
+    ClientStatus: clientStatus ?? a.ClientStatus,
+    ClientDescription: clientStatus === 'lost' ? 'alloc is lost since its node is down' : a.ClientDescription,
+    ModifyTime: nowMs * NANOS_PER_MS,
+  };
+}
+
+/** A copy of an allocation moved to the new job version without a restart. */
+export function buildInPlaceAlloc(a: Allocation, job: Job, evaluation: Evaluation, nowMs: number): Allocation {
+  return { ...a, Job: job, EvalID: evaluation.ID, ModifyTime: nowMs * NANOS_PER_MS };
+}

@@ -1,0 +1,159 @@
+/**
+ * The generic scheduler for service and batch jobs: reconciles the job's allocations, then
+ * places what is missing through the placement stack and submits one plan per attempt.
+ */
+import { emptyPlan, generateId, type AllocMetric, type Allocation, type Evaluation, type Node, type Plan } from '../structs/index.js';
+import type { Planner, Scheduler, SchedulerContext, SchedulerState } from './interfaces.js';
+import { buildInPlaceAlloc, buildNewAlloc, buildStoppedAlloc } from './alloc-builder.js';
+import { buildFollowupEval } from './eval-builder.js';
+import { nodeInJobScope, nodeIsReady } from './feasibility.js';
+import { ProposedUsage } from './node-usage.js';
+import { PlacementStack } from './placement-stack.js';
+import { runPlanAttempts, type PlanAttempt } from './plan-attempt.js';
+import { NodeTaint, PlacementKind, reconcile } from './reconciler.js';
+import { nextTracker } from './reschedule.js';
+
+/** Plan attempts before giving up, as Nomad: 5 for services, 2 for batch. */
+export const MAX_SERVICE_ATTEMPTS = 5;
+export const MAX_BATCH_ATTEMPTS = 2;
+
+function pushTo(rec: Record<string, Allocation[]>, nodeId: string, a: Allocation): void {
+  (rec[nodeId] ??= []).push(a);
+}
+
+/** Schedules one evaluation of a service or batch job. */
+export class GenericScheduler implements Scheduler {
+  private readonly newId: () => string;
+
+  constructor(
+    private readonly state: SchedulerState,
+    private readonly planner: Planner,
+    private readonly ctx: SchedulerContext,
+    private readonly batch: boolean,
+  ) {
+    this.newId = ctx.newId ?? generateId;
+  }
+
+  async process(evaluation: Evaluation): Promise<void> {
+    const attempts = this.batch ? MAX_BATCH_ATTEMPTS : MAX_SERVICE_ATTEMPTS;
+    await runPlanAttempts(evaluation, this.state, this.planner, this.ctx, attempts, (ev, st) => this.computePlan(ev, st));
+  }
+
+  private computePlan(ev: Evaluation, state: SchedulerState): PlanAttempt {
+    const nowMs = this.ctx.now;
+    const job = state.jobById(ev.Namespace, ev.JobID);
+    const allocs = state.allocsByJob(ev.Namespace, ev.JobID);
+    const plan: Plan = emptyPlan(ev.ID, '', job?.Priority ?? ev.Priority, job ?? null);
+    const attempt: PlanAttempt = { plan, failedTGAllocs: {}, queued: {}, followups: [], classEligibility: {} };
+
+    const taints = new Map<string, NodeTaint>();
+    const nodeTaint = (nodeId: string): NodeTaint => {
+      let t = taints.get(nodeId);
+      if (t === undefined) {
+        const n = state.nodeById(nodeId);
+        if (!n || n.Status === 'down' || n.Status === 'disconnected') t = NodeTaint.Lost;
+        else if (n.DrainStrategy !== null || n.Drain) t = NodeTaint.Draining;
+        else t = NodeTaint.None;
+        taints.set(nodeId, t);
+      }
+      return t;
+    };
+
+    let stack: PlacementStack | null = null;
+    const getStack = (): PlacementStack => {
+      if (!stack) {
+        const candidates: Node[] = [];
+        if (job) for (const n of state.nodes()) if (nodeIsReady(n) && nodeInJobScope(job, n)) candidates.push(n);
+        stack = new PlacementStack(job!, candidates, new ProposedUsage(state), state, this.ctx.random, allocs);
+      }
+      return stack;
+    };
+
+    const result = reconcile({
+      job,
+      allocs,
+      nodeTaint,
+      evalId: ev.ID,
+      nowMs,
+      canUpdateInPlace: (a, group) => {
+        const node = state.nodeById(a.NodeID);
+        return node !== undefined && getStack().staticallyFeasible(group, node);
+      },
+    });
+    plan.Annotations = { DesiredTGUpdates: result.desiredTGUpdates };
+
+    const stoppedCopies = new Map<string, Allocation>();
+    for (const s of result.stop) {
+      const copy = buildStoppedAlloc(s.alloc, s.description, s.clientStatus, nowMs);
+      pushTo(plan.NodeUpdate, s.alloc.NodeID, copy);
+      stoppedCopies.set(s.alloc.ID, copy);
+    }
+    if (job && !job.Stop) {
+      for (const u of result.inplace) pushTo(plan.NodeAllocation, u.alloc.NodeID, buildInPlaceAlloc(u.alloc, job, ev, nowMs));
+    }
+
+    // Delayed reschedules: one follow-up eval per distinct time, and the failed allocs point to it.
+    const byTime = new Map<number, Evaluation>();
+    for (const d of result.delayed) {
+      let f = byTime.get(d.atMs);
+      if (!f) {
+        f = buildFollowupEval(ev, this.newId(), nowMs, d.atMs);
+        byTime.set(d.atMs, f);
+        attempt.followups.push(f);
+      }
+      pushTo(plan.NodeAllocation, d.alloc.NodeID, { ...d.alloc, FollowupEvalID: f.ID });
+    }
+
+    for (const g of job?.TaskGroups ?? []) attempt.queued[g.Name] = 0;
+    if (result.place.length === 0 || !job) return attempt;
+
+    const st = getStack();
+    for (const s of result.stop) st.recordStop(s.alloc);
+    const failedGroups = new Set<string>();
+    for (const p of result.place) {
+      const groupName = p.group.Name;
+      if (failedGroups.has(groupName)) {
+        // Nomad coalesces: once a group fails, its other placements would fail the same way.
+        attempt.failedTGAllocs[groupName]!.CoalescedFailures++;
+        attempt.queued[groupName] = (attempt.queued[groupName] ?? 0) + 1;
+        continue;
+      }
+      const penalty = p.kind === PlacementKind.Reschedule && p.previous ? new Set([p.previous.NodeID]) : undefined;
+      const { selection, metric } = st.select(p.group, penalty ? { penaltyNodeIds: penalty } : {});
+      if (!selection) {
+        failedGroups.add(groupName);
+        attempt.failedTGAllocs[groupName] = metric as AllocMetric;
+        attempt.queued[groupName] = (attempt.queued[groupName] ?? 0) + 1;
+        for (const cls of Object.keys(metric.ClassFiltered ?? {})) attempt.classEligibility[cls] ??= false;
+        continue;
+      }
+      if (selection.node.NodeClass) attempt.classEligibility[selection.node.NodeClass] = true;
+      const tracker = p.kind === PlacementKind.Reschedule && p.previous ? nextTracker(p.previous, nowMs, p.rescheduleDelay ?? 0) : p.previous?.RescheduleTracker ?? null;
+      const alloc = buildNewAlloc({
+        id: this.newId(),
+        evaluation: ev,
+        job,
+        group: p.group,
+        name: p.name,
+        node: selection.node,
+        ask: selection.ask,
+        ports: selection.ports,
+        metric,
+        nowMs,
+        previous: p.previous,
+        tracker,
+      });
+      pushTo(plan.NodeAllocation, selection.node.ID, alloc);
+      st.recordPlacement(selection.node, p.group, selection);
+      if (p.previous) {
+        const copy = stoppedCopies.get(p.previous.ID);
+        if (copy) copy.NextAllocation = alloc.ID;
+        else {
+          const marked = { ...buildStoppedAlloc(p.previous, p.previous.DesiredDescription, null, nowMs), NextAllocation: alloc.ID };
+          pushTo(plan.NodeUpdate, p.previous.NodeID, marked);
+        }
+      }
+    }
+    return attempt;
+  }
+}

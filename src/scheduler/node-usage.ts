@@ -1,0 +1,147 @@
+/**
+ * Per-evaluation view of what each node has in use: the live allocations in state, minus
+ * those this plan stops, plus those this plan places. Computed lazily, only for nodes the
+ * scheduler looks at, so a placement never rescans the cluster.
+ */
+import type { Allocation, Node } from '../structs/index.js';
+import type { SchedulerState } from './interfaces.js';
+import { heldResources } from './group-ask.js';
+
+/** Resources in use on one node as this evaluation sees it. */
+export interface NodeUsage {
+  cpu: number;
+  memory: number;
+  disk: number;
+  /** Ports held by allocations in state (shared, never mutated). */
+  basePorts: ReadonlySet<number>;
+  /** Ports freed by stops in this plan. */
+  freedPorts: Set<number>;
+  /** Ports taken by placements in this plan. */
+  addedPorts: Set<number>;
+}
+
+interface BaseUsage {
+  cpu: number;
+  memory: number;
+  disk: number;
+  ports: Set<number>;
+}
+
+// The state store may hand out the same array for an unchanged node across evaluations; then
+// its sum is reused. Keyed weakly, so nothing is kept alive.
+const baseCache = new WeakMap<readonly Allocation[], BaseUsage>();
+const reservedPortCache = new WeakMap<Node, ReadonlySet<number>>();
+
+function isLive(a: Allocation): boolean {
+  return a.DesiredStatus === 'run' && a.ClientStatus !== 'complete' && a.ClientStatus !== 'failed' && a.ClientStatus !== 'lost';
+}
+
+function baseUsage(allocs: readonly Allocation[]): BaseUsage {
+  let b = baseCache.get(allocs);
+  if (b) return b;
+  b = { cpu: 0, memory: 0, disk: 0, ports: new Set() };
+  for (const a of allocs) {
+    if (!isLive(a)) continue;
+    const h = heldResources(a);
+    b.cpu += h.cpu;
+    b.memory += h.memory;
+    b.disk += h.disk;
+    for (const p of h.ports) b.ports.add(p);
+  }
+  baseCache.set(allocs, b);
+  return b;
+}
+
+/** Parses "22,80,8000-8100" into a set of ports; malformed parts are ignored. */
+export function parsePortSpec(spec: string): Set<number> {
+  const out = new Set<number>();
+  for (const part of spec.split(',')) {
+    const s = part.trim();
+    if (s === '') continue;
+    const m = /^(\d+)(?:-(\d+))?$/.exec(s);
+    if (!m) continue;
+    const lo = Number(m[1]);
+    const hi = m[2] !== undefined ? Number(m[2]) : lo;
+    for (let p = lo; p <= hi && p <= 65535; p++) out.add(p);
+  }
+  return out;
+}
+
+/** Ports a node keeps for itself. */
+export function nodeReservedPorts(node: Node): ReadonlySet<number> {
+  let s = reservedPortCache.get(node);
+  if (!s) {
+    s = parsePortSpec(node.ReservedResources?.Networks?.ReservedHostPorts ?? '');
+    reservedPortCache.set(node, s);
+  }
+  return s;
+}
+
+/** Schedulable capacity of a node: its resources minus what it reserves for itself. */
+export function nodeCapacity(node: Node): { cpu: number; memory: number; disk: number } {
+  const r = node.NodeResources;
+  const res = node.ReservedResources;
+  return {
+    cpu: r.Cpu.CpuShares - (res?.Cpu.CpuShares ?? 0),
+    memory: r.Memory.MemoryMB - (res?.Memory.MemoryMB ?? 0),
+    disk: r.Disk.DiskMB - (res?.Disk.DiskMB ?? 0),
+  };
+}
+
+/** True when a port is in use on the node as this evaluation sees it. */
+export function portInUse(node: Node, u: NodeUsage, port: number): boolean {
+  if (u.addedPorts.has(port)) return true;
+  if (nodeReservedPorts(node).has(port)) return true;
+  return u.basePorts.has(port) && !u.freedPorts.has(port);
+}
+
+/** The proposed usage of every node, for one evaluation. */
+export class ProposedUsage {
+  private readonly usage = new Map<string, NodeUsage>();
+  private readonly released = new Map<string, Allocation[]>();
+
+  constructor(private readonly state: Pick<SchedulerState, 'allocsByNode'>) {}
+
+  /** The node's usage, computing it on first use. */
+  get(nodeId: string): NodeUsage {
+    let u = this.usage.get(nodeId);
+    if (u) return u;
+    const b = baseUsage(this.state.allocsByNode(nodeId));
+    u = { cpu: b.cpu, memory: b.memory, disk: b.disk, basePorts: b.ports, freedPorts: new Set(), addedPorts: new Set() };
+    for (const a of this.released.get(nodeId) ?? []) subtract(u, a);
+    this.usage.set(nodeId, u);
+    return u;
+  }
+
+  /** Frees a live allocation this plan stops. Call at most once per allocation. */
+  release(a: Allocation): void {
+    if (!isLive(a)) return;
+    const u = this.usage.get(a.NodeID);
+    if (u) subtract(u, a);
+    else {
+      let list = this.released.get(a.NodeID);
+      if (!list) this.released.set(a.NodeID, (list = []));
+      list.push(a);
+    }
+  }
+
+  /** Records a placement on a node. */
+  add(nodeId: string, cpu: number, memory: number, disk: number, ports: readonly number[]): void {
+    const u = this.get(nodeId);
+    u.cpu += cpu;
+    u.memory += memory;
+    u.disk += disk;
+    for (const p of ports) {
+      u.addedPorts.add(p);
+      u.freedPorts.delete(p);
+    }
+  }
+}
+
+function subtract(u: NodeUsage, a: Allocation): void {
+  const h = heldResources(a);
+  u.cpu -= h.cpu;
+  u.memory -= h.memory;
+  u.disk -= h.disk;
+  for (const p of h.ports) u.freedPorts.add(p);
+}

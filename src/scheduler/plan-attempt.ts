@@ -1,0 +1,73 @@
+/**
+ * The submit-and-retry loop shared by every scheduler: compute a plan against a snapshot,
+ * submit it, and when the applier committed only part (RefreshIndex > 0) recompute against the
+ * fresher snapshot, up to a bounded number of attempts. Then record the outcome on the
+ * evaluation: FailedTGAllocs, QueuedAllocations and a blocked eval for what could not be placed.
+ */
+import { generateId, isPlanEmpty, type AllocMetric, type Evaluation, type Plan } from '../structs/index.js';
+import type { Planner, SchedulerContext, SchedulerState } from './interfaces.js';
+import { buildBlockedEval } from './eval-builder.js';
+
+/** What one computation of a plan produced. */
+export interface PlanAttempt {
+  plan: Plan;
+  /** Per task group: why the placements that failed could not be made. */
+  failedTGAllocs: Record<string, AllocMetric>;
+  /** Per task group: allocations left unplaced. */
+  queued: Record<string, number>;
+  /** Follow-up evaluations to create before submitting the plan. */
+  followups: Evaluation[];
+  /** Node classes seen feasible (true) or not (false), for the blocked eval. */
+  classEligibility: Record<string, boolean>;
+}
+
+/** Computes a plan for the evaluation against a snapshot. */
+export type PlanComputer = (evaluation: Evaluation, state: SchedulerState) => PlanAttempt;
+
+/** Runs the attempts and finishes the evaluation. Resolves when the eval is updated. */
+export async function runPlanAttempts(
+  evaluation: Evaluation,
+  initial: SchedulerState,
+  planner: Planner,
+  ctx: SchedulerContext,
+  maxAttempts: number,
+  compute: PlanComputer,
+): Promise<void> {
+  const newId = ctx.newId ?? generateId;
+  let state = initial;
+  let last: PlanAttempt | null = null;
+  let done = false;
+  for (let attempt = 0; attempt < maxAttempts && !done; attempt++) {
+    last = compute(evaluation, state);
+    last.plan.SnapshotIndex = state.index();
+    for (const f of last.followups) await planner.createEval(f);
+    if (isPlanEmpty(last.plan)) {
+      done = true;
+      break;
+    }
+    const { result, newState } = await planner.submitPlan(last.plan);
+    if (result.RefreshIndex > 0 && newState) {
+      state = newState;
+      continue;
+    }
+    done = true;
+  }
+  const update: Evaluation = { ...evaluation, ModifyTime: ctx.now * 1_000_000 };
+  if (!done || !last) {
+    update.Status = 'failed';
+    update.StatusDescription = `maximum attempts reached (${maxAttempts})`;
+    await planner.updateEval(update);
+    return;
+  }
+  const failed = Object.keys(last.failedTGAllocs).length > 0;
+  update.Status = 'complete';
+  update.StatusDescription = '';
+  update.FailedTGAllocs = failed ? last.failedTGAllocs : null;
+  update.QueuedAllocations = last.queued;
+  if (failed) {
+    const blocked = buildBlockedEval(evaluation, newId(), ctx.now, last.classEligibility);
+    await planner.reblockEval(blocked);
+    update.BlockedEval = blocked.ID;
+  }
+  await planner.updateEval(update);
+}
