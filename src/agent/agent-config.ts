@@ -1,0 +1,142 @@
+/**
+ * The agent's configuration: which roles it runs (server, client, or both with -dev), where it
+ * keeps data, where it listens, and what the client advertises. Built from defaults, then
+ * config files (`-config`, later files win), then command-line flags, as Nomad does.
+ */
+import { hostname } from 'node:os';
+
+/** The server block of the agent configuration. */
+export interface ServerConfig {
+  enabled: boolean;
+  /** Scheduler workers (Nomad's num_schedulers); default: one per core, at least 1. */
+  numSchedulers: number;
+}
+
+/** The client block of the agent configuration. */
+export interface ClientConfig {
+  enabled: boolean;
+  /** Server HTTP addresses ("host:port") a client-only agent talks to. */
+  servers: string[];
+  nodeClass: string;
+  meta: Record<string, string>;
+  options: Record<string, string>;
+}
+
+/** The complete, validated agent configuration. */
+export interface AgentConfig {
+  dev: boolean;
+  name: string;
+  region: string;
+  datacenter: string;
+  /** Data directory; undefined in -dev mode means "a temporary one". */
+  dataDir: string | undefined;
+  bindAddr: string;
+  ports: { http: number };
+  logLevel: string;
+  server: ServerConfig;
+  client: ClientConfig;
+  /** Files the configuration was read from, in order. */
+  files: string[];
+}
+
+/** A partial configuration as a file or the flags give it; later layers override earlier ones. */
+export interface AgentConfigLayer {
+  dev?: boolean;
+  name?: string;
+  region?: string;
+  datacenter?: string;
+  dataDir?: string;
+  bindAddr?: string;
+  ports?: { http?: number };
+  logLevel?: string;
+  server?: Partial<ServerConfig>;
+  client?: Partial<ClientConfig>;
+  files?: string[];
+}
+
+/** A configuration problem; `field` names the setting (e.g. "ports.http"). */
+export class AgentConfigError extends Error {
+  readonly code = 'AGENT_CONFIG_INVALID';
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+    this.name = 'AgentConfigError';
+  }
+}
+
+/** Nomad's defaults: region "global", datacenter "dc1", HTTP port 4646, bound to loopback in -dev. */
+export function defaultAgentConfig(): AgentConfig {
+  return {
+    dev: false,
+    name: hostname(),
+    region: 'global',
+    datacenter: 'dc1',
+    dataDir: undefined,
+    bindAddr: '0.0.0.0',
+    ports: { http: 4646 },
+    logLevel: 'info',
+    server: { enabled: false, numSchedulers: 0 },
+    client: { enabled: false, servers: [], nodeClass: '', meta: {}, options: {} },
+    files: [],
+  };
+}
+
+/** The layer -dev implies: both roles, loopback, debug logs (files and flags may still override). */
+export function devLayer(): AgentConfigLayer {
+  return { dev: true, bindAddr: '127.0.0.1', logLevel: 'debug', server: { enabled: true }, client: { enabled: true } };
+}
+
+/** Applies `layer` over `base` (maps merge key by key; lists replace). */
+export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentConfig {
+  const def = <T>(v: T | undefined, d: T): T => (v === undefined ? d : v);
+  return {
+    dev: def(layer.dev, base.dev),
+    name: def(layer.name, base.name),
+    region: def(layer.region, base.region),
+    datacenter: def(layer.datacenter, base.datacenter),
+    dataDir: def(layer.dataDir, base.dataDir),
+    bindAddr: def(layer.bindAddr, base.bindAddr),
+    ports: { http: def(layer.ports?.http, base.ports.http) },
+    logLevel: def(layer.logLevel, base.logLevel),
+    server: {
+      enabled: def(layer.server?.enabled, base.server.enabled),
+      numSchedulers: def(layer.server?.numSchedulers, base.server.numSchedulers),
+    },
+    client: {
+      enabled: def(layer.client?.enabled, base.client.enabled),
+      servers: def(layer.client?.servers, base.client.servers),
+      nodeClass: def(layer.client?.nodeClass, base.client.nodeClass),
+      meta: { ...base.client.meta, ...layer.client?.meta },
+      options: { ...base.client.options, ...layer.client?.options },
+    },
+    files: [...base.files, ...(layer.files ?? [])],
+  };
+}
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'];
+
+/** Checks a merged configuration; throws AgentConfigError naming the first bad field. */
+export function validateAgentConfig(c: AgentConfig): AgentConfig {
+  if (!c.server.enabled && !c.client.enabled) {
+    throw new AgentConfigError('server.enabled', 'must specify either server, client or dev mode for the agent');
+  }
+  if (!c.dev && c.dataDir === undefined) throw new AgentConfigError('data_dir', 'must be set when not in -dev mode');
+  if (!Number.isInteger(c.ports.http) || c.ports.http < 0 || c.ports.http > 65535) {
+    throw new AgentConfigError('ports.http', `invalid port ${String(c.ports.http)}`);
+  }
+  if (c.client.enabled && !c.server.enabled && c.client.servers.length === 0) {
+    throw new AgentConfigError('client.servers', 'a client-only agent needs -servers (or client { servers = [...] })');
+  }
+  for (const s of c.client.servers) {
+    if (!/^[^\s:]+(:\d+)?$/.test(s.replace(/^https?:\/\//, ''))) throw new AgentConfigError('client.servers', `invalid server address ${JSON.stringify(s)}`);
+  }
+  if (!Number.isInteger(c.server.numSchedulers) || c.server.numSchedulers < 0) {
+    throw new AgentConfigError('server.num_schedulers', `invalid value ${String(c.server.numSchedulers)}`);
+  }
+  if (!LOG_LEVELS.includes(c.logLevel.toLowerCase())) throw new AgentConfigError('log_level', `unknown level ${JSON.stringify(c.logLevel)}`);
+  if (c.region === '') throw new AgentConfigError('region', 'must not be empty');
+  if (c.datacenter === '') throw new AgentConfigError('datacenter', 'must not be empty');
+  return { ...c, logLevel: c.logLevel.toLowerCase() };
+}

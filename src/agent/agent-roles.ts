@@ -1,0 +1,68 @@
+/**
+ * The two roles an agent composes, as the agent sees them: a server (state, scheduling, the
+ * API behind the HTTP layer) and a client (runs tasks). Factories are injected so tests can
+ * compose an agent from fakes; `defaultRoles` (default-roles.ts) binds the real Server and
+ * Client.
+ */
+import type { Logger } from 'pino';
+import type { ClientHttpApi } from '../http/client-http-api.js';
+import type { ServerApi } from '../server/server-api.js';
+
+/** What the agent asks of a server it opened. */
+export interface ServerRole {
+  readonly api: ServerApi;
+  /** Stops leader duties and workers and closes the log; acknowledged writes are durable. */
+  close(): Promise<void>;
+}
+
+/** What the agent asks of a client it started. */
+export interface ClientRole {
+  readonly http: ClientHttpApi;
+  /** Stops the client but leaves its tasks running (Nomad's agent shutdown). */
+  shutdown(): Promise<void>;
+}
+
+/** Options for opening the server role. */
+export interface OpenServerOptions {
+  dataDir: string;
+  region: string;
+  datacenter: string;
+  numWorkers: number;
+  /** The HTTP address this agent listens on, "host:port". */
+  httpAddr: string;
+  logger: Logger;
+}
+
+/** Options for starting the client role; exactly one of `servers` and `inProcess` is set. */
+export interface StartClientOptions {
+  dataDir: string;
+  servers?: string[];
+  inProcess?: ServerApi;
+  nodeName: string;
+  datacenter: string;
+  region: string;
+  httpAddr: string;
+  nodeClass: string;
+  meta: Record<string, string>;
+  options: Record<string, string>;
+  logger: Logger;
+}
+
+/** How an agent creates its roles. */
+export interface RoleFactories {
+  openServer(opts: OpenServerOptions): Promise<ServerRole>;
+  startClient(opts: StartClientOptions): Promise<ClientRole>;
+}
+
+/** Raised when a role cannot be started; the agent exits with its message. */
+export class AgentRoleError extends Error {
+  readonly code = 'AGENT_ROLE_UNAVAILABLE';
+  constructor(
+    readonly role: 'server' | 'client',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'AgentRoleError';
+  }
+}

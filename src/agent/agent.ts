@@ -1,0 +1,159 @@
+/**
+ * The agent: composes the server role, the client role and the HTTP API in one process.
+ * Start order: server (so the API has state), HTTP (so the client can advertise its address),
+ * client. Shutdown runs in reverse; the client's shutdown leaves tasks running, as Nomad's.
+ */
+import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { tmpdir, availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { createHttpServer } from '../http/http-server.js';
+import { defaultJobAdmission } from '../http/job-admission.js';
+import type { AgentConfig } from './agent-config.js';
+import type { ClientRole, RoleFactories, ServerRole } from './agent-roles.js';
+import { lateBoundClient } from './late-bound-client.js';
+
+/** A running agent. */
+export class Agent {
+  private stopped = false;
+
+  private constructor(
+    readonly config: AgentConfig,
+    /** "host:port" the HTTP API listens on. */
+    readonly httpAddr: string,
+    readonly dataDir: string,
+    private readonly http: FastifyInstance,
+    private readonly server: ServerRole | undefined,
+    private readonly client: ClientRole | undefined,
+    private readonly tempDataDir: boolean,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The node ID of this agent's client, or "" without a client role. */
+  nodeId(): string {
+    return this.client?.http.nodeId() ?? '';
+  }
+
+  /**
+   * Starts every role of `config`. On failure, whatever was started is stopped again before
+   * the error is rethrown.
+   */
+  static async start(config: AgentConfig, roles: RoleFactories, logger: Logger): Promise<Agent> {
+    const tempDataDir = config.dataDir === undefined;
+    const dataDir = config.dataDir ?? (await mkdtemp(join(tmpdir(), 'caravan-dev-')));
+    let server: ServerRole | undefined;
+    let http: FastifyInstance | undefined;
+    let client: ClientRole | undefined;
+    try {
+      await mkdir(dataDir, { recursive: true });
+      const plannedAddr = `${config.bindAddr}:${config.ports.http}`;
+      if (config.server.enabled) {
+        await mkdir(join(dataDir, 'server'), { recursive: true });
+        server = await roles.openServer({
+          dataDir: join(dataDir, 'server'),
+          region: config.region,
+          datacenter: config.datacenter,
+          numWorkers: config.server.numSchedulers || Math.max(1, availableParallelism()),
+          httpAddr: plannedAddr,
+          logger: logger.child({ component: 'server' }),
+        });
+      }
+      const lateClient = config.client.enabled ? lateBoundClient() : undefined;
+      http = createHttpServer({
+        ...(server ? { server: server.api } : {}),
+        ...(lateClient ? { client: lateClient.api } : {}),
+        admission: defaultJobAdmission,
+        logger: logger.child({ component: 'http' }),
+        agent: {
+          name: config.name,
+          region: config.region,
+          datacenter: config.datacenter,
+          httpAddr: plannedAddr,
+          server: config.server.enabled,
+          client: config.client.enabled,
+          config: agentConfigJson(config, dataDir),
+        },
+      });
+      await http.listen({ host: config.bindAddr, port: config.ports.http });
+      const httpAddr = listeningAddress(http, config.bindAddr);
+      if (config.client.enabled && lateClient) {
+        await mkdir(join(dataDir, 'client'), { recursive: true });
+        client = await roles.startClient({
+          dataDir: join(dataDir, 'client'),
+          ...(server ? { inProcess: server.api } : { servers: config.client.servers }),
+          nodeName: config.name,
+          datacenter: config.datacenter,
+          region: config.region,
+          httpAddr: advertiseAddress(httpAddr),
+          nodeClass: config.client.nodeClass,
+          meta: config.client.meta,
+          options: config.client.options,
+          logger: logger.child({ component: 'client' }),
+        });
+        lateClient.bind(client.http);
+      }
+      return new Agent(config, httpAddr, dataDir, http, server, client, tempDataDir, logger);
+    } catch (err) {
+      await client?.shutdown().catch(() => undefined);
+      await http?.close().catch(() => undefined);
+      await server?.close().catch(() => undefined);
+      if (tempDataDir) await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Graceful shutdown: client (tasks keep running), HTTP, server. Idempotent. */
+  async shutdown(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    const step = async (name: string, fn: () => Promise<unknown>) => {
+      try {
+        await fn();
+      } catch (err) {
+        this.logger.error({ err }, `shutdown of ${name} failed`);
+      }
+    };
+    if (this.client) await step('client', () => this.client!.shutdown());
+    await step('http', () => this.http.close());
+    if (this.server) await step('server', () => this.server!.close());
+    // A -dev agent without -data-dir keeps nothing, but only once its tasks are not ours to
+    // reattach: the directory holds their logs, so remove it only when there is no client.
+    if (this.tempDataDir && !this.client) await step('data dir', () => rm(this.dataDir, { recursive: true, force: true }));
+  }
+}
+
+/** The address fastify actually bound ("host:port"), so port 0 resolves to the real port. */
+function listeningAddress(http: FastifyInstance, bindAddr: string): string {
+  const addr = http.server.address();
+  if (addr && typeof addr === 'object') return `${bindAddr.includes(':') ? `[${bindAddr}]` : bindAddr}:${addr.port}`;
+  return bindAddr;
+}
+
+/** What a client advertises to servers: the bind address, or loopback when bound to all. */
+function advertiseAddress(httpAddr: string): string {
+  return httpAddr.replace(/^0\.0\.0\.0:/, '127.0.0.1:');
+}
+
+/** The configuration as /v1/agent/self shows it (Nomad's field names). */
+function agentConfigJson(c: AgentConfig, dataDir: string): Record<string, unknown> {
+  return {
+    Region: c.region,
+    Datacenter: c.datacenter,
+    NodeName: c.name,
+    DataDir: dataDir,
+    BindAddr: c.bindAddr,
+    LogLevel: c.logLevel.toUpperCase(),
+    DevMode: c.dev,
+    Ports: { HTTP: c.ports.http, RPC: 4647, Serf: 4648 },
+    Server: { Enabled: c.server.enabled, NumSchedulers: c.server.numSchedulers },
+    Client: {
+      Enabled: c.client.enabled,
+      Servers: c.client.servers,
+      NodeClass: c.client.nodeClass,
+      Meta: c.client.meta,
+      Options: c.client.options,
+    },
+    Files: c.files,
+  };
+}

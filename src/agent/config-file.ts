@@ -1,0 +1,121 @@
+/**
+ * Reading a Nomad agent configuration file (HCL2, or JSON when the name ends in .json) into a
+ * configuration layer. Known settings: data_dir, bind_addr, datacenter, region, name,
+ * log_level, ports { http }, server { enabled, num_schedulers }, client { enabled, servers,
+ * node_class, meta, options }. Other Nomad settings are ignored, so existing files load.
+ */
+import { readFile } from 'node:fs/promises';
+import { parse as parseHcl } from '@cdktf/hcl2json';
+import { AgentConfigError, type AgentConfigLayer } from './agent-config.js';
+
+type Obj = Record<string, unknown>;
+
+/** hcl2json turns every block into a list of bodies; JSON configs may use a plain object. */
+function block(root: Obj, name: string): Obj | undefined {
+  const v = root[name];
+  if (v === undefined || v === null) return undefined;
+  const first = Array.isArray(v) ? v[0] : v;
+  if (typeof first !== 'object' || first === null || Array.isArray(first)) throw new AgentConfigError(name, 'must be a block');
+  return first as Obj;
+}
+
+function str(o: Obj, key: string, field: string): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new AgentConfigError(field, `must be a string, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function bool(o: Obj, key: string, field: string): boolean | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw new AgentConfigError(field, `must be a boolean, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function int(o: Obj, key: string, field: string): number | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n)) throw new AgentConfigError(field, `must be an integer, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** A string map given as an attribute (`meta = {…}`) or a block (`meta { … }`). */
+function stringMap(o: Obj, key: string, field: string): Record<string, string> | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  const bodies = Array.isArray(v) ? v : [v];
+  const out: Record<string, string> = {};
+  for (const b of bodies) {
+    if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new AgentConfigError(field, 'must be a map of strings');
+    for (const [k, val] of Object.entries(b as Obj)) {
+      if (typeof val === 'object' && val !== null) throw new AgentConfigError(`${field}.${k}`, 'must be a string');
+      out[k] = String(val);
+    }
+  }
+  return out;
+}
+
+/** Turns a parsed configuration tree into a layer; throws AgentConfigError naming the field. */
+export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
+  const layer: AgentConfigLayer = { files: [file] };
+  const set = <K extends keyof AgentConfigLayer>(k: K, v: AgentConfigLayer[K] | undefined) => {
+    if (v !== undefined) layer[k] = v;
+  };
+  set('dataDir', str(tree, 'data_dir', 'data_dir'));
+  set('bindAddr', str(tree, 'bind_addr', 'bind_addr'));
+  set('datacenter', str(tree, 'datacenter', 'datacenter'));
+  set('region', str(tree, 'region', 'region'));
+  set('name', str(tree, 'name', 'name'));
+  set('logLevel', str(tree, 'log_level', 'log_level'));
+  const ports = block(tree, 'ports');
+  if (ports) {
+    const http = int(ports, 'http', 'ports.http');
+    if (http !== undefined) layer.ports = { http };
+  }
+  const server = block(tree, 'server');
+  if (server) {
+    layer.server = {};
+    const enabled = bool(server, 'enabled', 'server.enabled');
+    if (enabled !== undefined) layer.server.enabled = enabled;
+    const n = int(server, 'num_schedulers', 'server.num_schedulers');
+    if (n !== undefined) layer.server.numSchedulers = n;
+  }
+  const client = block(tree, 'client');
+  if (client) {
+    layer.client = {};
+    const enabled = bool(client, 'enabled', 'client.enabled');
+    if (enabled !== undefined) layer.client.enabled = enabled;
+    const servers = client['servers'];
+    if (servers !== undefined) {
+      if (!Array.isArray(servers) || servers.some((s) => typeof s !== 'string')) throw new AgentConfigError('client.servers', 'must be a list of strings');
+      layer.client.servers = servers as string[];
+    }
+    const nodeClass = str(client, 'node_class', 'client.node_class');
+    if (nodeClass !== undefined) layer.client.nodeClass = nodeClass;
+    const meta = stringMap(client, 'meta', 'client.meta');
+    if (meta) layer.client.meta = meta;
+    const options = stringMap(client, 'options', 'client.options');
+    if (options) layer.client.options = options;
+  }
+  return layer;
+}
+
+/** Reads one configuration file (HCL2 or JSON). */
+export async function readConfigFile(path: string): Promise<AgentConfigLayer> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new AgentConfigError('config', `cannot read ${path}: ${(err as Error).message}`);
+  }
+  let tree: unknown;
+  try {
+    tree = path.endsWith('.json') ? JSON.parse(text) : await parseHcl(path, text);
+  } catch (err) {
+    throw new AgentConfigError('config', `cannot parse ${path}: ${(err as Error).message}`);
+  }
+  if (typeof tree !== 'object' || tree === null || Array.isArray(tree)) throw new AgentConfigError('config', `${path} must hold a configuration object`);
+  return configLayerFromTree(tree as Obj, path);
+}
