@@ -1,0 +1,123 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseDuration } from '../../src/structs/duration.js';
+import { killDriven, settle, taskRunnerHarness, until } from './harness.js';
+
+const policy = { Attempts: 2, Interval: parseDuration('30m'), Delay: parseDuration('15s'), Mode: 'fail' as const };
+const types = (s: { Events: { Type: string }[] }) => s.Events.map((e) => e.Type);
+
+test('task runner: a failing service task restarts per policy, then is not restarted and fails', async () => {
+  const h = taskRunnerHarness({ Config: { run_for: '1s', exit_code: 1 }, RestartPolicy: policy });
+  const done = h.tr.run();
+  await until(h.clock, () => h.tr.state().State === 'running');
+  assert.ok(h.tr.state().StartedAt);
+  await h.clock.advanceAsync(1_000);
+  let s = h.tr.state();
+  assert.equal(s.State, 'pending');
+  assert.deepEqual(types(s).slice(-2), ['Terminated', 'Restarting']);
+  assert.equal(s.Events.at(-2)!.DisplayMessage, 'Exit Code: 1');
+  assert.equal(s.Events.at(-1)!.DisplayMessage, 'Task restarting in 15s');
+  assert.equal(s.Restarts, 1);
+  for (let i = 0; i < 2; i++) {
+    await h.clock.advanceAsync(15_000);
+    await until(h.clock, () => h.tr.state().State === 'running');
+    await h.clock.advanceAsync(1_000);
+  }
+  await done;
+  s = h.tr.state();
+  assert.equal(s.State, 'dead');
+  assert.equal(s.Failed, true);
+  assert.equal(s.Restarts, 2);
+  assert.ok(s.FinishedAt);
+  const last = s.Events.at(-1)!;
+  assert.equal(last.Type, 'Not Restarting');
+  assert.equal(last.DisplayMessage, 'Exceeded allowed attempts 2 in interval 30m0s and mode is "fail"');
+  // 11 events happened; the oldest (Received) was dropped.
+  assert.equal(s.Events.length, 10);
+  assert.equal(s.Events[0]!.Type, 'Task Setup');
+  // Persisted on every transition.
+  const stored = h.store.allAllocs()[0]!.tasks.web!;
+  assert.equal(stored.state!.State, 'dead');
+  assert.equal(stored.handle, null);
+});
+
+test('task runner: a batch task exiting 0 is dead and not failed, without restart', async () => {
+  const h = taskRunnerHarness({ Config: { run_for: '2s', exit_code: 0 } }, { jobType: 'batch' });
+  const done = h.tr.run();
+  await until(h.clock, () => h.tr.state().State === 'running');
+  await h.clock.advanceAsync(2_000);
+  await done;
+  const s = h.tr.state();
+  assert.equal(s.State, 'dead');
+  assert.equal(s.Failed, false);
+  assert.equal(s.Restarts, 0);
+  assert.deepEqual(types(s), ['Received', 'Task Setup', 'Started', 'Terminated']);
+});
+
+test('task runner: an unrecoverable driver failure is not restarted', async () => {
+  const h = taskRunnerHarness({ Config: { start_error: 'boom' }, RestartPolicy: policy });
+  await h.tr.run();
+  const s = h.tr.state();
+  assert.equal(s.State, 'dead');
+  assert.equal(s.Failed, true);
+  assert.deepEqual(types(s).slice(-2), ['Driver Failure', 'Not Restarting']);
+  assert.equal(s.Events.at(-2)!.DisplayMessage, 'boom');
+  assert.equal(s.Events.at(-1)!.DisplayMessage, 'Error was unrecoverable');
+});
+
+test('task runner: kill stops the task with Killing and Killed events', async () => {
+  const h = taskRunnerHarness({ Config: { run_for: '1h' }, KillTimeout: parseDuration('3s') });
+  void h.tr.run();
+  await until(h.clock, () => h.tr.driverHandle() !== null);
+  const taskId = h.tr.driverHandle()!.taskId;
+  await killDriven(h.clock, h.tr);
+  const s = h.tr.state();
+  assert.equal(s.State, 'dead');
+  assert.equal(s.Failed, false);
+  assert.deepEqual(types(s).slice(-3), ['Killing', 'Killed', 'Terminated']);
+  assert.equal(s.Events.find((e) => e.Type === 'Killing')!.DisplayMessage, 'Sent interrupt. Waiting 3s before force killing');
+  assert.throws(() => h.driver.inspectTask(taskId));
+});
+
+test('task runner: shutdown leaves the task running and emits no kill events; a new runner reattaches', async () => {
+  const h = taskRunnerHarness({ Config: { run_for: '1h' } });
+  void h.tr.run();
+  await until(h.clock, () => h.tr.driverHandle() !== null);
+  const handle = h.tr.driverHandle()!;
+  const startedAt = h.tr.state().StartedAt;
+  await h.tr.shutdown();
+  assert.equal(h.driver.inspectTask(handle.taskId).state, 'running');
+  const s = h.tr.state();
+  assert.equal(s.State, 'running');
+  assert.ok(!types(s).includes('Killing') && !types(s).includes('Killed'));
+
+  // "Agent restart": a new runner from the stored state with the same driver.
+  const stored = h.store.allAllocs()[0]!;
+  const h2 = taskRunnerHarness({ Config: { run_for: '1h' } }, { clock: h.clock, driver: h.driver, store: h.store, restored: stored.tasks.web, allocId: stored.alloc.ID, dataDir: h.dataDir });
+  await h2.tr.restore();
+  void h2.tr.run();
+  await settle(h.clock);
+  await until(h.clock, () => h2.tr.state().Events.length > 0);
+  const s2 = h2.tr.state();
+  assert.equal(s2.State, 'running');
+  assert.equal(s2.StartedAt, startedAt);
+  assert.equal(types(s2).filter((t) => t === 'Started').length, 1, 'no second Started event');
+  assert.equal(h2.tr.driverHandle()!.pid, handle.pid);
+  await killDriven(h.clock, h2.tr);
+  assert.equal(h2.tr.state().State, 'dead');
+});
+
+test('task runner: restart() restarts in place with a Restart Signaled event', async () => {
+  const h = taskRunnerHarness({ Config: { run_for: '1h' } });
+  void h.tr.run();
+  await until(h.clock, () => h.tr.driverHandle() !== null);
+  const restarted = h.tr.restart('User requested restart');
+  await h.clock.advanceAsync(0);
+  await restarted;
+  await until(h.clock, () => types(h.tr.state()).filter((t) => t === 'Started').length === 2 && h.tr.state().State === 'running');
+  const s = h.tr.state();
+  assert.equal(s.State, 'running');
+  assert.ok(types(s).includes('Restart Signaled'));
+  assert.equal(types(s).filter((t) => t === 'Started').length, 2);
+  await killDriven(h.clock, h.tr);
+});
