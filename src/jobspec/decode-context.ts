@@ -38,9 +38,13 @@ export class DecodeContext {
     return line;
   }
 
-  /** Records a problem at `path`; `name`/`from` locate its line when possible. */
-  report(path: string, message: string, name?: string, from = 0): void {
-    const line = name !== undefined ? this.lineAt(this.offsetOf(name, from)) : undefined;
+  /**
+   * Records a problem at `path`; `name`/`from` locate its line when possible (an attribute or
+   * block name, or with `literal` any text such as `var.replicas`).
+   */
+  report(path: string, message: string, name?: string, from = 0, literal = false): void {
+    const offset = name === undefined ? -1 : literal ? this.source.indexOf(name, from) : this.offsetOf(name, from);
+    const line = this.lineAt(offset);
     this.problems.push({ file: this.file, path, message, ...(line !== undefined ? { line } : {}) });
   }
 }

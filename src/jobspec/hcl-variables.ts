@@ -105,7 +105,7 @@ function substituteString(s: string, scope: Scope, ctx: DecodeContext, path: str
     const m = SIMPLE_REF.exec(expr ?? '');
     if (m) return stringify(lookup(m[1]!, m[2]!, scope, ctx, path));
     if (/\b(var|local)\./.test(expr ?? '')) {
-      ctx.report(path, `unsupported expression "${match}": only plain var.NAME and local.NAME references are supported`, match);
+      ctx.report(path, `unsupported expression "${match}": only plain var.NAME and local.NAME references are supported`, expr, 0, true);
     }
     return match;
   });
@@ -114,8 +114,8 @@ function substituteString(s: string, scope: Scope, ctx: DecodeContext, path: str
 function lookup(kind: string, name: string, scope: Scope, ctx: DecodeContext, path: string): unknown {
   const table = kind === 'var' ? scope.vars : scope.locals;
   if (table.has(name)) return table.get(name);
-  ctx.report(path, `reference to undeclared ${kind === 'var' ? 'variable' : 'local'} "${kind}.${name}"`, `${kind}.${name}`);
-  return '';
+  ctx.report(path, `reference to undeclared ${kind === 'var' ? 'variable' : 'local'} "${kind}.${name}"`, `${kind}.${name}`, 0, true);
+  return `\${${kind}.${name}}`;
 }
 
 function substitute(v: unknown, scope: Scope, ctx: DecodeContext, path: string): unknown {

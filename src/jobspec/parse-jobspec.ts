@@ -130,6 +130,8 @@ function decodeHclTree(
 ): JobDraft | undefined {
   const vars = resolveVariables(tree, { cli, files }, ctx);
   const resolved = resolveReferences(tree, vars, ctx);
+  // Decoding with unresolved variables would only repeat the same problem as type errors.
+  if (ctx.problems.length > 0) return undefined;
   return jobFromHclTree(resolved, ctx);
 }
 

@@ -192,7 +192,9 @@ function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateSt
   // any update block get none.
   let update: UpdateStrategy | null = null;
   if (g.Update || (jobUpdate && !isEmptyUpdate(jobUpdate))) {
-    update = merge(merge(defaultUpdateStrategy(), jobUpdate), g.Update);
+    // Empty strings in a job-level update (as the API shows stored jobs) are "unset" here.
+    const jobFields = jobUpdate ? Object.fromEntries(Object.entries(jobUpdate).filter(([, v]) => v !== '')) : null;
+    update = merge(merge(defaultUpdateStrategy(), jobFields as DeepPartial<UpdateStrategy> | null), g.Update);
   }
   const migrate = type === JobType.Service ? merge(defaultMigrateStrategy(), g.Migrate) : null;
   const disk: EphemeralDisk = merge<EphemeralDisk>({ Sticky: false, Migrate: false, SizeMB: 300 }, g.EphemeralDisk);

@@ -164,7 +164,7 @@ function checkNetworks(p: Problems, path: string, nets: NetworkResource[] | null
   }
 }
 
-function checkTask(p: Problems, path: string, t: Task): void {
+function checkTask(p: Problems, path: string, t: Task, groupRestart: RestartPolicy | null): void {
   if (t.Driver === '') p.add(path, 'driver is required');
   if (t.Lifecycle) {
     const hooks: readonly string[] = Object.values(LifecycleHook);
@@ -184,7 +184,8 @@ function checkTask(p: Problems, path: string, t: Task): void {
     p.add(rp, `memory_max (${r.MemoryMaxMB} MB) must not be less than memory (${r.MemoryMB} MB)`);
   }
   if (r.DiskMB < 0) p.add(rp, `disk must not be negative, got ${r.DiskMB}`);
-  if (t.RestartPolicy) checkRestart(p, path, t.RestartPolicy);
+  // A task restart policy inherited unchanged from its group was already checked there.
+  if (t.RestartPolicy && JSON.stringify(t.RestartPolicy) !== JSON.stringify(groupRestart)) checkRestart(p, path, t.RestartPolicy);
   checkDuration(p, path, 'kill_timeout', t.KillTimeout);
   checkDuration(p, path, 'shutdown_delay', t.ShutdownDelay);
   if (t.LogConfig.MaxFiles < 1) p.add(`${path}: logs`, `max_files must be at least 1, got ${t.LogConfig.MaxFiles}`);
@@ -217,7 +218,7 @@ function checkGroup(p: Problems, path: string, g: TaskGroup): void {
     names.add(t.Name);
     if (t.Leader) leaders++;
     checkNetworks(p, tp, t.Resources.Networks, ports);
-    checkTask(p, tp, t);
+    checkTask(p, tp, t, g.RestartPolicy);
   });
   if (leaders > 1) p.add(path, `only one task may be the leader, found ${leaders}`);
 }
