@@ -1,0 +1,79 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '../../src/time/clock.js';
+import { createMockDriver } from '../../src/drivers/index.js';
+import { AllocRunner } from '../../src/client/allocrunner/alloc-runner.js';
+import { allocClientStatus } from '../../src/client/allocrunner/alloc-status.js';
+import { MemoryStateDb } from '../../src/client/state/state-db.js';
+import type { AllocClientUpdate } from '../../src/server/server-api.js';
+import { mockAlloc, mockNode, mockTask } from '../mock/factories.js';
+import { jobWith, silentLogger, tempDir, testNode, until } from './harness.js';
+
+function runner(tasks: ReturnType<typeof mockTask>[], jobType: 'service' | 'batch' = 'batch') {
+  const clock = new FakeClock();
+  const driver = createMockDriver({ clock });
+  const updates: AllocClientUpdate[] = [];
+  const job = jobWith(tasks, { Type: jobType });
+  const alloc = mockAlloc(job, mockNode());
+  const ar = new AllocRunner({
+    alloc, dataDir: tempDir(), drivers: new Map([[driver.name, driver]]), node: testNode, store: new MemoryStateDb(),
+    clock, random: () => 0, logger: silentLogger, onUpdate: (u) => updates.push(u),
+  });
+  return { ar, clock, updates };
+}
+
+const startedAt = (u: AllocClientUpdate, t: string) => u.TaskStates[t]!.Events.find((e) => e.Type === 'Started')?.Time ?? Infinity;
+
+test('alloc runner: prestart → main → poststop order; status complete', async () => {
+  const { ar, clock, updates } = runner([
+    mockTask({ Name: 'init', Lifecycle: { Hook: 'prestart', Sidecar: false }, Config: { run_for: '1s' } }),
+    mockTask({ Name: 'main', Config: { run_for: '2s' } }),
+    mockTask({ Name: 'cleanup', Lifecycle: { Hook: 'poststop', Sidecar: false }, Config: { run_for: '1s' } }),
+  ]);
+  const done = ar.run();
+  let finished = false;
+  void done.then(() => { finished = true; });
+  for (let i = 0; i < 10 && !finished; i++) {
+    await until(clock, () => Object.values(ar.clientUpdate().TaskStates).some((s) => s.State === 'running') || ar.isDone(), 'a running task');
+    await clock.advanceAsync(1_000);
+  }
+  await done;
+  const last = updates.at(-1)!;
+  assert.equal(last.ClientStatus, 'complete');
+  assert.ok(startedAt(last, 'init') < startedAt(last, 'main'));
+  assert.ok(startedAt(last, 'main') < startedAt(last, 'cleanup'));
+  assert.ok(updates.some((u) => u.ClientStatus === 'pending'));
+  assert.ok(updates.some((u) => u.ClientStatus === 'running'));
+});
+
+test('alloc runner: a failed task kills its siblings with "Sibling Task Failed"', async () => {
+  const { ar, clock } = runner(
+    [
+      mockTask({ Name: 'bad', Config: { run_for: '1s', exit_code: 2 }, RestartPolicy: { Attempts: 0, Interval: 1e12, Delay: 1e9, Mode: 'fail' } }),
+      mockTask({ Name: 'good', Config: { run_for: '1h' } }),
+    ],
+    'service',
+  );
+  const done = ar.run();
+  await until(clock, () => ar.clientUpdate().ClientStatus === 'running');
+  await clock.advanceAsync(1_000);
+  let finished = false;
+  void done.then(() => { finished = true; });
+  await until(clock, () => finished, 'alloc done');
+  const u = ar.clientUpdate();
+  assert.equal(u.ClientStatus, 'failed');
+  const good = u.TaskStates.good!;
+  assert.equal(good.State, 'dead');
+  const ev = good.Events.find((e) => e.Type === 'Sibling Task Failed')!;
+  assert.equal(ev.FailedSibling, 'bad');
+  assert.equal(ev.DisplayMessage, 'Task\'s sibling "bad" failed');
+  assert.ok(good.Events.some((e) => e.Type === 'Killed'));
+});
+
+test('alloc status follows Nomad: failed > pending > running > complete; pending poststop ignored', () => {
+  const none = new Set<string>();
+  assert.equal(allocClientStatus({ a: { State: 'running', Failed: false }, b: { State: 'pending', Failed: false } }, none).status, 'pending');
+  assert.equal(allocClientStatus({ a: { State: 'running', Failed: false }, p: { State: 'pending', Failed: false } }, new Set(['p'])).status, 'running');
+  assert.equal(allocClientStatus({ a: { State: 'dead', Failed: false }, b: { State: 'dead', Failed: true } }, none).status, 'failed');
+  assert.equal(allocClientStatus({ a: { State: 'dead', Failed: false } }, none).status, 'complete');
+});
