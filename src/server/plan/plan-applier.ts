@@ -120,7 +120,6 @@ export class PlanApplier {
 
   /** Decides what of a plan fits the latest state; pure with respect to the store. */
   evaluate(plan: Plan): { result: PlanResult; rejected: NodeRejection[] } {
-    const state = this.deps.state;
     const result: PlanResult = {
       NodeUpdate: {},
       NodeAllocation: {},
@@ -151,7 +150,6 @@ export class PlanApplier {
       result.Deployment = null;
       result.DeploymentUpdates = [];
     }
-    void state;
     return { result, rejected };
   }
 

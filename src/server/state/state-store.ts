@@ -157,16 +157,15 @@ export class StateStore implements StateReader {
     const cur = this.maxTableIndex(tables);
     if (cur > afterIndex || signal?.aborted || timeoutMs <= 0) return Promise.resolve(cur);
     return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
       const done = (): void => {
-        if (timer) clearTimeout(timer);
+        clearTimeout(timer);
         signal?.removeEventListener('abort', done);
         this.waiters = this.waiters.filter((w) => w !== waiter);
         resolve(this.maxTableIndex(tables));
       };
       const waiter: Waiter = { tables, after: afterIndex, resolve: done };
       this.waiters.push(waiter);
-      timer = setTimeout(done, timeoutMs);
+      const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener('abort', done, { once: true });
     });
   }

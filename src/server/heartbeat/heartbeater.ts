@@ -1,0 +1,79 @@
+/**
+ * Node heartbeat timers. Each heartbeat resets a node's TTL timer; a node that misses it is
+ * reported to onExpire (the server marks it down). The TTL follows Nomad's rule: the larger of
+ * the minimum TTL and the node count divided by the allowed heartbeats per second, plus a
+ * random stagger up to the same amount; the timer allows a grace period on top.
+ */
+import type { Clock, RandomSource, Timer } from '../../time/clock.js';
+
+export interface HeartbeaterConfig {
+  clock: Clock;
+  random: RandomSource;
+  /** Called once when a node misses its TTL. */
+  onExpire: (nodeId: string) => void;
+  /** Nomad's min_heartbeat_ttl. Default 10 s. */
+  minTtlMs?: number;
+  /** Nomad's max_heartbeats_per_second. Default 50. */
+  maxHeartbeatsPerSecond?: number;
+  /** Extra time before a missed TTL counts (Nomad's heartbeat_grace). Default 10 s. */
+  graceMs?: number;
+}
+
+/** Per-node TTL timers. */
+export class Heartbeater {
+  private readonly timers = new Map<string, Timer>();
+  private readonly minTtlMs: number;
+  private readonly maxPerSecond: number;
+  private readonly graceMs: number;
+  private enabled = true;
+
+  constructor(private readonly config: HeartbeaterConfig) {
+    this.minTtlMs = config.minTtlMs ?? 10_000;
+    this.maxPerSecond = config.maxHeartbeatsPerSecond ?? 50;
+    this.graceMs = config.graceMs ?? 10_000;
+  }
+
+  /** The TTL to give a node now (ms), before stagger. */
+  baseTtlMs(): number {
+    const n = Math.max(1, this.timers.size);
+    return Math.max(this.minTtlMs, (n / this.maxPerSecond) * 1000);
+  }
+
+  /** Resets (or starts) a node's timer; returns the TTL (ms) the client must heartbeat within. */
+  reset(nodeId: string): number {
+    const base = this.baseTtlMs();
+    const ttl = Math.round(base + this.config.random() * base);
+    this.timers.get(nodeId)?.cancel();
+    if (!this.enabled) return ttl;
+    const timer = this.config.clock.setTimer(ttl + this.graceMs, () => {
+      if (this.timers.get(nodeId) !== timer) return;
+      this.timers.delete(nodeId);
+      this.config.onExpire(nodeId);
+    });
+    this.timers.set(nodeId, timer);
+    return ttl;
+  }
+
+  /** Stops tracking a node (deregistered or already down). */
+  clear(nodeId: string): void {
+    this.timers.get(nodeId)?.cancel();
+    this.timers.delete(nodeId);
+  }
+
+  /** Whether a node has a live timer. */
+  tracking(nodeId: string): boolean {
+    return this.timers.has(nodeId);
+  }
+
+  /** Number of tracked nodes. */
+  size(): number {
+    return this.timers.size;
+  }
+
+  /** Cancels every timer; later resets only compute TTLs. */
+  stop(): void {
+    this.enabled = false;
+    for (const t of this.timers.values()) t.cancel();
+    this.timers.clear();
+  }
+}

@@ -1,0 +1,584 @@
+/**
+ * The Caravan server: opens the log, rebuilds the state (latest snapshot + the log's tail),
+ * and as the (single, embedded) leader runs the eval broker, blocked evals, plan applier,
+ * scheduling workers and heartbeat timers. Every write goes through `apply()`: appended to the
+ * durable log, then applied by the FSM in log order, and only then acknowledged.
+ */
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import type pino from 'pino';
+import type { Evaluation, Job, Node, NodeEligibility, NodeStatus } from '../structs/index.js';
+import { isTerminalClientStatus } from '../structs/index.js';
+import type { SchedulerFactory } from '../scheduler/interfaces.js';
+import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
+import {
+  ServerError,
+  type AllocClientUpdate,
+  type DeregisterJobResult,
+  type JobPlanResult,
+  type NodeRegisterResult,
+  type RegisterJobOptions,
+  type RegisterJobResult,
+  type ServerApi,
+  type StateReader,
+  type Table,
+} from './server-api.js';
+import type { LogBackend } from './log/log-backend.js';
+import { SqliteLogBackend } from './log/sqlite-log-backend.js';
+import { StateStore, type SerializedState } from './state/state-store.js';
+import { Fsm, jobSpecChanged } from './fsm/fsm.js';
+import type { Command } from './fsm/commands.js';
+import { EventBroker } from './events/event-broker.js';
+import type { StreamEvent } from './events/event.js';
+import { EvalBroker } from './broker/eval-broker.js';
+import { BlockedEvals } from './broker/blocked-evals.js';
+import { PlanApplier } from './plan/plan-applier.js';
+import { Worker } from './worker/worker.js';
+import { Heartbeater } from './heartbeat/heartbeater.js';
+import { newEvaluation } from './new-eval.js';
+import { nodeUpdateEvals } from './node-evals.js';
+import { dryRunPlan } from './plan-dry-run.js';
+import { prepareJob } from './job-admission.js';
+
+/** How to open a server. Fields after `advertiseAddr` are overrides for tests and benchmarks. */
+export interface ServerConfig {
+  dataDir: string;
+  region?: string;
+  datacenter?: string;
+  numWorkers?: number;
+  clock?: Clock;
+  logger?: pino.Logger;
+  nodeName?: string;
+  advertiseAddr?: string;
+  /** Scheduler lookup; defaults to schedulerFactoryFor from src/scheduler/index.ts. */
+  schedulerFactory?: (type: string) => SchedulerFactory | undefined;
+  /** A log backend instead of SQLite in dataDir. */
+  logBackend?: LogBackend;
+  random?: RandomSource;
+  /** Log entries between state snapshots. Default 8192. */
+  snapshotThreshold?: number;
+  heartbeat?: { minTtlMs?: number; maxHeartbeatsPerSecond?: number; graceMs?: number };
+  broker?: { nackTimeoutMs?: number; deliveryLimit?: number; initialNackDelayMs?: number; subsequentNackDelayMs?: number };
+  /** Delay before the follow-up of a failed eval (ms). Default 60 s. */
+  failedFollowUpDelayMs?: number;
+  eventBufferSize?: number;
+}
+
+interface PendingApply {
+  cmd: Command;
+  resolve: (index: number) => void;
+}
+
+type FactoryLookup = (type: string) => SchedulerFactory | undefined;
+
+/** The schedulers workers take evaluations for. */
+const SCHEDULERS = ['service', 'batch', 'system', 'sysbatch'];
+
+/** A Caravan server (see the file comment). Create with Server.open(). */
+export class Server implements ServerApi {
+  readonly state: StateReader;
+  readonly store: StateStore;
+  readonly events: EventBroker;
+  readonly eventBroker: EventBroker;
+  readonly broker: EvalBroker;
+  readonly blocked: BlockedEvals;
+  readonly planApplier: PlanApplier;
+  readonly heartbeats: Heartbeater;
+  readonly workers: Worker[] = [];
+  private readonly fsm: Fsm;
+  private readonly clock: Clock;
+  private readonly random: RandomSource;
+  private readonly pending = new Map<number, PendingApply>();
+  private appliedIndex: number;
+  private lastSnapshotIndex: number;
+  private closed = false;
+  private snapshotting = false;
+
+  private constructor(
+    readonly config: ServerConfig,
+    private readonly log: LogBackend,
+    store: StateStore,
+    private readonly factoryFor: FactoryLookup,
+    snapshotIndex: number,
+  ) {
+    this.clock = config.clock ?? systemClock;
+    this.random = config.random ?? Math.random;
+    this.store = store;
+    this.state = store;
+    this.fsm = new Fsm(store);
+    this.appliedIndex = store.latestIndex();
+    this.lastSnapshotIndex = snapshotIndex;
+    this.events = new EventBroker(config.eventBufferSize ?? 4096);
+    this.eventBroker = this.events;
+    this.broker = new EvalBroker({
+      clock: this.clock,
+      ...config.broker,
+      onFailed: (e) => void this.failEval(e).catch((err) => this.logError(err, 'failing eval')),
+      onCancelable: (evals) => void this.cancelEvals(evals).catch((err) => this.logError(err, 'canceling evals')),
+    });
+    this.blocked = new BlockedEvals({
+      enqueue: (e) => this.broker.enqueue(e),
+      onCancel: (e) => void this.cancelEvals([e]).catch((err) => this.logError(err, 'canceling evals')),
+    });
+    this.planApplier = new PlanApplier({
+      state: store,
+      commit: (cmd) => this.apply(cmd),
+      nowNanos: () => this.nowNanos(),
+      checkToken: (id, token) => this.broker.outstanding(id) === token,
+    });
+    this.heartbeats = new Heartbeater({
+      clock: this.clock,
+      random: this.random,
+      ...config.heartbeat,
+      onExpire: (id) => void this.nodeMissedHeartbeat(id).catch((err) => this.logError(err, 'marking node down')),
+    });
+  }
+
+  /** Opens the server in config.dataDir: restores state and starts the leader's duties. */
+  static async open(config: ServerConfig): Promise<Server> {
+    const log = config.logBackend ?? SqliteLogBackend.open(join(config.dataDir, 'server'));
+    const store = new StateStore();
+    const fsm = new Fsm(store);
+    const snap = await log.loadLatestSnapshot();
+    if (snap) store.restore(JSON.parse(snap.data.toString('utf8')) as SerializedState);
+    for (const entry of await log.read((snap?.index ?? 0) + 1)) {
+      fsm.apply(JSON.parse(entry.payload) as Command, entry.index);
+    }
+    const factoryFor = config.schedulerFactory ?? (await loadSchedulerLookup());
+    const server = new Server(config, log, store, factoryFor, snap?.index ?? 0);
+    server.establishLeadership();
+    return server;
+  }
+
+  // ---- leadership ----
+
+  private establishLeadership(): void {
+    const n = this.config.numWorkers ?? Math.max(1, cpus().length);
+    // Restore the broker: evals pending at a crash are scheduled again, blocked ones wait again.
+    for (const e of this.store.evals()) {
+      if (e.Status === 'pending') this.broker.enqueue(e);
+      else if (e.Status === 'blocked') this.blocked.block(e);
+    }
+    // Nomad gives every live node a fresh TTL on leadership instead of declaring it down.
+    for (const node of this.store.nodes()) {
+      if (node.Status !== 'down') this.heartbeats.reset(node.ID);
+    }
+    for (let i = 0; i < n; i++) {
+      const w = new Worker({
+        broker: this.broker,
+        state: this.store,
+        clock: this.clock,
+        random: this.random,
+        schedulers: SCHEDULERS,
+        schedulerFactoryFor: this.factoryFor,
+        submitPlan: (plan) => this.planApplier.submit(plan),
+        upsertEvals: async (evals) => {
+          await this.apply({ Type: 'EvalUpdate', Evals: evals, Now: this.nowNanos() });
+        },
+        onError: (err, e) => this.logError(err, e ? `processing eval ${e.ID}` : 'worker'),
+      });
+      this.workers.push(w);
+      w.start();
+    }
+  }
+
+  /** Stops the workers and timers and closes the log. Acknowledged writes are already durable. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.heartbeats.stop();
+    this.broker.setEnabled(false);
+    this.blocked.setEnabled(false);
+    this.planApplier.close();
+    await Promise.all(this.workers.map((w) => w.stop()));
+    this.events.close();
+    await this.log.close();
+  }
+
+  isLeader(): boolean {
+    return true;
+  }
+
+  leaderAddress(): string {
+    return this.config.advertiseAddr ?? '127.0.0.1:4647';
+  }
+
+  peers(): string[] {
+    return [this.leaderAddress()];
+  }
+
+  waitForChange(tables: Table[], afterIndex: number, timeoutMs: number, signal?: AbortSignal): Promise<number> {
+    return this.store.waitForChange(tables, afterIndex, timeoutMs, signal);
+  }
+
+  // ---- the write path ----
+
+  /**
+   * Appends a command to the log and applies it; resolves with its index once durable and
+   * applied. Commands are applied strictly in log order whatever order appends resolve in.
+   */
+  apply(cmd: Command): Promise<number> {
+    if (this.closed) return Promise.reject(new ServerError('SERVER_CLOSED', 'server is shutting down', 503));
+    return new Promise<number>((resolve, reject) => {
+      this.log.append([{ type: cmd.Type, payload: JSON.stringify(cmd) }]).then(
+        ([index]) => {
+          this.pending.set(index!, { cmd, resolve });
+          this.applyReady();
+        },
+        (err: unknown) => reject(new ServerError('LOG_WRITE_FAILED', `log write failed: ${(err as Error).message}`, 500, { cause: err })),
+      );
+    });
+  }
+
+  private applyReady(): void {
+    for (;;) {
+      const next = this.pending.get(this.appliedIndex + 1);
+      if (!next) break;
+      const index = this.appliedIndex + 1;
+      this.pending.delete(index);
+      const events = this.fsm.apply(next.cmd, index);
+      this.appliedIndex = index;
+      this.events.publish(index, events);
+      this.afterApply(next.cmd, index, events);
+      next.resolve(index);
+    }
+    this.maybeSnapshot();
+  }
+
+  /** Leader reactions to an applied command: feed the broker, unblock evals. */
+  private afterApply(cmd: Command, index: number, events: StreamEvent[]): void {
+    if (this.closed) return;
+    for (const ev of events) {
+      if (!('Evaluation' in ev.Payload)) continue;
+      const e = ev.Payload.Evaluation;
+      if (e.Status === 'pending') this.broker.enqueue(e);
+      else if (e.Status === 'blocked') this.blocked.block(e);
+      else if (e.Status === 'complete' && !e.FailedTGAllocs) {
+        const b = this.blocked.get(e.Namespace, e.JobID);
+        if (b && b.ID !== e.ID && b.CreateIndex < e.CreateIndex) this.blocked.untrackJob(e.Namespace, e.JobID);
+      }
+    }
+    switch (cmd.Type) {
+      case 'NodeRegister':
+        if (cmd.Node.Status === 'ready') this.blocked.unblock(index);
+        break;
+      case 'NodeUpdateStatus':
+        if (cmd.Status === 'ready') this.blocked.unblock(index);
+        break;
+      case 'NodeUpdateEligibility':
+        if (cmd.Eligibility === 'eligible') this.blocked.unblock(index);
+        break;
+      case 'AllocClientUpdate':
+        if (cmd.Allocs.some((a) => isTerminalClientStatus(a.ClientStatus))) this.blocked.unblock(index);
+        break;
+      case 'ApplyPlanResults':
+        if (cmd.AllocsStopped.length > 0) this.blocked.unblock(index);
+        break;
+      case 'JobDeregister':
+        this.blocked.untrackJob(cmd.Namespace, cmd.JobID);
+        break;
+      case 'JobRegister':
+      case 'EvalUpdate':
+      case 'EvalDelete':
+      case 'NodeDeregister':
+      case 'AllocUpdateDesiredTransition':
+      case 'DeploymentUpsert':
+        break;
+      default: {
+        const never: never = cmd;
+        void never;
+      }
+    }
+  }
+
+  private maybeSnapshot(): void {
+    const threshold = this.config.snapshotThreshold ?? 8192;
+    if (this.snapshotting || this.appliedIndex - this.lastSnapshotIndex < threshold) return;
+    this.snapshotting = true;
+    // Serialize synchronously so the snapshot is exactly the state at appliedIndex.
+    const index = this.appliedIndex;
+    const data = Buffer.from(JSON.stringify(this.store.serialize()), 'utf8');
+    void (async () => {
+      try {
+        await this.log.saveSnapshot(index, data);
+        await this.log.compact(index);
+        this.lastSnapshotIndex = index;
+      } catch (err) {
+        this.logError(err, 'snapshot');
+      } finally {
+        this.snapshotting = false;
+      }
+    })();
+  }
+
+  /** Writes a snapshot of the current state now (tests, shutdown tooling). */
+  async snapshotNow(): Promise<number> {
+    const index = this.appliedIndex;
+    await this.log.saveSnapshot(index, Buffer.from(JSON.stringify(this.store.serialize()), 'utf8'));
+    await this.log.compact(index);
+    this.lastSnapshotIndex = index;
+    return index;
+  }
+
+  // ---- jobs ----
+
+  async registerJob(input: Job, opts: RegisterJobOptions = {}): Promise<RegisterJobResult> {
+    const job = await prepareJob(input, this.config.region ?? 'global');
+    const existing = this.store.jobById(job.Namespace, job.ID);
+    if (opts.enforceIndex) {
+      const want = opts.jobModifyIndex ?? 0;
+      if (want === 0 && existing) {
+        throw new ServerError('JOB_EXISTS', `Enforcing job modify index 0: job already exists`, 409);
+      }
+      if (want !== 0 && (!existing || existing.JobModifyIndex !== want)) {
+        throw new ServerError(
+          'JOB_MODIFY_INDEX_CONFLICT',
+          `Enforcing job modify index ${want}: job exists with conflicting job modify index: ${existing?.JobModifyIndex ?? 0}`,
+          409,
+        );
+      }
+    }
+    if (opts.preserveCounts && existing) {
+      for (const tg of job.TaskGroups) {
+        const prev = existing.TaskGroups.find((g) => g.Name === tg.Name);
+        if (prev) tg.Count = prev.Count;
+      }
+    }
+    const now = this.nowNanos();
+    const needsEval = !job.Periodic?.Enabled && !job.ParameterizedJob;
+    const evaluation = needsEval ? newEvaluation(job, 'job-register', now) : null;
+    const index = await this.apply({ Type: 'JobRegister', Job: job, Eval: evaluation, Now: now });
+    const stored = this.store.jobById(job.Namespace, job.ID);
+    return {
+      evalId: evaluation?.ID ?? '',
+      evalCreateIndex: evaluation ? index : 0,
+      jobModifyIndex: stored?.JobModifyIndex ?? index,
+      index,
+      warnings: '',
+    };
+  }
+
+  async deregisterJob(namespace: string, jobId: string, purge: boolean): Promise<DeregisterJobResult> {
+    const job = this.store.jobById(namespace, jobId);
+    if (!job) throw new ServerError('JOB_NOT_FOUND', `job "${jobId}" not found`, 404);
+    const now = this.nowNanos();
+    const needsEval = !job.Periodic?.Enabled && !job.ParameterizedJob;
+    const evaluation = needsEval ? newEvaluation(job, 'job-deregister', now) : null;
+    const index = await this.apply({ Type: 'JobDeregister', Namespace: namespace, JobID: jobId, Purge: purge, Eval: evaluation, Now: now });
+    return {
+      evalId: evaluation?.ID ?? '',
+      evalCreateIndex: evaluation ? index : 0,
+      jobModifyIndex: this.store.jobById(namespace, jobId)?.JobModifyIndex ?? index,
+      index,
+    };
+  }
+
+  async evaluateJob(namespace: string, jobId: string): Promise<{ evalId: string; index: number }> {
+    const job = this.store.jobById(namespace, jobId);
+    if (!job) throw new ServerError('JOB_NOT_FOUND', `job "${jobId}" not found`, 404);
+    if (job.Periodic?.Enabled || job.ParameterizedJob) {
+      throw new ServerError('JOB_NOT_EVALUABLE', `can't evaluate periodic or parameterized job "${jobId}"`, 400);
+    }
+    const e = newEvaluation(job, 'job-register', this.nowNanos());
+    const index = await this.apply({ Type: 'EvalUpdate', Evals: [e], Now: this.nowNanos() });
+    return { evalId: e.ID, index };
+  }
+
+  async planJob(input: Job): Promise<JobPlanResult> {
+    const job = await prepareJob(input, this.config.region ?? 'global');
+    const snapshot = this.store.snapshot();
+    const existing = snapshot.jobById(job.Namespace, job.ID);
+    const changed = !existing || jobSpecChanged(existing, job);
+    const index = snapshot.index();
+    const candidate: Job = {
+      ...job,
+      CreateIndex: existing?.CreateIndex ?? index + 1,
+      ModifyIndex: index + 1,
+      JobModifyIndex: changed ? index + 1 : (existing?.JobModifyIndex ?? index + 1),
+      Version: !existing ? 0 : changed ? existing.Version + 1 : existing.Version,
+    };
+    const factory = this.factoryFor(job.Type);
+    if (!factory) throw new ServerError('NO_SCHEDULER', `no scheduler for job type "${job.Type}"`, 400);
+    const evaluation = newEvaluation(candidate, 'job-register', this.nowNanos(), { AnnotatePlan: true });
+    return dryRunPlan({
+      snapshot,
+      candidate,
+      existing,
+      specChanged: changed,
+      evaluation,
+      factory,
+      now: this.clock.now(),
+      random: this.random,
+    });
+  }
+
+  async stopAlloc(allocId: string): Promise<{ evalId: string; index: number }> {
+    const alloc = this.store.allocById(allocId);
+    if (!alloc) throw new ServerError('ALLOC_NOT_FOUND', `allocation "${allocId}" not found`, 404);
+    const job = this.store.jobById(alloc.Namespace, alloc.JobID) ?? alloc.Job;
+    if (!job) throw new ServerError('JOB_NOT_FOUND', `job "${alloc.JobID}" of allocation not found`, 404);
+    const now = this.nowNanos();
+    const e = newEvaluation(job, 'alloc-stop', now);
+    const index = await this.apply({
+      Type: 'AllocUpdateDesiredTransition',
+      Allocs: { [allocId]: { Migrate: true } },
+      Evals: [e],
+      Now: now,
+    });
+    return { evalId: e.ID, index };
+  }
+
+  // ---- nodes ----
+
+  async registerNode(input: Node): Promise<NodeRegisterResult> {
+    if (!input || typeof input.ID !== 'string' || input.ID === '') {
+      throw new ServerError('NODE_INVALID', 'node: ID is required', 400);
+    }
+    if (typeof input.Datacenter !== 'string' || input.Datacenter === '') {
+      throw new ServerError('NODE_INVALID', 'node: Datacenter is required', 400);
+    }
+    const prev = this.store.nodeById(input.ID);
+    if (prev && prev.SecretID && input.SecretID && prev.SecretID !== input.SecretID) {
+      throw new ServerError('NODE_SECRET_MISMATCH', `node "${input.ID}": SecretID does not match`, 400);
+    }
+    const node: Node = {
+      ...input,
+      Status: input.Status || 'ready',
+      SchedulingEligibility: input.SchedulingEligibility || 'eligible',
+      NodePool: input.NodePool || 'default',
+      DrainStrategy: input.DrainStrategy ?? null,
+    };
+    const now = this.nowNanos();
+    const transitioned = !prev || prev.Status !== node.Status;
+    const evals = node.Status === 'ready' && transitioned ? nodeUpdateEvals(this.store, node.ID, this.store.latestIndex() + 1, now) : [];
+    const index = await this.apply({ Type: 'NodeRegister', Node: node, Evals: evals, Now: now });
+    const ttl = node.Status === 'down' ? 0 : this.heartbeats.reset(node.ID);
+    return { heartbeatTtl: ttl * 1_000_000, index };
+  }
+
+  async heartbeatNode(nodeId: string, status: NodeStatus): Promise<NodeRegisterResult> {
+    const node = this.store.nodeById(nodeId);
+    if (!node) throw new ServerError('NODE_NOT_FOUND', `node "${nodeId}" not found`, 404);
+    const valid: NodeStatus[] = ['initializing', 'ready', 'down', 'disconnected'];
+    if (status && !valid.includes(status)) throw new ServerError('NODE_STATUS_INVALID', `status: invalid node status "${status}"`, 400);
+    let index = node.ModifyIndex;
+    if (status && status !== node.Status) index = await this.setNodeStatus(nodeId, status, `Node heartbeat: status ${status}`);
+    const ttl = status === 'down' ? 0 : this.heartbeats.reset(nodeId);
+    if (status === 'down') this.heartbeats.clear(nodeId);
+    return { heartbeatTtl: ttl * 1_000_000, index };
+  }
+
+  async updateNodeEligibility(nodeId: string, eligibility: NodeEligibility): Promise<{ index: number }> {
+    const node = this.store.nodeById(nodeId);
+    if (!node) throw new ServerError('NODE_NOT_FOUND', `node "${nodeId}" not found`, 404);
+    if (eligibility !== 'eligible' && eligibility !== 'ineligible') {
+      throw new ServerError('NODE_ELIGIBILITY_INVALID', `eligibility: must be "eligible" or "ineligible", got "${String(eligibility)}"`, 400);
+    }
+    const index = await this.apply({ Type: 'NodeUpdateEligibility', NodeID: nodeId, Eligibility: eligibility, Evals: [], Now: this.nowNanos() });
+    return { index };
+  }
+
+  /** Marks a node down after a missed heartbeat; its allocations are handled by node-update evals. */
+  private async nodeMissedHeartbeat(nodeId: string): Promise<void> {
+    const node = this.store.nodeById(nodeId);
+    if (!node || node.Status === 'down' || this.closed) return;
+    await this.setNodeStatus(nodeId, 'down', 'Node heartbeat missed');
+  }
+
+  private async setNodeStatus(nodeId: string, status: NodeStatus, message: string): Promise<number> {
+    const now = this.nowNanos();
+    const evals = status === 'down' || status === 'ready' ? nodeUpdateEvals(this.store, nodeId, this.store.latestIndex() + 1, now) : [];
+    return this.apply({
+      Type: 'NodeUpdateStatus',
+      NodeID: nodeId,
+      Status: status,
+      Event: {
+        Message: message,
+        Subsystem: 'Cluster',
+        Details: null,
+        Timestamp: new Date(this.clock.now()).toISOString(),
+        CreateIndex: 0,
+      },
+      Evals: evals,
+      Now: now,
+    });
+  }
+
+  // ---- allocations ----
+
+  async updateAllocsFromClient(updates: AllocClientUpdate[]): Promise<{ index: number }> {
+    if (!Array.isArray(updates)) throw new ServerError('ALLOC_UPDATE_INVALID', 'Alloc: a list of allocation updates is required', 400);
+    const valid = ['pending', 'running', 'complete', 'failed', 'lost', 'unknown'];
+    const known: AllocClientUpdate[] = [];
+    const failedJobs = new Map<string, Evaluation>();
+    const now = this.nowNanos();
+    updates.forEach((u, i) => {
+      if (!u || typeof u.ID !== 'string') throw new ServerError('ALLOC_UPDATE_INVALID', `Alloc[${i}].ID: is required`, 400);
+      if (!valid.includes(u.ClientStatus)) {
+        throw new ServerError('ALLOC_UPDATE_INVALID', `Alloc[${i}].ClientStatus: invalid status "${String(u.ClientStatus)}"`, 400);
+      }
+      const prev = this.store.allocById(u.ID);
+      if (!prev) return;
+      known.push({ ...u, TaskStates: u.TaskStates ?? prev.TaskStates ?? {} });
+      if (u.ClientStatus === 'failed' && prev.ClientStatus !== 'failed' && prev.DesiredStatus === 'run') {
+        const job = this.store.jobById(prev.Namespace, prev.JobID);
+        const key = `${prev.Namespace}\u0000${prev.JobID}`;
+        if (job && !job.Stop && !failedJobs.has(key)) failedJobs.set(key, newEvaluation(job, 'alloc-failure', now));
+      }
+    });
+    if (known.length === 0) return { index: this.store.latestIndex() };
+    const index = await this.apply({ Type: 'AllocClientUpdate', Allocs: known, Evals: [...failedJobs.values()], Now: now });
+    return { index };
+  }
+
+  // ---- broker callbacks ----
+
+  private async failEval(e: Evaluation): Promise<void> {
+    const now = this.nowNanos();
+    const delayMs = (this.config.failedFollowUpDelayMs ?? 60_000) * (1 + this.random());
+    const followUp: Evaluation = {
+      ...newEvaluation(
+        { ID: e.JobID, Namespace: e.Namespace, Priority: e.Priority, Type: e.Type as Job['Type'], JobModifyIndex: e.JobModifyIndex },
+        'failed-follow-up',
+        now,
+      ),
+      PreviousEval: e.ID,
+      WaitUntil: new Date(this.clock.now() + delayMs).toISOString(),
+    };
+    const failed: Evaluation = {
+      ...e,
+      Status: 'failed',
+      StatusDescription: 'evaluation reached delivery limit (3)',
+      NextEval: followUp.ID,
+    };
+    await this.apply({ Type: 'EvalUpdate', Evals: [failed, followUp], Now: now });
+  }
+
+  private async cancelEvals(evals: Evaluation[]): Promise<void> {
+    if (evals.length === 0 || this.closed) return;
+    const canceled = evals.map((e) => ({ ...e, Status: 'canceled' as const, StatusDescription: 'evaluation superseded by a newer one of the same job' }));
+    await this.apply({ Type: 'EvalUpdate', Evals: canceled, Now: this.nowNanos() });
+  }
+
+  private nowNanos(): number {
+    return this.clock.now() * 1_000_000;
+  }
+
+  private logError(err: unknown, what: string): void {
+    if (this.closed) return;
+    this.config.logger?.error({ err }, `server: ${what} failed`);
+  }
+}
+
+/** The scheduler lookup of src/scheduler/index.ts, loaded lazily (it may not be built yet). */
+async function loadSchedulerLookup(): Promise<FactoryLookup> {
+  const spec = '../scheduler/index.js';
+  try {
+    const mod = (await import(spec)) as { schedulerFactoryFor?: FactoryLookup };
+    if (mod.schedulerFactoryFor) return mod.schedulerFactoryFor;
+  } catch {
+    // not available: no evaluations can be processed until it is
+  }
+  return () => undefined;
+}
+
