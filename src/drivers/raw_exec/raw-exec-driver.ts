@@ -8,6 +8,7 @@
  *                  unknown but pid+startTime alive → degraded (poll /proc, exit code unknown)
  */
 import { platform } from 'node:os';
+import { resolve } from 'node:path';
 import { systemClock, type Clock, type Timer } from '../../time/clock.js';
 import {
   DriverError,
@@ -130,14 +131,16 @@ export class RawExecDriver implements Driver {
     const file = resolveCommand(cfg.command, config.dirs.dir, env['PATH']);
     let st: SupervisedTaskStatus;
     try {
-      st = await this.client.request('start', { spec: {
+      st = await this.client.request('start', {
+        spec: {
           taskId: config.id,
-          file,
+          file: resolve(file),
           args: cfg.args,
-          cwd: config.dirs.dir,
+          // Absolute: the supervisor does not share the agent's working directory.
+          cwd: resolve(config.dirs.dir),
           env,
           taskName: config.taskName,
-          logDir: config.logs.dir,
+          logDir: resolve(config.logs.dir),
           maxFiles: config.logs.maxFiles,
           maxFileSizeMB: config.logs.maxFileSizeMB,
         },

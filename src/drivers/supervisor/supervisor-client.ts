@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   LineDecoder,
@@ -50,8 +51,12 @@ export class SupervisorClient {
   /** Called when an established connection drops (the supervisor died or closed it). */
   onDisconnect: () => void = () => {};
 
-  constructor(private readonly opts: SupervisorClientOptions) {
-    this.paths = supervisorPaths(opts.dataDir);
+  private readonly opts: SupervisorClientOptions;
+
+  constructor(opts: SupervisorClientOptions) {
+    // Absolute: the daemon runs with another working directory.
+    this.opts = { ...opts, dataDir: resolve(opts.dataDir) };
+    this.paths = supervisorPaths(this.opts.dataDir);
     if (Buffer.byteLength(this.paths.socket) > MAX_SOCKET_PATH) {
       throw new SupervisorError(
         SupervisorErrorCode.Unavailable,
