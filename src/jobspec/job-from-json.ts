@@ -4,10 +4,11 @@
  * ignored as Nomad's JSON decoding ignores them. Free-form maps (Config) are taken as they are.
  */
 import { DurationParseError, parseDuration } from '../structs/duration.js';
-import type { DecodeContext } from './decode-context.js';
+import { DecodeContext } from './decode-context.js';
+import { JobspecParseError } from './jobspec-error.js';
 import type { JobDraft } from './job-draft.js';
 
-type Kind = 'string' | 'number' | 'bool' | 'duration' | 'strings' | 'stringMap' | 'object' | 'array' | 'free';
+type Kind = 'string' | 'number' | 'bool' | 'duration' | 'strings' | 'stringMap' | 'object' | 'array' | 'freeObject' | 'free';
 
 /** Expected kinds of the job model's fields, by field name (names mean the same everywhere). */
 const KINDS: Record<string, Kind> = {
@@ -20,7 +21,7 @@ const KINDS: Record<string, Kind> = {
   Count: 'number', RestartPolicy: 'object', ReschedulePolicy: 'object', EphemeralDisk: 'object',
   Migrate: 'free', Networks: 'array', ShutdownDelay: 'duration', StopAfterClientDisconnect: 'duration',
   MaxClientDisconnect: 'duration', Services: 'free', Volumes: 'free', Templates: 'free', Artifacts: 'free',
-  Driver: 'string', User: 'string', Lifecycle: 'object', Config: 'free', Resources: 'object',
+  Driver: 'string', User: 'string', Lifecycle: 'object', Config: 'freeObject', Resources: 'object',
   KillTimeout: 'duration', LogConfig: 'object', DispatchPayload: 'object', Leader: 'bool', KillSignal: 'string',
   Kind: 'string', Hook: 'string', Sidecar: 'bool',
   Attempts: 'number', Interval: 'duration', Delay: 'duration', Mode: 'string', DelayFunction: 'string',
@@ -79,6 +80,8 @@ function check(value: unknown, key: string, path: string, ctx: DecodeContext): u
         if (typeof v !== 'string') ctx.report(path, `${key}.${k} must be a string, got ${JSON.stringify(v)}`, k);
       }
       return value;
+    case 'freeObject':
+      return isObject(value) ? value : bad('an object');
     case 'object':
       return isObject(value) ? walkObject(value, path ? `${path}: ${key}` : key, ctx) : bad('an object');
     case 'array':
@@ -119,4 +122,15 @@ export function jobFromApiJson(value: unknown, ctx: DecodeContext): JobDraft | u
   }
   const id = typeof job.ID === 'string' ? job.ID : typeof job.Name === 'string' ? job.Name : '';
   return walkObject(job, `job "${id}"`, ctx) as JobDraft;
+}
+
+/**
+ * Decodes an API request body's job (`{"Job": …}` or a bare job) for the HTTP layer: throws
+ * JobspecParseError naming each mistyped field (file "request"). Canonicalize and validate after.
+ */
+export function decodeApiJob(value: unknown): JobDraft {
+  const ctx = new DecodeContext('request', '');
+  const draft = jobFromApiJson(value, ctx);
+  if (ctx.problems.length > 0 || draft === undefined) throw new JobspecParseError(ctx.problems);
+  return draft;
 }
