@@ -67,16 +67,24 @@ export class EventBroker {
 
   /**
    * Subscribes: yields filtered batches with Index > req.index (the buffered ones first),
-   * then follows. Ends when the signal aborts; throws EventStreamError when too slow.
+   * then follows. The subscription starts now (not at first next()). Ends when the signal
+   * aborts; throws EventStreamError when the subscriber falls too far behind.
    */
-  async *subscribe(req: SubscribeRequest = {}): AsyncGenerator<EventBatch> {
+  subscribe(req: SubscribeRequest = {}): AsyncIterable<EventBatch> {
     const after = req.index ?? 0;
     let start = this.ring.findIndex((b) => b.Index > after);
     if (start < 0) start = this.ring.length;
     const sub: Subscriber = { cursor: this.base + start, wake: null, closed: null };
     this.subs.add(sub);
-    const onAbort = (): void => this.wakeUp(sub);
+    const onAbort = (): void => {
+      this.subs.delete(sub);
+      this.wakeUp(sub);
+    };
     req.signal?.addEventListener('abort', onAbort, { once: true });
+    return { [Symbol.asyncIterator]: () => this.follow(sub, req, onAbort) };
+  }
+
+  private async *follow(sub: Subscriber, req: SubscribeRequest, onAbort: () => void): AsyncGenerator<EventBatch> {
     try {
       for (;;) {
         if (req.signal?.aborted) return;
