@@ -21,6 +21,19 @@ export interface SchedulerState {
   /** The latest deployment of a job, if any. */
   latestDeploymentByJob(namespace: string, jobId: string): Deployment | undefined;
   evalById(id: string): Evaluation | undefined;
+  /**
+   * Optional fast path: what the live (desired run, not client-terminal) allocations on a node
+   * hold, kept incrementally by the store. When absent the scheduler sums allocsByNode itself.
+   */
+  nodeAllocatedUsage?(nodeId: string): NodeAllocatedUsage;
+}
+
+/** Resources held on a node by its live allocations: CPU MHz, memory MB, disk MB, ports in use. */
+export interface NodeAllocatedUsage {
+  cpu: number;
+  memory: number;
+  disk: number;
+  ports: ReadonlySet<number>;
 }
 
 /**

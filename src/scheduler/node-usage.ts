@@ -4,7 +4,7 @@
  * scheduler looks at, so a placement never rescans the cluster.
  */
 import type { Allocation, Node } from '../structs/index.js';
-import type { SchedulerState } from './interfaces.js';
+import type { NodeAllocatedUsage, SchedulerState } from './interfaces.js';
 import { heldResources } from './group-ask.js';
 
 /** Resources in use on one node as this evaluation sees it. */
@@ -20,10 +20,7 @@ export interface NodeUsage {
   addedPorts: Set<number>;
 }
 
-interface BaseUsage {
-  cpu: number;
-  memory: number;
-  disk: number;
+interface BaseUsage extends NodeAllocatedUsage {
   ports: Set<number>;
 }
 
@@ -42,6 +39,17 @@ function baseUsage(allocs: readonly Allocation[]): BaseUsage {
   b = { cpu: 0, memory: 0, disk: 0, ports: new Set() };
   for (const a of allocs) {
     if (!isLive(a)) continue;
+    const ar = a.AllocatedResources;
+    if (ar && !hasPorts(a)) {
+      // Common case without networks: sum in place, allocating nothing.
+      for (const k in ar.Tasks) {
+        const t = ar.Tasks[k]!;
+        b.cpu += t.Cpu.CpuShares;
+        b.memory += t.Memory.MemoryMB;
+      }
+      b.disk += ar.Shared.DiskMB;
+      continue;
+    }
     const h = heldResources(a);
     b.cpu += h.cpu;
     b.memory += h.memory;
@@ -50,6 +58,13 @@ function baseUsage(allocs: readonly Allocation[]): BaseUsage {
   }
   baseCache.set(allocs, b);
   return b;
+}
+
+function hasPorts(a: Allocation): boolean {
+  const ar = a.AllocatedResources!;
+  if ((ar.Shared.Ports?.length ?? 0) > 0 || (ar.Shared.Networks?.length ?? 0) > 0) return true;
+  for (const k in ar.Tasks) if ((ar.Tasks[k]!.Networks?.length ?? 0) > 0) return true;
+  return false;
 }
 
 /** Parses "22,80,8000-8100" into a set of ports; malformed parts are ignored. */
@@ -77,15 +92,22 @@ export function nodeReservedPorts(node: Node): ReadonlySet<number> {
   return s;
 }
 
+const capacityCache = new WeakMap<Node, { cpu: number; memory: number; disk: number }>();
+
 /** Schedulable capacity of a node: its resources minus what it reserves for itself. */
-export function nodeCapacity(node: Node): { cpu: number; memory: number; disk: number } {
-  const r = node.NodeResources;
-  const res = node.ReservedResources;
-  return {
-    cpu: r.Cpu.CpuShares - (res?.Cpu.CpuShares ?? 0),
-    memory: r.Memory.MemoryMB - (res?.Memory.MemoryMB ?? 0),
-    disk: r.Disk.DiskMB - (res?.Disk.DiskMB ?? 0),
-  };
+export function nodeCapacity(node: Node): { readonly cpu: number; readonly memory: number; readonly disk: number } {
+  let c = capacityCache.get(node);
+  if (!c) {
+    const r = node.NodeResources;
+    const res = node.ReservedResources;
+    c = {
+      cpu: r.Cpu.CpuShares - (res?.Cpu.CpuShares ?? 0),
+      memory: r.Memory.MemoryMB - (res?.Memory.MemoryMB ?? 0),
+      disk: r.Disk.DiskMB - (res?.Disk.DiskMB ?? 0),
+    };
+    capacityCache.set(node, c);
+  }
+  return c;
 }
 
 /** True when a port is in use on the node as this evaluation sees it. */
@@ -100,13 +122,13 @@ export class ProposedUsage {
   private readonly usage = new Map<string, NodeUsage>();
   private readonly released = new Map<string, Allocation[]>();
 
-  constructor(private readonly state: Pick<SchedulerState, 'allocsByNode'>) {}
+  constructor(private readonly state: Pick<SchedulerState, 'allocsByNode' | 'nodeAllocatedUsage'>) {}
 
   /** The node's usage, computing it on first use. */
   get(nodeId: string): NodeUsage {
     let u = this.usage.get(nodeId);
     if (u) return u;
-    const b = baseUsage(this.state.allocsByNode(nodeId));
+    const b = this.state.nodeAllocatedUsage ? this.state.nodeAllocatedUsage(nodeId) : baseUsage(this.state.allocsByNode(nodeId));
     u = { cpu: b.cpu, memory: b.memory, disk: b.disk, basePorts: b.ports, freedPorts: new Set(), addedPorts: new Set() };
     for (const a of this.released.get(nodeId) ?? []) subtract(u, a);
     this.usage.set(nodeId, u);

@@ -5,7 +5,7 @@
  * candidates (at least 2) for services, 2 for batch, every node when affinities or spreads
  * apply. Placements made are recorded so the next one sees them.
  */
-import type { Affinity, AllocMetric, Allocation, Job, Node, TaskGroup } from '../structs/index.js';
+import type { Affinity, AllocMetric, Allocation, Job, Node, Spread, TaskGroup } from '../structs/index.js';
 import type { SchedulerState } from './interfaces.js';
 import { newAllocMetric, recordExhausted, recordFiltered } from './alloc-metrics.js';
 import { constraintString, DistinctOperator, resolveTarget } from './constraint-check.js';
@@ -34,6 +34,9 @@ interface GroupCache {
   constraints: ReturnType<typeof groupConstraints>;
   distinct: ReturnType<typeof distinctConstraints>;
   affinities: Affinity[];
+  spreads: Spread[];
+  /** Static filter answers by candidate position (undefined: not computed yet). */
+  staticByIndex: (string | null | undefined)[];
   staticReason: Map<string, string | null>;
 }
 
@@ -97,6 +100,8 @@ export class PlacementStack {
         constraints: groupConstraints(this.job, group),
         distinct: distinctConstraints(this.job, group),
         affinities,
+        spreads: [...(this.job.Spreads ?? []), ...(group.Spreads ?? [])],
+        staticByIndex: new Array<string | null | undefined>(this.candidates.length),
         staticReason: new Map(),
       };
       this.groups.set(group.Name, g);
@@ -104,13 +109,9 @@ export class PlacementStack {
     return g;
   }
 
-  private spreadsOf(group: TaskGroup) {
-    return [...(this.job.Spreads ?? []), ...(group.Spreads ?? [])];
-  }
-
   /** How many feasible candidates to compare for a group. */
-  private sampleLimit(group: TaskGroup, g: GroupCache): number {
-    if (g.affinities.length > 0 || this.spreadsOf(group).length > 0) return Number.MAX_SAFE_INTEGER;
+  private sampleLimit(g: GroupCache): number {
+    if (g.affinities.length > 0 || g.spreads.length > 0) return Number.MAX_SAFE_INTEGER;
     if (this.job.Type === 'batch') return 2;
     const n = this.candidates.length;
     return Math.max(2, n > 0 ? Math.ceil(Math.log2(n)) : 0);
@@ -140,14 +141,17 @@ export class PlacementStack {
     metric.NodesAvailable = { ...this.nodesAvailable };
     metric.NodesInPool = this.candidates.length;
     const g = this.groupCache(group);
-    const limit = this.sampleLimit(group, g);
+    const limit = this.sampleLimit(g);
     const n = this.candidates.length;
     let best: Selection | null = null;
     let found = 0;
     for (let seen = 0; seen < n && found < limit; seen++) {
-      const node = this.candidates[this.cursor]!;
-      this.cursor = (this.cursor + 1) % n;
-      const option = this.evaluate(node, group, g, metric, opts);
+      const at = this.cursor;
+      const node = this.candidates[at]!;
+      this.cursor = (at + 1) % n;
+      let reason = g.staticByIndex[at];
+      if (reason === undefined) g.staticByIndex[at] = reason = staticFilterReason(g.constraints, group, node);
+      const option = this.evaluate(node, group, g, metric, opts, reason);
       if (!option) continue;
       found++;
       if (!best || option.score > best.score) best = option;
@@ -161,7 +165,8 @@ export class PlacementStack {
     const metric = newAllocMetric();
     metric.NodesAvailable = { ...this.nodesAvailable };
     metric.NodesInPool = this.candidates.length;
-    const selection = this.evaluate(node, group, this.groupCache(group), metric, {});
+    const g = this.groupCache(group);
+    const selection = this.evaluate(node, group, g, metric, {}, this.staticReason(g, group, node));
     return { selection, metric };
   }
 
@@ -179,9 +184,8 @@ export class PlacementStack {
     return reason;
   }
 
-  private evaluate(node: Node, group: TaskGroup, g: GroupCache, metric: AllocMetric, opts: SelectOptions): Selection | null {
+  private evaluate(node: Node, group: TaskGroup, g: GroupCache, metric: AllocMetric, opts: SelectOptions, reason: string | null): Selection | null {
     metric.NodesEvaluated++;
-    const reason = this.staticReason(g, group, node);
     if (reason !== null) {
       recordFiltered(metric, node.NodeClass, reason);
       return null;
@@ -231,7 +235,7 @@ export class PlacementStack {
     if (opts.penaltyNodeIds?.has(node.ID)) { sum += -1; count++; }
     const aff = affinityScore(g.affinities, node);
     if (aff !== null) { sum += aff; count++; }
-    const spreads = this.spreadsOf(group);
+    const spreads = g.spreads;
     if (spreads.length > 0) {
       let total = 0;
       let weights = 0;

@@ -28,10 +28,13 @@ export interface PortAssignment {
 
 const RANDOM_TRIES = 20;
 
+// Shared answer for groups that ask for no ports; callers only read it.
+const NO_PORTS: PortAssignment = Object.freeze({ groupNetworks: [], taskNetworks: new Map(), mappings: [], ports: [] });
+
 /** Assigns every asked port on the node, or names the dimension that could not be met. */
 export function assignPorts(node: Node, usage: NodeUsage, ask: GroupAsk, random: () => number): PortAssignment | PortDimension {
+  if (ask.networks.length === 0) return NO_PORTS;
   const out: PortAssignment = { groupNetworks: [], taskNetworks: new Map(), mappings: [], ports: [] };
-  if (ask.networks.length === 0) return out;
   const taken = new Set<number>();
   const used = (p: number) => taken.has(p) || portInUse(node, usage, p);
   const ip = node.NodeResources.Networks?.[0]?.IP ?? '';
