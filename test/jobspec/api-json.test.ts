@@ -51,3 +51,13 @@ test('API JSON: wrong field types name the field', async () => {
 test('invalid JSON is a parse error', async () => {
   await assert.rejects(parseJobspec('{"Job": ', { filename: 'x.json' }), /x\.json: invalid JSON/);
 });
+
+test('decodeApiJob: request bodies with mistyped fields are rejected, naming the field', async () => {
+  const { decodeApiJob } = await import('../../src/jobspec/index.js');
+  assert.throws(
+    () => decodeApiJob({ Job: { ID: 'x', TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', Config: 'oops' }] }] } }),
+    (e: unknown) => e instanceof JobspecParseError && /task "t": Config must be an object/.test(e.message),
+  );
+  assert.throws(() => decodeApiJob('nope'), JobspecParseError);
+  assert.equal(decodeApiJob({ Job: apiJob }).ID, 'api');
+});
