@@ -7,7 +7,18 @@
 import { Command, CommanderError } from 'commander';
 import { CliUsageError, ExitCode, type CliContext } from './cli-context.js';
 import type { CommandModule } from './command-registry.js';
-import { jobRunOutputCommand } from './commands/job-run-output.js';
+import { agentCommand } from './commands/agent.js';
+import { allocStatusCommand } from './commands/alloc-status.js';
+import { evalCommands } from './commands/eval-commands.js';
+import { jobHistoryCommand } from './commands/job-history.js';
+import { jobInspectCommand } from './commands/job-inspect.js';
+import { jobPlanCommand } from './commands/job-plan.js';
+import { jobRunCommand } from './commands/job-run.js';
+import { jobStatusCommand } from './commands/job-status.js';
+import { jobStopCommand } from './commands/job-stop.js';
+import { nodeCommands } from './commands/node-commands.js';
+import { serverMembersCommand } from './commands/server-members.js';
+import { statusCommand } from './commands/status.js';
 import { jobValidateCommand } from './commands/job-validate.js';
 import { caravanVersion, versionCommand } from './commands/version.js';
 import { normalizeArgv } from './normalize-argv.js';
@@ -16,7 +27,18 @@ import { normalizeArgv } from './normalize-argv.js';
 export const COMMANDS: readonly CommandModule[] = [
   versionCommand,
   jobValidateCommand,
-  jobRunOutputCommand,
+  jobRunCommand,
+  agentCommand,
+  jobPlanCommand,
+  jobStatusCommand,
+  jobStopCommand,
+  jobInspectCommand,
+  jobHistoryCommand,
+  evalCommands,
+  nodeCommands,
+  allocStatusCommand,
+  statusCommand,
+  serverMembersCommand,
 ];
 
 /** Builds the commander program with every command registered against `ctx`. */

@@ -1,0 +1,175 @@
+/**
+ * `caravan agent`: runs an agent until SIGINT/SIGTERM. `-dev` runs server and client in one
+ * process on 127.0.0.1:4646 with a temporary data dir; `-server`, `-client -servers=…`,
+ * `-config FILE` (repeatable), `-data-dir`, `-bind`, `-http-port`, `-node`, `-dc`, `-region`
+ * as Nomad's. Logs go to stderr (pino); the startup banner to stdout.
+ */
+import type { Command } from 'commander';
+import { pino, destination, type Logger } from 'pino';
+import { Agent } from '../../agent/agent.js';
+import {
+  AgentConfigError,
+  defaultAgentConfig,
+  devLayer,
+  mergeConfig,
+  validateAgentConfig,
+  type AgentConfig,
+  type AgentConfigLayer,
+} from '../../agent/agent-config.js';
+import { AgentRoleError, type RoleFactories } from '../../agent/agent-roles.js';
+import { readConfigFile } from '../../agent/config-file.js';
+import { defaultRoles } from '../../agent/default-roles.js';
+import { CARAVAN_VERSION } from '../../http/list-stubs.js';
+import { ExitCode, type CliContext } from '../cli-context.js';
+import type { CommandModule } from '../command-registry.js';
+import { collect } from './job-file-flags.js';
+
+/** The flags of `caravan agent`. */
+export interface AgentFlags {
+  dev?: boolean;
+  server?: boolean;
+  client?: boolean;
+  servers?: string;
+  config?: string[];
+  dataDir?: string;
+  bind?: string;
+  httpPort?: string;
+  node?: string;
+  dc?: string;
+  region?: string;
+  nodeClass?: string;
+  meta?: string[];
+  logLevel?: string;
+  bootstrapExpect?: string;
+}
+
+/** The configuration layer the command line gives; throws AgentConfigError naming the flag. */
+export function flagsLayer(f: AgentFlags): AgentConfigLayer {
+  const layer: AgentConfigLayer = {};
+  if (f.dataDir !== undefined) layer.dataDir = f.dataDir;
+  if (f.bind !== undefined) layer.bindAddr = f.bind;
+  if (f.httpPort !== undefined) {
+    if (!/^\d+$/.test(f.httpPort)) throw new AgentConfigError('-http-port', `invalid port ${JSON.stringify(f.httpPort)}`);
+    layer.ports = { http: Number(f.httpPort) };
+  }
+  if (f.node !== undefined) layer.name = f.node;
+  if (f.dc !== undefined) layer.datacenter = f.dc;
+  if (f.region !== undefined) layer.region = f.region;
+  if (f.logLevel !== undefined) layer.logLevel = f.logLevel;
+  if (f.server) layer.server = { enabled: true };
+  if (f.client || f.servers !== undefined || f.nodeClass !== undefined || (f.meta?.length ?? 0) > 0) {
+    layer.client = {};
+    if (f.client) layer.client.enabled = true;
+    if (f.servers !== undefined) layer.client.servers = f.servers.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    if (f.nodeClass !== undefined) layer.client.nodeClass = f.nodeClass;
+    if (f.meta && f.meta.length > 0) {
+      const meta: Record<string, string> = {};
+      for (const kv of f.meta) {
+        const eq = kv.indexOf('=');
+        if (eq <= 0) throw new AgentConfigError('-meta', `expected key=value, got ${JSON.stringify(kv)}`);
+        meta[kv.slice(0, eq)] = kv.slice(eq + 1);
+      }
+      layer.client.meta = meta;
+    }
+  }
+  return layer;
+}
+
+/** Builds the agent configuration: defaults, -dev, config files in order, then flags. */
+export async function buildAgentConfig(f: AgentFlags): Promise<AgentConfig> {
+  let config = defaultAgentConfig();
+  if (f.dev) config = mergeConfig(config, devLayer());
+  for (const file of f.config ?? []) config = mergeConfig(config, await readConfigFile(file));
+  config = mergeConfig(config, flagsLayer(f));
+  return validateAgentConfig(config);
+}
+
+function banner(agent: Agent): string {
+  const c = agent.config;
+  const lines: [string, string][] = [
+    ['Advertise Addrs', `HTTP: ${agent.httpAddr}`],
+    ['Bind Addrs', `HTTP: [${agent.httpAddr}]`],
+    ['Client', String(c.client.enabled)],
+    ['Data Dir', agent.dataDir],
+    ['Log Level', c.logLevel.toUpperCase()],
+    ['Node Id', agent.nodeId() || '<none>'],
+    ['Region', `${c.region} (DC: ${c.datacenter})`],
+    ['Server', String(c.server.enabled)],
+    ['Version', CARAVAN_VERSION],
+  ];
+  const width = Math.max(...lines.map(([k]) => k.length));
+  return lines.map(([k, v]) => `${k.padStart(width + 7)}: ${v}`).join('\n');
+}
+
+/** Waits for SIGINT or SIGTERM, then resolves with the signal's name. */
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (sig: NodeJS.Signals) => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(sig);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
+
+/** Runs the agent until a signal; returns the exit code. `roles` is injectable for tests. */
+export async function runAgent(ctx: CliContext, f: AgentFlags, roles: RoleFactories = defaultRoles, stop: Promise<string> = untilSignal()): Promise<number> {
+  let config: AgentConfig;
+  try {
+    config = await buildAgentConfig(f);
+  } catch (err) {
+    if (err instanceof AgentConfigError) {
+      ctx.stderr.write(`==> Error loading configuration: ${err.message}\n`);
+      return ExitCode.Error;
+    }
+    throw err;
+  }
+  const logger: Logger = pino({ level: config.logLevel, base: { agent: config.name } }, destination({ fd: 2, sync: false }));
+  for (const file of config.files) ctx.stdout.write(`==> Loaded configuration from ${file}\n`);
+  ctx.stdout.write('==> Starting Caravan agent...\n');
+  let agent: Agent;
+  try {
+    agent = await Agent.start(config, roles, logger);
+  } catch (err) {
+    const msg = err instanceof AgentRoleError ? `${err.role}: ${err.message}` : err instanceof Error ? err.message : String(err);
+    ctx.stderr.write(`==> Error starting agent: ${msg}\n`);
+    logger.flush();
+    return ExitCode.Error;
+  }
+  ctx.stdout.write(`==> Caravan agent configuration:\n\n${banner(agent)}\n\n`);
+  ctx.stdout.write(`==> Caravan agent started! Log data will stream in below:\n`);
+  ctx.stdout.write(`    HTTP API listening on http://${agent.httpAddr}\n`);
+  const sig = await stop;
+  ctx.stdout.write(`==> Caught signal: ${sig.toLowerCase().replace(/^sig/, '')}\n==> Gracefully shutting down agent...\n`);
+  await agent.shutdown();
+  logger.flush();
+  return ExitCode.Ok;
+}
+
+/** Registers `agent`. */
+export const agentCommand: CommandModule = {
+  register(program: Command, ctx: CliContext): void {
+    program
+      .command('agent')
+      .description('Run a Caravan agent (server, client, or both with -dev)')
+      .option('--dev', 'server and client in one process, in-memory-like temporary data dir, loopback')
+      .option('--server', 'enable the server role')
+      .option('--client', 'enable the client role')
+      .option('--servers <addrs>', 'comma-separated server addresses (host:port) for a client')
+      .option('--config <file>', 'an agent configuration file (HCL or JSON; repeatable)', collect, [])
+      .option('--data-dir <dir>', 'data directory')
+      .option('--bind <addr>', 'address to bind the HTTP API to')
+      .option('--http-port <port>', 'HTTP API port (default 4646)')
+      .option('--node <name>', 'node name (default: the hostname)')
+      .option('--dc <dc>', 'datacenter (default dc1)')
+      .option('--region <region>', 'region (default global)')
+      .option('--node-class <class>', 'node class of the client')
+      .option('--meta <key=value>', 'client node metadata (repeatable)', collect, [])
+      .option('--log-level <level>', 'trace, debug, info, warn or error')
+      .action(async (opts: AgentFlags) => {
+        ctx.exitCode = await runAgent(ctx, opts);
+      });
+  },
+};

@@ -1,0 +1,91 @@
+/**
+ * `caravan job plan FILE`: asks the server what registering the job would do and prints the
+ * per-group changes (+ create, - destroy, ~ update) and the Job Modify Index to pass to
+ * `job run -check-index`. Exit 0 when nothing would change, 1 when allocations would change
+ * and on errors (Nomad uses 255 for errors; our CLI keeps to 0/1/2).
+ */
+import type { Command } from 'commander';
+import type { DesiredUpdates, Evaluation } from '../../structs/index.js';
+import type { CliContext } from '../cli-context.js';
+import { ExitCode } from '../cli-context.js';
+import { commandGroup, type CommandModule } from '../command-registry.js';
+import { addApiFlags, apiClient, printJson, runApiCommand, type ApiFlags } from './api-command.js';
+import { describeFailedGroup } from './eval-monitor.js';
+import { collect } from './job-file-flags.js';
+import { loadJobForCommand } from './job-run.js';
+
+/** The plan response as the CLI reads it. */
+export interface JobPlanResponse {
+  Annotations: { DesiredTGUpdates: Record<string, DesiredUpdates> } | null;
+  FailedTGAllocs: Evaluation['FailedTGAllocs'];
+  JobModifyIndex: number;
+  Diff: { Type: string } | null;
+  Warnings: string;
+}
+
+/** One line per task group: `+/- Task Group: "web" (1 create, 2 destroy, 1 in-place update)`. */
+export function formatPlanGroups(updates: Record<string, DesiredUpdates>): string[] {
+  const lines: string[] = [];
+  for (const [group, u] of Object.entries(updates).sort(([a], [b]) => a.localeCompare(b))) {
+    const parts: string[] = [];
+    if (u.Place > 0) parts.push(`${u.Place} create`);
+    if (u.Stop > 0) parts.push(`${u.Stop} destroy`);
+    if (u.DestructiveUpdate > 0) parts.push(`${u.DestructiveUpdate} create/destroy update`);
+    if (u.InPlaceUpdate > 0) parts.push(`${u.InPlaceUpdate} in-place update`);
+    if (u.Migrate > 0) parts.push(`${u.Migrate} migrate`);
+    if (u.Canary > 0) parts.push(`${u.Canary} canary`);
+    if (u.Ignore > 0) parts.push(`${u.Ignore} ignore`);
+    const marker = u.Place > 0 && u.Stop === 0 ? '+' : u.Stop > 0 && u.Place === 0 && u.DestructiveUpdate === 0 ? '-' : u.Place + u.Stop + u.DestructiveUpdate + u.InPlaceUpdate > 0 ? '+/-' : ' ';
+    lines.push(`${marker} Task Group: "${group}" (${parts.join(', ') || 'no changes'})`);
+  }
+  return lines;
+}
+
+/** True when the plan would change allocations. */
+export function planChanges(updates: Record<string, DesiredUpdates>): boolean {
+  return Object.values(updates).some((u) => u.Place + u.Stop + u.DestructiveUpdate + u.InPlaceUpdate + u.Migrate + u.Canary > 0);
+}
+
+/** Registers `job plan`. */
+export const jobPlanCommand: CommandModule = {
+  register(program: Command, ctx: CliContext): void {
+    addApiFlags(
+      commandGroup(program, 'job')
+        .command('plan')
+        .description('Dry-run a job update to see what the scheduler would do')
+        .argument('<file>', 'job file (HCL2 or JSON)')
+        .option('--var <name=value>', 'set an HCL variable (repeatable)', collect, [])
+        .option('--var-file <file>', 'read HCL variables from a file (repeatable)', collect, []),
+    ).action(async (file: string, opts: ApiFlags & { var?: string[]; varFile?: string[] }) => {
+      const job = await loadJobForCommand(ctx, file, opts);
+      if (!job) {
+        ctx.exitCode = ExitCode.Error;
+        return;
+      }
+      await runApiCommand(ctx, 'during plan', async () => {
+        const api = apiClient(ctx, opts);
+        const { body } = await api.post<JobPlanResponse>(`/v1/job/${encodeURIComponent(job.ID)}/plan`, { Job: job, Diff: true });
+        if (opts.json) {
+          printJson(ctx, body);
+          return ExitCode.Ok;
+        }
+        const updates = body.Annotations?.DesiredTGUpdates ?? {};
+        const diffType = body.Diff?.Type ?? 'None';
+        const marker = diffType === 'Added' ? '+' : diffType === 'Deleted' ? '-' : diffType === 'Edited' ? '+/-' : '';
+        ctx.stdout.write(`${marker ? marker + ' ' : ''}Job: "${job.ID}"\n`);
+        for (const l of formatPlanGroups(updates)) ctx.stdout.write(`${l}\n`);
+        ctx.stdout.write('\nScheduler dry-run:\n');
+        const failed = Object.entries(body.FailedTGAllocs ?? {});
+        if (failed.length === 0) ctx.stdout.write('- All tasks successfully allocated.\n');
+        else {
+          ctx.stdout.write('- WARNING: Failed to place all allocations.\n');
+          for (const [g, m] of failed) for (const l of describeFailedGroup(g, m)) ctx.stdout.write(`  ${l}\n`);
+        }
+        if (body.Warnings) ctx.stdout.write(`\nJob Warnings:\n${body.Warnings}\n`);
+        ctx.stdout.write(`\nJob Modify Index: ${body.JobModifyIndex}\n`);
+        ctx.stdout.write(`To submit the job with version verification run:\n\ncaravan job run -check-index ${body.JobModifyIndex} ${file}\n`);
+        return planChanges(updates) ? ExitCode.Error : ExitCode.Ok;
+      });
+    });
+  },
+};

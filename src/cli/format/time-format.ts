@@ -1,0 +1,17 @@
+/**
+ * Times as the CLI prints them: absolute ("2024-01-02T15:04:05Z") and relative ("1m3s ago").
+ */
+import { formatDuration } from '../../structs/duration.js';
+
+/** Unix nanoseconds → an RFC 3339 timestamp without fractions; "<none>" for 0. */
+export function formatUnixNanos(ns: number): string {
+  if (!ns) return '<none>';
+  return new Date(Math.floor(ns / 1e6)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** How long ago `ns` (Unix nanoseconds) was, relative to `nowMs`, rounded to seconds. */
+export function formatAgo(ns: number, nowMs: number): string {
+  if (!ns) return '<none>';
+  const diffMs = Math.max(0, nowMs - ns / 1e6);
+  return `${formatDuration(Math.round(diffMs / 1000) * 1e9)} ago`;
+}
