@@ -1,7 +1,6 @@
 /**
  * The HTTP API of an agent: Nomad's /v1 routes on fastify. Server routes need `server`;
- * client routes (exec, fs, logs, stats in routes/client-*.ts) need `client` and are
- * registered by `registerClientRoutes` below. Every error is answered as Nomad does — a
+ * client routes (exec, fs, logs, stats in routes/client-*.ts) need `client`. Every error is answered as Nomad does — a
  * status code and a plain-text body — and none crashes the process.
  */
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -44,14 +43,6 @@ export interface HttpServerOptions {
   bodyLimit?: number;
 }
 
-/**
- * Hook for the client-side routes (exec, fs, logs, stats). Each routes/client-*.ts module
- * adds its registration here; it runs only when the agent has a client.
- */
-function registerClientRoutes(_app: FastifyInstance, _ctx: RouteContext, _client: ClientHttpApi): void {
-  // Client routes (routes/client-*.ts) are registered here as they are written.
-}
-
 /** Builds the fastify instance with every route; the caller listens (or uses inject in tests). */
 export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   const app: FastifyInstance = fastify({
@@ -59,6 +50,8 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     // Nomad's job IDs may contain characters fastify would otherwise reject in params.
     routerOptions: { maxParamLength: 2048, ignoreTrailingSlash: true },
+    // Long-lived streams (logs, events, exec) must not hold a shutdown open.
+    forceCloseConnections: true,
     ...(opts.logger ? { loggerInstance: opts.logger as FastifyBaseLogger } : {}),
   });
   const agent: AgentInfo = {
@@ -81,7 +74,13 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     random: opts.random ?? Math.random,
     logger: opts.logger,
     metrics: new HttpMetrics(() => opts.server),
+    shutdown: new AbortController(),
   };
+  // On close, blocked queries answer at once and streams end, so shutdown does not wait minutes.
+  app.addHook('preClose', (done) => {
+    ctx.shutdown.abort(new Error('agent shutting down'));
+    done();
+  });
 
   // Every body is JSON whatever its content type: Nomad's clients do not always send one.
   app.removeAllContentTypeParsers();
@@ -123,6 +122,5 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerClientFsRoutes(app, ctx);
   registerClientLogsRoutes(app, ctx);
   registerClientAllocRoutes(app, ctx);
-  if (opts.client) registerClientRoutes(app, ctx, opts.client);
   return app;
 }

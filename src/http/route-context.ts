@@ -38,6 +38,8 @@ export interface RouteContext {
   random: RandomSource;
   logger: Logger | undefined;
   metrics: HttpMetrics;
+  /** Aborted when the HTTP server closes: long waits and streams should end. */
+  shutdown: AbortController;
 }
 
 /** The server of this agent; a 400 explaining the agent is client-only when there is none. */
@@ -51,9 +53,17 @@ export function queryOptions(req: FastifyRequest): QueryOptions {
   return parseQueryOptions(req.query as RawQuery, req.headers as RawHeaders);
 }
 
-/** A signal that aborts when the HTTP client goes away before the answer is sent. */
-export function requestSignal(req: FastifyRequest, reply: FastifyReply): AbortSignal {
+/** A signal that aborts when the HTTP client goes away before the answer is sent, or on shutdown. */
+export function requestSignal(req: FastifyRequest, reply: FastifyReply, shutdown?: AbortSignal): AbortSignal {
   const ac = new AbortController();
+  if (shutdown) {
+    if (shutdown.aborted) ac.abort(shutdown.reason);
+    else {
+      const onShutdown = () => ac.abort(shutdown.reason);
+      shutdown.addEventListener('abort', onShutdown, { once: true });
+      reply.raw.once('close', () => shutdown.removeEventListener('abort', onShutdown));
+    }
+  }
   const onClose = () => {
     if (!reply.raw.writableFinished) ac.abort(new Error('client closed the connection'));
   };
@@ -89,7 +99,7 @@ export async function answerRead<T>(
 ): Promise<FastifyReply> {
   const server = requireServer(ctx);
   const opts = queryOptions(req);
-  const signal = requestSignal(req, reply);
+  const signal = requestSignal(req, reply, ctx.shutdown.signal);
   let index = 0;
   try {
     const result = await blockingQuery({ server, clock: ctx.clock, random: ctx.random }, tables, opts, () => read(server, opts), signal);

@@ -65,3 +65,20 @@ test('a blocking query times out after its wait with the unchanged index', async
   assert.equal(res.statusCode, 200);
   assert.equal(Number(res.headers['x-nomad-index']), index);
 });
+
+test('closing the server answers blocked queries at once instead of holding shutdown', async () => {
+  const server = new FakeServerApi();
+  server.putJob(mockJob({ ID: 'a' }));
+  const app = createHttpServer({ server, random: () => 0 });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address() as { port: number };
+  const index = server.state.tableIndex('jobs');
+  const pending = fetch(`http://127.0.0.1:${addr.port}/v1/jobs?index=${index}&wait=10m`).then(
+    (r) => r.status,
+    () => 'closed',
+  );
+  await new Promise((r) => setTimeout(r, 50));
+  await app.close();
+  const outcome = await pending;
+  assert.ok(outcome === 200 || outcome === 'closed', String(outcome));
+});
