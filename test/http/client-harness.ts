@@ -4,6 +4,7 @@
  * and a websocket exec helper that collects the frames of one session.
  */
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { get as httpGet, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -157,4 +158,29 @@ export async function until(cond: () => boolean, ms = 5000): Promise<void> {
 /** Base64 of a string, for stdin frames. */
 export function b64(s: string): string {
   return Buffer.from(s).toString('base64');
+}
+
+/** A streaming GET whose body accumulates as it arrives; close() drops the connection. */
+export interface StreamingGet {
+  status: Promise<number>;
+  body(): string;
+  close(): void;
+}
+
+/** Opens a streaming GET with node:http (no connection pool, so closing really closes). */
+export function streamingGet(url: string): StreamingGet {
+  let body = '';
+  let req: ClientRequest;
+  const status = new Promise<number>((resolve, reject) => {
+    req = httpGet(url, { agent: false }, (res) => {
+      resolve(res.statusCode ?? 0);
+      res.on('data', (d: Buffer) => {
+        body += d.toString();
+      });
+      res.on('error', () => {});
+    });
+    req.on('error', (err) => reject(err));
+  });
+  status.catch(() => {});
+  return { status, body: () => body, close: () => req.destroy() };
 }
