@@ -8,8 +8,8 @@ import { hostname } from 'node:os';
 /** The server block of the agent configuration. */
 export interface ServerConfig {
   enabled: boolean;
-  /** Scheduler workers (Nomad's num_schedulers); default: one per core, at least 1. */
-  numSchedulers: number;
+  /** Scheduler workers (Nomad's num_schedulers); null: one per core. 0 schedules nothing. */
+  numSchedulers: number | null;
 }
 
 /** The client block of the agent configuration. */
@@ -77,7 +77,7 @@ export function defaultAgentConfig(): AgentConfig {
     bindAddr: '0.0.0.0',
     ports: { http: 4646 },
     logLevel: 'info',
-    server: { enabled: false, numSchedulers: 0 },
+    server: { enabled: false, numSchedulers: null },
     client: { enabled: false, servers: [], nodeClass: '', meta: {}, options: {} },
     files: [],
   };
@@ -132,7 +132,7 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
   for (const s of c.client.servers) {
     if (!/^[^\s:]+(:\d+)?$/.test(s.replace(/^https?:\/\//, ''))) throw new AgentConfigError('client.servers', `invalid server address ${JSON.stringify(s)}`);
   }
-  if (!Number.isInteger(c.server.numSchedulers) || c.server.numSchedulers < 0) {
+  if (c.server.numSchedulers !== null && (!Number.isInteger(c.server.numSchedulers) || c.server.numSchedulers < 0)) {
     throw new AgentConfigError('server.num_schedulers', `invalid value ${String(c.server.numSchedulers)}`);
   }
   if (!LOG_LEVELS.includes(c.logLevel.toLowerCase())) throw new AgentConfigError('log_level', `unknown level ${JSON.stringify(c.logLevel)}`);

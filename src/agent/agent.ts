@@ -54,7 +54,7 @@ export class Agent {
           dataDir: join(dataDir, 'server'),
           region: config.region,
           datacenter: config.datacenter,
-          numWorkers: config.server.numSchedulers || Math.max(1, availableParallelism()),
+          numWorkers: config.server.numSchedulers ?? Math.max(1, availableParallelism()),
           httpAddr: plannedAddr,
           logger: logger.child({ component: 'server' }),
         });

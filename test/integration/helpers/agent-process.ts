@@ -1,0 +1,166 @@
+/**
+ * Real `caravan agent` processes for integration tests: started on a free loopback port with
+ * a temporary data dir, ready once /v1/agent/health answers, stopped with SIGTERM (graceful)
+ * or SIGKILL (crash). Also runs the `caravan` CLI against such an agent.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (dist/test/integration/helpers → four levels up). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+/** The caravan entry point. */
+export const CARAVAN_BIN = join(REPO_ROOT, 'bin/caravan.js');
+
+/** A free TCP port on 127.0.0.1 (bound, read, released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Options of startAgent. */
+export interface StartAgentOptions {
+  /** Role flags, e.g. ['-server'] or ['-dev'] (default ['-server']). */
+  roleArgs?: string[];
+  /** Reuse a data dir (restart after a crash); default a new temporary one. */
+  dataDir?: string;
+  /** Reuse a port (restart); default a free one. */
+  port?: number;
+  /** Extra arguments. */
+  extraArgs?: string[];
+  /** How long to wait for health (ms, default 20 s). */
+  readyTimeoutMs?: number;
+}
+
+/** A running agent process. */
+export interface AgentProcess {
+  proc: ChildProcess;
+  port: number;
+  /** "http://127.0.0.1:<port>". */
+  address: string;
+  dataDir: string;
+  /** Everything the process wrote so far. */
+  output(): { stdout: string; stderr: string };
+  /** SIGTERM and wait for exit; resolves the exit code (null when killed by a signal). */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+  /** Removes the data dir (call after stop/kill when the dir is not reused). */
+  cleanup(): Promise<void>;
+}
+
+function waitExit(proc: ChildProcess): Promise<number | null> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(proc.exitCode);
+  return new Promise((r) => proc.once('exit', (code) => r(code)));
+}
+
+async function waitHealthy(address: string, proc: ChildProcess, timeoutMs: number, output: () => { stdout: string; stderr: string }): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr = '';
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null || proc.signalCode !== null) {
+      const o = output();
+      throw new Error(`agent exited early (code ${proc.exitCode}, signal ${proc.signalCode})\nstdout:\n${o.stdout}\nstderr:\n${o.stderr}`);
+    }
+    try {
+      const res = await fetch(`${address}/v1/agent/health`);
+      if (res.status === 200) return;
+      lastErr = `status ${res.status}: ${await res.text()}`;
+    } catch (err) {
+      lastErr = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`agent at ${address} not healthy after ${timeoutMs} ms: ${lastErr}`);
+}
+
+/** Starts `caravan agent` and resolves once it answers /v1/agent/health with 200. */
+export async function startAgent(opts: StartAgentOptions = {}): Promise<AgentProcess> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'caravan-it-')));
+  const port = opts.port ?? (await freePort());
+  const args = [CARAVAN_BIN, 'agent', ...(opts.roleArgs ?? ['-server']), '-bind', '127.0.0.1', '-http-port', String(port), '-data-dir', dataDir, '-log-level', 'debug', ...(opts.extraArgs ?? [])];
+  const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const output = () => ({ stdout, stderr });
+  const address = `http://127.0.0.1:${port}`;
+  await waitHealthy(address, proc, opts.readyTimeoutMs ?? 20_000, output);
+  return {
+    proc,
+    port,
+    address,
+    dataDir,
+    output,
+    async stop() {
+      proc.kill('SIGTERM');
+      return waitExit(proc);
+    },
+    async kill() {
+      proc.kill('SIGKILL');
+      await waitExit(proc);
+    },
+    async cleanup() {
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The result of one CLI run. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `caravan <args>` against `address` (CARAVAN_ADDR) and collects its output. */
+export function runCli(address: string, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolveRun, reject) => {
+    const proc = spawn(process.execPath, [CARAVAN_BIN, ...args], {
+      cwd: opts.cwd ?? REPO_ROOT,
+      env: { ...process.env, CARAVAN_ADDR: address, NOMAD_ADDR: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    proc.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`caravan ${args.join(' ')} timed out\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+    }, opts.timeoutMs ?? 60_000);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      resolveRun({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A JSON API call against an agent; resolves status, body (parsed when JSON) and index. */
+export async function api<T = unknown>(address: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T; text: string; index: number }> {
+  const res = await fetch(`${address}${path}`, {
+    method,
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'Content-Type': 'application/json' } } : {}),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // plain-text error bodies stay text
+  }
+  return { status: res.status, body: parsed as T, text, index: Number(res.headers.get('x-nomad-index') ?? 0) };
+}
