@@ -109,4 +109,21 @@ describe('PlanApplier', () => {
     assert.deepEqual(r.NodeAllocation, {});
     assert.deepEqual(applier.lastRejections.map((x) => x.reason).sort(), ['node does not exist', 'node is not eligible']);
   });
+
+  it('checks plans submitted together against each other and commits them in one batch', async () => {
+    const { state, commit, applier } = setup();
+    const job = mockJob({ ID: 'web' });
+    const n = mockNode();
+    await commit(nodeCmd(n));
+    await commit(registerCmd(job));
+    const p1 = emptyPlan('e1', '', 50, job);
+    p1.NodeAllocation[n.ID] = allocs(job, n, 5);
+    const p2 = emptyPlan('e2', '', 50, job);
+    p2.NodeAllocation[n.ID] = allocs(job, n, 5); // fits alone, not after p1 (3900 MHz)
+    const [r1, r2] = await Promise.all([applier.submit(p1), applier.submit(p2)]);
+    assert.equal(r1.RefreshIndex, 0);
+    assert.deepEqual(r2.NodeAllocation, {});
+    assert.ok(r2.RefreshIndex >= r1.AllocIndex);
+    assert.equal(state.allocsByNode(n.ID).length, 5);
+  });
 });

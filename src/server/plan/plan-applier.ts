@@ -8,7 +8,7 @@
 import type { Allocation, Plan, PlanResult } from '../../structs/index.js';
 import type { ApplyPlanResultsCommand, AllocStopUpdate, Command } from '../fsm/commands.js';
 import type { StateStore } from '../state/state-store.js';
-import { allocResources, nodeCapacity } from '../state/node-usage.js';
+import { allocResources, nodeCapacity, type NodeUsageEntry } from '../state/node-usage.js';
 import { isAllocTerminal } from '../state/job-status.js';
 
 /** Plan applier errors; `code` says which. */
@@ -73,24 +73,43 @@ export class PlanApplier {
     this.running = true;
     try {
       while (this.queue.length > 0) {
-        const q = this.queue.shift()!;
-        try {
-          q.resolve(await this.applyOne(q.plan));
-        } catch (err) {
-          q.reject(err);
-        }
+        // Take every queued plan: each is checked against the state plus the plans before it
+        // in the batch, and their commits share one durable write (group commit).
+        const batch = this.queue.splice(0);
+        const overlay = new BatchOverlay(this.deps.state);
+        const inflight = batch.map((q) => {
+          let p: Promise<PlanResult>;
+          try {
+            p = this.applyOne(q.plan, overlay);
+          } catch (err) {
+            p = Promise.reject(err);
+          }
+          return p.then(q.resolve, q.reject);
+        });
+        await Promise.all(inflight);
       }
     } finally {
       this.running = false;
     }
   }
 
-  private async applyOne(plan: Plan): Promise<PlanResult> {
+  /** Decides synchronously (so batch order holds), then commits. */
+  private applyOne(plan: Plan, overlay: BatchOverlay): Promise<PlanResult> {
     const { checkToken } = this.deps;
     if (checkToken && plan.EvalToken && !checkToken(plan.EvalID, plan.EvalToken)) {
       throw new PlanApplyError('BAD_TOKEN', `evaluation token does not match for ${plan.EvalID}`);
     }
-    const { result, rejected } = this.evaluate(plan);
+    const { result, rejected } = this.evaluate(plan, overlay);
+    overlay.accept(result);
+    const done = this.commitResult(plan, result, rejected, overlay.lastCommit);
+    overlay.lastCommit = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    return done;
+  }
+
+  private async commitResult(plan: Plan, result: PlanResult, rejected: NodeRejection[], previous: Promise<void>): Promise<PlanResult> {
     this.lastRejections = rejected;
     const stops: AllocStopUpdate[] = [];
     for (const allocs of Object.values(result.NodeUpdate)) for (const a of allocs) stops.push(toStop(a));
@@ -113,13 +132,16 @@ export class PlanApplier {
         Now: this.deps.nowNanos(),
       };
       result.AllocIndex = await this.deps.commit(cmd);
+    } else {
+      // Refresh past the earlier plans of the batch, whose commits may still be in flight.
+      await previous;
     }
     if (rejected.length > 0) result.RefreshIndex = Math.max(this.deps.state.latestIndex(), result.AllocIndex);
     return result;
   }
 
   /** Decides what of a plan fits the latest state; pure with respect to the store. */
-  evaluate(plan: Plan): { result: PlanResult; rejected: NodeRejection[] } {
+  evaluate(plan: Plan, overlay: BatchOverlay = new BatchOverlay(this.deps.state)): { result: PlanResult; rejected: NodeRejection[] } {
     const result: PlanResult = {
       NodeUpdate: {},
       NodeAllocation: {},
@@ -133,7 +155,7 @@ export class PlanApplier {
     const nodeIds = new Set([...Object.keys(plan.NodeUpdate), ...Object.keys(plan.NodeAllocation)]);
     for (const nodeId of nodeIds) {
       const placing = plan.NodeAllocation[nodeId] ?? [];
-      const reason = placing.length > 0 ? this.nodeRejection(plan, nodeId, placing) : null;
+      const reason = placing.length > 0 ? this.nodeRejection(plan, nodeId, placing, overlay) : null;
       if (reason) {
         rejected.push({ nodeId, reason });
         if (plan.AllAtOnce) break;
@@ -153,18 +175,17 @@ export class PlanApplier {
     return { result, rejected };
   }
 
-  private nodeRejection(plan: Plan, nodeId: string, placing: Allocation[]): string | null {
-    const state = this.deps.state;
-    const node = state.nodeById(nodeId);
+  private nodeRejection(plan: Plan, nodeId: string, placing: Allocation[], view: BatchOverlay): string | null {
+    const node = this.deps.state.nodeById(nodeId);
     if (!node) return 'node does not exist';
-    const anyNew = placing.some((a) => !state.allocById(a.ID));
+    const anyNew = placing.some((a) => !view.allocById(a.ID));
     if (anyNew) {
       if (node.Status !== 'ready') return `node is ${node.Status}`;
       if (node.SchedulingEligibility !== 'eligible') return 'node is not eligible';
       if (node.DrainStrategy) return 'node is draining';
     }
     const cap = nodeCapacity(node);
-    const usage = state.nodeUsage.get(nodeId);
+    const usage = view.usage(nodeId);
     const totals = { ...usage.totals };
     const freedPorts = new Map<number, number>();
     const release = (a: Allocation | undefined): void => {
@@ -179,14 +200,14 @@ export class PlanApplier {
     for (const a of [...(plan.NodeUpdate[nodeId] ?? []), ...(plan.NodePreemptions[nodeId] ?? [])]) {
       if (released.has(a.ID)) continue;
       released.add(a.ID);
-      release(state.allocById(a.ID));
+      release(view.allocById(a.ID));
     }
     const newPorts = new Set<number>();
     for (const a of placing) {
       // An in-place update replaces the existing allocation's claim.
       if (!released.has(a.ID)) {
         released.add(a.ID);
-        release(state.allocById(a.ID));
+        release(view.allocById(a.ID));
       }
       const r = allocResources(a);
       totals.cpu += r.totals.cpu;
@@ -215,4 +236,63 @@ function toStop(a: Allocation): AllocStopUpdate {
     ClientStatus: a.ClientStatus === 'lost' || a.ClientStatus === 'unknown' ? a.ClientStatus : '',
     FollowupEvalID: a.FollowupEvalID,
   };
+}
+
+/**
+ * The latest state plus the plans accepted earlier in the same batch (not yet applied): their
+ * placements and stops count when later plans of the batch are checked.
+ */
+export class BatchOverlay {
+  private readonly allocs = new Map<string, Allocation>();
+  private readonly usages = new Map<string, NodeUsageEntry>();
+  /** Settles when the last commit issued in this batch has settled. */
+  lastCommit: Promise<void> = Promise.resolve();
+
+  constructor(private readonly state: StateStore) {}
+
+  allocById(id: string): Allocation | undefined {
+    return this.allocs.get(id) ?? this.state.allocById(id);
+  }
+
+  usage(nodeId: string): NodeUsageEntry {
+    return this.usages.get(nodeId) ?? this.state.nodeUsage.get(nodeId);
+  }
+
+  /** Records what a plan committed so later plans in the batch see it. */
+  accept(result: PlanResult): void {
+    for (const allocs of [...Object.values(result.NodeUpdate), ...Object.values(result.NodePreemptions)]) {
+      for (const a of allocs) {
+        const prev = this.allocById(a.ID);
+        if (!prev) continue;
+        this.replace(prev, { ...prev, DesiredStatus: 'stop' });
+      }
+    }
+    for (const allocs of Object.values(result.NodeAllocation)) {
+      for (const a of allocs) this.replace(this.allocById(a.ID), a);
+    }
+  }
+
+  private replace(prev: Allocation | undefined, next: Allocation): void {
+    if (prev && !isAllocTerminal(prev)) this.adjust(prev, -1);
+    if (!isAllocTerminal(next)) this.adjust(next, 1);
+    this.allocs.set(next.ID, next);
+  }
+
+  private adjust(a: Allocation, sign: 1 | -1): void {
+    let u = this.usages.get(a.NodeID);
+    if (!u) {
+      const base = this.state.nodeUsage.get(a.NodeID);
+      u = { totals: { ...base.totals }, ports: new Map(base.ports) };
+      this.usages.set(a.NodeID, u);
+    }
+    const r = allocResources(a);
+    u.totals.cpu += sign * r.totals.cpu;
+    u.totals.memoryMB += sign * r.totals.memoryMB;
+    u.totals.diskMB += sign * r.totals.diskMB;
+    for (const p of r.ports) {
+      const n = (u.ports.get(p) ?? 0) + sign;
+      if (n <= 0) u.ports.delete(p);
+      else u.ports.set(p, n);
+    }
+  }
 }
