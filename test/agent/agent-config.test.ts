@@ -1,0 +1,59 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AgentConfigError } from '../../src/agent/agent-config.js';
+import { buildAgentConfig } from '../../src/cli/commands/agent.js';
+
+test('-dev: both roles on loopback 4646 with a temporary data dir', async () => {
+  const c = await buildAgentConfig({ dev: true });
+  assert.equal(c.server.enabled, true);
+  assert.equal(c.client.enabled, true);
+  assert.equal(c.bindAddr, '127.0.0.1');
+  assert.equal(c.ports.http, 4646);
+  assert.equal(c.dataDir, undefined);
+});
+
+test('config files then flags, later wins; meta and options merge', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
+  try {
+    const a = join(dir, 'a.hcl');
+    const b = join(dir, 'b.json');
+    await writeFile(a, 'data_dir = "/var/a"\nregion = "eu"\nports {\n  http = 5000\n}\nclient {\n  enabled = true\n  servers = ["10.0.0.1:4646"]\n  meta {\n    rack = "r1"\n  }\n}\n');
+    await writeFile(b, JSON.stringify({ datacenter: 'dc9', client: { meta: { zone: 'z' }, node_class: 'big' } }));
+    const c = await buildAgentConfig({ config: [a, b], httpPort: '6000', dc: 'dc2' });
+    assert.equal(c.dataDir, '/var/a');
+    assert.equal(c.region, 'eu');
+    assert.equal(c.ports.http, 6000);
+    assert.equal(c.datacenter, 'dc2');
+    assert.deepEqual(c.client.servers, ['10.0.0.1:4646']);
+    assert.deepEqual(c.client.meta, { rack: 'r1', zone: 'z' });
+    assert.equal(c.client.nodeClass, 'big');
+    assert.deepEqual(c.files, [a, b]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('bad configurations name the field', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
+  try {
+    const bad = join(dir, 'bad.hcl');
+    await writeFile(bad, 'ports {\n  http = "abc"\n}\n');
+    const rows = [
+      { name: 'no role', flags: { dataDir: '/x' }, field: 'server.enabled' },
+      { name: 'no data dir', flags: { server: true }, field: 'data_dir' },
+      { name: 'client without servers', flags: { client: true, dataDir: '/x' }, field: 'client.servers' },
+      { name: 'bad port flag', flags: { dev: true, httpPort: 'x' }, field: '-http-port' },
+      { name: 'bad port in file', flags: { dev: true, config: [bad] }, field: 'ports.http' },
+      { name: 'missing file', flags: { dev: true, config: [join(dir, 'nope.hcl')] }, field: 'config' },
+      { name: 'bad log level', flags: { dev: true, logLevel: 'loud' }, field: 'log_level' },
+    ];
+    for (const r of rows) {
+      await assert.rejects(buildAgentConfig(r.flags), (err: unknown) => err instanceof AgentConfigError && err.field === r.field, r.name);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
