@@ -39,6 +39,8 @@ import { newEvaluation } from './new-eval.js';
 import { nodeUpdateEvals } from './node-evals.js';
 import { dryRunPlan } from './plan-dry-run.js';
 import { prepareJob } from './job-admission.js';
+import { findGarbage } from './gc/garbage.js';
+import type { Timer } from '../time/clock.js';
 
 /** How to open a server. Fields after `advertiseAddr` are overrides for tests and benchmarks. */
 export interface ServerConfig {
@@ -62,6 +64,10 @@ export interface ServerConfig {
   /** Delay before the follow-up of a failed eval (ms). Default 60 s. */
   failedFollowUpDelayMs?: number;
   eventBufferSize?: number;
+  /** How often the leader collects garbage (ms). Default 5 min; 0 disables. */
+  gcIntervalMs?: number;
+  /** Age after which terminal evals of dead jobs are collected (ms). Default 1 h. */
+  gcThresholdMs?: number;
 }
 
 interface PendingApply {
@@ -93,6 +99,7 @@ export class Server implements ServerApi {
   private lastSnapshotIndex: number;
   private closed = false;
   private snapshotting = false;
+  private gcTimer: Timer | null = null;
 
   private constructor(
     readonly config: ServerConfig,
@@ -163,6 +170,7 @@ export class Server implements ServerApi {
     for (const node of this.store.nodes()) {
       if (node.Status !== 'down') this.heartbeats.reset(node.ID);
     }
+    this.scheduleGc();
     for (let i = 0; i < n; i++) {
       const w = new Worker({
         broker: this.broker,
@@ -182,10 +190,30 @@ export class Server implements ServerApi {
     }
   }
 
+  private scheduleGc(): void {
+    const every = this.config.gcIntervalMs ?? 300_000;
+    if (every <= 0 || this.closed) return;
+    this.gcTimer = this.clock.setTimer(every, () => {
+      void this.collectGarbage()
+        .catch((err) => this.logError(err, 'garbage collection'))
+        .finally(() => this.scheduleGc());
+    });
+  }
+
+  /** Removes old terminal evals (and their terminal allocs) of dead jobs; returns how many evals. */
+  async collectGarbage(): Promise<number> {
+    const threshold = (this.config.gcThresholdMs ?? 3_600_000) * 1_000_000;
+    const g = findGarbage(this.store, this.nowNanos(), threshold);
+    if (g.evalIds.length === 0) return 0;
+    await this.apply({ Type: 'EvalDelete', EvalIDs: g.evalIds, AllocIDs: g.allocIds });
+    return g.evalIds.length;
+  }
+
   /** Stops the workers and timers and closes the log. Acknowledged writes are already durable. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.gcTimer?.cancel();
     this.heartbeats.stop();
     this.broker.setEnabled(false);
     this.blocked.setEnabled(false);

@@ -167,4 +167,19 @@ describe('Server', () => {
     assert.deepEqual(batch.value?.Events.map((e: { Type: string }) => e.Type), ['JobRegistered', 'EvaluationUpdated']);
     ac.abort();
   });
+
+  it('collects old terminal evals and allocs of stopped jobs', async () => {
+    const clock = new FakeClock();
+    const s = await start({ clock, gcIntervalMs: 0, gcThresholdMs: 60_000 });
+    await s.registerNode(mockNode());
+    const r = await s.registerJob(smallJob('web', 1));
+    await until(s, () => s.state.evalById(r.evalId)?.Status === 'complete', 'placement');
+    const d = await s.deregisterJob('default', 'web', false);
+    await until(s, () => s.state.evalById(d.evalId)?.Status === 'complete', 'stop');
+    assert.equal(await s.collectGarbage(), 0);
+    await clock.advanceAsync(61_000);
+    assert.equal(await s.collectGarbage(), 2);
+    assert.equal(s.state.evalsByJob('default', 'web').length, 0);
+    assert.equal(s.state.allocsByJob('default', 'web').length, 0);
+  });
 });
