@@ -170,7 +170,7 @@ describe('Server', () => {
 
   it('collects old terminal evals and allocs of stopped jobs', async () => {
     const clock = new FakeClock();
-    const s = await start({ clock, gcIntervalMs: 0, gcThresholdMs: 60_000 });
+    const s = await start({ clock, gcIntervalMs: 0, gcThresholdMs: 60_000, heartbeat: { minTtlMs: 600_000 } });
     await s.registerNode(mockNode());
     const r = await s.registerJob(smallJob('web', 1));
     await until(s, () => s.state.evalById(r.evalId)?.Status === 'complete', 'placement');
@@ -179,7 +179,7 @@ describe('Server', () => {
     assert.equal(await s.collectGarbage(), 0);
     await clock.advanceAsync(61_000);
     assert.equal(await s.collectGarbage(), 2);
-    assert.equal(s.state.evalsByJob('default', 'web').length, 0);
+    assert.deepEqual(s.state.evalsByJob('default', 'web').map((e) => [e.TriggeredBy, e.Status]), []);
     assert.equal(s.state.allocsByJob('default', 'web').length, 0);
   });
 });
