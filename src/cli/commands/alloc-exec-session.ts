@@ -1,0 +1,89 @@
+/**
+ * The client side of an exec websocket: connects to an agent's
+ * `/v1/client/allocation/:id/exec`, forwards stdin and terminal resizes as frames, writes the
+ * output frames to stdout/stderr and resolves with the remote exit code. Used by
+ * `caravan alloc exec` and by the exec benchmark.
+ */
+import { WebSocket } from 'ws';
+import { encodeExecInput, parseExecOutput, type TerminalSize } from '../../http/exec/exec-frames.js';
+
+/** What to run and where. */
+export interface ExecSessionOptions {
+  /** Agent base URL, e.g. "http://127.0.0.1:4646". */
+  address: string;
+  token?: string | undefined;
+  allocId: string;
+  task: string;
+  command: string[];
+  tty: boolean;
+}
+
+/** Where the session's I/O goes. All optional: without stdin the remote stdin is closed at once. */
+export interface ExecSessionIo {
+  stdout?: (data: Buffer) => void;
+  stderr?: (data: Buffer) => void;
+  /** Registers a listener for local input; returns a function that unregisters it. */
+  stdin?: (onData: (d: Buffer) => void, onEnd: () => void) => () => void;
+  /** Registers a listener for terminal size changes; returns an unregister function. */
+  resize?: (onSize: (s: TerminalSize) => void) => () => void;
+  initialSize?: TerminalSize;
+}
+
+/** A session that ended without an exit code (refused, or the connection dropped). */
+export class ExecSessionError extends Error {
+  readonly code = 'EXEC_SESSION_FAILED';
+  constructor(
+    message: string,
+    readonly closeCode: number,
+  ) {
+    super(message);
+    this.name = 'ExecSessionError';
+  }
+}
+
+/** The exec websocket URL for `opts`. */
+export function execUrl(opts: ExecSessionOptions): string {
+  const u = new URL(`/v1/client/allocation/${encodeURIComponent(opts.allocId)}/exec`, opts.address.replace(/^http/, 'ws') + '/');
+  u.searchParams.set('task', opts.task);
+  u.searchParams.set('command', JSON.stringify(opts.command));
+  u.searchParams.set('tty', String(opts.tty));
+  return u.toString();
+}
+
+/** Runs one exec session; resolves with the remote exit code, rejects with ExecSessionError. */
+export function runExecSession(opts: ExecSessionOptions, io: ExecSessionIo = {}): Promise<number> {
+  const headers: Record<string, string> = {};
+  if (opts.token) headers['X-Nomad-Token'] = opts.token;
+  const ws = new WebSocket(execUrl(opts), { headers, perMessageDeflate: false });
+  const cleanups: (() => void)[] = [];
+  let exitCode: number | undefined;
+  return new Promise<number>((resolve, reject) => {
+    ws.on('open', () => {
+      const send = (frame: Parameters<typeof encodeExecInput>[0]) => {
+        if (ws.readyState === WebSocket.OPEN) ws.send(encodeExecInput(frame));
+      };
+      if (io.initialSize) send({ tty_size: io.initialSize });
+      if (io.resize) cleanups.push(io.resize((s) => send({ tty_size: s })));
+      if (io.stdin) {
+        cleanups.push(io.stdin((d) => send({ stdin: { data: d.toString('base64') } }), () => send({ stdin: { close: true } })));
+      } else {
+        send({ stdin: { close: true } });
+      }
+    });
+    ws.on('message', (data) => {
+      const f = parseExecOutput(data.toString());
+      if (f.stdout?.data) io.stdout?.(Buffer.from(f.stdout.data, 'base64'));
+      if (f.stderr?.data) io.stderr?.(Buffer.from(f.stderr.data, 'base64'));
+      if (f.exited && f.result) exitCode = f.result.exit_code;
+    });
+    ws.on('error', (err) => {
+      for (const c of cleanups.splice(0)) c();
+      reject(new ExecSessionError(`exec failed: ${err.message}`, 0));
+    });
+    ws.on('close', (code, reason) => {
+      for (const c of cleanups.splice(0)) c();
+      if (exitCode !== undefined) resolve(exitCode);
+      else reject(new ExecSessionError(reason.toString() || `websocket closed (code ${code}) before the command exited`, code));
+    });
+  });
+}
