@@ -9,6 +9,12 @@ import { CliUsageError, ExitCode, type CliContext } from './cli-context.js';
 import type { CommandModule } from './command-registry.js';
 import { agentCommand } from './commands/agent.js';
 import { allocStatusCommand } from './commands/alloc-status.js';
+import { allocExecCommand } from './commands/alloc-exec.js';
+import { allocFsCommand } from './commands/alloc-fs.js';
+import { allocLogsCommand } from './commands/alloc-logs.js';
+import { allocRestartCommand } from './commands/alloc-restart.js';
+import { allocSignalCommand } from './commands/alloc-signal.js';
+import { allocStopCommand } from './commands/alloc-stop.js';
 import { evalCommands } from './commands/eval-commands.js';
 import { jobHistoryCommand } from './commands/job-history.js';
 import { jobInspectCommand } from './commands/job-inspect.js';
@@ -37,6 +43,12 @@ export const COMMANDS: readonly CommandModule[] = [
   evalCommands,
   nodeCommands,
   allocStatusCommand,
+  allocExecCommand,
+  allocLogsCommand,
+  allocFsCommand,
+  allocRestartCommand,
+  allocSignalCommand,
+  allocStopCommand,
   statusCommand,
   serverMembersCommand,
 ];
