@@ -76,7 +76,7 @@ export class ApiClient {
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       const detail = cause?.code ?? cause?.message ?? (err as Error).message;
-      throw new ApiError(0, `Error querying ${this.opts.address}${path}: ${detail}`, method, path, { cause: err });
+      throw new ApiError(0, `cannot reach server at ${this.opts.address} (${method} ${path}): ${detail}`, method, path, { cause: err });
     }
     const text = await res.text();
     if (!res.ok) throw new ApiError(res.status, `Unexpected response code: ${res.status} (${text.trim()})`, method, path);

@@ -130,5 +130,5 @@ test('node, eval and alloc commands resolve ID prefixes', async () => {
 test('an unreachable agent is exit 1 with a clear error', async () => {
   const res = await cli('http://127.0.0.1:9', ['job', 'status']);
   assert.equal(res.code, 1);
-  assert.match(res.err, /^Error querying jobs: Error querying http:\/\/127\.0\.0\.1:9\/v1\/jobs: /);
+  assert.match(res.err, /^Error querying jobs: cannot reach server at http:\/\/127\.0\.0\.1:9 \(GET \/v1\/jobs\): /);
 });
