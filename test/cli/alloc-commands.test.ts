@@ -1,0 +1,87 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { main } from '../../src/cli/main.js';
+import { lastLines } from '../../src/cli/commands/alloc-logs.js';
+import { FakeServerApi, mockAlloc, mockNode } from '../http/fake-server-api.js';
+import { FakeAllocClient, startAgent, type RunningAgent } from '../http/client-harness.js';
+
+const ALLOC = 'abcdef12-1111-2222-3333-444444444444';
+let client: FakeAllocClient;
+let server: FakeServerApi;
+let agent: RunningAgent;
+
+before(async () => {
+  client = new FakeAllocClient('node-1');
+  const dir = client.addAlloc(ALLOC, ['web']);
+  writeFileSync(join(dir, 'alloc', 'logs', 'web.stdout.0'), 'l1\nl2\n');
+  writeFileSync(join(dir, 'alloc', 'logs', 'web.stdout.1'), 'l3\nl4\n');
+  writeFileSync(join(dir, 'alloc', 'logs', 'web.stderr.0'), 'boom\n');
+  writeFileSync(join(dir, 'web', 'local', 'app.conf'), 'port = 8080\n');
+  server = new FakeServerApi();
+  agent = await startAgent({ server, client });
+  server.putNode(mockNode({ ID: 'node-1', HTTPAddr: agent.hostPort }));
+  const base = mockAlloc({ ID: ALLOC, NodeID: 'node-1' });
+  server.putAlloc({ ...base, TaskStates: { web: { State: 'running', Failed: false, Restarts: 0, LastRestart: null, StartedAt: null, FinishedAt: null, Events: [] } } } as typeof base);
+});
+after(async () => {
+  await agent.close();
+  client.cleanup();
+});
+
+async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(['node', 'caravan', ...args], {
+    stdout: { write: (s: string) => (out += s) },
+    stderr: { write: (s: string) => (err += s) },
+    env: { CARAVAN_ADDR: agent.baseUrl },
+  });
+  return { code, out, err };
+}
+
+test('alloc exec runs a command by alloc prefix and exits with its exit code', async () => {
+  const r = await run('alloc', 'exec', 'abcdef12', '/bin/sh', '-c', 'echo hi; echo oops >&2; exit 4');
+  assert.equal(r.out, 'hi\n');
+  assert.equal(r.err, 'oops\n');
+  assert.equal(r.code, 4);
+});
+
+test('alloc exec into an unknown task fails with the reason', async () => {
+  const r = await run('alloc', 'exec', '-task', 'db', ALLOC, '--', '/bin/true');
+  assert.equal(r.code, 1);
+  assert.match(r.err, /task "db" not found/);
+});
+
+test('alloc logs prints stdout across rotated files, stderr, and the tail', async () => {
+  assert.equal((await run('alloc', 'logs', ALLOC)).out, 'l1\nl2\nl3\nl4\n');
+  assert.equal((await run('alloc', 'logs', '-stderr', ALLOC, 'web')).out, 'boom\n');
+  assert.equal((await run('alloc', 'logs', '-tail', '-n', '3', ALLOC)).out, 'l2\nl3\nl4\n');
+  assert.equal((await run('alloc', 'logs', '-tail', '-c', '3', ALLOC)).out, 'l4\n');
+  assert.equal(lastLines('a\nb\nc', 2), 'b\nc');
+});
+
+test('alloc fs lists directories and prints files', async () => {
+  const ls = await run('alloc', 'fs', ALLOC, 'web/local');
+  assert.equal(ls.code, 0);
+  assert.match(ls.out, /Mode\s+Size\s+Modified Time\s+Name/);
+  assert.match(ls.out, /app\.conf/);
+  assert.equal((await run('alloc', 'fs', ALLOC, '/web/local/app.conf')).out, 'port = 8080\n');
+  const escape = await run('alloc', 'fs', ALLOC, '../../etc/passwd');
+  assert.equal(escape.code, 1);
+  assert.match(escape.err, /403/);
+});
+
+test('alloc restart and signal reach the client', async () => {
+  client.calls.length = 0;
+  assert.equal((await run('alloc', 'restart', ALLOC, 'web')).code, 0);
+  assert.equal((await run('alloc', 'signal', '-s', 'SIGUSR1', ALLOC)).code, 0);
+  assert.deepEqual(client.calls, [
+    { method: 'restartAlloc', args: [ALLOC, 'web'] },
+    { method: 'signalAlloc', args: [ALLOC, undefined, 'SIGUSR1'] },
+  ]);
+  const missing = await run('alloc', 'restart', 'ffff');
+  assert.equal(missing.code, 1);
+  assert.match(missing.err, /No allocation with prefix/);
+});
