@@ -29,8 +29,8 @@ export function closeReason(message: string): string {
 }
 
 /**
- * Sends an error frame the way Nomad's agent does (the message in stderr-free form: a close
- * frame whose reason carries the text), then closes.
+ * Ends a session with an error the way Nomad's agent does: a close frame whose code reflects
+ * the HTTP status (1008 for 4xx, 1011 otherwise) and whose reason carries the message.
  */
 export function closeWithError(ws: WebSocket, status: number, message: string): void {
   if (ws.readyState === ws.OPEN) ws.close(closeCodeForStatus(status), closeReason(message));

@@ -1,0 +1,165 @@
+/**
+ * Exec round trip benchmark (GOALS.md: open → exit frame of `echo hi` over the exec websocket,
+ * median ≤ 15 ms) and event-stream latency (job registration → AllocationUpdated with
+ * ClientStatus "running").
+ *
+ * Usage: node dist/bench/exec/exec-latency.js [ADDR] [-n N] [--self]
+ *   ADDR (or CARAVAN_ADDR / NOMAD_ADDR, default http://127.0.0.1:4646): a running agent with a
+ *   running allocation. --self: no agent needed; serves exec in-process from a temp directory
+ *   (measures the exec path alone, without the event-stream part).
+ * Writes bench/results/exec.json.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { runExecSession } from '../../src/cli/commands/alloc-exec-session.js';
+import type { ClientHttpApi } from '../../src/http/client-http-api.js';
+import { createHttpServer } from '../../src/http/http-server.js';
+import type { Allocation } from '../../src/structs/alloc.js';
+
+const GOAL_EXEC_MS = 15;
+
+interface Args {
+  addr: string;
+  n: number;
+  self: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const out: Args = { addr: process.env.CARAVAN_ADDR ?? process.env.NOMAD_ADDR ?? 'http://127.0.0.1:4646', n: 50, self: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-n' || a === '--n') out.n = Number(argv[++i]);
+    else if (a === '--self') out.self = true;
+    else out.addr = /^https?:\/\//.test(a) ? a : `http://${a}`;
+  }
+  if (!Number.isInteger(out.n) || out.n < 1) throw new Error('-n must be a positive integer');
+  return out;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+async function getJson<T>(addr: string, path: string, init?: RequestInit): Promise<T> {
+  const res = await fetch(addr + path, init);
+  if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+/** Starts an in-process agent whose only allocation execs in a temp directory. */
+async function selfAgent(): Promise<{ addr: string; allocId: string; task: string; close: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'caravan-bench-exec-'));
+  mkdirSync(join(dir, 'web'));
+  const allocId = 'bench-alloc';
+  const client: ClientHttpApi = {
+    nodeId: () => 'bench-node',
+    hasAlloc: (id) => id === allocId,
+    allocDir: (id) => (id === allocId ? dir : undefined),
+    execSpec: (_id, _task, command) => ({ file: command[0]!, args: command.slice(1), cwd: join(dir, 'web'), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }),
+    restartAlloc: async () => {},
+    signalAlloc: async () => {},
+    allocStats: async () => ({}),
+  };
+  const app = createHttpServer({ client });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const a = app.server.address() as { port: number };
+  return { addr: `http://127.0.0.1:${a.port}`, allocId, task: 'web', close: async () => { await app.close(); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+async function measureExec(addr: string, allocId: string, task: string, n: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < n + 3; i++) {
+    const t0 = performance.now();
+    const code = await runExecSession({ address: addr, allocId, task, command: ['echo', 'hi'], tty: false });
+    const ms = performance.now() - t0;
+    if (code !== 0) throw new Error(`echo hi exited ${code}`);
+    if (i >= 3) samples.push(ms); // the first sessions warm up the connection paths
+  }
+  return samples.sort((a, b) => a - b);
+}
+
+/** Registers a raw_exec job and times the event stream's report of its running allocation. */
+async function measureEventLatency(addr: string): Promise<number | undefined> {
+  const jobId = `bench-exec-events-${process.pid}`;
+  const ac = new AbortController();
+  const res = await fetch(`${addr}/v1/event/stream?topic=Allocation:*`, { signal: ac.signal });
+  if (!res.ok || !res.body) return undefined;
+  const job = {
+    Job: {
+      ID: jobId, Name: jobId, Type: 'service', Datacenters: ['dc1'],
+      TaskGroups: [{ Name: 'g', Count: 1, Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/sleep', args: ['3600'] }, Resources: { CPU: 50, MemoryMB: 32 } }] }],
+    },
+  };
+  const t0 = performance.now();
+  await getJson(addr, '/v1/jobs', { method: 'PUT', body: JSON.stringify(job), headers: { 'Content-Type': 'application/json' } });
+  const reader = res.body.getReader();
+  let buf = '';
+  let latency: number | undefined;
+  const deadline = setTimeout(() => ac.abort(), 30_000);
+  try {
+    while (latency === undefined) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += Buffer.from(value).toString();
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        const batch = JSON.parse(line) as { Events?: { Type: string; Payload: { Allocation?: Allocation } }[] };
+        for (const e of batch.Events ?? []) {
+          const a = e.Payload.Allocation;
+          if (e.Type === 'AllocationUpdated' && a?.JobID === jobId && a.ClientStatus === 'running') latency = performance.now() - t0;
+        }
+      }
+    }
+  } catch {
+    // timed out
+  } finally {
+    clearTimeout(deadline);
+    ac.abort();
+    await fetch(`${addr}/v1/job/${jobId}?purge=true`, { method: 'DELETE' }).catch(() => undefined);
+  }
+  return latency;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  let addr = args.addr;
+  let allocId: string;
+  let task: string;
+  let close = async () => {};
+  if (args.self) {
+    const s = await selfAgent();
+    ({ addr, allocId, task, close } = s);
+  } else {
+    const allocs = await getJson<Allocation[]>(addr, '/v1/allocations');
+    const running = allocs.find((a) => a.ClientStatus === 'running' && Object.values(a.TaskStates ?? {}).some((t) => t.State === 'running'));
+    if (!running) throw new Error(`no running allocation at ${addr}: start a job first`);
+    allocId = running.ID;
+    task = Object.entries(running.TaskStates ?? {}).find(([, t]) => t.State === 'running')![0];
+  }
+  try {
+    const samples = await measureExec(addr, allocId, task, args.n);
+    const median = percentile(samples, 50);
+    const p95 = percentile(samples, 95);
+    console.log(`exec echo hi, open → exit frame (${samples.length} runs): median ${median.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms — goal: median ≤ ${GOAL_EXEC_MS} ms ${median <= GOAL_EXEC_MS ? '(met)' : '(NOT met)'}`);
+    const events = args.self ? undefined : await measureEventLatency(addr);
+    if (!args.self) console.log(`event stream: job register → AllocationUpdated running: ${events === undefined ? 'not observed' : `${events.toFixed(1)} ms`}`);
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(
+      'bench/results/exec.json',
+      JSON.stringify({ mode: args.self ? 'self' : 'agent', runs: samples.length, medianMs: median, p95Ms: p95, goalMedianMs: GOAL_EXEC_MS, met: median <= GOAL_EXEC_MS, eventRunningLatencyMs: events ?? null }, null, 2) + '\n',
+    );
+  } finally {
+    await close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
