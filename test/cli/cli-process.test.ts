@@ -67,9 +67,10 @@ test('job run -output prints canonical {"Job": …} without a server', () => {
 });
 
 test('job run without -output reports that no server can be reached, naming the address', () => {
-  const r = caravan(['job', 'run', 'examples/service.hcl'], { NOMAD_ADDR: 'http://10.1.2.3:4646' });
+  // A loopback port nothing listens on: the error must name the address from NOMAD_ADDR.
+  const r = caravan(['job', 'run', 'examples/service.hcl'], { NOMAD_ADDR: 'http://127.0.0.1:47' });
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /cannot reach server at http:\/\/10\.1\.2\.3:4646/);
+  assert.match(r.stderr, /cannot reach server at http:\/\/127\.0\.0\.1:47/);
 });
 
 test('version prints the version; --help exits 0', () => {
