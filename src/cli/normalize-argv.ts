@@ -6,23 +6,64 @@
 const LONG_SINGLE_DASH = /^-[A-Za-z][A-Za-z0-9_-]+(=[\s\S]*)?$/;
 
 /**
+ * Flags of `alloc exec` (and the shared connection flags) that take the next argument as their
+ * value; needed to tell the allocation ID apart from a flag's value.
+ */
+const EXEC_VALUE_FLAGS = new Set(['task', 'address', 'token', 'region', 'namespace', 'e']);
+
+function normalizeFlag(a: string): string {
+  return LONG_SINGLE_DASH.test(a) ? `-${a}` : a;
+}
+
+/**
+ * For `alloc exec`, the index just past the allocation ID: everything from there on is the
+ * remote command and its own flags (`ls -la`), which `nomad alloc exec` never interprets.
+ * -1 when argv is not an `alloc exec` invocation or has no allocation ID yet.
+ */
+function execCommandStart(args: readonly string[]): number {
+  const words: number[] = [];
+  for (let i = 0; i < args.length && words.length < 2; i++) {
+    if (args[i] === '--') return -1;
+    if (!args[i]!.startsWith('-')) words.push(i);
+  }
+  if (words.length < 2 || args[words[0]!] !== 'alloc' || args[words[1]!] !== 'exec') return -1;
+  for (let i = words[1]! + 1; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') return -1; // the user already separated the command
+    if (a.startsWith('-') && a.length > 1) {
+      const name = a.replace(/^-+/, '');
+      if (!name.includes('=') && EXEC_VALUE_FLAGS.has(name)) i++;
+      continue;
+    }
+    return i + 1;
+  }
+  return -1;
+}
+
+/**
  * Returns argv with every single-dash long flag (`-flag`, `-flag=v`) turned into `--flag…`.
- * Single-letter flags (`-h`), negative numbers and everything after a bare `--` are left alone.
+ * Single-letter flags (`-h`), negative numbers and everything after a bare `--` are left alone,
+ * and so is the remote command of `alloc exec` (a `--` is inserted before it so the parser
+ * leaves it alone too).
  */
 export function normalizeArgv(args: readonly string[]): string[] {
+  const cmdStart = execCommandStart(args);
+  const head = cmdStart >= 0 ? args.slice(0, cmdStart) : args;
   const out: string[] = [];
   let passthrough = false;
-  for (const a of args) {
+  for (const a of head) {
     if (passthrough) {
       out.push(a);
     } else if (a === '--') {
       passthrough = true;
       out.push(a);
-    } else if (LONG_SINGLE_DASH.test(a)) {
-      out.push(`-${a}`);
     } else {
-      out.push(a);
+      out.push(normalizeFlag(a));
     }
+  }
+  if (cmdStart >= 0 && cmdStart < args.length) {
+    const rest = args.slice(cmdStart);
+    out.push(...(rest[0] === '--' ? rest : ['--', ...rest]));
   }
   return out;
 }

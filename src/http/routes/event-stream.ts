@@ -2,7 +2,7 @@
  * `GET /v1/event/stream?index=N&topic=Job:*&topic=Allocation:abc&namespace=ns` — the server's
  * events as newline-delimited JSON: `{"Index":N,"Events":[…]}` per log index, each written and
  * flushed as it happens, and a `{}` heartbeat every 10 s while idle. The subscription ends when
- * the client disconnects.
+ * the client disconnects; a reader too slow to keep up is dropped with an `{"Error":…}` frame.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SubscribeRequest } from '../../server/events/event-broker.js';
@@ -13,6 +13,27 @@ import { requireServer, type RouteContext } from '../route-context.js';
 
 /** Nomad's event stream heartbeat interval. */
 export const EVENT_HEARTBEAT_MS = 10_000;
+
+/** How long a reader may leave the socket full before it is dropped. */
+export const EVENT_SLOW_READER_MS = 30_000;
+
+/** Resolves true once `raw` drains, false when it closes or stays full for `ms`. */
+function drained(raw: NodeJS.WritableStream & { destroyed: boolean }, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      raw.removeListener('drain', onDrain);
+      raw.removeListener('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = (): void => done(true);
+    const onClose = (): void => done(false);
+    const timer = setTimeout(() => done(false), ms);
+    timer.unref();
+    raw.once('drain', onDrain);
+    raw.once('close', onClose);
+  });
+}
 
 /** What the route needs of the broker (EventBroker satisfies it). */
 export interface EventSubscriber {
@@ -64,6 +85,7 @@ export async function streamEvents(
   subscriber: EventSubscriber,
   req: SubscribeRequest,
   heartbeatMs = EVENT_HEARTBEAT_MS,
+  slowReaderMs = EVENT_SLOW_READER_MS,
 ): Promise<void> {
   const ac = new AbortController();
   reply.hijack();
@@ -81,11 +103,18 @@ export async function streamEvents(
   try {
     for await (const batch of subscriber.subscribe({ ...req, signal: ac.signal })) {
       if (raw.destroyed) break;
-      raw.write(JSON.stringify(batch) + '\n');
+      // Respect backpressure: while the socket is full the subscription stops consuming, so a
+      // slow reader lags in the broker's ring (and is cut off there) instead of in our memory.
+      if (!raw.write(JSON.stringify(batch) + '\n') && !(await drained(raw, slowReaderMs))) {
+        raw.destroy();
+        break;
+      }
     }
   } catch (err) {
-    // A subscriber that fell behind is cut off; the client reconnects from its last index.
+    // A subscriber that fell behind is cut off with an error frame, as Nomad does; the client
+    // reconnects from its last index.
     request.log?.warn?.({ err }, 'event stream ended');
+    if (!raw.destroyed) raw.write(JSON.stringify({ Error: (err as Error).message }) + '\n');
   } finally {
     clearInterval(heartbeat);
     ac.abort();

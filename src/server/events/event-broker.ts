@@ -4,6 +4,7 @@
  * falls further behind than the buffer holds is closed with EventStreamError.
  */
 import type { EventBatch, EventTopic, StreamEvent } from './event.js';
+import { sanitizeEvent } from './sanitize-event.js';
 
 /** Why a subscription ended abnormally. */
 export class EventStreamError extends Error {
@@ -40,10 +41,10 @@ export class EventBroker {
 
   constructor(private readonly capacity = 4096) {}
 
-  /** Publishes the events of one log index (no-op for an empty list). */
+  /** Publishes the events of one log index (no-op for an empty list); node secrets are stripped. */
   publish(index: number, events: StreamEvent[]): void {
     if (events.length === 0 || this.closedFlag) return;
-    this.ring.push({ Index: index, Events: events });
+    this.ring.push({ Index: index, Events: events.map(sanitizeEvent) });
     if (this.ring.length > this.capacity) {
       this.ring.shift();
       this.base++;
