@@ -1,0 +1,199 @@
+/**
+ * Scheduler throughput benchmark (GOALS.md: 1,000 jobs × 1,000 allocations placed on 5,000
+ * simulated nodes in ≤ 60 s, ≥ 16,000 placements/s, in one server process).
+ *
+ * Runs the real server code path: Server.open on a temporary data dir (SQLite log, fsync'd
+ * commits), server.registerNode for every node, server.registerJob for every job, and the
+ * server's own workers and plan applier. Waits until every allocation is in the state and
+ * every evaluation is finished, then prints the figures beside the goal and writes
+ * bench/results/scheduler.json.
+ *
+ * Usage: node dist/bench/scheduler/scheduler-bench.js [--quick] [--nodes N] [--jobs N]
+ *          [--allocs-per-job N] [--workers N] [--type service|batch] [--keep]
+ *   --quick: 5,000 nodes × 50 jobs × 1,000 allocations.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Server } from '../../src/server/server.js';
+import { Table } from '../../src/server/server-api.js';
+import { benchJob, simulatedNode } from './sim-cluster.js';
+
+const GOAL_PLACEMENTS_PER_SEC = 16_000;
+const GOAL_FULL_SECONDS = 60;
+/** Give up when nothing was placed for this long (ms): something is stuck. */
+const STALL_LIMIT_MS = 60_000;
+
+interface Args {
+  nodes: number;
+  jobs: number;
+  allocsPerJob: number;
+  workers: number;
+  type: 'service' | 'batch';
+  keep: boolean;
+  quick: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const out: Args = { nodes: 5000, jobs: 1000, allocsPerJob: 1000, workers: cpus().length, type: 'service', keep: false, quick: false };
+  const int = (flag: string, v: string | undefined): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${flag}: must be a positive integer, got "${v ?? ''}"`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    switch (a) {
+      case '--quick':
+        out.quick = true;
+        out.jobs = 50;
+        break;
+      case '--nodes':
+        out.nodes = int(a, argv[++i]);
+        break;
+      case '--jobs':
+        out.jobs = int(a, argv[++i]);
+        break;
+      case '--allocs-per-job':
+        out.allocsPerJob = int(a, argv[++i]);
+        break;
+      case '--workers':
+        out.workers = int(a, argv[++i]);
+        break;
+      case '--type': {
+        const t = argv[++i];
+        if (t !== 'service' && t !== 'batch') throw new Error(`--type: must be "service" or "batch", got "${t ?? ''}"`);
+        out.type = t;
+        break;
+      }
+      case '--keep':
+        out.keep = true;
+        break;
+      default:
+        throw new Error(`unknown argument "${a}"`);
+    }
+  }
+  return out;
+}
+
+/** Peak memory, sampled (heap) and from the kernel (max RSS). */
+class MemoryWatch {
+  peakHeapMB = 0;
+  private readonly timer: NodeJS.Timeout;
+  constructor() {
+    this.timer = setInterval(() => this.sample(), 100);
+    this.timer.unref();
+  }
+  sample(): void {
+    this.peakHeapMB = Math.max(this.peakHeapMB, process.memoryUsage().heapUsed / 2 ** 20);
+  }
+  stop(): { peakRssMB: number; peakHeapMB: number } {
+    clearInterval(this.timer);
+    this.sample();
+    return { peakRssMB: process.resourceUsage().maxRSS / 1024, peakHeapMB: this.peakHeapMB };
+  }
+}
+
+/** Registers items with at most `width` registrations in flight (they share group commits). */
+async function inWaves<T>(items: T[], width: number, register: (item: T) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(register));
+}
+
+/** Evaluations still to be processed (pending); blocked ones count as finished here. */
+function pendingEvals(server: Server): number {
+  let n = 0;
+  for (const e of server.store.evalsT.values()) if (e.Status === 'pending') n++;
+  return n;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const total = args.jobs * args.allocsPerJob;
+  const dataDir = mkdtempSync(join(tmpdir(), 'caravan-bench-sched-'));
+  const server = await Server.open({
+    dataDir,
+    numWorkers: args.workers,
+    // Simulated nodes never heartbeat: give them a TTL far beyond the run.
+    heartbeat: { minTtlMs: 24 * 3_600_000 },
+    gcIntervalMs: 0,
+  });
+  const mem = new MemoryWatch();
+  try {
+    let t0 = performance.now();
+    const nodes = Array.from({ length: args.nodes }, (_, i) => simulatedNode(i));
+    await inWaves(nodes, 500, (n) => server.registerNode(n));
+    const nodeSeconds = (performance.now() - t0) / 1000;
+    console.log(`registered ${args.nodes} nodes in ${nodeSeconds.toFixed(2)} s`);
+
+    const jobs = Array.from({ length: args.jobs }, (_, i) => benchJob(i, args.allocsPerJob, args.type));
+    t0 = performance.now();
+    await inWaves(jobs, 100, (j) => server.registerJob(j));
+    const registerSeconds = (performance.now() - t0) / 1000;
+    console.log(`registered ${args.jobs} jobs × ${args.allocsPerJob} allocations in ${registerSeconds.toFixed(2)} s`);
+
+    let placed = 0;
+    let lastProgress = performance.now();
+    let lastReport = lastProgress;
+    let index = 0;
+    for (;;) {
+      placed = server.store.allocsT.size;
+      const now = performance.now();
+      if (placed >= total && pendingEvals(server) === 0) break;
+      if (now - lastReport >= 5000) {
+        console.log(`  ${((now - t0) / 1000).toFixed(1)} s: ${placed} placed`);
+        lastReport = now;
+      }
+      index = await server.waitForChange([Table.Allocs, Table.Evals], index, 1000);
+      if (server.store.allocsT.size > placed) lastProgress = performance.now();
+      else if (performance.now() - lastProgress > STALL_LIMIT_MS) throw new Error(`stalled at ${placed}/${total} placements`);
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const { peakRssMB, peakHeapMB } = mem.stop();
+    const perSecond = placed / seconds;
+    const blocked = [...server.store.evalsT.values()].filter((e) => e.Status === 'blocked').length;
+
+    const full = args.nodes >= 5000 && total >= 1_000_000;
+    console.log('');
+    console.log(`scheduler: ${args.jobs} jobs × ${args.allocsPerJob} allocs on ${args.nodes} nodes (${args.type}, ${args.workers} workers)`);
+    console.log(`  placements/s      ${perSecond.toFixed(0).padStart(10)}   goal ≥ ${GOAL_PLACEMENTS_PER_SEC}  ${perSecond >= GOAL_PLACEMENTS_PER_SEC ? 'MET' : 'NOT MET'}`);
+    console.log(
+      `  time to placed    ${seconds.toFixed(2).padStart(10)} s ${full ? `goal ≤ ${GOAL_FULL_SECONDS} s  ${seconds <= GOAL_FULL_SECONDS ? 'MET' : 'NOT MET'}` : '(goal applies to the full 1,000 × 1,000 run)'}`,
+    );
+    console.log(`  peak RSS          ${peakRssMB.toFixed(0).padStart(10)} MB`);
+    console.log(`  peak heap used    ${peakHeapMB.toFixed(0).padStart(10)} MB`);
+    if (blocked > 0) console.log(`  blocked evals     ${String(blocked).padStart(10)}`);
+
+    const results = {
+      benchmark: 'scheduler',
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: cpus().length,
+      config: { nodes: args.nodes, jobs: args.jobs, allocsPerJob: args.allocsPerJob, workers: args.workers, type: args.type, quick: args.quick },
+      nodeRegisterSeconds: nodeSeconds,
+      jobRegisterSeconds: registerSeconds,
+      placements: placed,
+      secondsToAllPlaced: seconds,
+      placementsPerSecond: perSecond,
+      blockedEvals: blocked,
+      peakRssMB,
+      peakHeapUsedMB: peakHeapMB,
+      goal: { placementsPerSecond: GOAL_PLACEMENTS_PER_SEC, fullRunSeconds: GOAL_FULL_SECONDS },
+      met: perSecond >= GOAL_PLACEMENTS_PER_SEC && (!full || seconds <= GOAL_FULL_SECONDS),
+    };
+    const out = join(dirname(fileURLToPath(import.meta.url)), '../../../bench/results/scheduler.json');
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+    console.log(`  results           ${out}`);
+  } finally {
+    await server.close();
+    if (!args.keep) rmSync(dataDir, { recursive: true, force: true });
+    else console.log(`  data dir kept     ${dataDir}`);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`scheduler bench: ${(err as Error).message}`);
+  process.exit(1);
+});
