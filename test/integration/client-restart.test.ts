@@ -36,7 +36,7 @@ job "svc" {
       kill_timeout = "2s"
       config {
         command = "/bin/sh"
-        args    = ["-c", "trap '' TERM; while true; do sleep 1; done"]
+        args    = ["-c", "trap '' INT TERM; while true; do sleep 1; done"]
       }
       resources {
         cpu    = 50
@@ -123,7 +123,7 @@ test('client: service tasks are real processes; kill -9 restarts, then fails and
     assert.equal(full.Name, failed.Name, 'the replacement keeps the alloc name (index)');
     assert.equal((await getAlloc(agent.address, victim)).NextAllocation, replacement.ID);
 
-    // job stop: every process is gone within kill_timeout (the tasks ignore SIGTERM, so SIGKILL is needed).
+    // job stop: every process is gone within kill_timeout (the tasks ignore SIGINT, the default kill signal, and SIGTERM, so SIGKILL is needed).
     const live = (await waitRunning(agent.address, 'svc', 3)).map((a) => a.ID);
     const livePids = (await Promise.all(live.map((id) => taskPids(id, 't')))).flat();
     assert.ok(livePids.length >= 3, `pids of running allocs: ${livePids.join(',')}`);
