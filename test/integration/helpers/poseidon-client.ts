@@ -1,0 +1,131 @@
+/**
+ * What a Nomad API client such as Poseidon does over the wire, for integration tests: follow
+ * `/v1/event/stream`, run a command over the exec websocket frame by frame, poll until a
+ * condition holds.
+ */
+import { WebSocket } from 'ws';
+import type { StreamEvent } from '../../../src/server/events/event.js';
+
+/** Polls `fn` every 50 ms until it returns a truthy value; throws `what` after `timeoutMs`. */
+export async function waitUntil<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A live `/v1/event/stream` subscription collecting every event it receives. */
+export interface EventWatch {
+  events: StreamEvent[];
+  /** Raw frames, heartbeats (`{}`) and error frames included. */
+  frames: unknown[];
+  /** Resolves the first received event (past or future) matching `pred`. */
+  waitFor(what: string, pred: (e: StreamEvent) => boolean, timeoutMs?: number): Promise<StreamEvent>;
+  close(): void;
+}
+
+/** Opens `/v1/event/stream?<query>` and collects its newline-delimited frames. */
+export async function watchEvents(address: string, query = ''): Promise<EventWatch> {
+  const ac = new AbortController();
+  const res = await fetch(`${address}/v1/event/stream${query ? `?${query}` : ''}`, { signal: ac.signal });
+  if (res.status !== 200 || !res.body) throw new Error(`event stream: status ${res.status}: ${await res.text()}`);
+  const events: StreamEvent[] = [];
+  const frames: unknown[] = [];
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  void (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buf += decoder.decode(value, { stream: true });
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (!line) continue;
+          const frame = JSON.parse(line) as { Events?: StreamEvent[] };
+          frames.push(frame);
+          for (const e of frame.Events ?? []) events.push(e);
+        }
+      }
+    } catch {
+      // aborted by close()
+    }
+  })();
+  return {
+    events,
+    frames,
+    waitFor: (what, pred, timeoutMs = 20_000) => waitUntil(what, () => events.find(pred), timeoutMs),
+    close: () => ac.abort(),
+  };
+}
+
+/** The outcome of one exec session, frame by frame. */
+export interface ExecOutcome {
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+  /** Every server frame in order. */
+  frames: Record<string, unknown>[];
+}
+
+/** Options of execFrames. */
+export interface ExecFramesOptions {
+  task: string;
+  command: string[];
+  tty?: boolean;
+  /** Written as stdin frames once the socket opens (in order, `delayMs` apart). */
+  stdin?: string[];
+  delayMs?: number;
+  /** Send `{"stdin":{"close":true}}` after the input (default true). */
+  closeStdin?: boolean;
+  /** Send a tty_size frame first. */
+  size?: { height: number; width: number };
+  timeoutMs?: number;
+}
+
+/** Runs a command over `/v1/client/allocation/:id/exec` and collects its output frames. */
+export function execFrames(address: string, allocId: string, opts: ExecFramesOptions): Promise<ExecOutcome> {
+  const q = new URLSearchParams({ task: opts.task, command: JSON.stringify(opts.command), tty: String(opts.tty ?? false) });
+  const url = `${address.replace(/^http/, 'ws')}/v1/client/allocation/${allocId}/exec?${q}`;
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    const out: ExecOutcome = { stdout: '', stderr: '', exitCode: null, frames: [] };
+    const timer = setTimeout(() => {
+      ws.terminate();
+      reject(new Error(`exec ${JSON.stringify(opts.command)} timed out; got ${JSON.stringify(out)}`));
+    }, opts.timeoutMs ?? 20_000);
+    ws.on('open', () => {
+      void (async () => {
+        const send = (f: unknown) => ws.send(JSON.stringify(f));
+        if (opts.size) send({ tty_size: opts.size });
+        for (const s of opts.stdin ?? []) {
+          if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
+          send({ stdin: { data: Buffer.from(s).toString('base64') } });
+        }
+        if (opts.closeStdin ?? true) send({ stdin: { close: true } });
+      })();
+    });
+    ws.on('message', (data) => {
+      const f = JSON.parse(String(data)) as Record<string, unknown>;
+      out.frames.push(f);
+      const dataOf = (k: string) => Buffer.from(((f[k] as { data?: string }).data ?? ''), 'base64').toString('utf8');
+      if (f.stdout) out.stdout += dataOf('stdout');
+      if (f.stderr) out.stderr += dataOf('stderr');
+      if (f.exited) out.exitCode = (f.result as { exit_code?: number } | undefined)?.exit_code ?? 0;
+    });
+    ws.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    ws.on('close', () => {
+      clearTimeout(timer);
+      resolve(out);
+    });
+  });
+}
