@@ -136,61 +136,74 @@ export class CowTable<K, V> {
   }
 }
 
-/** A set of ids stamped with the epoch it may be mutated in. */
-interface IdSet {
-  epoch: number;
-  ids: Set<string>;
-}
-
 const EMPTY: ReadonlySet<string> = new Set();
 
 /**
- * A secondary index key → set of ids (allocs by node, evals by job, …). A set is mutated in
- * place within one epoch and cloned on its first change after a snapshot.
+ * A secondary index key → set of ids (allocs by node, evals by job, …). The live sets are
+ * mutated in place; while a snapshot is alive, the first change of an (key, id) pair records
+ * whether the id was a member before, in the newest epoch's overlay. A reader at an older epoch
+ * rebuilds its set from the live one and those records. Writes stay O(1) however large a set
+ * grows, and only the (rare) reads of old epochs pay for the history.
  */
 export class CowIndex {
-  private readonly table: CowTable<string, IdSet>;
+  private readonly live = new Map<string, Set<string>>();
 
   constructor(
-    name: string,
+    private readonly name: string,
     private readonly clock: EpochClock,
-  ) {
-    this.table = new CowTable(name, clock);
-  }
+  ) {}
 
   add(key: string, id: string): void {
-    this.writable(key).add(id);
+    let ids = this.live.get(key);
+    if (ids?.has(id)) return;
+    this.remember(key, id, false);
+    if (!ids) this.live.set(key, (ids = new Set()));
+    ids.add(id);
   }
 
   remove(key: string, id: string): void {
-    const cur = this.table.get(key);
-    if (!cur || !cur.ids.has(id)) return;
-    const ids = this.writable(key);
+    const ids = this.live.get(key);
+    if (!ids || !ids.has(id)) return;
+    this.remember(key, id, true);
     ids.delete(id);
-    if (ids.size === 0) this.table.delete(key);
+    if (ids.size === 0) this.live.delete(key);
   }
 
+  /** The live set; read it before the next write (it is mutated in place). */
   get(key: string): ReadonlySet<string> {
-    return this.table.get(key)?.ids ?? EMPTY;
+    return this.live.get(key) ?? EMPTY;
   }
 
+  /** The set as of epoch e; read it before the next write (it may be the live set). */
   getAt(e: Epoch, key: string): ReadonlySet<string> {
-    return this.table.getAt(e, key)?.ids ?? EMPTY;
+    const ids = this.live.get(key);
+    let out: Set<string> | null = null;
+    let seen: Set<string> | null = null;
+    for (let cur: Epoch | null = e; cur; cur = cur.newer) {
+      const changes = cur.overlays.get(this.name)?.get(key) as Map<string, boolean> | undefined;
+      if (!changes) continue;
+      out ??= new Set(ids);
+      seen ??= new Set();
+      for (const [id, wasMember] of changes) {
+        if (seen.has(id)) continue;
+        seen.add(id);
+        if (wasMember) out.add(id);
+        else out.delete(id);
+      }
+    }
+    return out ?? ids ?? EMPTY;
   }
 
   clearForRestore(): void {
-    this.table.clearForRestore();
+    this.live.clear();
   }
 
-  private writable(key: string): Set<string> {
-    const cur = this.table.get(key);
-    const seq = this.clock.current();
-    if (cur && (cur.epoch === seq || !this.clock.live())) {
-      cur.epoch = seq;
-      return cur.ids;
-    }
-    const next: IdSet = { epoch: seq, ids: cur ? new Set(cur.ids) : new Set() };
-    this.table.set(key, next);
-    return next.ids;
+  private remember(key: string, id: string, wasMember: boolean): void {
+    const e = this.clock.live();
+    if (!e) return;
+    const overlay = e.overlay(this.name);
+    let changes = overlay.get(key) as Map<string, boolean> | undefined;
+    if (!changes) overlay.set(key, (changes = new Map()));
+    if (!changes.has(id)) changes.set(id, wasMember);
   }
 }

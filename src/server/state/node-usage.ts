@@ -4,6 +4,8 @@
  * in time proportional to the plan, not to the node's allocations.
  */
 import type { Allocation, Node } from '../../structs/index.js';
+import type { NodeAllocatedUsage } from '../../scheduler/interfaces.js';
+import { CowTable, type Epoch, type EpochClock } from './cow-table.js';
 
 /** What allocations use (or a node offers). */
 export interface ResourceTotals {
@@ -66,13 +68,43 @@ export interface NodeUsageEntry {
   ports: Map<number, number>;
 }
 
-/** Incrementally maintained usage of every node (live state only, no history). */
-export class NodeUsage {
-  private readonly byNode = new Map<string, NodeUsageEntry>();
+/** A node's usage in the table, stamped with the epoch it may be mutated in (see CowIndex). */
+interface StoredUsage {
+  epoch: number;
+  usage: NodeUsageEntry;
+  /** The scheduler's view, built on first read; dropped when the usage changes. */
+  view: NodeAllocatedUsage | null;
+}
 
-  /** The usage of a node (zero when it holds nothing). */
+const NO_PORTS: ReadonlySet<number> = new Set();
+const ZERO: NodeAllocatedUsage = { cpu: 0, memory: 0, disk: 0, ports: NO_PORTS };
+
+/**
+ * Incrementally maintained usage of every node. Entries are copied on their first change after
+ * a snapshot began, so a snapshot reads the usage as of its index (nodeAllocatedUsage) while
+ * the plan applier reads the latest.
+ */
+export class NodeUsage {
+  private readonly table: CowTable<string, StoredUsage>;
+
+  constructor(private readonly clock: EpochClock) {
+    this.table = new CowTable('node_usage', clock);
+  }
+
+  /** The latest usage of a node (zero when it holds nothing). Do not mutate. */
   get(nodeId: string): NodeUsageEntry {
-    return this.byNode.get(nodeId) ?? { totals: { cpu: 0, memoryMB: 0, diskMB: 0 }, ports: new Map() };
+    return this.table.get(nodeId)?.usage ?? { totals: { cpu: 0, memoryMB: 0, diskMB: 0 }, ports: new Map() };
+  }
+
+  /** The usage of a node as of epoch e, in the scheduler's shape. Do not mutate. */
+  getAt(e: Epoch, nodeId: string): NodeAllocatedUsage {
+    const s = this.table.getAt(e, nodeId);
+    if (!s) return ZERO;
+    if (!s.view) {
+      const { totals, ports } = s.usage;
+      s.view = { cpu: totals.cpu, memory: totals.memoryMB, disk: totals.diskMB, ports: ports.size > 0 ? new Set(ports.keys()) : NO_PORTS };
+    }
+    return s.view;
   }
 
   /** Accounts for an allocation change; terminal allocations hold nothing. */
@@ -82,14 +114,37 @@ export class NodeUsage {
   }
 
   clear(): void {
-    this.byNode.clear();
+    this.table.clearForRestore();
+  }
+
+  private writable(nodeId: string): StoredUsage {
+    const cur = this.table.get(nodeId);
+    const seq = this.clock.current();
+    if (cur && (cur.epoch === seq || !this.clock.live())) {
+      cur.epoch = seq;
+      cur.view = null;
+      return cur;
+    }
+    const usage: NodeUsageEntry = cur
+      ? { totals: { ...cur.usage.totals }, ports: new Map(cur.usage.ports) }
+      : { totals: { cpu: 0, memoryMB: 0, diskMB: 0 }, ports: new Map() };
+    const next: StoredUsage = { epoch: seq, usage, view: null };
+    this.table.set(nodeId, next);
+    return next;
   }
 
   private apply(a: Allocation, sign: 1 | -1): void {
-    let e = this.byNode.get(a.NodeID);
-    if (!e) {
-      e = { totals: { cpu: 0, memoryMB: 0, diskMB: 0 }, ports: new Map() };
-      this.byNode.set(a.NodeID, e);
+    const e = this.writable(a.NodeID).usage;
+    const r = a.AllocatedResources;
+    if (r && !hasNetworks(r)) {
+      // Common case without ports: sum in place, allocating nothing.
+      for (const k in r.Tasks) {
+        const t = r.Tasks[k]!;
+        e.totals.cpu += sign * (t.Cpu?.CpuShares ?? 0);
+        e.totals.memoryMB += sign * (t.Memory?.MemoryMB ?? 0);
+      }
+      e.totals.diskMB += sign * (r.Shared?.DiskMB ?? 0);
+      return;
     }
     const { totals, ports } = allocResources(a);
     e.totals.cpu += sign * totals.cpu;
@@ -101,4 +156,10 @@ export class NodeUsage {
       else e.ports.set(p, n);
     }
   }
+}
+
+function hasNetworks(r: NonNullable<Allocation['AllocatedResources']>): boolean {
+  if ((r.Shared?.Ports?.length ?? 0) > 0 || (r.Shared?.Networks?.length ?? 0) > 0) return true;
+  for (const k in r.Tasks) if ((r.Tasks[k]!.Networks?.length ?? 0) > 0) return true;
+  return false;
 }

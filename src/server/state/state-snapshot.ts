@@ -3,7 +3,7 @@
  * SchedulerState) and for dry-run plans. Creating one is O(1); see cow-table.ts.
  */
 import type { Allocation, Deployment, Evaluation, Job, Node } from '../../structs/index.js';
-import type { SchedulerState } from '../../scheduler/interfaces.js';
+import type { NodeAllocatedUsage, SchedulerState } from '../../scheduler/interfaces.js';
 import type { Epoch } from './cow-table.js';
 import type { StateStore } from './state-store.js';
 
@@ -50,6 +50,11 @@ export class StateSnapshot implements SchedulerState {
       if (d && (!best || d.CreateIndex > best.CreateIndex)) best = d;
     }
     return best;
+  }
+
+  /** What the node's live allocations hold as of this snapshot (kept incrementally by the store). */
+  nodeAllocatedUsage(nodeId: string): NodeAllocatedUsage {
+    return this.store.nodeUsage.getAt(this.epoch, nodeId);
   }
 
   evalById(id: string): Evaluation | undefined {

@@ -55,7 +55,7 @@ export class StateStore implements StateReader {
   readonly deploymentsByJobI = new CowIndex('idx_deploy_job', this.epochs);
 
   /** Resources held on each node by non-terminal allocations (latest state only). */
-  readonly nodeUsage = new NodeUsage();
+  readonly nodeUsage = new NodeUsage(this.epochs);
 
   private index = 0;
   private readonly tableIdx = new Map<Table, number>();
