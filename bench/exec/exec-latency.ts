@@ -3,10 +3,12 @@
  * median ≤ 15 ms) and event-stream latency (job registration → AllocationUpdated with
  * ClientStatus "running").
  *
- * Usage: node dist/bench/exec/exec-latency.js [ADDR] [-n N] [--self]
- *   ADDR (or CARAVAN_ADDR / NOMAD_ADDR, default http://127.0.0.1:4646): a running agent with a
- *   running allocation. --self: no agent needed; serves exec in-process from a temp directory
- *   (measures the exec path alone, without the event-stream part).
+ * Usage: node dist/bench/exec/exec-latency.js [ADDR] [-n N] [-e E] [--self]
+ *   ADDR (or CARAVAN_ADDR / NOMAD_ADDR): a running agent with a running allocation. Without an
+ *   address the benchmark starts its own `caravan agent -dev`, runs a long-sleep raw_exec batch
+ *   job on it (as Poseidon's runners) and measures against that. -e: event-stream samples
+ *   (default 5). --self: no agent; serves exec in-process from a temp directory (the exec path
+ *   alone, without the event-stream part).
  * Writes bench/results/exec.json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,24 +19,30 @@ import { runExecSession } from '../../src/cli/commands/alloc-exec-session.js';
 import type { ClientHttpApi } from '../../src/http/client-http-api.js';
 import { createHttpServer } from '../../src/http/http-server.js';
 import type { Allocation } from '../../src/structs/alloc.js';
+import { startDevAgent } from './dev-agent.js';
 
 const GOAL_EXEC_MS = 15;
+/** GOALS.md's submit → running goal, the nearest stated figure for register → running event. */
+const GOAL_RUNNING_MS = 50;
 
 interface Args {
-  addr: string;
+  addr: string | undefined;
   n: number;
+  events: number;
   self: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const out: Args = { addr: process.env.CARAVAN_ADDR ?? process.env.NOMAD_ADDR ?? 'http://127.0.0.1:4646', n: 50, self: false };
+  const out: Args = { addr: process.env.CARAVAN_ADDR || process.env.NOMAD_ADDR || undefined, n: 50, events: 5, self: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '-n' || a === '--n') out.n = Number(argv[++i]);
+    else if (a === '-e' || a === '--e') out.events = Number(argv[++i]);
     else if (a === '--self') out.self = true;
     else out.addr = /^https?:\/\//.test(a) ? a : `http://${a}`;
   }
   if (!Number.isInteger(out.n) || out.n < 1) throw new Error('-n must be a positive integer');
+  if (!Number.isInteger(out.events) || out.events < 0) throw new Error('-e must be a non-negative integer');
   return out;
 }
 
@@ -83,8 +91,8 @@ async function measureExec(addr: string, allocId: string, task: string, n: numbe
 }
 
 /** Registers a raw_exec job and times the event stream's report of its running allocation. */
-async function measureEventLatency(addr: string): Promise<number | undefined> {
-  const jobId = `bench-exec-events-${process.pid}`;
+async function measureEventLatency(addr: string, seq: number): Promise<number | undefined> {
+  const jobId = `bench-exec-events-${process.pid}-${seq}`;
   const ac = new AbortController();
   const res = await fetch(`${addr}/v1/event/stream?topic=Allocation:*`, { signal: ac.signal });
   if (!res.ok || !res.body) return undefined;
@@ -126,15 +134,47 @@ async function measureEventLatency(addr: string): Promise<number | undefined> {
   return latency;
 }
 
+/** Runs a Poseidon-style runner (a batch job sleeping "forever") and resolves its allocation. */
+async function startRunner(addr: string): Promise<{ allocId: string; task: string }> {
+  const job = {
+    Job: {
+      ID: 'bench-exec-runner', Name: 'bench-exec-runner', Type: 'batch', Datacenters: ['dc1'],
+      TaskGroups: [{ Name: 'g', Count: 1, Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/sleep', args: ['1000000'] }, Resources: { CPU: 50, MemoryMB: 32 } }] }],
+    },
+  };
+  await getJson(addr, '/v1/jobs', { method: 'PUT', body: JSON.stringify(job), headers: { 'Content-Type': 'application/json' } });
+  const deadline = performance.now() + 20_000;
+  while (performance.now() < deadline) {
+    const allocs = await getJson<{ ID: string; ClientStatus: string }[]>(addr, '/v1/job/bench-exec-runner/allocations');
+    const running = allocs.find((a) => a.ClientStatus === 'running');
+    if (running) return { allocId: running.ID, task: 't' };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the runner job did not start within 20 s');
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  let addr = args.addr;
+  let addr = args.addr ?? '';
   let allocId: string;
   let task: string;
   let close = async () => {};
+  let mode: 'self' | 'dev-agent' | 'agent' = 'agent';
   if (args.self) {
+    mode = 'self';
     const s = await selfAgent();
     ({ addr, allocId, task, close } = s);
+  } else if (!args.addr) {
+    mode = 'dev-agent';
+    const agent = await startDevAgent();
+    addr = agent.addr;
+    close = () => agent.stop();
+    try {
+      ({ allocId, task } = await startRunner(addr));
+    } catch (err) {
+      await close();
+      throw err;
+    }
   } else {
     const allocs = await getJson<Allocation[]>(addr, '/v1/allocations');
     const running = allocs.find((a) => a.ClientStatus === 'running' && Object.values(a.TaskStates ?? {}).some((t) => t.State === 'running'));
@@ -147,12 +187,38 @@ async function main(): Promise<void> {
     const median = percentile(samples, 50);
     const p95 = percentile(samples, 95);
     console.log(`exec echo hi, open → exit frame (${samples.length} runs): median ${median.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms — goal: median ≤ ${GOAL_EXEC_MS} ms ${median <= GOAL_EXEC_MS ? '(met)' : '(NOT met)'}`);
-    const events = args.self ? undefined : await measureEventLatency(addr);
-    if (!args.self) console.log(`event stream: job register → AllocationUpdated running: ${events === undefined ? 'not observed' : `${events.toFixed(1)} ms`}`);
+    const eventSamples: number[] = [];
+    let missed = 0;
+    for (let i = 0; !args.self && i < args.events; i++) {
+      const ms = await measureEventLatency(addr, i);
+      if (ms === undefined) missed++;
+      else eventSamples.push(ms);
+    }
+    eventSamples.sort((a, b) => a - b);
+    const eventMedian = eventSamples.length > 0 ? percentile(eventSamples, 50) : undefined;
+    if (!args.self) {
+      const figure = eventMedian === undefined ? 'not observed' : `median ${eventMedian.toFixed(1)} ms, max ${eventSamples[eventSamples.length - 1]!.toFixed(1)} ms (${eventSamples.length} runs${missed ? `, ${missed} not observed` : ''})`;
+      console.log(`event stream: job register → AllocationUpdated running: ${figure} — goal (submit → running): median ≤ ${GOAL_RUNNING_MS} ms ${eventMedian !== undefined && eventMedian <= GOAL_RUNNING_MS ? '(met)' : '(NOT met)'}`);
+    }
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       'bench/results/exec.json',
-      JSON.stringify({ mode: args.self ? 'self' : 'agent', runs: samples.length, medianMs: median, p95Ms: p95, goalMedianMs: GOAL_EXEC_MS, met: median <= GOAL_EXEC_MS, eventRunningLatencyMs: events ?? null }, null, 2) + '\n',
+      JSON.stringify(
+        {
+          mode,
+          runs: samples.length,
+          medianMs: median,
+          p95Ms: p95,
+          goalMedianMs: GOAL_EXEC_MS,
+          met: median <= GOAL_EXEC_MS,
+          eventRunningLatencyMs: eventMedian ?? null,
+          eventRunningSamplesMs: eventSamples,
+          eventRunningGoalMs: GOAL_RUNNING_MS,
+          eventRunningMet: eventMedian !== undefined && eventMedian <= GOAL_RUNNING_MS,
+        },
+        null,
+        2,
+      ) + '\n',
     );
   } finally {
     await close();
