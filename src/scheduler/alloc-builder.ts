@@ -32,7 +32,22 @@ export interface NewAllocInput {
   tracker: RescheduleTracker | null;
 }
 
+// Without ports, every allocation of a group holds the same resources: they share one object
+// (allocations are immutable), which saves memory and lets the log write it once per plan.
+const portlessResources = new WeakMap<TaskGroup, AllocatedResources>();
+
 function allocatedResources(group: TaskGroup, ask: GroupAsk, ports: PortAssignment): AllocatedResources {
+  const portless = ports.groupNetworks.length === 0 && ports.mappings.length === 0 && ports.taskNetworks.size === 0;
+  if (!portless) return buildResources(group, ask, ports);
+  let ar = portlessResources.get(group);
+  if (!ar) {
+    ar = buildResources(group, ask, ports);
+    portlessResources.set(group, ar);
+  }
+  return ar;
+}
+
+function buildResources(group: TaskGroup, ask: GroupAsk, ports: PortAssignment): AllocatedResources {
   const ar: AllocatedResources = {
     Tasks: {},
     TaskLifecycles: {},

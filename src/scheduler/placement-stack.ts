@@ -138,7 +138,7 @@ export class PlacementStack {
   /** Picks a node for one allocation of the group, recording why nodes were passed over. */
   select(group: TaskGroup, opts: SelectOptions = {}): { selection: Selection | null; metric: AllocMetric } {
     const metric = newAllocMetric();
-    metric.NodesAvailable = { ...this.nodesAvailable };
+    metric.NodesAvailable = this.nodesAvailable;
     metric.NodesInPool = this.candidates.length;
     const g = this.groupCache(group);
     const limit = this.sampleLimit(g);
@@ -163,7 +163,7 @@ export class PlacementStack {
   /** Tries the group on one given node (system jobs). */
   selectOnNode(group: TaskGroup, node: Node): { selection: Selection | null; metric: AllocMetric } {
     const metric = newAllocMetric();
-    metric.NodesAvailable = { ...this.nodesAvailable };
+    metric.NodesAvailable = this.nodesAvailable;
     metric.NodesInPool = this.candidates.length;
     const g = this.groupCache(group);
     const selection = this.evaluate(node, group, g, metric, {}, this.staticReason(g, group, node));

@@ -28,6 +28,7 @@ import { SqliteLogBackend } from './log/sqlite-log-backend.js';
 import { StateStore, type SerializedState } from './state/state-store.js';
 import { Fsm, jobSpecChanged } from './fsm/fsm.js';
 import type { Command } from './fsm/commands.js';
+import { decodeCommand, encodeCommand } from './fsm/command-codec.js';
 import { EventBroker } from './events/event-broker.js';
 import type { StreamEvent } from './events/event.js';
 import { EvalBroker } from './broker/eval-broker.js';
@@ -149,7 +150,7 @@ export class Server implements ServerApi {
     const snap = await log.loadLatestSnapshot();
     if (snap) store.restore(JSON.parse(snap.data.toString('utf8')) as SerializedState);
     for (const entry of await log.read((snap?.index ?? 0) + 1)) {
-      fsm.apply(JSON.parse(entry.payload) as Command, entry.index);
+      fsm.apply(decodeCommand(entry.payload), entry.index);
     }
     const factoryFor = config.schedulerFactory ?? (await loadSchedulerLookup());
     const server = new Server(config, log, store, factoryFor, snap?.index ?? 0);
@@ -248,7 +249,7 @@ export class Server implements ServerApi {
   apply(cmd: Command): Promise<number> {
     if (this.closed) return Promise.reject(new ServerError('SERVER_CLOSED', 'server is shutting down', 503));
     return new Promise<number>((resolve, reject) => {
-      this.log.append([{ type: cmd.Type, payload: JSON.stringify(cmd) }]).then(
+      this.log.append([{ type: cmd.Type, payload: encodeCommand(cmd) }]).then(
         ([index]) => {
           this.pending.set(index!, { cmd, resolve });
           this.applyReady();

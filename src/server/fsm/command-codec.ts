@@ -1,0 +1,126 @@
+/**
+ * The log's text form of a command. Plain JSON, except that a plan's placed allocations are
+ * packed: fields whose value is the same for every allocation (the same object, or an equal
+ * primitive) are written once, the others as one positional row per allocation — so a plan of
+ * 1,000 placements does not repeat 1,000 times the key names, the evaluation, the job and the
+ * shared resources. Nested objects that vary (the placement metrics) are packed the same way.
+ *
+ * decodeCommand(encodeCommand(c)) equals c up to key order.
+ */
+import type { Allocation } from '../../structs/index.js';
+import type { ApplyPlanResultsCommand, Command } from './commands.js';
+
+/** Objects packed as shared fields plus one positional row each. */
+interface Packed {
+  /** Fields with the same value in every object. */
+  c: Record<string, unknown>;
+  /** The names of the varying fields, in row order. */
+  f: string[];
+  /** Indexes (into f) of varying fields packed one level deeper; their row slot holds an index into n. */
+  p: number[];
+  /** The nested packings, one per entry of p. */
+  n: Packed[];
+  /** One row per object. */
+  r: unknown[][];
+}
+
+/** The packed form of ApplyPlanResults on the log. */
+type PackedPlanResults = Omit<ApplyPlanResultsCommand, 'AllocsUpdated'> & { AllocsUpdated?: undefined; PackedAllocs: Packed };
+
+/** Fewer allocations than this are written as plain JSON. */
+const PACK_MIN = 4;
+/** How deep varying objects are packed (allocation → Metrics). */
+const PACK_DEPTH = 1;
+
+/** The log payload of a command. */
+export function encodeCommand(cmd: Command): string {
+  if (cmd.Type === 'ApplyPlanResults' && cmd.AllocsUpdated.length >= PACK_MIN) {
+    const packed = pack(cmd.AllocsUpdated as unknown as Record<string, unknown>[], PACK_DEPTH);
+    if (packed) {
+      const out: PackedPlanResults = { ...cmd, AllocsUpdated: undefined, PackedAllocs: packed };
+      return JSON.stringify(out);
+    }
+  }
+  return JSON.stringify(cmd);
+}
+
+/** The command of a log payload (either form). */
+export function decodeCommand(payload: string): Command {
+  const raw = JSON.parse(payload) as Command | PackedPlanResults;
+  if (raw.Type === 'ApplyPlanResults' && 'PackedAllocs' in raw && raw.PackedAllocs) {
+    const { PackedAllocs, ...rest } = raw;
+    return { ...rest, AllocsUpdated: unpack(PackedAllocs) as unknown as Allocation[] };
+  }
+  return raw as Command;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Packs objects that all have the keys of the first (and no others); null when they don't, so
+ * the caller writes them plainly. Sameness is identity (===), which is cheap: the scheduler
+ * shares objects such as a group's resources between the allocations it builds.
+ */
+function pack(objs: Record<string, unknown>[], depth: number): Packed | null {
+  const first = objs[0]!;
+  const keys = Object.keys(first);
+  for (const o of objs) {
+    let n = 0;
+    for (const k in o) {
+      if (!(k in first) || o[k] === undefined) return null;
+      n++;
+    }
+    if (n !== keys.length) return null;
+  }
+  const c: Record<string, unknown> = {};
+  const f: string[] = [];
+  for (const k of keys) {
+    const v = first[k];
+    let same = true;
+    for (const o of objs) {
+      if (o[k] !== v) {
+        same = false;
+        break;
+      }
+    }
+    if (same) c[k] = v;
+    else f.push(k);
+  }
+  const p: number[] = [];
+  const n: Packed[] = [];
+  const nested = new Map<number, number>();
+  if (depth > 0) {
+    f.forEach((k, i) => {
+      const vals = objs.map((o) => o[k]);
+      if (!vals.every(isPlainObject)) return;
+      const inner = pack(vals as Record<string, unknown>[], depth - 1);
+      if (!inner) return;
+      nested.set(i, n.length);
+      p.push(i);
+      n.push(inner);
+    });
+  }
+  const r: unknown[][] = new Array<unknown[]>(objs.length);
+  for (let j = 0; j < objs.length; j++) {
+    const o = objs[j]!;
+    const row = new Array<unknown>(f.length);
+    for (let i = 0; i < f.length; i++) row[i] = nested.has(i) ? j : o[f[i]!];
+    r[j] = row;
+  }
+  return { c, f, p, n, r };
+}
+
+function unpack(pk: Packed): Record<string, unknown>[] {
+  const nested = new Map<number, Record<string, unknown>[]>();
+  pk.p.forEach((fieldIndex, i) => nested.set(fieldIndex, unpack(pk.n[i]!)));
+  return pk.r.map((row) => {
+    const o: Record<string, unknown> = { ...pk.c };
+    for (let i = 0; i < pk.f.length; i++) {
+      const inner = nested.get(i);
+      o[pk.f[i]!] = inner ? inner[row[i] as number] : row[i];
+    }
+    return o;
+  });
+}
