@@ -72,6 +72,12 @@ test('Poseidon flow against a dev agent: template job, events, exec, in-place up
     const startedAt = ts.StartedAt;
     assert.ok(startedAt);
 
+    // The node holding it reports where its HTTP API is and that it is ready.
+    const node = await api<{ HTTPAddr: string; Status: string }>(agent.address, 'GET', `/v1/node/${runAlloc.NodeID}`);
+    assert.equal(node.status, 200, node.text);
+    assert.equal(node.body.Status, 'ready');
+    assert.match(node.body.HTTPAddr, /^127\.0\.0\.1:\d+$/);
+
     // Exec without a terminal: stdout, stderr and the exit code arrive separately.
     const plain = await execFrames(agent.address, allocId, { task: 'default-task', command: ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3'] });
     assert.equal(plain.stdout, 'out\n');
