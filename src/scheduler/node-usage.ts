@@ -14,10 +14,17 @@ export interface NodeUsage {
   disk: number;
   /** Ports held by allocations in state (shared, never mutated). */
   basePorts: ReadonlySet<number>;
-  /** Ports freed by stops in this plan. */
-  freedPorts: Set<number>;
-  /** Ports taken by placements in this plan. */
-  addedPorts: Set<number>;
+  /** Ports freed by stops in this plan (the shared empty set until the first). */
+  freedPorts: ReadonlySet<number>;
+  /** Ports taken by placements in this plan (the shared empty set until the first). */
+  addedPorts: ReadonlySet<number>;
+}
+
+// Most nodes of an evaluation never see a port change: they share this until they do.
+const NONE: ReadonlySet<number> = new Set();
+
+function writablePorts(s: ReadonlySet<number>): Set<number> {
+  return s === NONE ? new Set() : (s as Set<number>);
 }
 
 interface BaseUsage extends NodeAllocatedUsage {
@@ -129,7 +136,7 @@ export class ProposedUsage {
     let u = this.usage.get(nodeId);
     if (u) return u;
     const b = this.state.nodeAllocatedUsage ? this.state.nodeAllocatedUsage(nodeId) : baseUsage(this.state.allocsByNode(nodeId));
-    u = { cpu: b.cpu, memory: b.memory, disk: b.disk, basePorts: b.ports, freedPorts: new Set(), addedPorts: new Set() };
+    u = { cpu: b.cpu, memory: b.memory, disk: b.disk, basePorts: b.ports, freedPorts: NONE, addedPorts: NONE };
     for (const a of this.released.get(nodeId) ?? []) subtract(u, a);
     this.usage.set(nodeId, u);
     return u;
@@ -153,9 +160,12 @@ export class ProposedUsage {
     u.cpu += cpu;
     u.memory += memory;
     u.disk += disk;
+    if (ports.length === 0) return;
+    const added = (u.addedPorts = writablePorts(u.addedPorts));
+    const freed = (u.freedPorts = writablePorts(u.freedPorts));
     for (const p of ports) {
-      u.addedPorts.add(p);
-      u.freedPorts.delete(p);
+      added.add(p);
+      freed.delete(p);
     }
   }
 }
@@ -165,5 +175,7 @@ function subtract(u: NodeUsage, a: Allocation): void {
   u.cpu -= h.cpu;
   u.memory -= h.memory;
   u.disk -= h.disk;
-  for (const p of h.ports) u.freedPorts.add(p);
+  if (h.ports.length === 0) return;
+  const freed = (u.freedPorts = writablePorts(u.freedPorts));
+  for (const p of h.ports) freed.add(p);
 }

@@ -178,7 +178,9 @@ export class PlanApplier {
   private nodeRejection(plan: Plan, nodeId: string, placing: Allocation[], view: BatchOverlay): string | null {
     const node = this.deps.state.nodeById(nodeId);
     if (!node) return 'node does not exist';
-    const anyNew = placing.some((a) => !view.allocById(a.ID));
+    // One lookup per placement: the state's allocation table is large, and misses are the norm.
+    const existing = placing.map((a) => view.allocById(a.ID));
+    const anyNew = existing.some((a) => !a);
     if (anyNew) {
       if (node.Status !== 'ready') return `node is ${node.Status}`;
       if (node.SchedulingEligibility !== 'eligible') return 'node is not eligible';
@@ -203,11 +205,12 @@ export class PlanApplier {
       release(view.allocById(a.ID));
     }
     const newPorts = new Set<number>();
-    for (const a of placing) {
+    for (let i = 0; i < placing.length; i++) {
+      const a = placing[i]!;
       // An in-place update replaces the existing allocation's claim.
       if (!released.has(a.ID)) {
         released.add(a.ID);
-        release(view.allocById(a.ID));
+        release(existing[i]);
       }
       const r = allocResources(a);
       totals.cpu += r.totals.cpu;
