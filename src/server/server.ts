@@ -326,7 +326,17 @@ export class Server implements ServerApi {
     this.snapshotting = true;
     // Serialize synchronously so the snapshot is exactly the state at appliedIndex.
     const index = this.appliedIndex;
-    const data = Buffer.from(JSON.stringify(this.store.serialize()), 'utf8');
+    let data: Buffer;
+    try {
+      data = Buffer.from(JSON.stringify(this.store.serialize()), 'utf8');
+    } catch (err) {
+      // A state too large for one string (V8 caps strings near 512 MB) must not break the
+      // apply path: keep the log, and try again after another threshold of entries.
+      this.lastSnapshotIndex = index;
+      this.snapshotting = false;
+      this.logError(err, 'snapshot serialization');
+      return;
+    }
     void (async () => {
       try {
         await this.log.saveSnapshot(index, data);
