@@ -25,7 +25,9 @@ import {
 } from './server-api.js';
 import type { LogBackend } from './log/log-backend.js';
 import { SqliteLogBackend } from './log/sqlite-log-backend.js';
-import { StateStore, type SerializedState } from './state/state-store.js';
+import { StateStore } from './state/state-store.js';
+import { loadLatestSnapshot } from './snapshot/snapshot-decoder.js';
+import { writeSnapshot, type SnapshotStats } from './snapshot/snapshot-writer.js';
 import { Fsm, jobSpecChanged } from './fsm/fsm.js';
 import type { Command } from './fsm/commands.js';
 import { decodeCommand, encodeCommand } from './fsm/command-codec.js';
@@ -60,6 +62,10 @@ export interface ServerConfig {
   random?: RandomSource;
   /** Log entries between state snapshots. Default 8192. */
   snapshotThreshold?: number;
+  /** Rows per snapshot chunk. Default 2000. */
+  snapshotRowsPerChunk?: number;
+  /** Called after each snapshot is committed (benchmarks, metrics). */
+  onSnapshot?: (stats: SnapshotStats) => void;
   heartbeat?: { minTtlMs?: number; maxHeartbeatsPerSecond?: number; graceMs?: number };
   broker?: { nackTimeoutMs?: number; deliveryLimit?: number; initialNackDelayMs?: number; subsequentNackDelayMs?: number };
   /** Delay before the follow-up of a failed eval (ms). Default 60 s. */
@@ -99,7 +105,8 @@ export class Server implements ServerApi {
   private appliedIndex: number;
   private lastSnapshotIndex: number;
   private closed = false;
-  private snapshotting = false;
+  /** The snapshot being written, if any; close() waits for it. */
+  private snapshotTask: Promise<SnapshotStats> | null = null;
   private gcTimer: Timer | null = null;
 
   private constructor(
@@ -147,8 +154,8 @@ export class Server implements ServerApi {
     const log = config.logBackend ?? SqliteLogBackend.open(join(config.dataDir, 'server'));
     const store = new StateStore();
     const fsm = new Fsm(store);
-    const snap = await log.loadLatestSnapshot();
-    if (snap) store.restore(JSON.parse(snap.data.toString('utf8')) as SerializedState);
+    const snap = await loadLatestSnapshot(log);
+    if (snap) store.restore(snap.state);
     for (const entry of await log.read((snap?.index ?? 0) + 1)) {
       fsm.apply(decodeCommand(entry.payload), entry.index);
     }
@@ -220,6 +227,8 @@ export class Server implements ServerApi {
     this.blocked.setEnabled(false);
     this.planApplier.close();
     await Promise.all(this.workers.map((w) => w.stop()));
+    // An unfinished snapshot is aborted at its next chunk; the previous one stays the latest.
+    await this.snapshotTask?.catch(() => undefined);
     this.events.close();
     await this.log.close();
   }
@@ -322,41 +331,44 @@ export class Server implements ServerApi {
 
   private maybeSnapshot(): void {
     const threshold = this.config.snapshotThreshold ?? 8192;
-    if (this.snapshotting || this.appliedIndex - this.lastSnapshotIndex < threshold) return;
-    this.snapshotting = true;
-    // Serialize synchronously so the snapshot is exactly the state at appliedIndex.
-    const index = this.appliedIndex;
-    let data: Buffer;
-    try {
-      data = Buffer.from(JSON.stringify(this.store.serialize()), 'utf8');
-    } catch (err) {
-      // A state too large for one string (V8 caps strings near 512 MB) must not break the
-      // apply path: keep the log, and try again after another threshold of entries.
-      this.lastSnapshotIndex = index;
-      this.snapshotting = false;
-      this.logError(err, 'snapshot serialization');
-      return;
-    }
-    void (async () => {
-      try {
-        await this.log.saveSnapshot(index, data);
-        await this.log.compact(index);
-        this.lastSnapshotIndex = index;
-      } catch (err) {
-        this.logError(err, 'snapshot');
-      } finally {
-        this.snapshotting = false;
-      }
-    })();
+    if (this.snapshotTask || this.closed || this.appliedIndex - this.lastSnapshotIndex < threshold) return;
+    // A failed attempt waits another threshold of entries instead of retrying on every apply.
+    const attempt = this.startSnapshot();
+    void attempt.catch((err: unknown) => {
+      this.lastSnapshotIndex = Math.max(this.lastSnapshotIndex, this.appliedIndex);
+      this.logError(err, 'snapshot');
+    });
   }
 
-  /** Writes a snapshot of the current state now (tests, shutdown tooling). */
+  /**
+   * Captures the state at the applied index and writes it in chunks, yielding between them;
+   * compacts the log up to that index only once the snapshot is committed.
+   */
+  private startSnapshot(): Promise<SnapshotStats> {
+    const task = (async () => {
+      const stats = await writeSnapshot(this.log, this.store, {
+        rowsPerChunk: this.config.snapshotRowsPerChunk,
+        shouldStop: () => this.closed,
+      });
+      await this.log.compact(stats.index);
+      this.lastSnapshotIndex = Math.max(this.lastSnapshotIndex, stats.index);
+      this.config.logger?.info({ ...stats }, 'server: snapshot committed');
+      this.config.onSnapshot?.(stats);
+      return stats;
+    })();
+    const tracked = task.finally(() => {
+      if (this.snapshotTask === tracked) this.snapshotTask = null;
+    });
+    this.snapshotTask = tracked;
+    return tracked;
+  }
+
+  /** Writes a snapshot of the current state now (tests, shutdown tooling); resolves with its index. */
   async snapshotNow(): Promise<number> {
-    const index = this.appliedIndex;
-    await this.log.saveSnapshot(index, Buffer.from(JSON.stringify(this.store.serialize()), 'utf8'));
-    await this.log.compact(index);
-    this.lastSnapshotIndex = index;
-    return index;
+    // One at a time: wait out a snapshot in progress, then take one at the current index.
+    while (this.snapshotTask) await this.snapshotTask.catch(() => undefined);
+    if (this.closed) throw new ServerError('SERVER_CLOSED', 'server is shutting down', 503);
+    return (await this.startSnapshot()).index;
   }
 
   // ---- jobs ----

@@ -11,7 +11,7 @@ import type { Allocation } from '../../structs/index.js';
 import type { ApplyPlanResultsCommand, Command } from './commands.js';
 
 /** Objects packed as shared fields plus one positional row each. */
-interface Packed {
+export interface Packed {
   /** Fields with the same value in every object. */
   c: Record<string, unknown>;
   /** The names of the varying fields, in row order. */
@@ -123,4 +123,17 @@ function unpack(pk: Packed): Record<string, unknown>[] {
     }
     return o;
   });
+}
+
+/**
+ * Packs plain objects as the plan codec does (shared fields once, positional rows), for other
+ * bulk writers such as state snapshots; null when they don't all have the same keys.
+ */
+export function packObjects(objs: Record<string, unknown>[], depth = PACK_DEPTH): Packed | null {
+  return objs.length === 0 ? null : pack(objs, depth);
+}
+
+/** The objects of a packObjects result. */
+export function unpackObjects(pk: Packed): Record<string, unknown>[] {
+  return unpack(pk);
 }

@@ -18,6 +18,29 @@ export interface LogSnapshot {
   data: Buffer;
 }
 
+/**
+ * A snapshot being written chunk by chunk. Nothing of it is visible (loadLatestSnapshot and
+ * openLatestSnapshot keep returning the previous one) until commit() resolves; a crash or
+ * abort() before that leaves the previous snapshot in place and the written chunks are
+ * discarded. The snapshot's data is the concatenation of its chunks in write order.
+ */
+export interface SnapshotSink {
+  /** The log index the snapshot covers. */
+  readonly index: number;
+  /** Adds the next chunk; it need not be durable until commit(). */
+  write(chunk: Buffer): Promise<void>;
+  /** Makes every chunk durable and the snapshot the latest, atomically. */
+  commit(): Promise<void>;
+  /** Drops the chunks written so far; the snapshot never becomes visible. */
+  abort(): Promise<void>;
+}
+
+/** A committed snapshot read back one chunk at a time, in write order. */
+export interface SnapshotSource {
+  index: number;
+  chunks(): AsyncIterable<Buffer>;
+}
+
 /** Entry to append: the backend assigns the index. */
 export interface NewLogEntry {
   type: string;
@@ -51,6 +74,13 @@ export interface LogBackend {
   saveSnapshot(index: number, data: Buffer): Promise<void>;
   /** The newest snapshot, or null. */
   loadLatestSnapshot(): Promise<LogSnapshot | null>;
+  /**
+   * Starts a snapshot at `index` written in chunks (see SnapshotSink). Optional: without it
+   * the server joins the chunks and calls saveSnapshot.
+   */
+  beginSnapshot?(index: number): Promise<SnapshotSink>;
+  /** The newest committed snapshot as chunks, or null. Optional, as beginSnapshot. */
+  openLatestSnapshot?(): Promise<SnapshotSource | null>;
   /** Drops entries with index <= upToIndex (they must be covered by a snapshot). */
   compact(upToIndex: number): Promise<void>;
   /** Flushes and releases resources; later calls fail with LOG_CLOSED. */

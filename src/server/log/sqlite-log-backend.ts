@@ -3,11 +3,24 @@
  * commit is on disk before append() resolves. Appends arriving while one commit is being
  * prepared are grouped into a single transaction (group commit), so concurrent writers share
  * one fsync instead of queueing behind each other's.
+ *
+ * Snapshots are stored as numbered chunks (snapshot_chunks) of one snapshot id; a snapshot is
+ * visible only once its row in snapshot_done exists, which commit() inserts in the same
+ * transaction as the last chunks. Chunks of a snapshot never committed (a crash mid-write)
+ * are deleted on open. The single-blob `snapshots` table of earlier versions is still read.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { LogError, type LogBackend, type LogEntry, type LogSnapshot, type NewLogEntry } from './log-backend.js';
+import {
+  LogError,
+  type LogBackend,
+  type LogEntry,
+  type LogSnapshot,
+  type NewLogEntry,
+  type SnapshotSink,
+  type SnapshotSource,
+} from './log-backend.js';
 
 interface PendingAppend {
   entries: NewLogEntry[];
@@ -17,6 +30,11 @@ interface PendingAppend {
 
 /** How many old snapshots to keep besides the newest. */
 const KEEP_SNAPSHOTS = 2;
+/** Buffered chunk bytes written in one transaction: few fsyncs, bounded memory. */
+const CHUNK_FLUSH_BYTES = 16 * 1024 * 1024;
+
+/** The newest committed snapshot: its id and index, or a legacy single-blob one. */
+type LatestSnapshot = { kind: 'chunks'; snap: number; index: number; chunks: number } | { kind: 'legacy'; index: number };
 
 /** SQLite implementation of LogBackend in `<dataDir>/raft.db`. */
 export class SqliteLogBackend implements LogBackend {
@@ -26,6 +44,7 @@ export class SqliteLogBackend implements LogBackend {
   private queue: PendingAppend[] = [];
   private flushScheduled = false;
   private readonly insert: Database.Statement;
+  private nextSnap: number;
 
   private constructor(db: Database.Database) {
     this.db = db;
@@ -33,10 +52,17 @@ export class SqliteLogBackend implements LogBackend {
     db.pragma('synchronous = FULL');
     db.exec(`CREATE TABLE IF NOT EXISTS log (idx INTEGER PRIMARY KEY, type TEXT NOT NULL, payload TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS snapshots (idx INTEGER PRIMARY KEY, data BLOB NOT NULL);
-      CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);`);
+      CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS snapshot_chunks (snap INTEGER NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (snap, seq));
+      CREATE TABLE IF NOT EXISTS snapshot_done (snap INTEGER PRIMARY KEY, idx INTEGER NOT NULL, chunks INTEGER NOT NULL);`);
+    // Chunks of a snapshot that was never committed (the process died while writing it).
+    db.exec('DELETE FROM snapshot_chunks WHERE snap NOT IN (SELECT snap FROM snapshot_done)');
     this.insert = db.prepare('INSERT INTO log (idx, type, payload) VALUES (?, ?, ?)');
     const lastLog = (db.prepare('SELECT MAX(idx) AS m FROM log').get() as { m: number | null }).m ?? 0;
-    const lastSnap = (db.prepare('SELECT MAX(idx) AS m FROM snapshots').get() as { m: number | null }).m ?? 0;
+    const lastLegacy = (db.prepare('SELECT MAX(idx) AS m FROM snapshots').get() as { m: number | null }).m ?? 0;
+    const lastChunked = (db.prepare('SELECT MAX(idx) AS m FROM snapshot_done').get() as { m: number | null }).m ?? 0;
+    const lastSnap = Math.max(lastLegacy, lastChunked);
+    this.nextSnap = ((db.prepare('SELECT MAX(snap) AS m FROM snapshot_done').get() as { m: number | null }).m ?? 0) + 1;
     const compacted = (db.prepare("SELECT v FROM meta WHERE k = 'compacted'").get() as { v: number } | undefined)?.v ?? 0;
     this.next = Math.max(lastLog, lastSnap, compacted) + 1;
   }
@@ -106,21 +132,122 @@ export class SqliteLogBackend implements LogBackend {
   }
 
   async saveSnapshot(index: number, data: Buffer): Promise<void> {
-    this.check();
-    this.db.transaction(() => {
-      this.db.prepare('INSERT OR REPLACE INTO snapshots (idx, data) VALUES (?, ?)').run(index, data);
-      this.db
-        .prepare('DELETE FROM snapshots WHERE idx NOT IN (SELECT idx FROM snapshots ORDER BY idx DESC LIMIT ?)')
-        .run(KEEP_SNAPSHOTS + 1);
-    })();
+    const sink = await this.beginSnapshot(index);
+    await sink.write(data);
+    await sink.commit();
   }
 
   async loadLatestSnapshot(): Promise<LogSnapshot | null> {
+    const src = await this.openLatestSnapshot();
+    if (!src) return null;
+    const parts: Buffer[] = [];
+    for await (const c of src.chunks()) parts.push(c);
+    return { index: src.index, data: parts.length === 1 ? parts[0]! : Buffer.concat(parts) };
+  }
+
+  async beginSnapshot(index: number): Promise<SnapshotSink> {
     this.check();
-    const row = this.db.prepare('SELECT idx, data FROM snapshots ORDER BY idx DESC LIMIT 1').get() as
-      | { idx: number; data: Buffer }
+    const snap = this.nextSnap++;
+    const insertChunk = this.db.prepare('INSERT INTO snapshot_chunks (snap, seq, data) VALUES (?, ?, ?)');
+    let seq = 0;
+    let buffered: Buffer[] = [];
+    let bytes = 0;
+    let finished = false;
+    const writeBuffered = (): void => {
+      for (const b of buffered) insertChunk.run(snap, seq++, b);
+      buffered = [];
+      bytes = 0;
+    };
+    const io = (what: string, fn: () => void): void => {
+      this.check();
+      if (finished) throw new LogError('LOG_IO', `snapshot ${snap} at ${index}: ${what} after commit or abort`);
+      try {
+        fn();
+      } catch (err) {
+        throw new LogError('LOG_IO', `snapshot ${what} failed: ${(err as Error).message}`, { cause: err });
+      }
+    };
+    return {
+      index,
+      write: async (chunk) => {
+        io('write', () => {
+          buffered.push(chunk);
+          bytes += chunk.length;
+          if (bytes >= CHUNK_FLUSH_BYTES) this.db.transaction(writeBuffered)();
+        });
+      },
+      commit: async () => {
+        io('commit', () =>
+          this.db.transaction(() => {
+            writeBuffered();
+            this.db.prepare('INSERT INTO snapshot_done (snap, idx, chunks) VALUES (?, ?, ?)').run(snap, index, seq);
+            this.pruneSnapshots();
+          })(),
+        );
+        finished = true;
+      },
+      abort: async () => {
+        if (finished || this.closed) return;
+        finished = true;
+        buffered = [];
+        this.db.prepare('DELETE FROM snapshot_chunks WHERE snap = ?').run(snap);
+      },
+    };
+  }
+
+  async openLatestSnapshot(): Promise<SnapshotSource | null> {
+    this.check();
+    const latest = this.latestSnapshot();
+    if (!latest) return null;
+    const db = this.db;
+    const check = (): void => this.check();
+    if (latest.kind === 'legacy') {
+      return {
+        index: latest.index,
+        async *chunks() {
+          check();
+          const row = db.prepare('SELECT data FROM snapshots WHERE idx = ?').get(latest.index) as { data: Buffer };
+          yield row.data;
+        },
+      };
+    }
+    return {
+      index: latest.index,
+      async *chunks() {
+        // One chunk per query, not one open cursor: nothing holds the connection between chunks.
+        const get = db.prepare('SELECT data FROM snapshot_chunks WHERE snap = ? AND seq = ?');
+        for (let seq = 0; seq < latest.chunks; seq++) {
+          check();
+          const row = get.get(latest.snap, seq) as { data: Buffer } | undefined;
+          if (!row) throw new LogError('LOG_IO', `snapshot ${latest.snap} at ${latest.index}: chunk ${seq} missing`);
+          yield row.data;
+        }
+      },
+    };
+  }
+
+  private latestSnapshot(): LatestSnapshot | null {
+    const done = this.db.prepare('SELECT snap, idx, chunks FROM snapshot_done ORDER BY idx DESC, snap DESC LIMIT 1').get() as
+      | { snap: number; idx: number; chunks: number }
       | undefined;
-    return row ? { index: row.idx, data: row.data } : null;
+    const legacy = this.db.prepare('SELECT idx FROM snapshots ORDER BY idx DESC LIMIT 1').get() as { idx: number } | undefined;
+    if (legacy && (!done || legacy.idx > done.idx)) return { kind: 'legacy', index: legacy.idx };
+    return done ? { kind: 'chunks', snap: done.snap, index: done.idx, chunks: done.chunks } : null;
+  }
+
+  /** Keeps the newest KEEP_SNAPSHOTS + 1 committed snapshots; run inside the commit transaction. */
+  private pruneSnapshots(): void {
+    const old = this.db
+      .prepare('SELECT snap FROM snapshot_done ORDER BY idx DESC, snap DESC LIMIT -1 OFFSET ?')
+      .all(KEEP_SNAPSHOTS + 1) as { snap: number }[];
+    const delChunks = this.db.prepare('DELETE FROM snapshot_chunks WHERE snap = ?');
+    const delDone = this.db.prepare('DELETE FROM snapshot_done WHERE snap = ?');
+    for (const { snap } of old) {
+      delChunks.run(snap);
+      delDone.run(snap);
+    }
+    // Single-blob snapshots of earlier versions are superseded once a chunked one is newer.
+    this.db.prepare('DELETE FROM snapshots WHERE idx <= (SELECT MAX(idx) FROM snapshot_done)').run();
   }
 
   async compact(upToIndex: number): Promise<void> {

@@ -72,6 +72,11 @@ export class StateStore implements StateReader {
     return this.tableIdx.get(table) ?? 0;
   }
 
+  /** Every table's index, as a plain record (for snapshots). */
+  tableIndexes(): Record<string, number> {
+    return Object.fromEntries(this.tableIdx);
+  }
+
   jobs(namespace: string, prefix = ''): Job[] {
     const out: Job[] = [];
     for (const j of this.jobsT.values()) {

@@ -1,0 +1,155 @@
+/**
+ * Reads a snapshot back into the serialized state the store restores from. Accepts the
+ * chunked format of snapshot-format.ts and the single-JSON SerializedState earlier versions
+ * wrote, and refuses a chunked snapshot whose rows don't add up to its header's counts.
+ */
+import type { Allocation } from '../../structs/index.js';
+import { unpackObjects } from '../fsm/command-codec.js';
+import type { LogBackend } from '../log/log-backend.js';
+import type { SerializedState } from '../state/state-store.js';
+import { SNAPSHOT_FORMAT, SnapshotError, zeroCounts, type SnapshotCounts, type SnapshotLine } from './snapshot-format.js';
+
+const NEWLINE = 0x0a;
+
+/** Decodes the lines of `chunks` (split anywhere) into a SerializedState. */
+export async function decodeSnapshot(chunks: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<SerializedState> {
+  const d = new Decoder();
+  let rest: Buffer | null = null;
+  for await (const chunk of chunks) {
+    let buf: Buffer = rest ? Buffer.concat([rest, chunk]) : chunk;
+    rest = null;
+    let start = 0;
+    for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
+      if (nl > start) d.line(buf.subarray(start, nl));
+      start = nl + 1;
+    }
+    if (start < buf.length) rest = buf.subarray(start);
+    buf = Buffer.alloc(0);
+  }
+  if (rest && rest.length > 0) d.line(rest);
+  return d.finish();
+}
+
+class Decoder {
+  private state: SerializedState | null = null;
+  private legacy = false;
+  private expected: SnapshotCounts | null = null;
+  private readonly seen = zeroCounts();
+  private ended = false;
+
+  line(bytes: Buffer): void {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(bytes.toString('utf8'));
+    } catch (err) {
+      throw new SnapshotError('SNAPSHOT_CORRUPT', `snapshot: a line is not JSON: ${(err as Error).message}`, { cause: err });
+    }
+    if (this.state === null) {
+      this.first(raw);
+      return;
+    }
+    if (this.legacy || this.ended) throw new SnapshotError('SNAPSHOT_CORRUPT', 'snapshot: data after the end');
+    const l = raw as SnapshotLine;
+    const s = this.state;
+    switch (l.t) {
+      case 'header':
+        throw new SnapshotError('SNAPSHOT_CORRUPT', 'snapshot: a second header');
+      case 'jobs':
+        pushAll(s.jobs, l.rows);
+        this.seen.jobs += l.rows.length;
+        break;
+      case 'jobVersions':
+        pushAll(s.jobVersions, l.rows);
+        this.seen.jobVersions += l.rows.length;
+        break;
+      case 'summaries':
+        pushAll(s.summaries, l.rows);
+        this.seen.summaries += l.rows.length;
+        break;
+      case 'evals':
+        pushAll(s.evals, l.rows);
+        this.seen.evals += l.rows.length;
+        break;
+      case 'nodes':
+        pushAll(s.nodes, l.rows);
+        this.seen.nodes += l.rows.length;
+        break;
+      case 'deployments':
+        pushAll(s.deployments, l.rows);
+        this.seen.deployments += l.rows.length;
+        break;
+      case 'allocs': {
+        const rows = (l.pk ? unpackObjects(l.pk) : (l.rows ?? [])) as unknown as Allocation[];
+        if (rows.length !== l.jv.length) throw new SnapshotError('SNAPSHOT_CORRUPT', 'snapshot: allocs: jv and rows differ in length');
+        for (let i = 0; i < rows.length; i++) s.allocs.push({ alloc: rows[i]!, jobVersion: l.jv[i] ?? null });
+        this.seen.allocs += rows.length;
+        break;
+      }
+      case 'end':
+        this.ended = true;
+        this.checkCounts(l.counts);
+        break;
+      default: {
+        const never: never = l;
+        throw new SnapshotError('SNAPSHOT_CORRUPT', `snapshot: unknown line type "${String((never as { t: unknown }).t)}"`);
+      }
+    }
+  }
+
+  finish(): SerializedState {
+    if (!this.state) throw new SnapshotError('SNAPSHOT_CORRUPT', 'snapshot: empty');
+    if (!this.legacy && !this.ended) throw new SnapshotError('SNAPSHOT_CORRUPT', 'snapshot: cut short (no end line)');
+    return this.state;
+  }
+
+  private first(raw: unknown): void {
+    const o = raw as Partial<SnapshotLine> & Partial<SerializedState>;
+    if (o && typeof o === 'object' && o.t === 'header') {
+      const h = o as Extract<SnapshotLine, { t: 'header' }>;
+      if (h.format !== SNAPSHOT_FORMAT) throw new SnapshotError('SNAPSHOT_CORRUPT', `snapshot: format: unsupported version ${String(h.format)}`);
+      this.expected = h.counts;
+      this.state = {
+        index: h.index,
+        tableIndexes: h.tableIndexes,
+        jobs: [],
+        jobVersions: [],
+        summaries: [],
+        allocs: [],
+        evals: [],
+        nodes: [],
+        deployments: [],
+      };
+      return;
+    }
+    if (o && typeof o === 'object' && typeof o.index === 'number' && Array.isArray(o.jobs) && Array.isArray(o.allocs)) {
+      // A whole-state snapshot of an earlier version.
+      this.legacy = true;
+      this.state = o as SerializedState;
+      return;
+    }
+    throw new SnapshotError('SNAPSHOT_CORRUPT', 'snapshot: header: missing');
+  }
+
+  private checkCounts(end: SnapshotCounts): void {
+    for (const k of Object.keys(this.seen) as (keyof SnapshotCounts)[]) {
+      if (this.expected?.[k] !== this.seen[k] || end[k] !== this.seen[k]) {
+        throw new SnapshotError('SNAPSHOT_CORRUPT', `snapshot: ${k}: ${this.seen[k]} rows, header says ${this.expected?.[k] ?? '?'}`);
+      }
+    }
+  }
+}
+
+/** Appends without spreading (a spread of a large batch can overflow the call stack). */
+function pushAll<T>(to: T[], rows: T[]): void {
+  for (const r of rows) to.push(r);
+}
+
+/** The log's newest committed snapshot decoded, or null when there is none. */
+export async function loadLatestSnapshot(log: LogBackend): Promise<{ index: number; state: SerializedState } | null> {
+  if (log.openLatestSnapshot) {
+    const src = await log.openLatestSnapshot();
+    return src ? { index: src.index, state: await decodeSnapshot(src.chunks()) } : null;
+  }
+  const snap = await log.loadLatestSnapshot();
+  return snap ? { index: snap.index, state: await decodeSnapshot([snap.data]) } : null;
+}

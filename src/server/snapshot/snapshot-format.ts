@@ -1,0 +1,83 @@
+/**
+ * The chunked snapshot format. A snapshot is a sequence of JSON lines, each one chunk: a
+ * header (index, table indexes, row counts), then batches of rows per table, then an end
+ * line repeating the counts so a reader can tell a complete snapshot from a cut one.
+ * Allocations are written without their job when it is one of the job's stored versions
+ * (`jv` holds that version), and packed like plan placements (command-codec.ts) when the
+ * rows of a batch share their keys.
+ */
+import type { Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
+import type { Packed } from '../fsm/command-codec.js';
+
+/** The format number written in the header. */
+export const SNAPSHOT_FORMAT = 2;
+
+/** The tables of a snapshot, in the order they are written (job versions before allocations). */
+export const SnapshotTable = {
+  Jobs: 'jobs',
+  JobVersions: 'jobVersions',
+  Summaries: 'summaries',
+  Evals: 'evals',
+  Nodes: 'nodes',
+  Deployments: 'deployments',
+  Allocs: 'allocs',
+} as const;
+
+/** One of SnapshotTable's values. */
+export type SnapshotTable = (typeof SnapshotTable)[keyof typeof SnapshotTable];
+
+/** Rows per table in a snapshot. */
+export type SnapshotCounts = Record<SnapshotTable, number>;
+
+/** The first line of a snapshot. */
+export interface HeaderLine {
+  t: 'header';
+  format: number;
+  index: number;
+  tableIndexes: Record<string, number>;
+  counts: SnapshotCounts;
+}
+
+/** A batch of plain rows of one table other than allocations. */
+export type RowsLine =
+  | { t: 'jobs'; rows: Job[] }
+  | { t: 'jobVersions'; rows: Job[][] }
+  | { t: 'summaries'; rows: JobSummary[] }
+  | { t: 'evals'; rows: Evaluation[] }
+  | { t: 'nodes'; rows: Node[] }
+  | { t: 'deployments'; rows: Deployment[] };
+
+/** A batch of allocations: `jv[i]` is the job version of row i (null: its Job is inline). */
+export interface AllocsLine {
+  t: 'allocs';
+  jv: (number | null)[];
+  /** Packed rows, or plain ones when the batch's rows don't share their keys. */
+  pk?: Packed;
+  rows?: Record<string, unknown>[];
+}
+
+/** The last line: the same counts as the header. */
+export interface EndLine {
+  t: 'end';
+  counts: SnapshotCounts;
+}
+
+/** Any line of a chunked snapshot. */
+export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | EndLine;
+
+/** Error reading or writing a snapshot; `code` says which failure. */
+export class SnapshotError extends Error {
+  constructor(
+    readonly code: 'SNAPSHOT_ABORTED' | 'SNAPSHOT_CORRUPT',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'SnapshotError';
+  }
+}
+
+/** Counts with every table at zero. */
+export function zeroCounts(): SnapshotCounts {
+  return { jobs: 0, jobVersions: 0, summaries: 0, evals: 0, nodes: 0, deployments: 0, allocs: 0 };
+}
