@@ -10,7 +10,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { RotatingFileWriter, megabytes } from '../logs/rotating-file-writer.js';
-import { processGroupUsage, readProcStat } from '../proc/proc-stat.js';
+import { readProcStat } from '../proc/proc-stat.js';
+import { ProcGroupTable } from '../proc/proc-group-table.js';
 import { ExitStore } from './exit-store.js';
 import { signalNumber, signalNumberOf } from './signals.js';
 import {
@@ -55,6 +56,8 @@ export class Supervisor {
   private readonly paths: SupervisorPaths;
   private readonly exits: ExitStore;
   private readonly tasks = new Map<string, SupervisedTask>();
+  /** One /proc scan serves the stats requests of every task for half a second. */
+  private readonly procTable = new ProcGroupTable(() => Date.now());
   private readonly conns = new Set<Socket>();
   private readonly subscribers = new Set<Socket>();
   private server: Server | null = null;
@@ -159,7 +162,7 @@ export class Supervisor {
       case 'stats': {
         const t = this.mustGet(req.taskId);
         if (t.exit) return { rssBytes: 0, cpuTicks: 0, pids: [] };
-        return processGroupUsage(t.pid);
+        return this.procTable.usage(t.pid);
       }
       case 'forget':
         this.forget(req.taskId, req.force);
