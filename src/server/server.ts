@@ -332,12 +332,7 @@ export class Server implements ServerApi {
   private maybeSnapshot(): void {
     const threshold = this.config.snapshotThreshold ?? 8192;
     if (this.snapshotTask || this.closed || this.appliedIndex - this.lastSnapshotIndex < threshold) return;
-    // A failed attempt waits another threshold of entries instead of retrying on every apply.
-    const attempt = this.startSnapshot();
-    void attempt.catch((err: unknown) => {
-      this.lastSnapshotIndex = Math.max(this.lastSnapshotIndex, this.appliedIndex);
-      this.logError(err, 'snapshot');
-    });
+    void this.startSnapshot().catch((err: unknown) => this.logError(err, 'snapshot'));
   }
 
   /**
@@ -346,18 +341,28 @@ export class Server implements ServerApi {
    */
   private startSnapshot(): Promise<SnapshotStats> {
     const task = (async () => {
-      const stats = await writeSnapshot(this.log, this.store, {
-        rowsPerChunk: this.config.snapshotRowsPerChunk,
-        shouldStop: () => this.closed,
-      });
-      await this.log.compact(stats.index);
+      let stats: SnapshotStats;
+      try {
+        stats = await writeSnapshot(this.log, this.store, {
+          rowsPerChunk: this.config.snapshotRowsPerChunk,
+          shouldStop: () => this.closed,
+        });
+        await this.log.compact(stats.index);
+      } catch (err) {
+        // A failed attempt waits another threshold of entries instead of retrying at once.
+        this.lastSnapshotIndex = Math.max(this.lastSnapshotIndex, this.appliedIndex);
+        throw err;
+      }
       this.lastSnapshotIndex = Math.max(this.lastSnapshotIndex, stats.index);
       this.config.logger?.info({ ...stats }, 'server: snapshot committed');
       this.config.onSnapshot?.(stats);
       return stats;
     })();
     const tracked = task.finally(() => {
-      if (this.snapshotTask === tracked) this.snapshotTask = null;
+      if (this.snapshotTask !== tracked) return;
+      this.snapshotTask = null;
+      // Entries applied while this one was written may already be another threshold's worth.
+      this.maybeSnapshot();
     });
     this.snapshotTask = tracked;
     return tracked;

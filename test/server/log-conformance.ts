@@ -78,6 +78,73 @@ export function runLogConformance(factory: LogBackendFactory): void {
       }
     });
 
+    it('a chunked snapshot is invisible until committed and reads back chunk by chunk', async (t) => {
+      const { backend, cleanup } = await factory.open();
+      try {
+        if (!backend.beginSnapshot || !backend.openLatestSnapshot) {
+          t.skip('backend has no chunked snapshots');
+          return;
+        }
+        for (let i = 0; i < 4; i++) await backend.append([{ type: 't', payload: String(i) }]);
+        await backend.saveSnapshot(1, Buffer.from('one'));
+        const sink = await backend.beginSnapshot(3);
+        await sink.write(Buffer.from('a-'));
+        await sink.write(Buffer.from('b-'));
+        await sink.write(Buffer.from('c'));
+        assert.equal((await backend.loadLatestSnapshot())?.index, 1);
+        assert.equal((await backend.openLatestSnapshot())?.index, 1);
+        await sink.commit();
+        const src = await backend.openLatestSnapshot();
+        assert.equal(src?.index, 3);
+        const chunks: string[] = [];
+        for await (const c of src!.chunks()) chunks.push(c.toString());
+        assert.deepEqual(chunks, ['a-', 'b-', 'c']);
+        assert.equal((await backend.loadLatestSnapshot())?.data.toString(), 'a-b-c');
+        // An aborted one never shows.
+        const dropped = await backend.beginSnapshot(4);
+        await dropped.write(Buffer.from('x'));
+        await dropped.abort();
+        assert.equal((await backend.loadLatestSnapshot())?.index, 3);
+      } finally {
+        await backend.close();
+        await cleanup();
+      }
+    });
+
+    it('chunks written but not committed before a crash leave the previous snapshot', async (t) => {
+      const { backend, reopen, cleanup } = await factory.open();
+      try {
+        if (!backend.beginSnapshot) {
+          t.skip('backend has no chunked snapshots');
+          await backend.close();
+          return;
+        }
+        for (let i = 0; i < 3; i++) await backend.append([{ type: 't', payload: String(i) }]);
+        await backend.saveSnapshot(2, Buffer.from('two'));
+        const sink = await backend.beginSnapshot(3);
+        // Large enough that a backend buffering chunks has put some of them in storage.
+        await sink.write(Buffer.alloc(17 * 1024 * 1024, 0x61));
+        await sink.write(Buffer.from('three'));
+        // No commit: the process goes away.
+        await backend.close();
+        const again = await reopen();
+        try {
+          const snap = await again.loadLatestSnapshot();
+          assert.equal(snap?.index, 2);
+          assert.equal(snap?.data.toString(), 'two');
+          assert.equal(await again.lastIndex(), 3);
+          const next = await again.beginSnapshot!(3);
+          await next.write(Buffer.from('three'));
+          await next.commit();
+          assert.equal((await again.loadLatestSnapshot())?.data.toString(), 'three');
+        } finally {
+          await again.close();
+        }
+      } finally {
+        await cleanup();
+      }
+    });
+
     it('rejects use after close with LOG_CLOSED', async () => {
       const { backend, cleanup } = await factory.open();
       await backend.close();
