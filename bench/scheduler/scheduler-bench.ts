@@ -10,7 +10,12 @@
  *
  * Usage: node dist/bench/scheduler/scheduler-bench.js [--quick] [--nodes N] [--jobs N]
  *          [--allocs-per-job N] [--workers N] [--type service|batch] [--keep] [--no-tune]
+ *          [--snapshot-threshold N] [--final-snapshot]
  *   --quick: 5,000 nodes × 50 jobs × 1,000 allocations.
+ *   --snapshot-threshold: log entries between the server's state snapshots (default 8,192);
+ *   the snapshots taken during the run are reported (size, chunks, capture and write time).
+ *   --final-snapshot: once everything is placed, snapshot the state and time a restart from
+ *   it (a second server opening the same data dir).
  *   The server process runs with a larger V8 young generation (--max-semi-space-size=64, the
  *   setting a server agent should run with): every placement makes short-lived objects, and
  *   with the default 16 MB semi-space they survive into the old generation and cost full GCs.
@@ -22,7 +27,9 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import pino from 'pino';
 import { Server } from '../../src/server/server.js';
+import type { SnapshotStats } from '../../src/server/snapshot/snapshot-writer.js';
 import { Table } from '../../src/server/server-api.js';
 import { benchJob, simulatedNode } from './sim-cluster.js';
 
@@ -42,10 +49,12 @@ interface Args {
   keep: boolean;
   quick: boolean;
   noTune: boolean;
+  snapshotThreshold: number | undefined;
+  finalSnapshot: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const out: Args = { nodes: 5000, jobs: 1000, allocsPerJob: 1000, workers: cpus().length, type: 'service', keep: false, quick: false, noTune: false };
+  const out: Args = { nodes: 5000, jobs: 1000, allocsPerJob: 1000, workers: cpus().length, type: 'service', keep: false, quick: false, noTune: false, snapshotThreshold: undefined, finalSnapshot: false };
   const int = (flag: string, v: string | undefined): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 1) throw new Error(`${flag}: must be a positive integer, got "${v ?? ''}"`);
@@ -81,6 +90,12 @@ function parseArgs(argv: string[]): Args {
         break;
       case '--no-tune':
         out.noTune = true;
+        break;
+      case '--snapshot-threshold':
+        out.snapshotThreshold = int(a, argv[++i]);
+        break;
+      case '--final-snapshot':
+        out.finalSnapshot = true;
         break;
       default:
         throw new Error(`unknown argument "${a}"`);
@@ -132,13 +147,19 @@ async function main(): Promise<void> {
   if (code !== null) process.exit(code);
   const total = args.jobs * args.allocsPerJob;
   const dataDir = mkdtempSync(join(tmpdir(), 'caravan-bench-sched-'));
+  const snapshots: SnapshotStats[] = [];
   const server = await Server.open({
     dataDir,
     numWorkers: args.workers,
     // Simulated nodes never heartbeat: give them a TTL far beyond the run.
     heartbeat: { minTtlMs: 24 * 3_600_000 },
     gcIntervalMs: 0,
+    snapshotThreshold: args.snapshotThreshold,
+    onSnapshot: (st) => snapshots.push(st),
+    // Failures (a snapshot that cannot be written, say) must show in the output.
+    logger: pino({ level: 'error' }),
   });
+  let restart: { seconds: number; allocs: number } | null = null;
   const mem = new MemoryWatch();
   try {
     let t0 = performance.now();
@@ -185,6 +206,8 @@ async function main(): Promise<void> {
     console.log(`  peak RSS          ${peakRssMB.toFixed(0).padStart(10)} MB`);
     console.log(`  peak heap used    ${peakHeapMB.toFixed(0).padStart(10)} MB`);
     if (blocked > 0) console.log(`  blocked evals     ${String(blocked).padStart(10)}`);
+    if (args.finalSnapshot) restart = await finalSnapshot(server, dataDir, snapshots);
+    printSnapshots(snapshots, restart);
 
     const results = {
       benchmark: 'scheduler',
@@ -201,6 +224,9 @@ async function main(): Promise<void> {
       blockedEvals: blocked,
       peakRssMB,
       peakHeapUsedMB: peakHeapMB,
+      snapshotThreshold: args.snapshotThreshold ?? 8192,
+      snapshots: snapshots.map((st) => ({ ...st, MB: st.bytes / 2 ** 20 })),
+      restartFromSnapshot: restart,
       goal: { placementsPerSecond: GOAL_PLACEMENTS_PER_SEC, fullRunSeconds: GOAL_FULL_SECONDS },
       met: perSecond >= GOAL_PLACEMENTS_PER_SEC && (!full || seconds <= GOAL_FULL_SECONDS),
     };
@@ -213,6 +239,31 @@ async function main(): Promise<void> {
     if (!args.keep) rmSync(dataDir, { recursive: true, force: true });
     else console.log(`  data dir kept     ${dataDir}`);
   }
+}
+
+/** Snapshots the placed state, then times a second server restoring it from the same data dir. */
+async function finalSnapshot(server: Server, dataDir: string, snapshots: SnapshotStats[]): Promise<{ seconds: number; allocs: number }> {
+  const before = snapshots.length;
+  await server.snapshotNow();
+  if (snapshots.length === before) throw new Error('final snapshot: not reported');
+  const t0 = performance.now();
+  // Opened while the first still runs, as after a crash; no workers, so nothing changes.
+  const second = await Server.open({ dataDir, numWorkers: 0, heartbeat: { minTtlMs: 24 * 3_600_000 }, gcIntervalMs: 0 });
+  const seconds = (performance.now() - t0) / 1000;
+  const allocs = second.store.allocsT.size;
+  await second.close();
+  if (allocs !== server.store.allocsT.size) throw new Error(`restart: ${allocs} allocations restored, ${server.store.allocsT.size} expected`);
+  return { seconds, allocs };
+}
+
+function printSnapshots(snapshots: SnapshotStats[], restart: { seconds: number; allocs: number } | null): void {
+  console.log(`  snapshots         ${String(snapshots.length).padStart(10)}`);
+  for (const st of snapshots) {
+    console.log(
+      `    at ${st.index}: ${st.allocs} allocs, ${(st.bytes / 2 ** 20).toFixed(1)} MB in ${st.chunks} chunks, capture ${st.captureMs.toFixed(1)} ms, written in ${(st.totalMs / 1000).toFixed(2)} s`,
+    );
+  }
+  if (restart) console.log(`  restart           ${restart.seconds.toFixed(2).padStart(10)} s (snapshot + log tail, ${restart.allocs} allocs)`);
 }
 
 main().catch((err: unknown) => {
