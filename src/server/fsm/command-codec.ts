@@ -113,16 +113,24 @@ function pack(objs: Record<string, unknown>[], depth: number): Packed | null {
 }
 
 function unpack(pk: Packed): Record<string, unknown>[] {
-  const nested = new Map<number, Record<string, unknown>[]>();
-  pk.p.forEach((fieldIndex, i) => nested.set(fieldIndex, unpack(pk.n[i]!)));
-  return pk.r.map((row) => {
-    const o: Record<string, unknown> = { ...pk.c };
+  const inner: (Record<string, unknown>[] | null)[] = pk.f.map(() => null);
+  pk.p.forEach((fieldIndex, i) => (inner[fieldIndex] = unpack(pk.n[i]!)));
+  const sharedKeys = Object.keys(pk.c);
+  const sharedValues = sharedKeys.map((k) => pk.c[k]);
+  const out = new Array<Record<string, unknown>>(pk.r.length);
+  // Plain assignments in a fixed order, not a spread of c per row: every object gets the same
+  // hidden class and the loop stays monomorphic (several times faster on snapshot restore).
+  for (let j = 0; j < pk.r.length; j++) {
+    const row = pk.r[j]!;
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < sharedKeys.length; i++) o[sharedKeys[i]!] = sharedValues[i];
     for (let i = 0; i < pk.f.length; i++) {
-      const inner = nested.get(i);
-      o[pk.f[i]!] = inner ? inner[row[i] as number] : row[i];
+      const nested = inner[i];
+      o[pk.f[i]!] = nested ? nested[row[i] as number] : row[i];
     }
-    return o;
-  });
+    out[j] = o;
+  }
+  return out;
 }
 
 /**
