@@ -41,7 +41,7 @@ function jobBody(id: string, count: number, command: string, args: string[]): un
       Name: id,
       Type: 'service',
       Datacenters: ['*'],
-      TaskGroups: [{ Name: 'g', Count: count, Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command, args }, Resources: { CPU: 1, MemoryMB: 10 } }] }],
+      TaskGroups: [{ Name: 'g', Count: count, EphemeralDisk: { SizeMB: 10 }, Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command, args }, Resources: { CPU: 1, MemoryMB: 10 } }] }],
     },
   };
 }
