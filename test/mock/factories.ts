@@ -13,6 +13,8 @@ import {
   type Task,
   type TaskGroup,
 } from '../../src/structs/index.js';
+import { newEvaluation } from '../../src/server/new-eval.js';
+import { newAllocMetric } from '../../src/scheduler/alloc-metrics.js';
 
 const SECOND = 1_000_000_000;
 const MINUTE = 60 * SECOND;
@@ -237,26 +239,9 @@ export function mockNode(overrides: Partial<Node> = {}): Node {
   };
 }
 
-/** An empty AllocMetric. */
+/** An empty AllocMetric, as the scheduler starts one. */
 export function mockAllocMetric(overrides: Partial<AllocMetric> = {}): AllocMetric {
-  return {
-    NodesEvaluated: 0,
-    NodesFiltered: 0,
-    NodesInPool: 0,
-    NodesAvailable: {},
-    ClassFiltered: null,
-    ConstraintFiltered: null,
-    NodesExhausted: 0,
-    ClassExhausted: null,
-    DimensionExhausted: null,
-    QuotaExhausted: null,
-    ResourcesExhausted: null,
-    Scores: null,
-    ScoreMetaData: null,
-    AllocationTime: 0,
-    CoalescedFailures: 0,
-    ...overrides,
-  };
+  return { ...newAllocMetric(), ...overrides };
 }
 
 /**
@@ -314,39 +299,7 @@ export function mockAlloc(job: Job, node: Node, overrides: Partial<Allocation> =
   };
 }
 
-/** A pending job-register evaluation for the job. */
+/** A pending job-register evaluation for the job, built by the server's own constructor. */
 export function mockEval(job: Job, overrides: Partial<Evaluation> = {}): Evaluation {
-  return {
-    ID: generateId(),
-    Namespace: job.Namespace,
-    Priority: job.Priority,
-    Type: job.Type,
-    TriggeredBy: 'job-register',
-    JobID: job.ID,
-    JobModifyIndex: job.JobModifyIndex,
-    NodeID: '',
-    NodeModifyIndex: 0,
-    DeploymentID: '',
-    Status: 'pending',
-    StatusDescription: '',
-    Wait: 0,
-    WaitUntil: null,
-    NextEval: '',
-    PreviousEval: '',
-    BlockedEval: '',
-    RelatedEvals: null,
-    FailedTGAllocs: null,
-    ClassEligibility: null,
-    EscapedComputedClass: false,
-    QuotaLimitReached: '',
-    AnnotatePlan: false,
-    QueuedAllocations: null,
-    LeaderACL: '',
-    SnapshotIndex: 0,
-    CreateIndex: 100,
-    ModifyIndex: 100,
-    CreateTime: 1_700_000_000_000 * 1_000_000,
-    ModifyTime: 1_700_000_000_000 * 1_000_000,
-    ...overrides,
-  };
+  return newEvaluation(job, 'job-register', 1_700_000_000_000 * 1_000_000, { CreateIndex: 100, ModifyIndex: 100, ...overrides });
 }
