@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createHttpServer } from '../http/http-server.js';
 import { defaultJobAdmission } from '../http/job-admission.js';
+import { ServerProxy } from '../http/forward-to-server/server-proxy.js';
 import type { AgentConfig } from './agent-config.js';
 import type { ClientRole, RoleFactories, ServerRole } from './agent-roles.js';
 import { lateBoundClient } from './late-bound-client.js';
@@ -63,6 +64,10 @@ export class Agent {
       http = createHttpServer({
         ...(server ? { server: server.api } : {}),
         ...(lateClient ? { client: lateClient.api } : {}),
+        // A client-only agent answers the whole API: server routes go to its servers.
+        ...(!server && config.client.enabled && config.client.servers.length > 0
+          ? { serverProxy: new ServerProxy({ servers: config.client.servers }) }
+          : {}),
         admission: defaultJobAdmission,
         logger: logger.child({ component: 'http' }),
         agent: {

@@ -27,6 +27,7 @@ import { registerClientExecRoutes } from './routes/client-exec.js';
 import { registerClientFsRoutes } from './routes/client-fs.js';
 import { registerClientLogsRoutes } from './routes/client-logs.js';
 import { registerEventStreamRoutes } from './routes/event-stream.js';
+import { isLocalRoute, type ServerProxy } from './forward-to-server/server-proxy.js';
 
 /** Options of createHttpServer. */
 export interface HttpServerOptions {
@@ -41,6 +42,8 @@ export interface HttpServerOptions {
   random?: RandomSource;
   /** Largest accepted request body in bytes (default 16 MiB; job files can be large). */
   bodyLimit?: number;
+  /** A client-only agent's way to its servers: server routes are proxied through it. Ignored with `server`. */
+  serverProxy?: ServerProxy;
 }
 
 /** Builds the fastify instance with every route; the caller listens (or uses inject in tests). */
@@ -91,6 +94,20 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
       done(err as Error, undefined);
     }
   });
+
+  // A client-only agent answers server routes by proxying them, before any body is parsed.
+  const proxy = opts.server ? undefined : opts.serverProxy;
+  if (proxy) {
+    app.addHook('onRequest', (req, reply, done) => {
+      if (isLocalRoute(req.url)) return done();
+      reply.hijack();
+      void proxy.proxy(req.raw, reply.raw);
+    });
+    app.addHook('onClose', (_app, done) => {
+      proxy.close();
+      done();
+    });
+  }
 
   app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unknown';
