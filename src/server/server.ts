@@ -44,6 +44,7 @@ import { dryRunPlan } from './plan-dry-run.js';
 import { prepareJob } from './job-admission.js';
 import { findGarbage } from './gc/garbage.js';
 import type { Timer } from '../time/clock.js';
+import { PeriodicDispatcher } from './periodic/periodic-dispatcher.js';
 
 /** How to open a server. Fields after `advertiseAddr` are overrides for tests and benchmarks. */
 export interface ServerConfig {
@@ -108,6 +109,8 @@ export class Server implements ServerApi {
   /** The snapshot being written, if any; close() waits for it. */
   private snapshotTask: Promise<SnapshotStats> | null = null;
   private gcTimer: Timer | null = null;
+  /** Launches periodic jobs' children (a leader duty). */
+  readonly periodic: PeriodicDispatcher;
 
   private constructor(
     readonly config: ServerConfig,
@@ -147,6 +150,12 @@ export class Server implements ServerApi {
       ...config.heartbeat,
       onExpire: (id) => void this.nodeMissedHeartbeat(id).catch((err) => this.logError(err, 'marking node down')),
     });
+    this.periodic = new PeriodicDispatcher({
+      clock: this.clock,
+      state: store,
+      launch: (child) => this.registerJob(child),
+      onError: (err, what) => this.logError(err, what),
+    });
   }
 
   /** Opens the server in config.dataDir: restores state and starts the leader's duties. */
@@ -179,6 +188,7 @@ export class Server implements ServerApi {
       if (node.Status !== 'down') this.heartbeats.reset(node.ID);
     }
     this.scheduleGc();
+    this.periodic.start();
     for (let i = 0; i < n; i++) {
       const w = new Worker({
         broker: this.broker,
@@ -222,6 +232,7 @@ export class Server implements ServerApi {
     if (this.closed) return;
     this.closed = true;
     this.gcTimer?.cancel();
+    this.periodic.stop();
     this.heartbeats.stop();
     this.broker.setEnabled(false);
     this.blocked.setEnabled(false);
@@ -314,8 +325,11 @@ export class Server implements ServerApi {
         break;
       case 'JobDeregister':
         this.blocked.untrackJob(cmd.Namespace, cmd.JobID);
+        this.periodic.jobChanged(cmd.Namespace, cmd.JobID);
         break;
       case 'JobRegister':
+        this.periodic.jobChanged(cmd.Job.Namespace, cmd.Job.ID);
+        break;
       case 'EvalUpdate':
       case 'EvalDelete':
       case 'NodeDeregister':

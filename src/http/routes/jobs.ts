@@ -9,6 +9,7 @@ import { allocStub } from '../../structs/alloc.js';
 import type { Job } from '../../structs/job.js';
 import { JobDecodeError } from '../job-admission.js';
 import { admitJob, formatProblems } from '../job-submission.js';
+import { dispatchRoute, periodicForceRoute } from './job-dispatch.js';
 import { HttpError, HttpErrorCode, badRequest, notFound } from '../http-errors.js';
 import { jobListStub } from '../list-stubs.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
@@ -16,7 +17,7 @@ import { objectBody, optionalBool, optionalObjectBody, optionalUint } from '../r
 import { answerRead, answerWrite, queryOptions, requireServer, sendJson, type RouteContext } from '../route-context.js';
 
 /** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
-const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate'] as const;
+const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force'] as const;
 type JobSubresource = (typeof JOB_SUBRESOURCES)[number];
 
 /** Splits the tail of /v1/job/<tail> into the job ID and the sub-resource ("" for the job). */
@@ -219,6 +220,10 @@ async function jobRoute(
         KnownLeader: true,
       });
     }
+    case 'dispatch':
+      return dispatchRoute(ctx, req, reply, jobId);
+    case 'periodic/force':
+      return periodicForceRoute(ctx, req, reply, jobId);
     default: {
       const never: never = sub;
       throw notFound(`route ${String(never)}`);

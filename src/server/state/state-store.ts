@@ -8,6 +8,7 @@ import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '
 import { Table, type StateReader } from '../server-api.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
 import { computeJobStatus, isAllocTerminal, summaryForJob, summaryWithAlloc } from './job-status.js';
+import { childrenSummary, sameChildren } from '../dispatch/children-summary.js';
 import { NodeUsage } from './node-usage.js';
 import { StateSnapshot } from './state-snapshot.js';
 
@@ -61,6 +62,8 @@ export class StateStore implements StateReader {
   private readonly tableIdx = new Map<Table, number>();
   private waiters: Waiter[] = [];
   private readonly touchedJobs = new Set<string>();
+  /** Parents (periodic/parameterized) whose children changed in this apply. */
+  private readonly touchedParents = new Set<string>();
 
   // ---- reads (StateReader) ----
 
@@ -206,6 +209,8 @@ export class StateStore implements StateReader {
   finishApply(index: number): void {
     for (const key of this.touchedJobs) this.refreshJobStatus(key, index);
     this.touchedJobs.clear();
+    for (const key of this.touchedParents) this.refreshChildren(key, index);
+    this.touchedParents.clear();
     this.index = Math.max(this.index, index);
     if (this.waiters.length === 0) return;
     for (const w of [...this.waiters]) {
@@ -222,6 +227,7 @@ export class StateStore implements StateReader {
     this.summariesT.set(key, summaryForJob(job, this.summariesT.get(key), index));
     this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
     this.touchedJobs.add(key);
+    if (job.ParentID) this.touchedParents.add(jobKey(job.Namespace, job.ParentID));
   }
 
   /** Replaces a job object without a new version (status changes). */
@@ -235,6 +241,8 @@ export class StateStore implements StateReader {
 
   deleteJob(namespace: string, id: string, index: number): void {
     const key = jobKey(namespace, id);
+    const gone = this.jobsT.get(key);
+    if (gone?.ParentID) this.touchedParents.add(jobKey(namespace, gone.ParentID));
     this.jobsT.delete(key);
     this.jobVersionsT.delete(key);
     this.summariesT.delete(key);
@@ -344,7 +352,22 @@ export class StateStore implements StateReader {
       lookupIter(this.allocsByJobI.get(key), this.allocsT),
       lookupIter(this.evalsByJobI.get(key), this.evalsT),
     );
-    if (status !== job.Status) this.replaceJob({ ...job, Status: status, ModifyIndex: index }, index);
+    if (status !== job.Status) {
+      this.replaceJob({ ...job, Status: status, ModifyIndex: index }, index);
+      if (job.ParentID) this.touchedParents.add(jobKey(job.Namespace, job.ParentID));
+    }
+  }
+
+  /** Recounts a parent job's children (Nomad's JobSummary.Children). */
+  private refreshChildren(key: string, index: number): void {
+    const parent = this.jobsT.get(key);
+    const summary = this.summariesT.get(key);
+    if (!parent || !summary) return;
+    const children = this.jobs(parent.Namespace, `${parent.ID}/`).filter((j) => j.ParentID === parent.ID);
+    const counts = childrenSummary(children);
+    if (sameChildren(summary.Children, counts)) return;
+    this.summariesT.set(key, { ...summary, Children: counts, ModifyIndex: index });
+    this.touch(index, Table.JobSummaries);
   }
 
   // ---- persistence ----
