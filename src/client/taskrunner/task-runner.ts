@@ -24,6 +24,7 @@ import { killWithBackoff } from './kill-backoff.js';
 import type { AnyTaskHook, TaskHookRequest, TaskPrep } from './interfaces.js';
 import { ValidateHook } from './hooks/validate-hook.js';
 import { TaskDirHook } from './hooks/task-dir-hook.js';
+import { DispatchPayloadHook } from './hooks/dispatch-payload-hook.js';
 import { LogsHook } from './hooks/logs-hook.js';
 import { EnvHook } from './hooks/env-hook.js';
 import { StatsHook } from './hooks/stats-hook.js';
@@ -95,7 +96,7 @@ export class TaskRunner {
       this.stats = null;
     } else {
       this.stats = new StatsHook(cfg.clock);
-      this.hooks = [new ValidateHook(), new TaskDirHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), this.stats];
+      this.hooks = [new ValidateHook(), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), this.stats];
     }
   }
 
