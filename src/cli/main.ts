@@ -22,6 +22,8 @@ import { jobPlanCommand } from './commands/job-plan.js';
 import { jobRunCommand } from './commands/job-run.js';
 import { jobStatusCommand } from './commands/job-status.js';
 import { jobStopCommand } from './commands/job-stop.js';
+import { jobDispatchCommand } from './commands/job-dispatch.js';
+import { jobPeriodicCommand } from './commands/job-periodic.js';
 import { nodeCommands } from './commands/node-commands.js';
 import { serverMembersCommand } from './commands/server-members.js';
 import { statusCommand } from './commands/status.js';
@@ -38,6 +40,8 @@ export const COMMANDS: readonly CommandModule[] = [
   jobPlanCommand,
   jobStatusCommand,
   jobStopCommand,
+  jobDispatchCommand,
+  jobPeriodicCommand,
   jobInspectCommand,
   jobHistoryCommand,
   evalCommands,
