@@ -21,6 +21,7 @@ import { registerInternalRoutes } from './routes/internal.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerNodeRoutes } from './routes/nodes.js';
+import { registerNodeDrainRoutes } from './routes/node-drain.js';
 import { registerStatusRoutes } from './routes/status.js';
 import { registerClientAllocRoutes } from './routes/client-alloc.js';
 import { registerClientExecRoutes } from './routes/client-exec.js';
@@ -129,6 +130,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerAllocRoutes(app, ctx);
   registerEvalRoutes(app, ctx);
   registerNodeRoutes(app, ctx);
+  registerNodeDrainRoutes(app, ctx);
   registerStatusRoutes(app, ctx);
   registerAgentRoutes(app, ctx);
   registerMetricsRoutes(app, ctx);

@@ -176,7 +176,9 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
       du.Stop++;
       continue;
     }
-    if (taint === NodeTaint.Draining || a.DesiredTransition.Migrate === true) {
+    // On a draining node only what the drainer marked moves: it paces migrations by
+    // migrate.max_parallel (src/server/drain), the rest keeps running until its turn.
+    if (a.DesiredTransition.Migrate === true) {
       out.stop.push({ alloc: a, description: AllocDescription.Migrating, clientStatus: null });
       slots.push({ index, alloc: null, replacement: replace(a, PlacementKind.Migrate, null) });
       continue;

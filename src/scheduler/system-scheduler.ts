@@ -114,8 +114,12 @@ export class SystemScheduler implements Scheduler {
           continue;
         }
         if (!readyIds.has(nodeId)) {
-          // Ineligible or draining: keep what runs, place nothing new.
-          updatesFor(groupName).Ignore += live.length;
+          // Ineligible or draining: keep what runs, place nothing new — except what the
+          // drainer marked for migration, which a system job can only stop.
+          for (const a of live) {
+            if (a.DesiredTransition.Migrate === true) stop(a, AllocDescription.NodeTainted);
+            else updatesFor(groupName).Ignore++;
+          }
           continue;
         }
         if (!stack.staticallyFeasible(group, node)) {

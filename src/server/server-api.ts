@@ -151,6 +151,15 @@ export interface ServerApi {
   /** A heartbeat: resets the node's TTL and sets its status. */
   heartbeatNode(nodeId: string, status: NodeStatus): Promise<NodeRegisterResult>;
   updateNodeEligibility(nodeId: string, eligibility: NodeEligibility): Promise<{ index: number }>;
+  /**
+   * Sets (DrainSpec), replaces or cancels (DrainSpec null, optionally MarkEligible) a node's
+   * drain; the leader's drainer then migrates its allocations. Optional: servers without it
+   * answer the drain route with an error.
+   */
+  updateNodeDrain?(
+    nodeId: string,
+    req: { DrainSpec: { Deadline: number; IgnoreSystemJobs: boolean } | null; MarkEligible: boolean; Meta: Record<string, string> | null },
+  ): Promise<{ index: number; evalIds: string[] }>;
   /** Applies a batch of client allocation updates; creates evals for failed allocs. */
   updateAllocsFromClient(updates: AllocClientUpdate[]): Promise<{ index: number }>;
 }

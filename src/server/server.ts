@@ -43,6 +43,8 @@ import { nodeUpdateEvals } from './node-evals.js';
 import { dryRunPlan } from './plan-dry-run.js';
 import { prepareJob } from './job-admission.js';
 import { findGarbage } from './gc/garbage.js';
+import { NodeDrainer } from './drain/node-drainer.js';
+import { DrainRequestError, drainCompleteCommand, drainUpdateCommand, parseDrainRequest } from './drain/node-drain-update.js';
 import type { Timer } from '../time/clock.js';
 import { PeriodicDispatcher } from './periodic/periodic-dispatcher.js';
 
@@ -98,6 +100,8 @@ export class Server implements ServerApi {
   readonly blocked: BlockedEvals;
   readonly planApplier: PlanApplier;
   readonly heartbeats: Heartbeater;
+  /** Migrates allocations off draining nodes (a leader duty). */
+  readonly drainer: NodeDrainer;
   readonly workers: Worker[] = [];
   private readonly fsm: Fsm;
   private readonly clock: Clock;
@@ -150,6 +154,18 @@ export class Server implements ServerApi {
       ...config.heartbeat,
       onExpire: (id) => void this.nodeMissedHeartbeat(id).catch((err) => this.logError(err, 'marking node down')),
     });
+    this.drainer = new NodeDrainer({
+      state: store,
+      clock: this.clock,
+      markForMigration: async (transitions, evals) => {
+        await this.apply({ Type: 'AllocUpdateDesiredTransition', Allocs: transitions, Evals: evals, Now: this.nowNanos() });
+      },
+      completeDrain: async (nodeId) => {
+        await this.apply(drainCompleteCommand(nodeId, this.clock.now()));
+      },
+      newEval: (job) => newEvaluation(job, 'node-drain', this.nowNanos()),
+      onError: (err) => this.logError(err, 'node drain'),
+    });
     this.periodic = new PeriodicDispatcher({
       clock: this.clock,
       state: store,
@@ -188,6 +204,7 @@ export class Server implements ServerApi {
       if (node.Status !== 'down') this.heartbeats.reset(node.ID);
     }
     this.scheduleGc();
+    this.drainer.start();
     this.periodic.start();
     for (let i = 0; i < n; i++) {
       const w = new Worker({
@@ -234,6 +251,7 @@ export class Server implements ServerApi {
     this.gcTimer?.cancel();
     this.periodic.stop();
     this.heartbeats.stop();
+    this.drainer.stop();
     this.broker.setEnabled(false);
     this.blocked.setEnabled(false);
     this.planApplier.close();
@@ -316,6 +334,10 @@ export class Server implements ServerApi {
         break;
       case 'NodeUpdateEligibility':
         if (cmd.Eligibility === 'eligible') this.blocked.unblock(index);
+        break;
+      case 'NodeUpdateDrain':
+        if (cmd.DrainStrategy) this.drainer.poke();
+        else if (cmd.MarkEligible) this.blocked.unblock(index);
         break;
       case 'AllocClientUpdate':
         if (cmd.Allocs.some((a) => isTerminalClientStatus(a.ClientStatus))) this.blocked.unblock(index);
@@ -546,6 +568,24 @@ export class Server implements ServerApi {
     }
     const index = await this.apply({ Type: 'NodeUpdateEligibility', NodeID: nodeId, Eligibility: eligibility, Evals: [], Now: this.nowNanos() });
     return { index };
+  }
+
+  /** Sets, replaces or cancels a node's drain (PUT /v1/node/:id/drain); the drainer does the rest. */
+  async updateNodeDrain(nodeId: string, req: unknown): Promise<{ index: number; evalIds: string[] }> {
+    const node = this.store.nodeById(nodeId);
+    if (!node) throw new ServerError('NODE_NOT_FOUND', `node "${nodeId}" not found`, 404);
+    let parsed;
+    try {
+      parsed = parseDrainRequest(req);
+    } catch (err) {
+      if (err instanceof DrainRequestError) throw new ServerError(err.code, err.message, 400, { cause: err });
+      throw err;
+    }
+    // A node made eligible again is worth scheduling on: evaluate what could use it.
+    const eligibleAgain = !parsed.DrainSpec && parsed.MarkEligible && node.SchedulingEligibility !== 'eligible';
+    const evals = eligibleAgain ? nodeUpdateEvals(this.store, nodeId, this.store.latestIndex() + 1, this.nowNanos()) : [];
+    const index = await this.apply(drainUpdateCommand(node, parsed, this.clock.now(), evals));
+    return { index, evalIds: evals.map((e) => e.ID) };
   }
 
   /** Marks a node down after a missed heartbeat; its allocations are handled by node-update evals. */

@@ -8,6 +8,7 @@ import type {
   Deployment,
   DeploymentStatusUpdate,
   DesiredTransition,
+  DrainStrategy,
   Evaluation,
   Job,
   NodeEligibility,
@@ -16,6 +17,7 @@ import type {
   Node,
 } from '../../structs/index.js';
 import type { AllocClientUpdate } from '../server-api.js';
+import type { DrainStatus } from '../drain/drain-status.js';
 
 /** The command type names. */
 export const CommandType = {
@@ -28,6 +30,7 @@ export const CommandType = {
   NodeUpdateStatus: 'NodeUpdateStatus',
   NodeUpdateEligibility: 'NodeUpdateEligibility',
   NodeDeregister: 'NodeDeregister',
+  NodeUpdateDrain: 'NodeUpdateDrain',
   AllocClientUpdate: 'AllocClientUpdate',
   AllocUpdateDesiredTransition: 'AllocUpdateDesiredTransition',
   DeploymentUpsert: 'DeploymentUpsert',
@@ -116,6 +119,23 @@ export interface NodeUpdateEligibilityCommand {
   Now: number;
 }
 
+/**
+ * Sets, updates, cancels or completes a node's drain. A drain makes the node ineligible; a
+ * cancel with MarkEligible makes it eligible again; completion leaves it ineligible (Nomad).
+ */
+export interface NodeUpdateDrainCommand {
+  Type: 'NodeUpdateDrain';
+  NodeID: string;
+  /** The drain to run, with ForceDeadline and StartedAt filled in; null ends the drain. */
+  DrainStrategy: DrainStrategy | null;
+  MarkEligible: boolean;
+  Status: DrainStatus;
+  Meta: Record<string, string> | null;
+  Event: NodeEvent | null;
+  Evals: Evaluation[];
+  Now: number;
+}
+
 export interface NodeDeregisterCommand {
   Type: 'NodeDeregister';
   NodeIDs: string[];
@@ -154,6 +174,7 @@ export type Command =
   | NodeUpdateStatusCommand
   | NodeUpdateEligibilityCommand
   | NodeDeregisterCommand
+  | NodeUpdateDrainCommand
   | AllocClientUpdateCommand
   | AllocUpdateDesiredTransitionCommand
   | DeploymentUpsertCommand;

@@ -15,7 +15,9 @@ import type {
   JobDeregisterCommand,
   JobRegisterCommand,
   NodeRegisterCommand,
+  NodeUpdateDrainCommand,
 } from './commands.js';
+import type { DrainMetadata } from '../drain/drain-status.js';
 
 /** How many events a node keeps, as Nomad. */
 const NODE_EVENTS_KEPT = 10;
@@ -92,6 +94,9 @@ export class Fsm {
         for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
         break;
       }
+      case 'NodeUpdateDrain':
+        this.nodeUpdateDrain(cmd, index, ev);
+        break;
       case 'NodeDeregister':
         for (const id of cmd.NodeIDs) {
           const n = this.state.nodeById(id);
@@ -275,6 +280,35 @@ export class Fsm {
     };
     this.state.putNode(node, index);
     ev.push(nodeEvent('NodeRegistration', node, index));
+    for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
+  }
+
+  private nodeUpdateDrain(cmd: NodeUpdateDrainCommand, index: number, ev: StreamEvent[]): void {
+    const n = this.state.nodeById(cmd.NodeID);
+    if (n) {
+      const at = new Date(Math.floor(cmd.Now / 1e6)).toISOString();
+      const prev = n.LastDrain as DrainMetadata | null;
+      const started = cmd.DrainStrategy && !n.DrainStrategy ? at : (prev?.StartedAt ?? at);
+      const lastDrain: DrainMetadata = {
+        StartedAt: started,
+        UpdatedAt: at,
+        Status: cmd.Status,
+        AccessorID: prev?.AccessorID ?? '',
+        Meta: cmd.Meta ?? prev?.Meta ?? null,
+      };
+      const eligibility = cmd.DrainStrategy ? 'ineligible' : cmd.MarkEligible ? 'eligible' : n.SchedulingEligibility;
+      const node: Node = {
+        ...n,
+        DrainStrategy: cmd.DrainStrategy,
+        Drain: cmd.DrainStrategy !== null,
+        SchedulingEligibility: eligibility,
+        LastDrain: lastDrain,
+        Events: appendNodeEvent(n.Events, cmd.Event, index),
+        ModifyIndex: index,
+      };
+      this.state.putNode(node, index);
+      ev.push(nodeEvent('NodeDrain', node, index));
+    }
     for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
   }
 
