@@ -25,6 +25,7 @@ import { jobStopCommand } from './commands/job-stop.js';
 import { jobDispatchCommand } from './commands/job-dispatch.js';
 import { jobPeriodicCommand } from './commands/job-periodic.js';
 import { nodeCommands } from './commands/node-commands.js';
+import { nodeDrainCommand } from './commands/node-drain.js';
 import { serverMembersCommand } from './commands/server-members.js';
 import { statusCommand } from './commands/status.js';
 import { jobValidateCommand } from './commands/job-validate.js';
@@ -46,6 +47,7 @@ export const COMMANDS: readonly CommandModule[] = [
   jobHistoryCommand,
   evalCommands,
   nodeCommands,
+  nodeDrainCommand,
   allocStatusCommand,
   allocExecCommand,
   allocLogsCommand,
