@@ -28,7 +28,7 @@ import { registerClientExecRoutes } from './routes/client-exec.js';
 import { registerClientFsRoutes } from './routes/client-fs.js';
 import { registerClientLogsRoutes } from './routes/client-logs.js';
 import { registerEventStreamRoutes } from './routes/event-stream.js';
-import { isLocalRoute, type ServerProxy } from './forward-to-server/server-proxy.js';
+import { shouldProxy, type ServerProxy } from './forward-to-server/server-proxy.js';
 
 /** Options of createHttpServer. */
 export interface HttpServerOptions {
@@ -100,7 +100,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   const proxy = opts.server ? undefined : opts.serverProxy;
   if (proxy) {
     app.addHook('onRequest', (req, reply, done) => {
-      if (isLocalRoute(req.url)) return done();
+      if (!shouldProxy(req.url, req.headers, opts.client ? (id) => opts.client!.hasAlloc(id) : undefined)) return done();
       reply.hijack();
       void proxy.proxy(req.raw, reply.raw);
     });

@@ -73,6 +73,11 @@ test('node drain moves the allocations of a drained node to the other node', asy
     assert.equal(node.body.SchedulingEligibility, 'ineligible');
     assert.ok(node.body.Events?.some((e) => e.Message === 'Node drain complete'));
 
+    // Node one's agent no longer holds them: its client routes reach node two through the server.
+    const moved = running[0]!;
+    const stats = await api(agents[1]!.address, 'GET', `/v1/client/allocation/${moved.ID}/stats`);
+    assert.equal(stats.status, 200, stats.text);
+
     // -disable makes it eligible again.
     const off = await runCli(s, ['node', 'drain', '-disable', '-yes', one.ID]);
     assert.equal(off.code, 0, off.stderr);

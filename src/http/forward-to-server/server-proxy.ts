@@ -11,6 +11,7 @@
  * naming every server and its error. A server that answered (with any status) is not retried:
  * its answer is the answer.
  */
+import { FORWARDED_HEADER } from '../forward/alloc-target.js';
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 
 /** The error code of a request no server answered. */
@@ -48,6 +49,31 @@ export function isLocalRoute(url: string): boolean {
     path === '/v1/agent/health' ||
     path === '/v1/metrics'
   );
+}
+
+/** The allocation a client route is about (/v1/client/allocation/:id/…, /v1/client/fs/:op/:alloc), if any. */
+export function clientRouteAllocId(url: string): string | undefined {
+  const path = url.split('?', 1)[0] ?? '';
+  const m = /^\/v1\/client\/(?:allocation|fs\/[a-z]+)\/([^/]+)/.exec(path);
+  return m ? decodeURIComponent(m[1]!) : undefined;
+}
+
+/**
+ * Whether a client-only agent proxies a request to its servers: every server route, and a
+ * client route about an allocation this client does not hold (the server forwards it on to
+ * the client that does). A request another agent already forwarded is never proxied again.
+ * `hasAlloc` may throw (client still starting): the request is then answered locally.
+ */
+export function shouldProxy(url: string, headers: IncomingHttpHeaders, hasAlloc: ((id: string) => boolean) | undefined): boolean {
+  if (!isLocalRoute(url)) return true;
+  if (headers[FORWARDED_HEADER] !== undefined || headers[FORWARDED_BY_CLIENT_HEADER] !== undefined || !hasAlloc) return false;
+  const allocId = clientRouteAllocId(url);
+  if (allocId === undefined || allocId === '') return false;
+  try {
+    return !hasAlloc(allocId);
+  } catch {
+    return false;
+  }
 }
 
 /** Copies the headers of `h` except those in `drop`. */
