@@ -6,6 +6,7 @@ import type { Job } from '../structs/index.js';
 import { canonicalizeJob } from '../structs/job-defaults.js';
 import { formatValidationProblem, validateJob } from '../structs/job-validate.js';
 import { ServerError } from './server-api.js';
+import { periodicProblems } from './periodic/periodic-launch.js';
 
 /** Canonicalizes and validates a job; throws ServerError 400 (JOB_INVALID) listing every problem. */
 export async function prepareJob(input: Job, region: string): Promise<Job> {
@@ -21,5 +22,7 @@ export async function prepareJob(input: Job, region: string): Promise<Job> {
   if (problems.length > 0) {
     throw new ServerError('JOB_INVALID', problems.map(formatValidationProblem).join('; '), 400);
   }
+  const periodic = periodicProblems(job);
+  if (periodic.length > 0) throw new ServerError('JOB_INVALID', periodic.map((p) => `job "${job.ID}": ${p}`).join('; '), 400);
   return job;
 }

@@ -3,6 +3,7 @@
  * ParentID set, no periodic block of its own) and the launch time read back from a child's ID.
  */
 import type { Job } from '../../structs/index.js';
+import { checkTimeZone, parseCron } from './cron-spec.js';
 
 /** What separates a periodic parent's ID from its children's launch time. */
 export const PERIODIC_LAUNCH_SUFFIX = '/periodic-';
@@ -40,4 +41,23 @@ export function childLaunchTime(parentId: string, childId: string): number | nul
   if (!childId.startsWith(prefix)) return null;
   const rest = childId.slice(prefix.length);
   return /^\d+$/.test(rest) ? Number(rest) * 1000 : null;
+}
+
+/** Problems with a job's periodic block that the loose job validation cannot see (cron fields, time zone). */
+export function periodicProblems(job: Job): string[] {
+  if (!job.Periodic?.Enabled) return [];
+  const problems: string[] = [];
+  try {
+    checkTimeZone(job.Periodic.TimeZone || 'UTC');
+  } catch (err) {
+    problems.push(`periodic: ${(err as Error).message}`);
+  }
+  for (const spec of periodicSpecs(job)) {
+    try {
+      parseCron(spec);
+    } catch (err) {
+      problems.push(`periodic: cron ${JSON.stringify(spec)}: ${(err as Error).message}`);
+    }
+  }
+  return problems;
 }

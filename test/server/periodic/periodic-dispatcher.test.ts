@@ -76,7 +76,7 @@ describe('PeriodicDispatcher', () => {
   it('skips a launch while an earlier child is alive when prohibit_overlap is set', async () => {
     const parent = periodicJob('nightly', '* * * * *');
     parent.Periodic = { ...parent.Periodic!, ProhibitOverlap: true };
-    const child = { ...periodicJob(`nightly/periodic-${unix('2026-01-01T00:00:00Z')}`, ''), Periodic: null, ParentID: 'nightly', Status: 'running' as const };
+    const child: Job = { ...periodicJob(`nightly/periodic-${unix('2026-01-01T00:00:00Z')}`, ''), Periodic: null, ParentID: 'nightly', Status: 'running' };
     const jobs = [parent, child];
     const { clock, d, launched, skipped } = setup(jobs);
     d.start();
@@ -182,5 +182,15 @@ describe('periodic jobs in the server', () => {
     s = await open(clock, dir);
     assert.equal(s.periodic.trackedCount(), 1);
     assert.equal(s.periodic.nextLaunch('default', 'report'), Date.parse('2026-01-01T00:02:00Z'));
+  });
+
+  it('rejects a periodic job with a bad cron field or time zone at registration, naming it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'caravan-periodic-'));
+    dirs.push(dir);
+    const s = await open(new FakeClock(T0), dir);
+    await assert.rejects(s.registerJob(periodicJob('bad', '0 25 * * *')), /periodic: cron "0 25 \* \* \*": hours: 25 is out of range/);
+    const tz = periodicJob('tz', '@daily');
+    tz.Periodic = { ...tz.Periodic!, TimeZone: 'Nowhere/Land' };
+    await assert.rejects(s.registerJob(tz), /time_zone: unknown time zone "Nowhere\/Land"/);
   });
 });
