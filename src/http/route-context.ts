@@ -64,10 +64,13 @@ export function requestSignal(req: FastifyRequest, reply: FastifyReply, shutdown
       reply.raw.once('close', () => shutdown.removeEventListener('abort', onShutdown));
     }
   }
+  const socket = req.raw.socket;
   const onClose = () => {
+    // Keep-alive sockets outlive requests: drop the socket listener once this answer is done.
+    socket?.removeListener('close', onClose);
     if (!reply.raw.writableFinished) ac.abort(new Error('client closed the connection'));
   };
-  req.raw.socket?.once('close', onClose);
+  socket?.once('close', onClose);
   reply.raw.once('close', onClose);
   return ac.signal;
 }
