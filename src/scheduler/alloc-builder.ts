@@ -30,6 +30,10 @@ export interface NewAllocInput {
   nowMs: number;
   previous: Allocation | null;
   tracker: RescheduleTracker | null;
+  /** The deployment the allocation belongs to, if any. */
+  deploymentId?: string;
+  /** True for a deployment's canary. */
+  canary?: boolean;
 }
 
 // Without ports, every allocation of a group holds the same resources: they share one object
@@ -90,8 +94,8 @@ export function buildNewAlloc(i: NewAllocInput): Allocation {
     ClientStatus: 'pending',
     ClientDescription: '',
     TaskStates: null,
-    DeploymentID: '',
-    DeploymentStatus: null,
+    DeploymentID: i.deploymentId ?? '',
+    DeploymentStatus: i.canary ? { Healthy: null, Timestamp: '', Canary: true, ModifyIndex: 0 } : null,
     FollowupEvalID: '',
     PreviousAllocation: i.previous?.ID ?? '',
     NextAllocation: '',

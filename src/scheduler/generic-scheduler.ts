@@ -75,12 +75,16 @@ export class GenericScheduler implements Scheduler {
       nodeTaint,
       evalId: ev.ID,
       nowMs,
+      deployment: job ? state.latestDeploymentByJob(ev.Namespace, ev.JobID) : undefined,
+      newDeploymentId: this.newId,
       canUpdateInPlace: (a, group) => {
         const node = state.nodeById(a.NodeID);
         return node !== undefined && getStack().staticallyFeasible(group, node);
       },
     });
     plan.Annotations = { DesiredTGUpdates: result.desiredTGUpdates };
+    plan.Deployment = result.deployment;
+    plan.DeploymentUpdates = result.deploymentUpdates;
 
     const stoppedCopies = new Map<string, Allocation>();
     for (const s of result.stop) {
@@ -142,6 +146,8 @@ export class GenericScheduler implements Scheduler {
         nowMs,
         previous: p.previous,
         tracker,
+        deploymentId: p.deploymentId,
+        canary: p.canary,
       });
       pushTo(plan.NodeAllocation, selection.node.ID, alloc);
       st.recordPlacement(selection.node, p.group, selection);

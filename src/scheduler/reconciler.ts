@@ -10,10 +10,24 @@
  *                     ├─ batch complete ──► kept (occupies its index)
  *                     └─ live ──► over count? stop highest index │ newer job? in place | destructive
  *   missing indexes ──► placements at the lowest free index
+ *
+ * Groups with an update strategy (max_parallel > 0) roll out through a deployment: destructive
+ * updates are limited to max_parallel allocations not yet healthy, and with canaries the new
+ * version is placed beside the old one until the deployment is promoted (deployment-rollout.ts).
  */
-import type { Allocation, DesiredUpdates, Job, TaskGroup } from '../structs/index.js';
+import type { Allocation, Deployment, DeploymentStatusUpdate, DesiredUpdates, Job, TaskGroup } from '../structs/index.js';
 import { IndexAllocator, allocIndex, allocName } from './alloc-name.js';
 import { AllocDescription } from './descriptions.js';
+import {
+  deploymentBaseline,
+  destructiveLimit,
+  isActiveDeployment,
+  isCurrentVersion,
+  isUnpromotedCanary,
+  newDeployment,
+  newDeploymentState,
+  rolloutStrategy,
+} from './deployment-rollout.js';
 import { RESCHEDULE_WINDOW_MS, rescheduleDecision } from './reschedule.js';
 import { tasksUpdated } from './tasks-updated.js';
 
@@ -29,6 +43,7 @@ export const PlacementKind = {
   Reschedule: 'reschedule',
   Destructive: 'destructive',
   Replace: 'replace',
+  Canary: 'canary',
 } as const;
 export type PlacementKind = (typeof PlacementKind)[keyof typeof PlacementKind];
 
@@ -40,6 +55,10 @@ export interface PlacementRequest {
   previous: Allocation | null;
   /** Set when the placement reschedules a failed allocation: the delay that was applied. */
   rescheduleDelay: number | null;
+  /** The deployment the new allocation belongs to ('' or absent: none). */
+  deploymentId?: string;
+  /** True for a canary of the deployment. */
+  canary?: boolean;
 }
 
 /** One allocation to stop. */
@@ -63,6 +82,10 @@ export interface ReconcileResult {
   inplace: { alloc: Allocation; group: TaskGroup }[];
   delayed: DelayedReschedule[];
   desiredTGUpdates: Record<string, DesiredUpdates>;
+  /** A deployment to create or update (group states), if any. */
+  deployment: Deployment | null;
+  /** Status changes of deployments (older versions cancelled). */
+  deploymentUpdates: DeploymentStatusUpdate[];
 }
 
 /** Inputs of a reconciliation. */
@@ -78,6 +101,24 @@ export interface ReconcileInput {
   /** The evaluation being processed: a failed alloc whose follow-up is this eval is due now. */
   evalId: string;
   nowMs: number;
+  /** The job's latest deployment, if any. */
+  deployment?: Deployment;
+  /** Source of the ID of a deployment the reconciliation creates. */
+  newDeploymentId?: () => string;
+}
+
+/** What the groups of one reconciliation share about the job's deployment. */
+interface RolloutContext {
+  /** The deployment of the current job version still in progress (or failed). */
+  current: Deployment | null;
+  /** A copy of current with updated group states, when a group changed it. */
+  updated: Deployment | null;
+  /** A deployment this reconciliation creates. */
+  created: Deployment | null;
+  succeeded: boolean;
+  /** Some allocation of the current job version exists already. */
+  hadRunning: boolean;
+  newId: () => string;
 }
 
 function emptyUpdates(): DesiredUpdates {
@@ -103,7 +144,7 @@ interface Slot {
 
 /** Reconciles a job's allocations against its task groups. */
 export function reconcile(input: ReconcileInput): ReconcileResult {
-  const result: ReconcileResult = { place: [], stop: [], inplace: [], delayed: [], desiredTGUpdates: {} };
+  const result: ReconcileResult = { place: [], stop: [], inplace: [], delayed: [], desiredTGUpdates: {}, deployment: null, deploymentUpdates: [] };
   const { job } = input;
   const byGroup = new Map<string, Allocation[]>();
   for (const a of input.allocs) {
@@ -125,16 +166,31 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       du.Stop++;
     }
   }
+  const base = deploymentBaseline(job, input.deployment);
+  result.deploymentUpdates.push(...base.updates);
   if (stopped) {
     for (const g of job?.TaskGroups ?? []) result.desiredTGUpdates[g.Name] ??= emptyUpdates();
     return result;
   }
-  for (const group of groups) reconcileGroup(input, job, group, byGroup.get(group.Name) ?? [], result);
+  const ctx: RolloutContext = {
+    current: base.current,
+    updated: null,
+    created: null,
+    succeeded: base.succeeded,
+    hadRunning: input.allocs.some((a) => isCurrentVersion(a, job)),
+    newId: input.newDeploymentId ?? (() => `deployment-${job.ID}-${job.Version}`),
+  };
+  for (const group of groups) reconcileGroup(input, job, group, byGroup.get(group.Name) ?? [], result, ctx);
+  result.deployment = ctx.created ?? ctx.updated;
   return result;
 }
 
-function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, allocs: Allocation[], out: ReconcileResult): void {
+function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, allocs: Allocation[], out: ReconcileResult, ctx: RolloutContext): void {
   const du = (out.desiredTGUpdates[group.Name] = emptyUpdates());
+  const firstPlacement = out.place.length;
+  const strategy = rolloutStrategy(job, group);
+  // Unpromoted canaries run beside the allocations they will replace: they take no slot.
+  const canaries: Allocation[] = [];
   const isBatch = job.Type === 'batch';
   const slots: Slot[] = [];
   const replace = (a: Allocation, kind: PlacementKind, delay: number | null): PlacementRequest => ({
@@ -143,6 +199,10 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
 
   for (const a of allocs) {
     if (a.DesiredStatus !== 'run') continue;
+    if (isUnpromotedCanary(a, ctx.current)) {
+      if (isLiveAlloc(a)) canaries.push(a);
+      continue;
+    }
     const index = allocIndex(a.Name);
     if (isClientTerminal(a)) {
       if (a.NextAllocation !== '') continue; // already replaced
@@ -187,7 +247,10 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
   }
 
   // Over count: drop the highest indexes first (duplicates of an index go first too).
-  slots.sort((x, y) => x.index - y.index);
+  // For one index, the current job version's allocation is kept (a promoted canary wins over
+  // the allocation it replaces).
+  const current = (s: Slot): number => (s.alloc && isLiveAlloc(s.alloc) && isCurrentVersion(s.alloc, job) ? 0 : 1);
+  slots.sort((x, y) => x.index - y.index || current(x) - current(y));
   const seen = new Set<number>();
   const keep: Slot[] = [];
   const extra: Slot[] = [];
@@ -206,6 +269,7 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
     // A dropped replacement is simply not placed; its stop (if any) stands.
   }
   const remaining = [...keep, ...extra];
+  const destructive: Allocation[] = [];
 
   for (const s of remaining) {
     if (s.replacement) {
@@ -223,10 +287,43 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
       out.inplace.push({ alloc: a, group });
       du.InPlaceUpdate++;
     } else {
+      destructive.push(a);
+    }
+  }
+  const updatingSpec = destructive.length > 0 || du.InPlaceUpdate > 0;
+  const deployment = rolloutDeployment(ctx, job, group, input.nowMs, strategy, updatingSpec);
+  const dstate = deployment?.TaskGroups[group.Name];
+  const canaryMode = strategy !== null && strategy.Canary > 0 && destructive.length > 0 && dstate?.Promoted !== true && deployment?.Status !== 'failed';
+  du.Ignore += canaries.length;
+  if (canaryMode) {
+    // Canaries first: the old allocations stay until the deployment is promoted.
+    du.Ignore += destructive.length;
+    if (dstate && dstate.DesiredCanaries !== strategy.Canary) {
+      if (deployment === ctx.created) dstate.DesiredCanaries = strategy.Canary;
+      else if (ctx.current) {
+        ctx.updated ??= { ...ctx.current, TaskGroups: { ...ctx.current.TaskGroups } };
+        ctx.updated.TaskGroups[group.Name] = { ...dstate, DesiredCanaries: strategy.Canary };
+      }
+    }
+    const taken = new Set(canaries.map((c) => c.Name));
+    const names = destructive.map((a) => a.Name).filter((n) => !taken.has(n));
+    for (let n = canaries.length; n < strategy.Canary; n++) {
+      const name = names.shift() ?? destructive[n % destructive.length]!.Name;
+      out.place.push({ group, name, kind: PlacementKind.Canary, previous: null, rescheduleDelay: null, canary: true });
+      du.Canary++;
+    }
+  } else {
+    const liveGroup = allocs.filter(isLiveAlloc);
+    const limit = destructiveLimit(strategy, deployment === ctx.created ? null : deployment, liveGroup);
+    destructive.forEach((a, i) => {
+      if (i >= limit) {
+        du.Ignore++;
+        return;
+      }
       out.stop.push({ alloc: a, description: AllocDescription.Updating, clientStatus: null });
       out.place.push({ group, name: a.Name, kind: PlacementKind.Destructive, previous: a, rescheduleDelay: null });
       du.DestructiveUpdate++;
-    }
+    });
   }
 
   // Missing indexes: place at the lowest free ones.
@@ -235,4 +332,34 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
     out.place.push({ group, name: allocName(job.ID, group.Name, indexes.nextFree()), kind: PlacementKind.New, previous: null, rescheduleDelay: null });
     du.Place++;
   }
+  if (deployment && isActiveDeployment(deployment)) {
+    for (const p of out.place.slice(firstPlacement)) p.deploymentId = deployment.ID;
+  }
+}
+
+/**
+ * The deployment a group's placements join: the current version's one (its group state
+ * added or refreshed in a copy), or a new one when the group has a strategy and there is
+ * something to roll out — a first version or a spec change (Nomad's computeGroup).
+ */
+function rolloutDeployment(
+  ctx: RolloutContext,
+  job: Job,
+  group: TaskGroup,
+  nowMs: number,
+  strategy: ReturnType<typeof rolloutStrategy>,
+  updatingSpec: boolean,
+): Deployment | null {
+  if (!strategy) return null;
+  if (ctx.current) {
+    const known = (ctx.updated ?? ctx.current).TaskGroups[group.Name];
+    if (known && known.DesiredTotal === group.Count) return ctx.updated ?? ctx.current;
+    ctx.updated ??= { ...ctx.current, TaskGroups: { ...ctx.current.TaskGroups } };
+    ctx.updated.TaskGroups[group.Name] = known ? { ...known, DesiredTotal: group.Count } : newDeploymentState(group, strategy, nowMs);
+    return ctx.updated;
+  }
+  if (ctx.succeeded || group.Count === 0 || (ctx.hadRunning && !updatingSpec)) return ctx.created;
+  ctx.created ??= newDeployment(job, ctx.newId());
+  ctx.created.TaskGroups[group.Name] = newDeploymentState(group, strategy, nowMs);
+  return ctx.created;
 }

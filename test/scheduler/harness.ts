@@ -14,6 +14,7 @@ export class InMemoryState implements SchedulerState {
   readonly nodeMap = new Map<string, Node>();
   readonly allocs = new Map<string, Allocation>();
   readonly evals = new Map<string, Evaluation>();
+  readonly deployments = new Map<string, Deployment>();
 
   index(): number { return this.idx; }
   bump(): number { return ++this.idx; }
@@ -27,7 +28,18 @@ export class InMemoryState implements SchedulerState {
   allocsByNode(nodeId: string): Allocation[] {
     return [...this.allocs.values()].filter((a) => a.NodeID === nodeId);
   }
-  latestDeploymentByJob(_namespace: string, _jobId: string): Deployment | undefined { return undefined; }
+  latestDeploymentByJob(namespace: string, jobId: string): Deployment | undefined {
+    let latest: Deployment | undefined;
+    for (const d of this.deployments.values()) {
+      if (d.Namespace === namespace && d.JobID === jobId && (!latest || d.CreateIndex > latest.CreateIndex)) latest = d;
+    }
+    return latest;
+  }
+  upsertDeployment(d: Deployment): void {
+    const prev = this.deployments.get(d.ID);
+    const index = this.bump();
+    this.deployments.set(d.ID, { ...d, CreateIndex: prev?.CreateIndex ?? index, ModifyIndex: index });
+  }
   evalById(id: string): Evaluation | undefined { return this.evals.get(id); }
 
   upsertJob(job: Job): void { job.ModifyIndex = job.JobModifyIndex = this.bump(); this.jobs.set(`${job.Namespace}/${job.ID}`, job); }
@@ -73,6 +85,11 @@ export class SchedulerHarness implements Planner {
     const result: PlanResult = {
       NodeUpdate: {}, NodeAllocation: {}, NodePreemptions: {}, Deployment: null, DeploymentUpdates: [], RefreshIndex: 0, AllocIndex: index,
     };
+    if (plan.Deployment) this.state.upsertDeployment(plan.Deployment);
+    for (const u of plan.DeploymentUpdates) {
+      const d = this.state.deployments.get(u.DeploymentID);
+      if (d) this.state.upsertDeployment({ ...d, Status: u.Status, StatusDescription: u.StatusDescription });
+    }
     for (const [nodeId, list] of Object.entries(plan.NodeUpdate)) {
       result.NodeUpdate[nodeId] = list;
       for (const a of list) this.state.upsertAlloc({ ...a });
