@@ -1,9 +1,11 @@
 /**
- * Agent routes: /v1/agent/self (config, member, stats), /v1/agent/health and
- * /v1/agent/members (the gossip members; here, the servers this agent knows).
+ * Agent routes: /v1/agent/self (config, member, stats), /v1/agent/health,
+ * /v1/agent/members (the gossip members; here, the servers this agent knows) and
+ * /v1/agent/servers (the servers a client agent talks to).
  */
 import type { FastifyInstance } from 'fastify';
 import { CARAVAN_VERSION } from '../list-stubs.js';
+import { HttpError, HttpErrorCode } from '../http-errors.js';
 import { queryOptions, sendJson, type AgentInfo, type RouteContext } from '../route-context.js';
 
 /** Nomad's RPC port, reported in member tags and by /v1/status/leader. */
@@ -68,7 +70,14 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     return sendJson(
       reply,
       {
-        config: { ...ctx.agent.config, Version: { Version: CARAVAN_VERSION, Revision: '', VersionPrerelease: '' } },
+        // The Go client caches Region and Datacenter from here (Agent.Region()), so they are always set.
+        config: {
+          Region: ctx.agent.region,
+          Datacenter: ctx.agent.datacenter,
+          NodeName: ctx.agent.name,
+          ...ctx.agent.config,
+          Version: { Version: CARAVAN_VERSION, Revision: '', VersionPrerelease: '' },
+        },
         member: ctx.agent.server ? agentMember(ctx.agent, server?.isLeader() ?? false) : null,
         stats,
       },
@@ -95,4 +104,17 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
       queryOptions(req).pretty,
     );
   });
+
+  app.get('/v1/agent/servers', (req, reply) => {
+    if (!ctx.client) throw new HttpError(HttpErrorCode.NoClient, 501, 'this agent is not a client: no servers list');
+    return sendJson(reply, clientServers(ctx), queryOptions(req).pretty);
+  });
+}
+
+/** The servers this agent's client uses: the in-process server, else the configured ones. */
+function clientServers(ctx: RouteContext): string[] {
+  if (ctx.server) return [ctx.server.leaderAddress()];
+  const client = ctx.agent.config['Client'];
+  const servers = typeof client === 'object' && client !== null ? (client as Record<string, unknown>)['Servers'] : undefined;
+  return Array.isArray(servers) ? servers.filter((s): s is string => typeof s === 'string') : [];
 }

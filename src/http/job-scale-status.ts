@@ -1,0 +1,60 @@
+/**
+ * Nomad's JobScaleStatusResponse (`GET /v1/job/:id/scale`, `nomad job scale` without a count
+ * and `nomad job status` of scaled jobs): per task group the desired count and how many live
+ * allocations are placed, running, healthy and unhealthy. Canaries and terminal allocations
+ * are not counted, as in Nomad.
+ */
+import { isTerminalClientStatus, type Allocation } from '../structs/alloc.js';
+import type { Job } from '../structs/job.js';
+
+/** One task group's scale status. */
+export interface TaskGroupScaleStatus {
+  Desired: number;
+  Placed: number;
+  Running: number;
+  Healthy: number;
+  Unhealthy: number;
+  /** Scaling events; Caravan keeps none. */
+  Events: null;
+}
+
+/** The scale status of a job. */
+export interface JobScaleStatus {
+  JobID: string;
+  Namespace: string;
+  JobCreateIndex: number;
+  JobModifyIndex: number;
+  JobStopped: boolean;
+  TaskGroups: Record<string, TaskGroupScaleStatus>;
+}
+
+/** True when an allocation no longer counts: the servers stopped it or it finished. */
+function isTerminal(a: Allocation): boolean {
+  return a.DesiredStatus !== 'run' || isTerminalClientStatus(a.ClientStatus);
+}
+
+/** Builds the scale status of `job` from its allocations. */
+export function jobScaleStatus(job: Job, allocs: readonly Allocation[]): JobScaleStatus {
+  const groups: Record<string, TaskGroupScaleStatus> = {};
+  for (const tg of job.TaskGroups) {
+    groups[tg.Name] = { Desired: tg.Count, Placed: 0, Running: 0, Healthy: 0, Unhealthy: 0, Events: null };
+  }
+  for (const a of allocs) {
+    if (a.DeploymentStatus?.Canary || isTerminal(a)) continue;
+    const g = groups[a.TaskGroup];
+    if (!g) continue;
+    g.Placed++;
+    if (a.ClientStatus === 'running') g.Running++;
+    const healthy = a.DeploymentStatus?.Healthy;
+    if (healthy === true) g.Healthy++;
+    else if (healthy === false) g.Unhealthy++;
+  }
+  return {
+    JobID: job.ID,
+    Namespace: job.Namespace,
+    JobCreateIndex: job.CreateIndex,
+    JobModifyIndex: job.ModifyIndex,
+    JobStopped: job.Stop,
+    TaskGroups: groups,
+  };
+}
