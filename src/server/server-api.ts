@@ -162,4 +162,16 @@ export interface ServerApi {
   ): Promise<{ index: number; evalIds: string[] }>;
   /** Applies a batch of client allocation updates; creates evals for failed allocs. */
   updateAllocsFromClient(updates: AllocClientUpdate[]): Promise<{ index: number }>;
+  /**
+   * Promotes, fails, pauses or resumes a deployment, or sets its allocations' health by hand
+   * (the /v1/deployment/* write routes). Optional: servers without deployments answer 501.
+   */
+  deploymentAction?(deploymentId: string, action: DeploymentAction): Promise<{ evalId: string; index: number }>;
 }
+
+/** A user's action on a deployment. */
+export type DeploymentAction =
+  | { Type: 'promote'; All: boolean; Groups: string[] }
+  | { Type: 'fail' }
+  | { Type: 'pause'; Pause: boolean }
+  | { Type: 'alloc-health'; HealthyAllocationIDs: string[]; UnhealthyAllocationIDs: string[] };

@@ -14,6 +14,7 @@ import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import {
   ServerError,
   type AllocClientUpdate,
+  type DeploymentAction,
   type DeregisterJobResult,
   type JobPlanResult,
   type NodeRegisterResult,
@@ -47,6 +48,8 @@ import { NodeDrainer } from './drain/node-drainer.js';
 import { DrainRequestError, drainCompleteCommand, drainUpdateCommand, parseDrainRequest } from './drain/node-drain-update.js';
 import type { Timer } from '../time/clock.js';
 import { PeriodicDispatcher } from './periodic/periodic-dispatcher.js';
+import { DeploymentWatcher } from './deployment/deployment-watcher.js';
+import { planDeploymentAction } from './deployment/deployment-actions.js';
 
 /** How to open a server. Fields after `advertiseAddr` are overrides for tests and benchmarks. */
 export interface ServerConfig {
@@ -115,6 +118,8 @@ export class Server implements ServerApi {
   private gcTimer: Timer | null = null;
   /** Launches periodic jobs' children (a leader duty). */
   readonly periodic: PeriodicDispatcher;
+  /** Follows running deployments' health: continues, promotes, fails or completes them (a leader duty). */
+  readonly deploymentWatcher: DeploymentWatcher;
 
   private constructor(
     readonly config: ServerConfig,
@@ -172,6 +177,24 @@ export class Server implements ServerApi {
       launch: (child) => this.registerJob(child),
       onError: (err, what) => this.logError(err, what),
     });
+    this.deploymentWatcher = new DeploymentWatcher({
+      state: store,
+      clock: this.clock,
+      updateStatus: async (update, evaluation) => {
+        await this.apply({ Type: 'DeploymentStatusUpdate', Update: update, Eval: evaluation, Now: this.nowNanos() });
+      },
+      promote: async (deploymentId, evaluation) => {
+        await this.apply({ Type: 'DeploymentPromote', DeploymentID: deploymentId, Groups: null, Eval: evaluation, Now: this.nowNanos() });
+      },
+      createEval: async (evaluation) => {
+        await this.apply({ Type: 'EvalUpdate', Evals: [evaluation], Now: this.nowNanos() });
+      },
+      revert: async (job) => {
+        await this.revertJob(job);
+      },
+      newEval: (job, deploymentId) => newEvaluation(job, 'deployment-watcher', this.nowNanos(), { DeploymentID: deploymentId }),
+      onError: (err) => this.logError(err, 'deployment watcher'),
+    });
   }
 
   /** Opens the server in config.dataDir: restores state and starts the leader's duties. */
@@ -206,6 +229,7 @@ export class Server implements ServerApi {
     this.scheduleGc();
     this.drainer.start();
     this.periodic.start();
+    this.deploymentWatcher.start();
     for (let i = 0; i < n; i++) {
       const w = new Worker({
         broker: this.broker,
@@ -252,6 +276,7 @@ export class Server implements ServerApi {
     this.periodic.stop();
     this.heartbeats.stop();
     this.drainer.stop();
+    this.deploymentWatcher.stop();
     this.broker.setEnabled(false);
     this.blocked.setEnabled(false);
     this.planApplier.close();
@@ -341,9 +366,16 @@ export class Server implements ServerApi {
         break;
       case 'AllocClientUpdate':
         if (cmd.Allocs.some((a) => isTerminalClientStatus(a.ClientStatus))) this.blocked.unblock(index);
+        if (cmd.Allocs.some((a) => a.DeploymentStatus)) this.deploymentWatcher.poke();
         break;
       case 'ApplyPlanResults':
         if (cmd.AllocsStopped.length > 0) this.blocked.unblock(index);
+        if (cmd.Deployment || cmd.DeploymentUpdates.length > 0) this.deploymentWatcher.poke();
+        break;
+      case 'DeploymentStatusUpdate':
+      case 'DeploymentPromote':
+      case 'DeploymentAllocHealth':
+        this.deploymentWatcher.poke();
         break;
       case 'JobDeregister':
         this.blocked.untrackJob(cmd.Namespace, cmd.JobID);
@@ -639,6 +671,26 @@ export class Server implements ServerApi {
     if (known.length === 0) return { index: this.store.latestIndex() };
     const index = await this.apply({ Type: 'AllocClientUpdate', Allocs: known, Evals: [...failedJobs.values()], Now: now });
     return { index };
+  }
+
+  // ---- deployments ----
+
+  /** Promotes, fails, pauses/resumes a deployment or sets its allocations' health. */
+  async deploymentAction(deploymentId: string, action: DeploymentAction): Promise<{ evalId: string; index: number }> {
+    const now = this.nowNanos();
+    const plan = planDeploymentAction(this.store, deploymentId, action, now, (job, id) =>
+      newEvaluation(job, 'deployment-watcher', now, { DeploymentID: id }),
+    );
+    const index = await this.apply(plan.command);
+    if (plan.revertTo) await this.revertJob(plan.revertTo);
+    return { evalId: plan.evaluation?.ID ?? '', index };
+  }
+
+  /** Registers an earlier version of a job again as its newest version (auto-revert). */
+  private async revertJob(version: Job): Promise<void> {
+    const current = this.store.jobById(version.Namespace, version.ID);
+    if (!current || current.Stop) return;
+    await this.registerJob({ ...version, Stable: false, Stop: false });
   }
 
   // ---- broker callbacks ----

@@ -34,6 +34,9 @@ export const CommandType = {
   AllocClientUpdate: 'AllocClientUpdate',
   AllocUpdateDesiredTransition: 'AllocUpdateDesiredTransition',
   DeploymentUpsert: 'DeploymentUpsert',
+  DeploymentStatusUpdate: 'DeploymentStatusUpdate',
+  DeploymentPromote: 'DeploymentPromote',
+  DeploymentAllocHealth: 'DeploymentAllocHealth',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -163,6 +166,38 @@ export interface DeploymentUpsertCommand {
   Now: number;
 }
 
+/**
+ * Changes a deployment's status (the watcher, or a user pausing, resuming or failing it), with
+ * the evaluation that continues or winds down the rollout. A successful deployment marks its
+ * job version stable.
+ */
+export interface DeploymentStatusUpdateCommand {
+  Type: 'DeploymentStatusUpdate';
+  Update: DeploymentStatusUpdate;
+  Eval: Evaluation | null;
+  Now: number;
+}
+
+/** Promotes the canaries of a deployment's groups (all of them, or those named). */
+export interface DeploymentPromoteCommand {
+  Type: 'DeploymentPromote';
+  DeploymentID: string;
+  /** Group names to promote; null promotes every group with canaries. */
+  Groups: string[] | null;
+  Eval: Evaluation | null;
+  Now: number;
+}
+
+/** Sets the health of a deployment's allocations by hand (PUT /v1/deployment/allocation-health). */
+export interface DeploymentAllocHealthCommand {
+  Type: 'DeploymentAllocHealth';
+  DeploymentID: string;
+  HealthyAllocationIDs: string[];
+  UnhealthyAllocationIDs: string[];
+  Eval: Evaluation | null;
+  Now: number;
+}
+
 /** Every command of the log. */
 export type Command =
   | JobRegisterCommand
@@ -177,4 +212,7 @@ export type Command =
   | NodeUpdateDrainCommand
   | AllocClientUpdateCommand
   | AllocUpdateDesiredTransitionCommand
-  | DeploymentUpsertCommand;
+  | DeploymentUpsertCommand
+  | DeploymentStatusUpdateCommand
+  | DeploymentPromoteCommand
+  | DeploymentAllocHealthCommand;

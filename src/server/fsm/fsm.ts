@@ -18,6 +18,14 @@ import type {
   NodeUpdateDrainCommand,
 } from './commands.js';
 import type { DrainMetadata } from '../drain/drain-status.js';
+import {
+  applyDeploymentAllocHealth,
+  applyDeploymentPromote,
+  applyDeploymentStatus,
+  applyDeploymentStatusCommand,
+  noteAllocHealth,
+  notePlacement,
+} from '../deployment/deployment-fsm.js';
 
 /** How many events a node keeps, as Nomad. */
 const NODE_EVENTS_KEPT = 10;
@@ -118,6 +126,18 @@ export class Fsm {
         ev.push(deploymentEvent(d, index));
         break;
       }
+      case 'DeploymentStatusUpdate':
+        applyDeploymentStatusCommand(this.state, cmd, index, ev);
+        if (cmd.Eval) this.putEval(cmd.Eval, index, cmd.Now, ev);
+        break;
+      case 'DeploymentPromote':
+        applyDeploymentPromote(this.state, cmd, index, ev);
+        if (cmd.Eval) this.putEval(cmd.Eval, index, cmd.Now, ev);
+        break;
+      case 'DeploymentAllocHealth':
+        applyDeploymentAllocHealth(this.state, cmd, index, ev);
+        if (cmd.Eval) this.putEval(cmd.Eval, index, cmd.Now, ev);
+        break;
       default: {
         const never: never = cmd;
         throw new Error(`unknown command ${(never as { Type: string }).Type}`);
@@ -203,13 +223,7 @@ export class Fsm {
       this.state.putDeployment(d, index);
       ev.push(deploymentEvent(d, index));
     }
-    for (const u of cmd.DeploymentUpdates) {
-      const prev = this.state.deploymentById(u.DeploymentID);
-      if (!prev) continue;
-      const d = { ...prev, Status: u.Status, StatusDescription: u.StatusDescription, ModifyIndex: index };
-      this.state.putDeployment(d, index);
-      ev.push(deploymentEvent(d, index));
-    }
+    for (const u of cmd.DeploymentUpdates) applyDeploymentStatus(this.state, u, index, ev);
     for (const s of cmd.AllocsStopped) {
       const prev = this.state.allocById(s.ID);
       if (!prev) continue;
@@ -247,6 +261,7 @@ export class Fsm {
       }
       this.state.putAlloc(a, index);
       ev.push(allocEvent('PlanResult', a, index));
+      if (!prev) notePlacement(this.state, a, index, ev);
       if (!prev && a.PreviousAllocation) {
         const old = this.state.allocById(a.PreviousAllocation);
         if (old) {
@@ -327,6 +342,7 @@ export class Fsm {
       };
       this.state.putAlloc(a, index);
       ev.push(allocEvent('AllocationUpdated', a, index));
+      noteAllocHealth(this.state, prev, prev.DeploymentStatus, a.DeploymentStatus, cmd.Now, index, ev);
     }
     for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
   }

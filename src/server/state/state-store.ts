@@ -336,6 +336,23 @@ export class StateStore implements StateReader {
     this.touch(index, Table.Deployments);
   }
 
+  /**
+   * Marks one stored version of a job stable (or not) without making a new version; the job
+   * itself too when that version is the current one. Returns the job version changed, if any.
+   */
+  setJobVersionStable(namespace: string, id: string, version: number, stable: boolean, index: number): Job | undefined {
+    const key = jobKey(namespace, id);
+    const versions = this.jobVersionsT.get(key);
+    const old = versions?.find((v) => v.Version === version);
+    if (!versions || !old || old.Stable === stable) return undefined;
+    const changed: Job = { ...old, Stable: stable, ModifyIndex: index };
+    this.jobVersionsT.set(key, versions.map((v) => (v === old ? changed : v)));
+    const cur = this.jobsT.get(key);
+    if (cur && cur.Version === version) this.jobsT.set(key, { ...cur, Stable: stable, ModifyIndex: index });
+    this.touch(index, Table.Jobs, Table.JobVersions);
+    return changed;
+  }
+
   deleteDeployment(id: string, index: number): void {
     const d = this.deploymentsT.get(id);
     if (!d) return;
