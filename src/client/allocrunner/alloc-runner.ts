@@ -9,7 +9,7 @@
  * tasks are killed; poststop tasks run once everything else is dead.
  */
 import type { Logger } from 'pino';
-import type { Allocation, TaskEvent, TaskState } from '../../structs/alloc.js';
+import type { AllocDeploymentStatus, Allocation, TaskEvent, TaskState } from '../../structs/alloc.js';
 import { TaskEventType } from '../../structs/alloc.js';
 import type { Task } from '../../structs/job.js';
 import { nanosToMs } from '../../structs/duration.js';
@@ -25,6 +25,7 @@ import { newTaskEvent } from '../taskrunner/task-event.js';
 import type { AnyTaskHook } from '../taskrunner/interfaces.js';
 import { Coordinator, LifecycleStage, taskLifecycleStage } from './tasklifecycle/coordinator.js';
 import { allocClientStatus } from './alloc-status.js';
+import { HealthTracker, healthSettings, mainTaskNames } from './health-tracker.js';
 
 /** Everything an alloc runner depends on. */
 export interface AllocRunnerConfig {
@@ -65,6 +66,9 @@ export class AllocRunner {
   private killing: Promise<void> | null = null;
   private destroyed = false;
   private done: Promise<void> | null = null;
+  /** Decides the deployment health of an allocation placed by a deployment. */
+  private health: HealthTracker | null = null;
+  private deploymentStatus: AllocDeploymentStatus | null = null;
 
   constructor(private readonly cfg: AllocRunnerConfig) {
     this.current = cfg.alloc;
@@ -96,6 +100,23 @@ export class AllocRunner {
       this.states[task.Name] = tr.state();
     }
     cfg.store.putAlloc(cfg.alloc);
+    const settings = healthSettings(cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup)?.Update ?? null);
+    if (cfg.alloc.DeploymentID && settings && (cfg.alloc.DeploymentStatus?.Healthy ?? null) === null) {
+      this.health = new HealthTracker({
+        clock: cfg.clock,
+        ...settings,
+        mainTasks: mainTaskNames(tasks),
+        onHealth: (healthy) => {
+          this.deploymentStatus = {
+            Healthy: healthy,
+            Timestamp: new Date(cfg.clock.now()).toISOString(),
+            Canary: this.current.DeploymentStatus?.Canary ?? false,
+            ModifyIndex: 0,
+          };
+          this.report();
+        },
+      });
+    }
   }
 
   /** The allocation as last received from the servers. */
@@ -122,6 +143,7 @@ export class AllocRunner {
       ClientStatus: st.status,
       ClientDescription: st.description,
       TaskStates: structuredClone(this.states),
+      ...(this.deploymentStatus ? { DeploymentStatus: { ...this.deploymentStatus } } : {}),
     };
   }
 
@@ -151,6 +173,10 @@ export class AllocRunner {
     this.releaseWaiters();
     this.report();
     if (this.current.DesiredStatus !== 'run') void this.kill();
+    else {
+      this.health?.start();
+      this.health?.update(this.states);
+    }
     await Promise.all([...this.runners.values()].map((tr) => tr.run()));
   }
 
@@ -175,6 +201,7 @@ export class AllocRunner {
   }
 
   private async killTasks(): Promise<void> {
+    this.health?.stop();
     const anyRunning = Object.values(this.states).some((s) => s.State === 'running');
     const delayMs = nanosToMs(this.groupShutdownDelay());
     if (anyRunning && delayMs > 0 && !this.current.DesiredTransition?.NoShutdownDelay) await this.cfg.clock.sleep(delayMs);
@@ -199,6 +226,7 @@ export class AllocRunner {
 
   /** Stops the runners and leaves the tasks running (agent shutdown). */
   async shutdown(): Promise<void> {
+    this.health?.stop();
     for (const w of this.waiters) w.resolve();
     await Promise.all([...this.runners.values()].map((tr) => tr.shutdown()));
   }
@@ -233,6 +261,7 @@ export class AllocRunner {
     this.coordinator.taskStatesUpdated(this.states);
     this.releaseWaiters();
     if (st.State === 'dead' && prev?.State !== 'dead') this.handleTaskDeath();
+    this.health?.update(this.states);
     this.report();
   }
 
