@@ -22,6 +22,7 @@ import { registerJobRoutes } from './routes/jobs.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerNodeRoutes } from './routes/nodes.js';
 import { registerNodeDrainRoutes } from './routes/node-drain.js';
+import { registerDeploymentRoutes } from './routes/deployments.js';
 import { registerNamespaceRoutes } from './routes/namespaces.js';
 import { registerOperatorRoutes } from './routes/operator.js';
 import { registerSearchRoutes } from './routes/search.js';
@@ -134,6 +135,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerEvalRoutes(app, ctx);
   registerNodeRoutes(app, ctx);
   registerNodeDrainRoutes(app, ctx);
+  registerDeploymentRoutes(app, ctx);
   registerStatusRoutes(app, ctx);
   registerAgentRoutes(app, ctx);
   registerSearchRoutes(app, ctx);
