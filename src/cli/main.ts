@@ -26,6 +26,7 @@ import { jobDispatchCommand } from './commands/job-dispatch.js';
 import { jobPeriodicCommand } from './commands/job-periodic.js';
 import { nodeCommands } from './commands/node-commands.js';
 import { nodeDrainCommand } from './commands/node-drain.js';
+import { deploymentCommands } from './commands/deployment-commands.js';
 import { serverMembersCommand } from './commands/server-members.js';
 import { statusCommand } from './commands/status.js';
 import { jobValidateCommand } from './commands/job-validate.js';
@@ -48,6 +49,7 @@ export const COMMANDS: readonly CommandModule[] = [
   evalCommands,
   nodeCommands,
   nodeDrainCommand,
+  deploymentCommands,
   allocStatusCommand,
   allocExecCommand,
   allocLogsCommand,

@@ -2,7 +2,8 @@
  * `caravan job run FILE`: parses the job file (HCL2 or JSON, `-var`, `-var-file`), registers
  * it, and monitors the evaluation like `nomad job run`. `-detach` prints the eval ID and
  * returns; `-output` prints the job JSON without submitting (runJobOutput); `-check-index`
- * enforces the job modify index. Exit 2 when placement failed.
+ * enforces the job modify index. Exit 2 when placement failed. When the registration started a
+ * deployment, it is monitored to its end (exit 1 when it fails).
  */
 import type { Command } from 'commander';
 import { loadJobFile } from '../../jobspec/parse-jobspec.js';
@@ -12,6 +13,7 @@ import { ExitCode } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
 import { addApiFlags, apiClient, printJson, runApiCommand, type ApiFlags } from './api-command.js';
 import { monitorEval } from './eval-monitor.js';
+import { deploymentOfRegistration, monitorDeployment } from './deployment-monitor.js';
 import { collect } from './job-file-flags.js';
 import { runJobOutput } from './job-run-output.js';
 import { reportJobFileError } from './job-validate.js';
@@ -78,7 +80,11 @@ export const jobRunCommand: CommandModule = {
           if (res.EvalID) ctx.stdout.write(`Evaluation ID: ${res.EvalID}\n`);
           return ExitCode.Ok;
         }
-        return monitorEval(ctx, api, res.EvalID, opts.verbose);
+        const code = await monitorEval(ctx, api, res.EvalID, opts.verbose);
+        if (code !== ExitCode.Ok) return code;
+        // Like `nomad job run`: a rollout is followed to its end.
+        const deployment = await deploymentOfRegistration(api, job.ID, res.JobModifyIndex);
+        return deployment ? monitorDeployment(ctx, api, deployment.ID, opts.verbose) : code;
       });
     });
   },
