@@ -18,10 +18,11 @@ import {
   restartFromHcl,
   updateFromHcl,
 } from './policies-from-hcl.js';
+import { serviceFromHcl } from './service-from-hcl.js';
 import { taskFromHcl } from './task-from-hcl.js';
 
-/** Group-level blocks kept as given but not acted on (Consul services, volumes, scaling). */
-const PASSTHROUGH_GROUP_KEYS = ['service', 'volume', 'scaling', 'consul', 'disconnect'] as const;
+/** Group-level blocks kept as given but not acted on (volumes, scaling). */
+const PASSTHROUGH_GROUP_KEYS = ['volume', 'scaling', 'consul', 'disconnect'] as const;
 
 function groupFromHcl(name: string, b: HclBody): TaskGroupDraft {
   const g: TaskGroupDraft = { Name: name };
@@ -49,11 +50,12 @@ function groupFromHcl(name: string, b: HclBody): TaskGroupDraft {
   const networks = b.blocks('network').map(networkFromHcl);
   if (networks.length > 0) g.Networks = networks;
   Object.assign(g, placementFromHcl(b, true));
+  const services = b.blocks('service').map(serviceFromHcl);
+  if (services.length > 0) g.Services = services as TaskGroupDraft['Services'];
 
   for (const key of PASSTHROUGH_GROUP_KEYS) {
     if (!b.has(key)) continue;
     const v = b.rawValue(key);
-    if (key === 'service') g.Services = Array.isArray(v) ? v : [v];
     if (key === 'volume') g.Volumes = v as Record<string, unknown>;
   }
 

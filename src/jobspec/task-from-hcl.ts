@@ -3,13 +3,9 @@ import type { HclBody } from './hcl-body.js';
 import type { TaskDraft } from './job-draft.js';
 import { placementFromHcl } from './placement-from-hcl.js';
 import { lifecycleFromHcl, logsFromHcl, networkFromHcl, restartFromHcl } from './policies-from-hcl.js';
+import { serviceFromHcl } from './service-from-hcl.js';
+import { artifactFromHcl, templateFromHcl } from './template-from-hcl.js';
 
-/** Blocks Caravan accepts and keeps as given but does not act on yet (Nomad integrations). */
-const PASSTHROUGH_TASK_BLOCKS: Record<string, 'Services' | 'Templates' | 'Artifacts'> = {
-  service: 'Services',
-  template: 'Templates',
-  artifact: 'Artifacts',
-};
 
 /** `resources { cpu, cores, memory, memory_max, disk, network }`. */
 function resourcesFromHcl(b: HclBody): NonNullable<TaskDraft['Resources']> {
@@ -73,11 +69,12 @@ export function taskFromHcl(name: string, b: HclBody): TaskDraft {
   if (placement.Constraints) t.Constraints = placement.Constraints;
   if (placement.Affinities) t.Affinities = placement.Affinities;
 
-  for (const [key, field] of Object.entries(PASSTHROUGH_TASK_BLOCKS)) {
-    if (!b.has(key)) continue;
-    const v = b.rawValue(key);
-    t[field] = Array.isArray(v) ? v : [v];
-  }
+  const services = b.blocks('service').map(serviceFromHcl);
+  if (services.length > 0) t.Services = services as TaskDraft['Services'];
+  const templates = b.blocks('template').map(templateFromHcl);
+  if (templates.length > 0) t.Templates = templates;
+  const artifacts = b.blocks('artifact').map(artifactFromHcl);
+  if (artifacts.length > 0) t.Artifacts = artifacts;
   b.finish();
   return t;
 }

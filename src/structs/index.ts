@@ -8,3 +8,5 @@ export * from './node.js';
 export * from './deployment.js';
 export * from './plan.js';
 export * from './ids.js';
+export * from './service.js';
+export * from './template.js';

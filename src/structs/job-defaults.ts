@@ -21,6 +21,8 @@ import {
   type UpdateStrategy,
 } from './job.js';
 import type { NetworkResource, Port, Resources } from './resources.js';
+import { canonicalizeService, type Service, type ServiceInput } from './service.js';
+import { canonicalizeArtifact, canonicalizeTemplate } from './template.js';
 
 const S = NANOS_PER_SECOND;
 const MIN = 60 * S;
@@ -155,7 +157,11 @@ function resources(r: DeepPartial<Resources> | null | undefined): Resources {
   return out;
 }
 
-function task(t: TaskDraft, groupRestart: RestartPolicy): Task {
+function services(v: readonly unknown[] | null | undefined, job: string, group: string, task: string | null): Service[] | null {
+  return list(v?.map((s) => canonicalizeService((s ?? {}) as ServiceInput, job, group, task)));
+}
+
+function task(t: TaskDraft, groupRestart: RestartPolicy, jobName: string, groupName: string): Task {
   const lifecycle = t.Lifecycle && t.Lifecycle.Hook ? { Hook: t.Lifecycle.Hook, Sidecar: t.Lifecycle.Sidecar ?? false } : null;
   const logs: LogConfig = merge<LogConfig>({ MaxFiles: 10, MaxFileSizeMB: 10, Disabled: false }, t.LogConfig);
   return {
@@ -167,15 +173,15 @@ function task(t: TaskDraft, groupRestart: RestartPolicy): Task {
     Constraints: constraints(t.Constraints),
     Affinities: affinities(t.Affinities),
     Env: t.Env ? { ...(t.Env as Record<string, string>) } : null,
-    Services: list(t.Services as unknown[] | undefined),
+    Services: services(t.Services, jobName, groupName, t.Name ?? ''),
     Resources: resources(t.Resources),
     // Nomad: the task's restart block is merged over its group's.
     RestartPolicy: merge(groupRestart, t.RestartPolicy),
     Meta: t.Meta ? { ...(t.Meta as Record<string, string>) } : null,
     KillTimeout: t.KillTimeout ?? DEFAULT_KILL_TIMEOUT,
     LogConfig: logs,
-    Artifacts: list(t.Artifacts as unknown[] | undefined),
-    Templates: list(t.Templates as unknown[] | undefined),
+    Artifacts: list(t.Artifacts?.map((a) => canonicalizeArtifact((a ?? {}) as Parameters<typeof canonicalizeArtifact>[0]))),
+    Templates: list(t.Templates?.map((x) => canonicalizeTemplate((x ?? {}) as Parameters<typeof canonicalizeTemplate>[0]))),
     DispatchPayload: t.DispatchPayload ? { File: t.DispatchPayload.File ?? '' } : null,
     Leader: t.Leader ?? false,
     ShutdownDelay: t.ShutdownDelay ?? 0,
@@ -184,7 +190,7 @@ function task(t: TaskDraft, groupRestart: RestartPolicy): Task {
   };
 }
 
-function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateStrategy> | null | undefined): TaskGroup {
+function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateStrategy> | null | undefined, jobName: string): TaskGroup {
   const restart = merge(defaultRestartPolicy(type), g.RestartPolicy);
   const rescheduleDefault = defaultReschedulePolicy(type);
   const reschedule = rescheduleDefault ? merge(rescheduleDefault, g.ReschedulePolicy) : null;
@@ -204,7 +210,7 @@ function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateSt
     Constraints: constraints(g.Constraints),
     Affinities: affinities(g.Affinities),
     Spreads: spreads(g.Spreads),
-    Tasks: (g.Tasks ?? []).map((t) => task(t, restart)),
+    Tasks: (g.Tasks ?? []).map((t) => task(t, restart, jobName, g.Name ?? '')),
     RestartPolicy: restart,
     ReschedulePolicy: reschedule,
     EphemeralDisk: disk,
@@ -212,7 +218,7 @@ function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateSt
     Migrate: migrate,
     Networks: list(g.Networks?.map(network)),
     Meta: g.Meta ? { ...(g.Meta as Record<string, string>) } : null,
-    Services: list(g.Services as unknown[] | undefined),
+    Services: services(g.Services, jobName, g.Name ?? '', null),
     ShutdownDelay: g.ShutdownDelay ?? null,
     StopAfterClientDisconnect: g.StopAfterClientDisconnect ?? null,
     MaxClientDisconnect: g.MaxClientDisconnect ?? null,
@@ -275,7 +281,7 @@ export function canonicalizeJob(draft: JobDraft): Job {
     Constraints: constraints(draft.Constraints),
     Affinities: affinities(draft.Affinities),
     Spreads: spreads(draft.Spreads),
-    TaskGroups: (draft.TaskGroups ?? []).map((g) => group(g, typeForDefaults, jobUpdateDraft)),
+    TaskGroups: (draft.TaskGroups ?? []).map((g) => group(g, typeForDefaults, jobUpdateDraft, draft.Name || id)),
     Update: jobUpdate,
     Periodic: periodic,
     ParameterizedJob: parameterized,

@@ -6,6 +6,8 @@
 import type { Nanos } from './duration.js';
 import type { NetworkResource } from './resources.js';
 import type { Resources } from './resources.js';
+import type { Service } from './service.js';
+import type { TaskArtifact, Template } from './template.js';
 
 /** Job types, as Nomad names them. */
 export const JobType = {
@@ -155,14 +157,14 @@ export interface Task {
   Constraints: Constraint[] | null;
   Affinities: Affinity[] | null;
   Env: Record<string, string> | null;
-  Services: unknown[] | null;
+  Services: Service[] | null;
   Resources: Resources;
   RestartPolicy: RestartPolicy | null;
   Meta: Record<string, string> | null;
   KillTimeout: Nanos;
   LogConfig: LogConfig;
-  Artifacts: unknown[] | null;
-  Templates: unknown[] | null;
+  Artifacts: TaskArtifact[] | null;
+  Templates: Template[] | null;
   DispatchPayload: DispatchPayloadConfig | null;
   Leader: boolean;
   ShutdownDelay: Nanos;
@@ -185,7 +187,7 @@ export interface TaskGroup {
   Migrate: MigrateStrategy | null;
   Networks: NetworkResource[] | null;
   Meta: Record<string, string> | null;
-  Services: unknown[] | null;
+  Services: Service[] | null;
   ShutdownDelay: Nanos | null;
   StopAfterClientDisconnect: Nanos | null;
   MaxClientDisconnect: Nanos | null;

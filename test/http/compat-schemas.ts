@@ -19,7 +19,7 @@ export const UpdateStrategy = struct({
   Stagger: D, MaxParallel: I, HealthCheck: S, MinHealthyTime: D, HealthyDeadline: D, ProgressDeadline: D, Canary: I, AutoRevert: B, AutoPromote: B,
 });
 export const Template = struct({
-  SourcePath: S, DestPath: S, EmbeddedTmpl: S, ChangeMode: S, ChangeSignal: S, Splay: D, Perms: S, Uid: I, Gid: I,
+  SourcePath: S, DestPath: S, EmbeddedTmpl: S, ChangeMode: S, ChangeSignal: S, Splay: D, Perms: S, Uid: ptr(I), Gid: ptr(I),
   LeftDelim: S, RightDelim: S, Envvars: B, VaultGrace: D, Wait: ptr(struct({ Min: D, Max: D })), ErrMissingKey: B,
 });
 export const TaskArtifact = struct({ GetterSource: S, GetterOptions: map(S), GetterHeaders: map(S), GetterMode: S, RelativeDest: S, Chown: B });
