@@ -1,5 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { FakeServerApi, mockAlloc, mockNode } from './fake-server-api.js';
 import { b64, FakeAllocClient, runExec, startAgent, until, type RunningAgent } from './client-harness.js';
 
@@ -116,4 +117,25 @@ test('a server without the allocation forwards exec to the client holding it', a
   } finally {
     await front.close();
   }
+});
+
+/** Sends a raw websocket upgrade request for `path` and resolves with the status line of the answer. */
+function rawUpgrade(httpUrl: string, path: string): Promise<string> {
+  const { hostname, port } = new URL(httpUrl);
+  return new Promise((resolve, reject) => {
+    const sock = connect(Number(port), hostname, () => {
+      sock.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+    });
+    let data = '';
+    sock.setEncoding('utf8').on('data', (d: string) => (data += d));
+    sock.on('close', () => resolve(data.split('\r\n')[0] ?? ''));
+    sock.on('error', reject);
+  });
+}
+
+test('malformed upgrade requests are answered 400 and do not take the agent down', async () => {
+  assert.match(await rawUpgrade(agent.baseUrl, '//'), /^HTTP\/1\.1 400/);
+  assert.match(await rawUpgrade(agent.baseUrl, '/v1/client/allocation/%E0%A4%A/exec'), /^HTTP\/1\.1 400/);
+  const r = await runExec(agent.wsUrl, ALLOC, { task: 'web', command: ['/bin/sh', '-c', 'exit 0'] });
+  assert.equal(r.exitCode, 0);
 });

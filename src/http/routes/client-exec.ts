@@ -51,15 +51,29 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
 
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const m = EXEC_PATH.exec(url.pathname);
-    if (!m) {
-      // Another module may own this upgrade; if nobody does, do not leave the socket hanging.
-      if (app.server.listenerCount('upgrade') <= 1) socket.destroy();
+    // This listener runs outside fastify's error handling: a throw here would end the agent, so
+    // malformed upgrade requests are answered with a raw 400 instead.
+    let url: URL;
+    let allocId: string;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+      const m = EXEC_PATH.exec(url.pathname);
+      if (!m) {
+        // Another module may own this upgrade; if nobody does, do not leave the socket hanging.
+        if (app.server.listenerCount('upgrade') <= 1) socket.destroy();
+        return;
+      }
+      allocId = decodeURIComponent(m[1]!);
+    } catch (err) {
+      rejectUpgrade(socket, `bad exec request: ${err instanceof Error ? err.message : String(err)}`);
       return;
     }
-    const allocId = decodeURIComponent(m[1]!);
-    wss.handleUpgrade(req, socket, head, (ws) => serveExec(ctx, ws, req, allocId, url));
+    try {
+      wss.handleUpgrade(req, socket, head, (ws) => serveExec(ctx, ws, req, allocId, url));
+    } catch (err) {
+      ctx.logger?.error({ err, url: req.url }, 'exec upgrade failed');
+      rejectUpgrade(socket, 'exec upgrade failed');
+    }
   });
   app.addHook('onClose', (_app, done) => {
     for (const ws of wss.clients) ws.terminate();
@@ -70,4 +84,10 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
   app.get('/v1/client/allocation/:id/exec', async () => {
     throw badRequest('alloc exec needs a websocket: send "Connection: Upgrade" and "Upgrade: websocket"');
   });
+}
+
+/** Answers a raw upgrade request with 400 and closes the socket. */
+function rejectUpgrade(socket: Duplex, message: string): void {
+  const body = `${message}\n`;
+  socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
