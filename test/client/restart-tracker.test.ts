@@ -20,7 +20,7 @@ interface Row {
   jobType: JobType;
   random: number;
   /** Each step: what happened and how much time passed before it. */
-  steps: { afterMs: number; event: 'exitFail' | 'exitOk' | 'startErr' | 'startErrFatal' | 'killed' | 'restartTriggered' }[];
+  steps: { afterMs: number; event: 'exitFail' | 'exitOk' | 'startErr' | 'startErrFatal' | 'killed' | 'restartTriggered' | 'restartTriggeredFailure' }[];
   want: Partial<RestartAnswer>[];
 }
 
@@ -117,6 +117,17 @@ const rows: Row[] = [
     steps: [{ afterMs: 0, event: 'restartTriggered' }],
     want: [{ decision: 'restart', delayMs: 0 }],
   },
+  {
+    name: 'a failure restart counts against the policy like a failed exit',
+    policy: policy({ Attempts: 1 }),
+    jobType: 'service',
+    random: 0,
+    steps: [{ afterMs: 0, event: 'restartTriggeredFailure' }, { afterMs: 1000, event: 'restartTriggeredFailure' }],
+    want: [
+      { decision: 'restart', delayMs: 15_000, reason: 'Restart within policy' },
+      { decision: 'noRestart', reason: 'Exceeded allowed attempts 1 in interval 30m0s and mode is "fail"' },
+    ],
+  },
 ];
 
 for (const row of rows) {
@@ -132,6 +143,7 @@ for (const row of rows) {
         case 'startErrFatal': t.setStartError({ recoverable: false }); break;
         case 'killed': t.setExitResult(fail).setKilled(); break;
         case 'restartTriggered': t.setRestartTriggered(false).setExitResult(fail); break;
+        case 'restartTriggeredFailure': t.setRestartTriggered(true).setExitResult(fail); break;
       }
       const got = t.next(now);
       for (const [k, v] of Object.entries(row.want[i]!)) assert.equal(got[k as keyof RestartAnswer], v, `step ${i} ${k}`);

@@ -88,10 +88,14 @@ export class RestartTracker {
     return this;
   }
 
-  /** Records a user-requested restart; `failure` counts it against the policy. */
+  /**
+   * Records a user-requested restart. A plain one restarts at once without counting; with
+   * `failure` it is treated like any failed exit (counted, delayed, may exhaust the policy),
+   * so it must not also set the immediate-restart flag that bypasses the policy.
+   */
   setRestartTriggered(failure: boolean): this {
-    this.restartTriggered = true;
     if (failure) this.failure = true;
+    else this.restartTriggered = true;
     return this;
   }
 
