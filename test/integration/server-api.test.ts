@@ -14,6 +14,10 @@ job "${id}" {
   datacenters = ["dc1"]
   group "g" {
     count = ${count}
+    # The node is registered by hand and runs nothing: no deployment for \`job run\` to wait on.
+    update {
+      max_parallel = 0
+    }
     task "t" {
       driver = "raw_exec"
       config {
