@@ -25,6 +25,13 @@ test('internal endpoints reject bad bodies naming the field', async () => {
     { name: 'bad status', url: '/v1/internal/node/n1/heartbeat', payload: { Status: 'sleepy' }, want: /Status "sleepy"/ },
     { name: 'no Allocs', url: '/v1/internal/allocs/update', payload: {}, want: /Allocs must be specified/ },
     { name: 'bad alloc status', url: '/v1/internal/allocs/update', payload: { Allocs: [{ ID: 'a', ClientStatus: 'weird' }] }, want: /Allocs\[0\]\.ClientStatus/ },
+    { name: 'node without resources', url: '/v1/internal/node/register', payload: { Node: { ...mockNode({ ID: 'n2' }), NodeResources: null } }, want: /Node\.NodeResources must be a JSON object/ },
+    { name: 'node cpu not a number', url: '/v1/internal/node/register', payload: { Node: { ...mockNode({ ID: 'n2' }), NodeResources: { Cpu: { CpuShares: 'lots' }, Memory: { MemoryMB: 1 }, Disk: { DiskMB: 1 } } } }, want: /Node\.NodeResources\.Cpu\.CpuShares/ },
+    { name: 'node attribute not a string', url: '/v1/internal/node/register', payload: { Node: { ...mockNode({ ID: 'n2' }), Attributes: { 'cpu.numcores': 2 } } }, want: /Node\.Attributes\["cpu\.numcores"\]/ },
+    { name: 'null task state', url: '/v1/internal/allocs/update', payload: { Allocs: [{ ID: 'a', ClientStatus: 'running', TaskStates: { web: null } }] }, want: /Allocs\[0\]\.TaskStates\.web must be a JSON object/ },
+    { name: 'bad task state name', url: '/v1/internal/allocs/update', payload: { Allocs: [{ ID: 'a', ClientStatus: 'running', TaskStates: { web: { State: 'napping' } } }] }, want: /TaskStates\.web\.State "napping"/ },
+    { name: 'events not an array', url: '/v1/internal/allocs/update', payload: { Allocs: [{ ID: 'a', ClientStatus: 'running', TaskStates: { web: { State: 'running', Events: {} } } }] }, want: /TaskStates\.web\.Events must be an array/ },
+    { name: 'bad deployment health', url: '/v1/internal/allocs/update', payload: { Allocs: [{ ID: 'a', ClientStatus: 'running', DeploymentStatus: { Healthy: 'yes' } }] }, want: /DeploymentStatus\.Healthy/ },
   ];
   for (const r of rows) {
     const res = await app.inject({ method: 'PUT', url: r.url, payload: r.payload });

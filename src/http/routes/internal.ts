@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AllocClientUpdate } from '../../server/server-api.js';
 import { NodeStatus } from '../../structs/node.js';
 import type { Node } from '../../structs/node.js';
+import { checkDeploymentStatus, checkNodeRegistration, checkTaskStates } from '../client-report-checks.js';
 import { badRequest } from '../http-errors.js';
 import { arrayField, objectBody, objectField, optionalString } from '../request-body.js';
 import { answerWrite, requireServer, type RouteContext } from '../route-context.js';
@@ -24,7 +25,8 @@ function checkAllocUpdate(raw: unknown, i: number): AllocClientUpdate {
     throw badRequest(`${where}.ClientStatus ${JSON.stringify(u['ClientStatus'])} is not a client status`);
   }
   const ts = u['TaskStates'];
-  if (ts !== undefined && ts !== null && (typeof ts !== 'object' || Array.isArray(ts))) throw badRequest(`${where}.TaskStates must be a JSON object`);
+  checkTaskStates(ts, where);
+  checkDeploymentStatus(u['DeploymentStatus'], where);
   return {
     ID: u['ID'],
     NodeID: typeof u['NodeID'] === 'string' ? u['NodeID'] : '',
@@ -41,8 +43,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext):
     const server = requireServer(ctx);
     const body = objectBody(req.body);
     const node = objectField(body, 'Node');
-    if (typeof node['ID'] !== 'string' || node['ID'] === '') throw badRequest('Node.ID must be specified');
-    if (node['Name'] !== undefined && typeof node['Name'] !== 'string') throw badRequest('Node.Name must be a string');
+    checkNodeRegistration(node);
     if (node['Status'] !== undefined && (typeof node['Status'] !== 'string' || !NODE_STATUSES.has(node['Status']))) {
       throw badRequest(`Node.Status ${JSON.stringify(node['Status'])} is not a node status`);
     }
