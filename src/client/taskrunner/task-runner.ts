@@ -28,6 +28,9 @@ import { DispatchPayloadHook } from './hooks/dispatch-payload-hook.js';
 import { LogsHook } from './hooks/logs-hook.js';
 import { EnvHook } from './hooks/env-hook.js';
 import { StatsHook } from './hooks/stats-hook.js';
+import { ArtifactHook } from './hooks/artifact-hook.js';
+import { TemplateHook } from './hooks/template-hook.js';
+import { TaskSetupError } from './task-setup-error.js';
 
 /** Nomad's default kill timeout. */
 const DEFAULT_KILL_TIMEOUT_MS = 5_000;
@@ -96,7 +99,7 @@ export class TaskRunner {
       this.stats = null;
     } else {
       this.stats = new StatsHook(cfg.clock);
-      this.hooks = [new ValidateHook(), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), this.stats];
+      this.hooks = [new ValidateHook(), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new ArtifactHook(), new TemplateHook(), this.stats];
     }
   }
 
@@ -296,7 +299,11 @@ export class TaskRunner {
       } catch (err) {
         const msg = `prestart hook "${hook.name}" failed: ${errorMessage(err)}`;
         this.cfg.logger.error({ task: this.taskName, err: msg }, 'prestart failed');
-        this.emitEvent(newTaskEvent(TaskEventType.HookFailed, this.now(), { Message: msg }));
+        this.emitEvent(
+          err instanceof TaskSetupError
+            ? newTaskEvent(TaskEventType.SetupFailure, this.now(), { SetupError: err.message, FailsTask: true })
+            : newTaskEvent(TaskEventType.HookFailed, this.now(), { Message: msg }),
+        );
         this.tracker.setStartError({ recoverable: isRecoverable(err) });
         return false;
       }

@@ -1,0 +1,100 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { TaskHookRequest, TaskPrep } from '../../../src/client/taskrunner/interfaces.js';
+import { TemplateHook } from '../../../src/client/taskrunner/hooks/template-hook.js';
+import { ArtifactHook } from '../../../src/client/taskrunner/hooks/artifact-hook.js';
+import { TaskSetupError } from '../../../src/client/taskrunner/task-setup-error.js';
+import { canonicalizeArtifact, canonicalizeTemplate, type TaskArtifact, type Template } from '../../../src/structs/template.js';
+
+async function withDirs(fn: (prep: TaskPrep, dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-tmpl-'));
+  const prep: TaskPrep = {
+    dirs: { dir, localDir: join(dir, 'local'), secretsDir: join(dir, 'secrets'), tmpDir: join(dir, 'tmp'), sharedAllocDir: join(dir, 'alloc'), logDir: join(dir, 'alloc', 'logs') },
+    env: { NOMAD_ALLOC_ID: 'alloc-1', NOMAD_TASK_NAME: 't' },
+    driverConfig: {},
+    logs: null,
+  };
+  try {
+    await fn(prep, dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function request(templates: Partial<Template>[], artifacts: Partial<TaskArtifact>[] = []): TaskHookRequest {
+  return {
+    task: { Name: 't', Templates: templates.map(canonicalizeTemplate), Artifacts: artifacts.map(canonicalizeArtifact) },
+  } as unknown as TaskHookRequest;
+}
+
+describe('TemplateHook', () => {
+  it('renders embedded data to the destination with perms and the task env', async () => {
+    await withDirs(async (prep, dir) => {
+      const out = await new TemplateHook().prestart(request([{ EmbeddedTmpl: 'alloc={{ env "NOMAD_ALLOC_ID" }}\n', DestPath: 'local/config.txt', Perms: '0600' }]), prep);
+      assert.equal(await readFile(join(dir, 'local', 'config.txt'), 'utf8'), 'alloc=alloc-1\n');
+      assert.equal((await stat(join(dir, 'local', 'config.txt'))).mode & 0o777, 0o600);
+      assert.deepEqual(out.env, prep.env);
+    });
+  });
+
+  it('renders a source file from the task dir and adds env templates to the environment', async () => {
+    await withDirs(async (prep, dir) => {
+      await mkdir(join(dir, 'local'), { recursive: true });
+      await writeFile(join(dir, 'local', 'in.tpl'), 'GREETING=hi [[ env "NOMAD_TASK_NAME" ]]\n');
+      const out = await new TemplateHook().prestart(
+        request([
+          { SourcePath: 'local/in.tpl', DestPath: 'secrets/file.env', Envvars: true, LeftDelim: '[[', RightDelim: ']]' },
+          { EmbeddedTmpl: 'copy={{ env "GREETING" }}', DestPath: 'local/copy' },
+        ]),
+        prep,
+      );
+      assert.equal(out.env?.GREETING, 'hi t');
+      assert.equal(out.env?.NOMAD_ALLOC_ID, 'alloc-1');
+      assert.equal(await readFile(join(dir, 'local', 'copy'), 'utf8'), 'copy=hi t');
+    });
+  });
+
+  it('fails setup with "Template failed" for unsupported functions and escaping paths', async () => {
+    await withDirs(async (prep) => {
+      await assert.rejects(new TemplateHook().prestart(request([{ EmbeddedTmpl: '{{ key "x" }}', DestPath: 'local/x' }]), prep), (e: unknown) => {
+        assert.ok(e instanceof TaskSetupError);
+        assert.equal(e.message, 'Template failed: unsupported function "key"');
+        return true;
+      });
+      await assert.rejects(new TemplateHook().prestart(request([{ EmbeddedTmpl: 'x', DestPath: '../../etc/x' }]), prep), /Template failed: destination "..\/..\/etc\/x" escapes the task directory/);
+    });
+  });
+});
+
+describe('ArtifactHook', () => {
+  it('copies local files (absolute path and file://) into the task dir', async () => {
+    await withDirs(async (prep, dir) => {
+      const src = await mkdtemp(join(tmpdir(), 'caravan-art-'));
+      try {
+        await writeFile(join(src, 'app.conf'), 'conf');
+        await new ArtifactHook().prestart(
+          request([], [{ GetterSource: join(src, 'app.conf') }, { GetterSource: pathToFileURL(join(src, 'app.conf')).href, GetterMode: 'file', RelativeDest: 'local/renamed.conf' }]),
+          prep,
+        );
+        assert.equal(await readFile(join(dir, 'local', 'app.conf'), 'utf8'), 'conf');
+        assert.equal(await readFile(join(dir, 'local', 'renamed.conf'), 'utf8'), 'conf');
+      } finally {
+        await rm(src, { recursive: true, force: true });
+      }
+    });
+  });
+
+  it('fails setup for remote sources', async () => {
+    await withDirs(async (prep) => {
+      await assert.rejects(new ArtifactHook().prestart(request([], [{ GetterSource: 'https://example.com/x.tgz' }]), prep), (e: unknown) => {
+        assert.ok(e instanceof TaskSetupError);
+        assert.match(e.message, /^Artifact failed: source "https:\/\/example.com\/x.tgz" is not a local file/);
+        return true;
+      });
+    });
+  });
+});

@@ -1,0 +1,239 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { JobspecParseError, parseJobspec } from '../../src/jobspec/index.js';
+import { canonicalizeJob } from '../../src/structs/job-defaults.js';
+import { parseDuration } from '../../src/structs/duration.js';
+
+const d = parseDuration;
+
+function job(taskBody: string, groupBody = ''): string {
+  return `job "web" {
+  group "api" {
+    ${groupBody}
+    task "srv" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+      ${taskBody}
+    }
+  }
+}`;
+}
+
+async function problems(src: string): Promise<string> {
+  try {
+    await parseJobspec(src);
+  } catch (err) {
+    assert.ok(err instanceof JobspecParseError);
+    return err.message;
+  }
+  assert.fail('expected a parse error');
+}
+
+describe('service blocks', () => {
+  it('decode into api.Service with checks in ns and Nomad defaults', async () => {
+    const j = canonicalizeJob(
+      await parseJobspec(
+        job(`service {
+        port = "http"
+        tags = ["a", "b"]
+        canary_tags = ["c"]
+        meta { team = "x" }
+        check {
+          type     = "http"
+          path     = "/health"
+          interval = "10s"
+          timeout  = "2s"
+          method   = "POST"
+          header { Authorization = ["Basic x"] }
+          initial_status = "passing"
+          check_restart { limit = 3 }
+        }
+      }`, `service {
+      name = "grp"
+      provider = "nomad"
+      port = 8080
+    }`),
+      ),
+    );
+    const g = j.TaskGroups[0]!;
+    const s = g.Tasks[0]!.Services![0]!;
+    assert.equal(s.Name, 'web-api-srv');
+    assert.equal(s.PortLabel, 'http');
+    assert.deepEqual(s.Tags, ['a', 'b']);
+    assert.deepEqual(s.CanaryTags, ['c']);
+    assert.equal(s.Provider, 'consul');
+    assert.equal(s.AddressMode, 'auto');
+    assert.equal(s.OnUpdate, 'require_healthy');
+    assert.equal(s.TaskName, 'srv');
+    assert.deepEqual(s.Meta, { team: 'x' });
+    const c = s.Checks![0]!;
+    assert.equal(c.Type, 'http');
+    assert.equal(c.Path, '/health');
+    assert.equal(c.Interval, d('10s'));
+    assert.equal(c.Timeout, d('2s'));
+    assert.equal(c.Method, 'POST');
+    assert.deepEqual(c.Header, { Authorization: ['Basic x'] });
+    assert.equal(c.InitialStatus, 'passing');
+    assert.equal(c.Name, 'service: "web-api-srv" check');
+    assert.deepEqual(c.CheckRestart, { Limit: 3, Grace: d('1s'), IgnoreWarnings: false });
+    const gs = g.Services![0]!;
+    assert.equal(gs.Name, 'grp');
+    assert.equal(gs.Provider, 'nomad');
+    assert.equal(gs.PortLabel, '8080');
+    assert.equal(gs.TaskName, '');
+    assert.equal(gs.Checks, null);
+  });
+
+  it('reject bad provider, check type and missing interval, naming the field', async () => {
+    const msg = await problems(job(`service {
+        provider = "etcd"
+        check {
+          type = "ping"
+          timeout = "1s"
+        }
+      }`));
+    assert.match(msg, /"provider" must be one of "consul", "nomad", got "etcd"/);
+    assert.match(msg, /"type" must be one of "http", "tcp", "script", "grpc", got "ping"/);
+    assert.match(msg, /check needs an "interval"/);
+    const short = await problems(job(`service {
+        check {
+          type = "tcp"
+          interval = "100ms"
+          timeout = "bogus"
+        }
+      }`));
+    assert.match(short, /"interval" must be at least 1s/);
+    assert.match(short, /"timeout" must be a duration/);
+    assert.match(await problems(job('service {\n check {\n type = "http"\n interval = "5s"\n timeout = "1s"\n }\n }')), /http checks need a "path"/);
+    assert.match(await problems(job('service { colour = "red" }')), /service: unknown attribute "colour"/);
+  });
+});
+
+describe('template blocks', () => {
+  it('decode into api.Template with Canonicalize defaults', async () => {
+    const j = canonicalizeJob(await parseJobspec(job(`template {
+        data        = "hello {{ env \\"NOMAD_TASK_NAME\\" }}"
+        destination = "local/out.txt"
+      }`)));
+    const t = j.TaskGroups[0]!.Tasks[0]!.Templates![0]!;
+    assert.deepEqual(t, {
+      SourcePath: '',
+      DestPath: 'local/out.txt',
+      EmbeddedTmpl: 'hello {{ env "NOMAD_TASK_NAME" }}',
+      ChangeMode: 'restart',
+      ChangeScript: null,
+      ChangeSignal: '',
+      Splay: d('5s'),
+      Perms: '0644',
+      Uid: null,
+      Gid: null,
+      LeftDelim: '{{',
+      RightDelim: '}}',
+      Envvars: false,
+      VaultGrace: 0,
+      Wait: null,
+      ErrMissingKey: false,
+    });
+  });
+
+  it('keeps every set field: splay and wait in ns, delimiters, env, signal upper-cased', async () => {
+    const j = canonicalizeJob(await parseJobspec(job(`template {
+        source          = "local/in.tpl"
+        destination     = "secrets/file.env"
+        change_mode     = "signal"
+        change_signal   = "sigusr1"
+        splay           = "1m"
+        perms           = "0600"
+        left_delimiter  = "[["
+        right_delimiter = "]]"
+        env             = true
+        error_on_missing_key = true
+        wait {
+          min = "2s"
+          max = "10s"
+        }
+      }`)));
+    const t = j.TaskGroups[0]!.Tasks[0]!.Templates![0]!;
+    assert.equal(t.SourcePath, 'local/in.tpl');
+    assert.equal(t.DestPath, 'secrets/file.env');
+    assert.equal(t.ChangeMode, 'signal');
+    assert.equal(t.ChangeSignal, 'SIGUSR1');
+    assert.equal(t.Splay, d('1m'));
+    assert.equal(t.Perms, '0600');
+    assert.equal(t.LeftDelim, '[[');
+    assert.equal(t.RightDelim, ']]');
+    assert.equal(t.Envvars, true);
+    assert.equal(t.ErrMissingKey, true);
+    assert.deepEqual(t.Wait, { Min: d('2s'), Max: d('10s') });
+  });
+
+  it('reports missing destination, bad change_mode, bad duration and perms by field', async () => {
+    const msg = await problems(job(`template {
+        data        = "x"
+        change_mode = "reload"
+        splay       = "soon"
+        perms       = "rw-r--r--"
+      }`));
+    assert.match(msg, /template needs a "destination"/);
+    assert.match(msg, /"change_mode" must be one of "noop", "restart", "signal", "script", got "reload"/);
+    assert.match(msg, /"splay" must be a duration/);
+    assert.match(msg, /"perms" must be an octal mode/);
+    assert.match(await problems(job('template {\n destination = "local/x"\n }')), /template needs "data" or a "source"/);
+    assert.match(await problems(job('template {\n data = "x"\n destination = "local/x"\n change_mode = "signal"\n }')), /needs a "change_signal"/);
+    assert.match(await problems(job('template {\n data = "x"\n destination = "local/x"\n wait {\n min = "5s"\n max = "1s"\n }\n }')), /wait "min" must not be greater than "max"/);
+  });
+});
+
+describe('artifact blocks', () => {
+  it('decode into api.TaskArtifact with defaults', async () => {
+    const j = canonicalizeJob(await parseJobspec(job(`artifact {
+        source = "https://example.com/app.tgz"
+        options { checksum = "md5:abc" }
+        headers { X-Token = "t" }
+      }
+      artifact {
+        source = "file:///srv/config.json"
+        mode   = "file"
+      }`)));
+    const [a, b] = j.TaskGroups[0]!.Tasks[0]!.Artifacts!;
+    assert.deepEqual(a, {
+      GetterSource: 'https://example.com/app.tgz',
+      GetterOptions: { checksum: 'md5:abc' },
+      GetterHeaders: { 'X-Token': 't' },
+      GetterMode: 'any',
+      GetterInsecure: false,
+      RelativeDest: 'local/',
+      Chown: false,
+    });
+    assert.equal(b!.GetterMode, 'file');
+    assert.equal(b!.RelativeDest, 'local/config.json');
+    assert.equal(b!.GetterOptions, null);
+  });
+
+  it('reports a missing source and a bad mode', async () => {
+    const msg = await problems(job('artifact {\n destination = "local/x"\n mode = "tarball"\n }'));
+    assert.match(msg, /artifact needs a "source"/);
+    assert.match(msg, /"mode" must be one of "any", "file", "dir", got "tarball"/);
+  });
+});
+
+describe('API JSON jobs', () => {
+  it('canonicalize templates, services and artifacts given in API shape', async () => {
+    const j = canonicalizeJob(
+      await parseJobspec(
+        JSON.stringify({
+          Job: {
+            ID: 'x',
+            TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', Templates: [{ EmbeddedTmpl: 'a', DestPath: 'local/a', Splay: 1 }], Services: [{ PortLabel: 'p' }], Artifacts: [{ GetterSource: '/tmp/x' }] }] }],
+          },
+        }),
+        { filename: 'job.json' },
+      ),
+    );
+    const t = j.TaskGroups[0]!.Tasks[0]!;
+    assert.equal(t.Templates![0]!.Splay, 1);
+    assert.equal(t.Templates![0]!.Perms, '0644');
+    assert.equal(t.Services![0]!.Name, 'x-g-t');
+    assert.equal(t.Artifacts![0]!.RelativeDest, 'local/');
+  });
+});
