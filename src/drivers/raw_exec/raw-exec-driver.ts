@@ -25,7 +25,13 @@ import {
 } from '../driver.js';
 import { processAlive, processGroupUsage } from '../proc/proc-stat.js';
 import { SupervisorClient } from '../supervisor/supervisor-client.js';
-import { SupervisorError, SupervisorErrorCode, type SupervisedExit, type SupervisedTaskStatus } from '../supervisor/protocol.js';
+import {
+  SupervisorError,
+  SupervisorErrorCode,
+  type SupervisedExit,
+  type SupervisedTaskStatus,
+  type SupervisorExitEvent,
+} from '../supervisor/protocol.js';
 import { signalNumber } from '../supervisor/signals.js';
 import { buildTaskEnv, DEFAULT_ENV_DENYLIST, parseRawExecConfig, resolveCommand } from './raw-exec-config.js';
 
@@ -97,11 +103,19 @@ export class RawExecDriver implements Driver {
   private readonly tasks = new Map<string, RawTask>();
   private shutDown = false;
   private resyncing: Promise<void> | null = null;
+  /** Task ids with a start or recover request in flight, counted (a restart may overlap a recover). */
+  private readonly attaching = new Map<string, number>();
+  /**
+   * Exit events that arrived before their task was tracked. The supervisor's reply to `start`
+   * and the task's exit can come in one socket read; the reply only resolves a promise, so the
+   * exit is handled first and would otherwise be dropped, leaving the task "running" forever.
+   */
+  private readonly earlyExits = new Map<string, SupervisorExitEvent>();
 
   constructor(private readonly opts: RawExecDriverOptions) {
     this.clock = opts.clock ?? systemClock;
     this.client = new SupervisorClient({ dataDir: opts.dataDir, idleMs: opts.supervisorIdleMs });
-    this.client.onExit = (ev) => this.tasks.get(ev.taskId)?.settle(toExitResult(ev.exit));
+    this.client.onExit = (ev) => this.onExitEvent(ev);
     this.client.onDisconnect = () => {
       if (!this.shutDown) this.clock.setTimer(200, () => void this.resync());
     };
@@ -130,6 +144,7 @@ export class RawExecDriver implements Driver {
     );
     const file = resolveCommand(cfg.command, config.dirs.dir, env['PATH']);
     let st: SupervisedTaskStatus;
+    this.beginAttach(config.id);
     try {
       st = await this.client.request('start', {
         spec: {
@@ -146,6 +161,7 @@ export class RawExecDriver implements Driver {
         },
       });
     } catch (err) {
+      this.endAttach(config.id);
       throw driverErrorFrom(err, `raw_exec: starting task "${config.id}"`);
     }
     const handle: TaskHandle = {
@@ -157,11 +173,21 @@ export class RawExecDriver implements Driver {
       state: { startTime: st.startTime } satisfies RawExecState as unknown as Record<string, unknown>,
     };
     this.track(handle, st.startTime, st.exit, false);
+    this.endAttach(config.id);
     return handle;
   }
 
   async recoverTask(handle: TaskHandle): Promise<void> {
     if (this.tasks.has(handle.taskId)) return;
+    this.beginAttach(handle.taskId);
+    try {
+      await this.recoverAttaching(handle);
+    } finally {
+      this.endAttach(handle.taskId);
+    }
+  }
+
+  private async recoverAttaching(handle: TaskHandle): Promise<void> {
     const startTime = Number((handle.state as Partial<RawExecState>)?.startTime ?? 0);
     let st: SupervisedTaskStatus | null = null;
     try {
@@ -283,7 +309,42 @@ export class RawExecDriver implements Driver {
     return t;
   }
 
+  /** Routes a supervisor exit event to its tracked run, or buffers it while that run is being attached. */
+  private onExitEvent(ev: SupervisorExitEvent): void {
+    const t = this.tasks.get(ev.taskId);
+    // A pid tells this run from an earlier run of the same id that is still in the map.
+    if (t && t.status.state === TaskRunState.Running && (ev.pid === undefined || ev.pid === t.handle.pid)) {
+      t.settle(toExitResult(ev.exit));
+      return;
+    }
+    if (this.attaching.has(ev.taskId)) this.earlyExits.set(ev.taskId, ev);
+  }
+
+  /** The buffered exit of exactly this run, if one arrived before it was tracked. */
+  private takeEarlyExit(handle: TaskHandle): SupervisedExit | null {
+    const ev = this.earlyExits.get(handle.taskId);
+    if (!ev) return null;
+    // Supervisors predating the pid field: an exit no earlier than this run's start is this run's.
+    const mine = ev.pid !== undefined ? ev.pid === handle.pid : ev.exit.exitedAt >= handle.startedAt;
+    if (!mine) return null;
+    this.earlyExits.delete(handle.taskId);
+    return ev.exit;
+  }
+
+  private beginAttach(taskId: string): void {
+    this.attaching.set(taskId, (this.attaching.get(taskId) ?? 0) + 1);
+  }
+
+  private endAttach(taskId: string): void {
+    const n = (this.attaching.get(taskId) ?? 1) - 1;
+    if (n > 0) return void this.attaching.set(taskId, n);
+    // Nothing is waiting for an exit of this id any more: what was buffered is stale.
+    this.attaching.delete(taskId);
+    this.earlyExits.delete(taskId);
+  }
+
   private track(handle: TaskHandle, startTime: number, exit: SupervisedExit | null, degraded: boolean): void {
+    exit ??= degraded ? null : this.takeEarlyExit(handle);
     let settle!: (r: ExitResult) => void;
     const exited = new Promise<ExitResult>((resolve) => (settle = resolve));
     const t: RawTask = {

@@ -101,6 +101,8 @@ export type SupervisorResponse =
 export interface SupervisorExitEvent {
   event: 'exit';
   taskId: string;
+  /** The pid of the run that exited, so a listener can tell it from an earlier run of the same task id. */
+  pid?: number;
   exit: SupervisedExit;
 }
 

@@ -291,7 +291,7 @@ export class Supervisor {
       this.opts.log(`task ${task.spec.taskId}: cannot record exit: ${(err as Error).message}`);
     }
     this.opts.log(`exited ${task.spec.taskId} pid ${task.pid} code ${exitCode} signal ${signal}`);
-    const ev: SupervisorExitEvent = { event: 'exit', taskId: task.spec.taskId, exit: task.exit };
+    const ev: SupervisorExitEvent = { event: 'exit', taskId: task.spec.taskId, pid: task.pid, exit: task.exit };
     const line = encodeMessage(ev);
     for (const s of this.subscribers) if (!s.destroyed) s.write(line);
     for (const w of task.stopWaiters.splice(0)) w();
