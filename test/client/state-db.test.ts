@@ -31,3 +31,10 @@ test('state db: allocs, handles and task states survive a reopen; delete removes
   assert.equal(db2.allAllocs().length, 0);
   db2.close();
 });
+
+test('state db: commits are fsynced (WAL with synchronous FULL), so a power loss loses no returned write', () => {
+  const db = new StateDb(join(tempDir(), 'client', 'state.db'));
+  // SQLite's synchronous levels: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA.
+  assert.deepEqual(db.durability(), { journalMode: 'wal', synchronous: 2 });
+  db.close();
+});

@@ -1,8 +1,8 @@
 /**
  * The client's local state: an SQLite database (WAL) under `<dataDir>/client/state.db` holding
  * each allocation, each task's driver handle (to reattach after an agent restart) and each
- * task's TaskState. Writes are synchronous and happen on every transition, so a SIGKILL'd
- * agent loses nothing it had acknowledged to itself.
+ * task's TaskState. Writes are synchronous, fsynced (synchronous = FULL) and happen on every
+ * transition, so neither a SIGKILL'd agent nor a power loss loses a write that had returned.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -54,7 +54,10 @@ export class StateDb implements ClientStateStore {
       mkdirSync(dirname(path), { recursive: true });
       this.db = new Database(path);
       this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
+      // FULL: every commit is fsynced to the WAL before it returns. NORMAL would survive a
+      // SIGKILL'd agent but could lose the last transitions on power loss or an OS crash,
+      // and a lost "task exited" write re-runs a finished task. The writes are tiny.
+      this.db.pragma('synchronous = FULL');
       this.db.exec(`
         CREATE TABLE IF NOT EXISTS allocs (id TEXT PRIMARY KEY, body TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS tasks (
@@ -127,6 +130,14 @@ export class StateDb implements ClientStateStore {
 
   putMeta(key: string, value: string): void {
     this.stmts.putMeta.run(key, value);
+  }
+
+  /** The journal mode and synchronous level in force (diagnostics and tests). */
+  durability(): { journalMode: string; synchronous: number } {
+    return {
+      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
+      synchronous: Number(this.db.pragma('synchronous', { simple: true })),
+    };
   }
 
   close(): void {
