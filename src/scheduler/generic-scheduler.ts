@@ -93,7 +93,11 @@ export class GenericScheduler implements Scheduler {
       stoppedCopies.set(s.alloc.ID, copy);
     }
     if (job && !job.Stop) {
-      for (const u of result.inplace) pushTo(plan.NodeAllocation, u.alloc.NodeID, buildInPlaceAlloc(u.alloc, job, ev, nowMs));
+      for (const u of result.inplace) {
+        const updated = buildInPlaceAlloc(u.alloc, job, ev, nowMs);
+        if (u.deploymentId) updated.DeploymentID = u.deploymentId;
+        pushTo(plan.NodeAllocation, u.alloc.NodeID, updated);
+      }
     }
 
     // Delayed reschedules: one follow-up eval per distinct time, and the failed allocs point to it.

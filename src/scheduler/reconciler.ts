@@ -79,7 +79,8 @@ export interface DelayedReschedule {
 export interface ReconcileResult {
   place: PlacementRequest[];
   stop: StopRequest[];
-  inplace: { alloc: Allocation; group: TaskGroup }[];
+  /** In-place updates; `deploymentId` moves the allocation into the new version's deployment. */
+  inplace: { alloc: Allocation; group: TaskGroup; deploymentId?: string }[];
   delayed: DelayedReschedule[];
   desiredTGUpdates: Record<string, DesiredUpdates>;
   /** A deployment to create or update (group states), if any. */
@@ -188,6 +189,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
 function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, allocs: Allocation[], out: ReconcileResult, ctx: RolloutContext): void {
   const du = (out.desiredTGUpdates[group.Name] = emptyUpdates());
   const firstPlacement = out.place.length;
+  const firstInplace = out.inplace.length;
   const strategy = rolloutStrategy(job, group);
   // Unpromoted canaries run beside the allocations they will replace: they take no slot.
   const canaries: Allocation[] = [];
@@ -334,6 +336,8 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
   }
   if (deployment && isActiveDeployment(deployment)) {
     for (const p of out.place.slice(firstPlacement)) p.deploymentId = deployment.ID;
+    // Updated in place, an allocation keeps running (and its health) for the new version.
+    for (const u of out.inplace.slice(firstInplace)) u.deploymentId = deployment.ID;
   }
 }
 

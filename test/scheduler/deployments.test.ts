@@ -183,3 +183,20 @@ test('groups without an update strategy replace everything at once and create no
   assert.equal(planStopped(h.lastPlan()).length, 3);
   assert.equal(h.lastPlan().Deployment, null);
 });
+
+test('a scale-up updates the running allocations in place into the new deployment', async () => {
+  const h = cluster(6);
+  const v0 = rollingJob(3);
+  await register(h, v0);
+  report(h, liveAllocs(h, 'web'), true);
+  h.state.upsertDeployment({ ...h.state.latestDeploymentByJob('default', 'web')!, Status: 'successful' });
+  const v1: Job = { ...v0, Version: 1, TaskGroups: [{ ...v0.TaskGroups[0]!, Count: 5 }] };
+  await register(h, v1);
+  const plan = h.lastPlan();
+  const d = plan.Deployment!;
+  assert.equal(d.TaskGroups.web?.DesiredTotal, 5);
+  assert.equal(plan.Annotations!.DesiredTGUpdates.web!.InPlaceUpdate, 3);
+  assert.equal(plan.Annotations!.DesiredTGUpdates.web!.Place, 2);
+  for (const a of planPlaced(plan)) assert.equal(a.DeploymentID, d.ID);
+  assert.equal(planStopped(plan).length, 0);
+});

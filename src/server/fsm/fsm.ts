@@ -254,6 +254,7 @@ export class Fsm {
       if (prev) {
         // An in-place update keeps what the client reported, unless the server marks it lost.
         a.TaskStates = prev.TaskStates;
+        a.DeploymentStatus = prev.DeploymentStatus;
         if (u.ClientStatus !== 'lost' && u.ClientStatus !== 'unknown') {
           a.ClientStatus = prev.ClientStatus;
           a.ClientDescription = prev.ClientDescription;
@@ -262,6 +263,11 @@ export class Fsm {
       this.state.putAlloc(a, index);
       ev.push(allocEvent('PlanResult', a, index));
       if (!prev) notePlacement(this.state, a, index, ev);
+      else if (a.DeploymentID && a.DeploymentID !== prev.DeploymentID) {
+        // Updated in place into a new deployment: it counts there, with the health it has.
+        notePlacement(this.state, a, index, ev);
+        noteAllocHealth(this.state, a, null, a.DeploymentStatus, cmd.Now, index, ev);
+      }
       if (!prev && a.PreviousAllocation) {
         const old = this.state.allocById(a.PreviousAllocation);
         if (old) {

@@ -200,3 +200,17 @@ test('pause, resume and fail are refused on a terminal deployment', () => {
   assert.throws(() => planDeploymentAction(t.store, d.ID, { Type: 'fail' }, NOW, newEval), /terminal deployment/);
   assert.throws(() => planDeploymentAction(t.store, 'nope', { Type: 'fail' }, NOW, newEval), /not found/);
 });
+
+test('allocations updated in place into a new deployment count there with their health', () => {
+  const t = setup();
+  const { job, allocs } = t.rollout('a');
+  t.health(allocs, true);
+  const d2 = newDeployment(job, 'dep-scale');
+  d2.TaskGroups.web = newDeploymentState(job.TaskGroups[0]!, job.TaskGroups[0]!.Update!, t.clock.now());
+  const moved = allocs.map((a) => ({ ...t.store.allocById(a.ID)!, Job: null, DeploymentID: d2.ID, DeploymentStatus: null }));
+  t.apply({ ...placeCmd(job, mockNode(), 0), AllocsUpdated: moved, Deployment: d2 });
+  const s = t.store.deploymentById(d2.ID)!.TaskGroups.web!;
+  assert.equal(s.PlacedAllocs, 3);
+  assert.equal(s.HealthyAllocs, 3, 'the stored health counts, not the scheduler copy');
+  assert.equal(t.store.allocById(allocs[0]!.ID)!.DeploymentStatus?.Healthy, true);
+});
