@@ -31,6 +31,7 @@ import { StatsHook } from './hooks/stats-hook.js';
 import { ArtifactHook } from './hooks/artifact-hook.js';
 import { TemplateHook } from './hooks/template-hook.js';
 import { TaskSetupError } from './task-setup-error.js';
+import { ExitCause, restoredExit, type RestoredExit } from './restored-exit.js';
 
 /** Nomad's default kill timeout. */
 const DEFAULT_KILL_TIMEOUT_MS = 5_000;
@@ -83,6 +84,8 @@ export class TaskRunner {
   private killErr: string | null = null;
   private done: Promise<void> | null = null;
   private pendingUpdate: Allocation | null = null;
+  /** An exit the previous agent recorded but did not decide on; the run loop replays it. */
+  private restoredExitToReplay: RestoredExit | null = null;
   private updating = false;
 
   constructor(private readonly cfg: TaskRunnerConfig) {
@@ -131,11 +134,21 @@ export class TaskRunner {
   /**
    * Reattaches to the task recorded in the state DB, if any: on success the task counts as
    * running (same StartedAt, no new event); on failure the handle is dropped and the task will
-   * be started again. Call before run().
+   * be started again. A task whose exit was recorded (Terminated) but not yet decided on is
+   * not started again: run() hands that exit to the restart tracker. Call before run().
    */
   async restore(): Promise<void> {
-    const h = this.cfg.restored?.handle;
-    if (!h || this.taskState.State === 'dead') return;
+    const h = this.cfg.restored?.handle ?? null;
+    if (this.taskState.State === 'dead') return;
+    const exited = restoredExit(this.taskState);
+    if (exited) {
+      // The task is gone; whatever the handle names (if it was not dropped yet) is finished.
+      if (h) await this.cfg.driver.destroyTask(h.taskId, true).catch(() => undefined);
+      this.setHandle(null);
+      this.restoredExitToReplay = exited;
+      return;
+    }
+    if (!h) return;
     try {
       await this.cfg.driver.recoverTask(h);
       this.setHandle(h);
@@ -230,7 +243,7 @@ export class TaskRunner {
     if (this.taskState.State === 'dead') return;
     if (this.taskState.Events.length === 0) this.emitEvent(newTaskEvent(TaskEventType.Received, this.now()));
 
-    if (!this.handle && this.cfg.waitForStart) {
+    if (!this.handle && !this.restoredExitToReplay && this.cfg.waitForStart) {
       const outcome = await this.race(this.cfg.waitForStart(this.killCtl.signal).then(() => 'go' as const, () => 'killed' as const));
       if (outcome === 'shutdown') return;
       if (outcome === 'killed') return this.finish();
@@ -242,10 +255,11 @@ export class TaskRunner {
 
       let result: ExitResult | null = null;
       let startFailed = false;
-      if (!this.handle) {
+      const replayed = this.replayRestoredExit();
+      if (!replayed && !this.handle) {
         startFailed = !(await this.startTask());
       }
-      if (!startFailed && this.handle) {
+      if (!replayed && !startFailed && this.handle) {
         const handle: TaskHandle = this.handle;
         await this.runHooks('poststart', (h) => h.poststart?.(this.hookRequest(), handle));
         const exitP = this.exitPromise ?? this.cfg.driver.waitTask(handle.taskId);
@@ -272,6 +286,32 @@ export class TaskRunner {
       if (slept === 'killed') break;
     }
     await this.finish();
+  }
+
+  /**
+   * Tells the restart tracker about the exit restored from the state DB, once; true when
+   * there was one (the loop then decides instead of starting the task).
+   */
+  private replayRestoredExit(): boolean {
+    const replay = this.restoredExitToReplay;
+    if (!replay) return false;
+    this.restoredExitToReplay = null;
+    switch (replay.cause) {
+      case ExitCause.Killed:
+        this.tracker.setKilled();
+        break;
+      case ExitCause.RestartSignaled:
+        this.tracker.setRestartTriggered(false);
+        break;
+      case ExitCause.Exited:
+        break;
+      default: {
+        const never: never = replay.cause;
+        throw new Error(`unknown exit cause ${String(never)}`);
+      }
+    }
+    this.tracker.setExitResult(replay.result);
+    return true;
   }
 
   /** Common ending: make sure the task is gone, mark dead, run stop hooks. */
@@ -427,6 +467,11 @@ export class TaskRunner {
     this.cfg.store.putTaskHandle(this.alloc.ID, this.taskName, h);
   }
 
+  /**
+   * Drops the driver handle (persisted) and destroys the task. Callers persist the Terminated
+   * event first, so a crash after this write leaves "running, no handle, last event
+   * Terminated", which restore() recognises as exited rather than starting the task again.
+   */
   private async clearHandle(): Promise<void> {
     const h = this.handle;
     if (!h) return;
