@@ -51,12 +51,26 @@ export function parseProcStat(text: string): ProcStat | null {
 
 /**
  * Whether the process `pid` that started at `startTime` is still alive (not a zombie).
- * A different start time means the PID was reused by an unrelated process.
+ * A different start time means the PID was reused by an unrelated process. A start time of 0
+ * (never learned) cannot prove identity, so it answers false; omit it to ask about liveness only.
  */
 export function processAlive(pid: number, startTime?: number): boolean {
   const st = readProcStat(pid);
   if (!st || st.state === 'Z' || st.state === 'X') return false;
-  return startTime === undefined || startTime === 0 || st.startTime === startTime;
+  if (startTime === undefined) return true;
+  return startTime > 0 && st.startTime === startTime;
+}
+
+/**
+ * Whether `pid` is still the live process that started at `startTime` AND leads its own
+ * process group, as every supervised task does (it is spawned with setsid). Only then may
+ * its group be signalled as `-pid`; pid 1 never qualifies, since kill(-1) means "everyone".
+ */
+export function isLiveGroupLeader(pid: number, startTime: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 1) return false;
+  const st = readProcStat(pid);
+  if (!st || st.state === 'Z' || st.state === 'X') return false;
+  return startTime > 0 && st.startTime === startTime && st.pgrp === pid;
 }
 
 /** The pids of every live process whose process group is pgid. */

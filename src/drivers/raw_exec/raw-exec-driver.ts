@@ -23,7 +23,7 @@ import {
   type TaskResourceUsage,
   type TaskStatus,
 } from '../driver.js';
-import { processAlive, processGroupUsage } from '../proc/proc-stat.js';
+import { isLiveGroupLeader, processGroupUsage } from '../proc/proc-stat.js';
 import { SupervisorClient } from '../supervisor/supervisor-client.js';
 import {
   SupervisorError,
@@ -199,7 +199,10 @@ export class RawExecDriver implements Driver {
       this.track(handle, startTime, st.exit, false);
       return;
     }
-    if (handle.pid > 0 && processAlive(handle.pid, startTime)) {
+    // Without a supervisor only the pid and start time vouch for the process: a start time of 0
+    // (never learned) or a process not leading its own group cannot be told from a PID-reused
+    // stranger, and attaching to one would later signal it.
+    if (isLiveGroupLeader(handle.pid, startTime)) {
       // Its supervisor is gone: the process lives on but its exit code is lost to us.
       this.opts.logger?.warn(`raw_exec: task "${handle.taskId}" (pid ${handle.pid}) has no supervisor; reattaching degraded`);
       this.track(handle, startTime, null, true);
@@ -221,7 +224,14 @@ export class RawExecDriver implements Driver {
     if (t.status.state !== TaskRunState.Running) return;
     if (t.degraded) {
       this.killGroup(t, signal || 'SIGTERM');
-      const timer = this.clock.setTimer(timeoutMs, () => this.killGroup(t, 'SIGKILL'));
+      const timer = this.clock.setTimer(timeoutMs, () => {
+        // A throw here would be uncaught and take the agent down.
+        try {
+          this.killGroup(t, 'SIGKILL');
+        } catch (err) {
+          this.opts.logger?.warn(`raw_exec: SIGKILL to degraded task "${taskId}": ${(err as Error).message}`);
+        }
+      });
       await t.exited;
       timer.cancel();
       return;
@@ -378,16 +388,34 @@ export class RawExecDriver implements Driver {
   private pollDegraded(t: RawTask): void {
     t.pollTimer = this.clock.setTimer(this.opts.degradedPollMs ?? 1_000, () => {
       if (t.status.state !== TaskRunState.Running) return;
-      if (processAlive(t.handle.pid, t.startTime)) return this.pollDegraded(t);
-      t.settle({ exitCode: -1, signal: 0, oomKilled: false, err: 'task exited while unsupervised; exit code unknown' });
+      if (isLiveGroupLeader(t.handle.pid, t.startTime)) return this.pollDegraded(t);
+      this.settleUnsupervised(t);
     });
   }
 
+  private settleUnsupervised(t: RawTask): void {
+    t.settle({ exitCode: -1, signal: 0, oomKilled: false, err: 'task exited while unsupervised; exit code unknown' });
+  }
+
+  /**
+   * Signals a degraded task's process group, re-checking right before the kill that the pid
+   * still is our task (same start time, leading its group): between polls it may have exited
+   * and its pid been reused. A task found gone is settled instead of signalled.
+   */
   private killGroup(t: RawTask, signal: string): void {
+    let sig: number;
     try {
-      process.kill(-t.handle.pid, signalNumber(signal || 'SIGTERM'));
+      sig = signalNumber(signal || 'SIGTERM');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw driverErrorFrom(err, `raw_exec: signal to task "${t.handle.taskId}"`);
+      throw driverErrorFrom(err, `raw_exec: signal to task "${t.handle.taskId}"`);
+    }
+    if (t.status.state !== TaskRunState.Running) return;
+    if (!isLiveGroupLeader(t.handle.pid, t.startTime)) return this.settleUnsupervised(t);
+    try {
+      process.kill(-t.handle.pid, sig);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH') return this.settleUnsupervised(t);
+      throw driverErrorFrom(err, `raw_exec: signal to task "${t.handle.taskId}"`);
     }
   }
 

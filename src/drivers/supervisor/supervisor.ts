@@ -237,6 +237,10 @@ export class Supervisor {
       detached: true, // setsid: the task leads its own process group, apart from ours.
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // Read the start time now: the child is not reaped before the event loop turns, so even a
+    // task that exits at once still has its /proc entry here (later it may be gone, leaving 0,
+    // and a start time of 0 cannot tell our process from a PID-reused stranger).
+    const startTime = child.pid ? (readProcStat(child.pid)?.startTime ?? 0) : 0;
     try {
       await new Promise<void>((resolve, reject) => {
         child.once('spawn', resolve);
@@ -251,7 +255,7 @@ export class Supervisor {
       spec,
       child,
       pid,
-      startTime: readProcStat(pid)?.startTime ?? 0,
+      startTime,
       startedAt: Date.now(),
       exit: null,
       killTimer: null,
