@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { RotatingFileWriter, megabytes } from '../logs/rotating-file-writer.js';
-import { readProcStat } from '../proc/proc-stat.js';
+import { processGroupMembers, readProcStat } from '../proc/proc-stat.js';
 import { ProcGroupTable } from '../proc/proc-group-table.js';
 import { ExitStore } from './exit-store.js';
 import { signalNumber, signalNumberOf } from './signals.js';
@@ -50,6 +50,10 @@ interface SupervisedTask {
   stopWaiters: Array<() => void>;
   writers: RotatingFileWriter[];
 }
+
+/** How often, and how many times, a task's leftover process group is re-checked after a SIGKILL. */
+const GROUP_RECHECK_MS = 50;
+const GROUP_RECHECK_TRIES = 20;
 
 /** One supervisor: serves the socket, owns the task processes. */
 export class Supervisor {
@@ -289,6 +293,9 @@ export class Supervisor {
     task.child = null;
     if (task.killTimer) clearTimeout(task.killTimer);
     task.killTimer = null;
+    // The task is over when its main process is: whatever it started in its group goes too,
+    // or every restart of e.g. `sh -c "server & …"` leaks another server.
+    this.killGroupRemnants(task);
     try {
       this.exits.write({ taskId: task.spec.taskId, pid: task.pid, startTime: task.startTime, startedAt: task.startedAt, ...task.exit });
     } catch (err) {
@@ -312,9 +319,39 @@ export class Supervisor {
     }
   }
 
+  /**
+   * SIGKILLs what is left of an exited task's process group, re-checking until it is empty.
+   * Safe with the leader gone: Linux does not reuse a number as a pid while it is some live
+   * process's group id. A member whose pid equals the pgid would be a newcomer that reused the
+   * number once the group had emptied, so its group is not ours and is left alone.
+   */
+  private killGroupRemnants(task: SupervisedTask, attempt = 0): void {
+    const pgid = task.pid;
+    if (!Number.isInteger(pgid) || pgid <= 1) return;
+    try {
+      process.kill(-pgid, 0); // cheap probe: ESRCH means the group is already empty
+    } catch {
+      return;
+    }
+    const members = processGroupMembers(pgid);
+    if (members.length === 0 || members.some((m) => m.pid === pgid)) return;
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      return; // emptied meanwhile
+    }
+    if (attempt === 0) this.opts.log(`task ${task.spec.taskId}: killed ${members.length} leftover process(es) of group ${pgid}`);
+    if (attempt + 1 >= GROUP_RECHECK_TRIES) return;
+    // A member in uninterruptible sleep dies late, and a fork racing the kill adds a member.
+    setTimeout(() => this.killGroupRemnants(task, attempt + 1), GROUP_RECHECK_MS).unref();
+  }
+
   private async stop(taskId: string, timeoutMs: number, signal: string): Promise<SupervisedTaskStatus> {
     const task = this.mustGet(taskId);
-    if (task.exit) return this.status(taskId);
+    if (task.exit) {
+      this.killGroupRemnants(task);
+      return this.status(taskId);
+    }
     const sig = signalNumber(signal || 'SIGTERM');
     const exited = new Promise<void>((resolve) => task.stopWaiters.push(resolve));
     this.signalGroup(task, sig);
@@ -350,6 +387,7 @@ export class Supervisor {
       });
       return;
     }
+    if (task) this.killGroupRemnants(task);
     this.tasks.delete(taskId);
     this.exits.remove(taskId);
   }
