@@ -66,6 +66,8 @@ export class AllocRunner {
   private killing: Promise<void> | null = null;
   private destroyed = false;
   private done: Promise<void> | null = null;
+  /** Building the alloc dir and reattaching restored tasks, once started; kill() waits for it. */
+  private prepared: Promise<void> | null = null;
   /** Decides the deployment health of an allocation placed by a deployment. */
   private health: HealthTracker | null = null;
   private deploymentStatus: AllocDeploymentStatus | null = null;
@@ -162,14 +164,8 @@ export class AllocRunner {
   }
 
   private async runAll(): Promise<void> {
-    await this.allocDir.build();
-    if (this.cfg.restored) {
-      for (const tr of this.runners.values()) await tr.restore();
-      for (const [name, tr] of this.runners) this.states[name] = tr.state();
-      this.coordinator.restore(this.states);
-    } else {
-      this.coordinator.taskStatesUpdated(this.states);
-    }
+    await this.prepare();
+    if (!this.cfg.restored) this.coordinator.taskStatesUpdated(this.states);
     this.releaseWaiters();
     this.report();
     if (this.current.DesiredStatus !== 'run') void this.kill();
@@ -178,6 +174,18 @@ export class AllocRunner {
       this.health?.update(this.states);
     }
     await Promise.all([...this.runners.values()].map((tr) => tr.run()));
+  }
+
+  /** Builds the alloc dir and, for a restored alloc, reattaches its task runners. Once. */
+  private prepare(): Promise<void> {
+    this.prepared ??= (async () => {
+      await this.allocDir.build();
+      if (!this.cfg.restored) return;
+      for (const tr of this.runners.values()) await tr.restore();
+      for (const [name, tr] of this.runners) this.states[name] = tr.state();
+      this.coordinator.restore(this.states);
+    })();
+    return this.prepared;
   }
 
   /** Applies a new version of the allocation from the servers. */
@@ -202,6 +210,11 @@ export class AllocRunner {
 
   private async killTasks(): Promise<void> {
     this.health?.stop();
+    // A restored alloc may be reattaching to live tasks (driver recovery can take seconds);
+    // killing before that finishes would mark them dead and leave the processes running.
+    if (this.prepared || this.cfg.restored) {
+      await this.prepare().catch((err: unknown) => this.cfg.logger.warn({ alloc: this.allocId, err: String(err) }, 'preparing allocation before kill failed'));
+    }
     const anyRunning = Object.values(this.states).some((s) => s.State === 'running');
     const delayMs = nanosToMs(this.groupShutdownDelay());
     if (anyRunning && delayMs > 0 && !this.current.DesiredTransition?.NoShutdownDelay) await this.cfg.clock.sleep(delayMs);

@@ -86,6 +86,8 @@ export class TaskRunner {
   private pendingUpdate: Allocation | null = null;
   /** An exit the previous agent recorded but did not decide on; the run loop replays it. */
   private restoredExitToReplay: RestoredExit | null = null;
+  /** The reattach to a restored task, once started; kill() waits for it. */
+  private restoring: Promise<void> | null = null;
   private updating = false;
 
   constructor(private readonly cfg: TaskRunnerConfig) {
@@ -136,8 +138,14 @@ export class TaskRunner {
    * running (same StartedAt, no new event); on failure the handle is dropped and the task will
    * be started again. A task whose exit was recorded (Terminated) but not yet decided on is
    * not started again: run() hands that exit to the restart tracker. Call before run().
+   * Idempotent: later calls wait for the first.
    */
-  async restore(): Promise<void> {
+  restore(): Promise<void> {
+    this.restoring ??= this.reattach();
+    return this.restoring;
+  }
+
+  private async reattach(): Promise<void> {
     const h = this.cfg.restored?.handle ?? null;
     if (this.taskState.State === 'dead') return;
     const exited = restoredExit(this.taskState);
@@ -176,12 +184,19 @@ export class TaskRunner {
 
   /**
    * Kills the task: emits `reason` (e.g. "Sibling Task Failed") if given, stops the run loop
-   * and the task, and resolves once the runner is done. Idempotent.
+   * and the task, and resolves once the runner is done. Idempotent. On a restored runner it
+   * first finishes (or performs) the reattach, so a task still running from the previous
+   * agent is stopped rather than left without an owner.
    */
   async kill(reason?: TaskEvent): Promise<void> {
     if (reason) this.emitEvent(reason);
     if (!this.killCtl.signal.aborted) this.killCtl.abort();
+    if (this.cfg.restored) {
+      await this.restore().catch((err: unknown) => this.cfg.logger.warn({ task: this.taskName, err: errorMessage(err) }, 'reattach before kill failed'));
+    }
     if (!this.done) {
+      // Reattached but not run yet: the run loop's kill path (handleKill) stops the task.
+      if (this.handle) return this.run();
       // Never ran: it is dead without ever starting.
       if (this.taskState.State !== 'dead') this.setState('dead');
       return;
