@@ -86,7 +86,11 @@ test('client: prestart, sidecar, main, poststart and poststop tasks run in the c
     };
     assert.ok(t('init end') < t('main start'), `prestart ephemeral ends before main starts:\n${text}`);
     assert.ok(t('sidecar start') < t('main start'), `sidecar starts before main:\n${text}`);
-    assert.ok(t('announce start') > t('main start'), `poststart starts after main started:\n${text}`);
+    // Poststart waits for main to be started by the driver, not for main's shell to reach its first
+    // line, so compare the client's StartedAt of both (their own clocks could race under load).
+    const startedAt = (task: string): number => Date.parse(taskState(alloc, task).StartedAt ?? '');
+    assert.ok(startedAt('announce') >= startedAt('main'), `poststart starts after main started: ${JSON.stringify(states)}`);
+    assert.ok(t('announce start') > t('init end'), `poststart starts after the prestart task ended:\n${text}`);
     for (const other of ['init end', 'sidecar end', 'main end', 'announce end']) {
       assert.ok(t('cleanup start') > t(other), `poststop starts after "${other}":\n${text}`);
     }
