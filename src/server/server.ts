@@ -32,6 +32,7 @@ import { writeSnapshot, type SnapshotStats } from './snapshot/snapshot-writer.js
 import { Fsm, jobSpecChanged } from './fsm/fsm.js';
 import type { Command } from './fsm/commands.js';
 import { decodeCommand, encodeCommand } from './fsm/command-codec.js';
+import { checkCommand } from './fsm/command-check.js';
 import { EventBroker } from './events/event-broker.js';
 import type { StreamEvent } from './events/event.js';
 import { EvalBroker } from './broker/eval-broker.js';
@@ -84,8 +85,10 @@ export interface ServerConfig {
 }
 
 interface PendingApply {
-  cmd: Command;
+  /** The command as written to the log (its payload); the FSM applies this, as replay would. */
+  payload: string;
   resolve: (index: number) => void;
+  reject: (err: Error) => void;
 }
 
 type FactoryLookup = (type: string) => SchedulerFactory | undefined;
@@ -205,7 +208,9 @@ export class Server implements ServerApi {
     const snap = await loadLatestSnapshot(log);
     if (snap) store.restore(snap.state);
     for (const entry of await log.read((snap?.index ?? 0) + 1)) {
-      fsm.apply(decodeCommand(entry.payload), entry.index);
+      // A bad entry fails the same way it failed live (and changed nothing then): skip it.
+      const applied = applyEntry(fsm, entry.payload, entry.index);
+      if (applied instanceof Error) config.logger?.error({ err: applied, index: entry.index }, 'server: skipping log entry that failed to apply');
     }
     const factoryFor = config.schedulerFactory ?? (await loadSchedulerLookup());
     const server = new Server(config, log, store, factoryFor, snap?.index ?? 0);
@@ -311,10 +316,17 @@ export class Server implements ServerApi {
    */
   apply(cmd: Command): Promise<number> {
     if (this.closed) return Promise.reject(new ServerError('SERVER_CLOSED', 'server is shutting down', 503));
+    let payload: string;
+    try {
+      checkCommand(cmd);
+      payload = encodeCommand(cmd);
+    } catch (err) {
+      return Promise.reject(new ServerError('COMMAND_INVALID', `invalid ${String(cmd?.Type)} command: ${(err as Error).message}`, 500, { cause: err }));
+    }
     return new Promise<number>((resolve, reject) => {
-      this.log.append([{ type: cmd.Type, payload: encodeCommand(cmd) }]).then(
+      this.log.append([{ type: cmd.Type, payload }]).then(
         ([index]) => {
-          this.pending.set(index!, { cmd, resolve });
+          this.pending.set(index!, { payload, resolve, reject });
           this.applyReady();
         },
         (err: unknown) => reject(new ServerError('LOG_WRITE_FAILED', `log write failed: ${(err as Error).message}`, 500, { cause: err })),
@@ -328,10 +340,21 @@ export class Server implements ServerApi {
       if (!next) break;
       const index = this.appliedIndex + 1;
       this.pending.delete(index);
-      const events = this.fsm.apply(next.cmd, index);
+      // The entry is durable whatever happens: it counts as applied (a failed apply changed
+      // nothing, and replay skips it the same way), so later entries are not held up.
       this.appliedIndex = index;
-      this.events.publish(index, events);
-      this.afterApply(next.cmd, index, events);
+      const applied = applyEntry(this.fsm, next.payload, index);
+      if (applied instanceof Error) {
+        this.config.logger?.error({ err: applied, index }, 'server: log entry failed to apply');
+        next.reject(new ServerError('APPLY_FAILED', `applying log entry ${index} failed: ${applied.message}`, 500, { cause: applied }));
+        continue;
+      }
+      this.events.publish(index, applied.events);
+      try {
+        this.afterApply(applied.cmd, index, applied.events);
+      } catch (err) {
+        this.logError(err, `leader reaction to entry ${index}`);
+      }
       next.resolve(index);
     }
     this.maybeSnapshot();
@@ -729,6 +752,19 @@ export class Server implements ServerApi {
   private logError(err: unknown, what: string): void {
     if (this.closed) return;
     this.config.logger?.error({ err }, `server: ${what} failed`);
+  }
+}
+
+/**
+ * Decodes a log payload and applies it; the error instead when either fails. The FSM applies
+ * all or nothing, so a failed entry leaves the state as it was, live and on replay alike.
+ */
+function applyEntry(fsm: Fsm, payload: string, index: number): { cmd: Command; events: StreamEvent[] } | Error {
+  try {
+    const cmd = decodeCommand(payload);
+    return { cmd, events: fsm.apply(cmd, index) };
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
   }
 }
 

@@ -53,8 +53,15 @@ export function jobSpecChanged(a: Job, b: Job): boolean {
 export class Fsm {
   constructor(readonly state: StateStore) {}
 
-  /** Applies one command at a log index and returns the events it publishes. */
+  /**
+   * Applies one command at a log index and returns the events it publishes. All or nothing: if
+   * it throws, the store is left exactly as before (StateStore.transact).
+   */
   apply(cmd: Command, index: number): StreamEvent[] {
+    return this.state.transact(() => this.applyUnguarded(cmd, index));
+  }
+
+  private applyUnguarded(cmd: Command, index: number): StreamEvent[] {
     const ev: StreamEvent[] = [];
     switch (cmd.Type) {
       case 'JobRegister':

@@ -101,6 +101,19 @@ export class CowTable<K, V> {
     this.live.clear();
   }
 
+  /**
+   * Puts back the values every key had when epoch e began, from e's overlay (undoing a failed
+   * write). Only exact when e is the newest epoch and nothing began after it.
+   */
+  rollbackTo(e: Epoch): void {
+    const m = e.overlays.get(this.name);
+    if (!m) return;
+    for (const [k, v] of m) {
+      if (v === ABSENT) this.live.delete(k as K);
+      else this.live.set(k as K, v as V);
+    }
+  }
+
   /** The value of key as of epoch e. */
   getAt(e: Epoch, key: K): V | undefined {
     for (let cur: Epoch | null = e; cur; cur = cur.newer) {
@@ -196,6 +209,24 @@ export class CowIndex {
 
   clearForRestore(): void {
     this.live.clear();
+  }
+
+  /** Puts back the memberships the index had when epoch e began (see CowTable.rollbackTo). */
+  rollbackTo(e: Epoch): void {
+    const overlay = e.overlays.get(this.name);
+    if (!overlay) return;
+    for (const [key, changes] of overlay) {
+      for (const [id, wasMember] of changes as Map<string, boolean>) {
+        let ids = this.live.get(key as string);
+        if (wasMember) {
+          if (!ids) this.live.set(key as string, (ids = new Set()));
+          ids.add(id);
+        } else if (ids) {
+          ids.delete(id);
+          if (ids.size === 0) this.live.delete(key as string);
+        }
+      }
+    }
   }
 
   private remember(key: string, id: string, wasMember: boolean): void {

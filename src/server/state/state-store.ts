@@ -200,6 +200,33 @@ export class StateStore implements StateReader {
 
   // ---- writes (FSM only) ----
 
+  /**
+   * Runs one FSM apply so that it happens entirely or not at all: if fn throws, every table,
+   * index and table index is put back as it was before fn began, and the error is rethrown.
+   * A fresh epoch makes the tables record each key's old value on its first write, which is
+   * exactly the undo log needed.
+   */
+  transact<T>(fn: () => T): T {
+    const epoch = this.epochs.begin();
+    const tableIdx = new Map(this.tableIdx);
+    const index = this.index;
+    try {
+      return fn();
+    } catch (err) {
+      for (const t of [this.jobsT, this.jobVersionsT, this.summariesT, this.allocsT, this.evalsT, this.nodesT, this.deploymentsT]) {
+        t.rollbackTo(epoch);
+      }
+      for (const i of [this.allocsByNodeI, this.allocsByJobI, this.evalsByJobI, this.deploymentsByJobI]) i.rollbackTo(epoch);
+      this.nodeUsage.rollbackTo(epoch);
+      this.tableIdx.clear();
+      for (const [t, i] of tableIdx) this.tableIdx.set(t, i);
+      this.index = index;
+      this.touchedJobs.clear();
+      this.touchedParents.clear();
+      throw err;
+    }
+  }
+
   /** Marks `tables` changed at index. */
   touch(index: number, ...tables: Table[]): void {
     for (const t of tables) this.tableIdx.set(t, index);

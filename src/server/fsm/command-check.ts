@@ -1,0 +1,74 @@
+/**
+ * A cheap shape check of a command before it is appended to the log: the lists the FSM
+ * iterates are lists of objects with IDs, the objects it reads are objects. It catches the
+ * malformed commands that would make the FSM throw on every replay; the FSM's own rollback
+ * (StateStore.transact) covers whatever slips through.
+ */
+import { CommandType, type Command } from './commands.js';
+
+/** Raised for a command that must not reach the log; `field` names what is wrong. */
+export class CommandInvalidError extends Error {
+  readonly code = 'COMMAND_INVALID';
+  constructor(readonly field: string, message: string) {
+    super(`${field}: ${message}`);
+    this.name = 'CommandInvalidError';
+  }
+}
+
+/** Lists of objects that each need a string ID. */
+const ID_LISTS = ['Evals', 'AllocsUpdated', 'AllocsStopped'] as const;
+/** Lists of strings. */
+const STRING_LISTS = ['EvalIDs', 'AllocIDs', 'NodeIDs', 'HealthyAllocationIDs', 'UnhealthyAllocationIDs'] as const;
+/** Single objects that need a string ID when present (null allowed). */
+const ID_OBJECTS = ['Job', 'Eval', 'Node', 'Deployment'] as const;
+
+/** Throws CommandInvalidError when cmd is not shaped as its Type requires. */
+export function checkCommand(cmd: Command): void {
+  const known: readonly string[] = Object.values(CommandType);
+  if (!isObject(cmd) || !known.includes(cmd.Type)) {
+    throw new CommandInvalidError('Type', `unknown command type "${String((cmd as { Type?: unknown } | null)?.Type)}"`);
+  }
+  const rec = cmd as unknown as Record<string, unknown>;
+  if ('Now' in rec && typeof rec.Now !== 'number') throw new CommandInvalidError('Now', 'must be a number');
+  for (const f of ID_LISTS) {
+    if (!(f in rec)) continue;
+    const list = rec[f];
+    if (!Array.isArray(list)) throw new CommandInvalidError(f, 'must be a list');
+    list.forEach((x, i) => {
+      if (!isObject(x) || typeof x.ID !== 'string') throw new CommandInvalidError(`${f}[${i}].ID`, 'is required');
+    });
+  }
+  for (const f of STRING_LISTS) {
+    if (!(f in rec) || (rec[f] === null && f !== 'EvalIDs' && f !== 'AllocIDs' && f !== 'NodeIDs')) continue;
+    const list = rec[f];
+    if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) throw new CommandInvalidError(f, 'must be a list of IDs');
+  }
+  for (const f of ID_OBJECTS) {
+    if (!(f in rec) || rec[f] === null) continue;
+    const o = rec[f];
+    if (!isObject(o) || typeof o.ID !== 'string') throw new CommandInvalidError(`${f}.ID`, 'is required');
+  }
+  switch (cmd.Type) {
+    case 'JobRegister':
+      if (!Array.isArray(cmd.Job?.TaskGroups)) throw new CommandInvalidError('Job.TaskGroups', 'must be a list');
+      break;
+    case 'AllocClientUpdate':
+      if (!Array.isArray(cmd.Allocs)) throw new CommandInvalidError('Allocs', 'must be a list');
+      cmd.Allocs.forEach((a, i) => {
+        if (!isObject(a) || typeof a.ID !== 'string') throw new CommandInvalidError(`Allocs[${i}].ID`, 'is required');
+      });
+      break;
+    case 'AllocUpdateDesiredTransition':
+      if (!isObject(cmd.Allocs)) throw new CommandInvalidError('Allocs', 'must be an object');
+      break;
+    case 'DeploymentStatusUpdate':
+      if (!isObject(cmd.Update)) throw new CommandInvalidError('Update', 'must be an object');
+      break;
+    default:
+      break;
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
