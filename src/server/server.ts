@@ -244,7 +244,11 @@ export class Server implements ServerApi {
         schedulers: SCHEDULERS,
         schedulerFactoryFor: this.factoryFor,
         submitPlan: (plan) => this.planApplier.submit(plan),
-        upsertEvals: async (evals) => {
+        upsertEvals: async (evals, by) => {
+          // As Nomad's Eval.Update/Create/Reblock: only the worker holding the eval may write.
+          if (this.broker.outstanding(by.evalId) !== by.token) {
+            throw new ServerError('EVAL_TOKEN_MISMATCH', `evaluation ${by.evalId}: token is not outstanding (stale worker)`, 409);
+          }
           await this.apply({ Type: 'EvalUpdate', Evals: evals, Now: this.nowNanos() });
         },
         onError: (err, e) => this.logError(err, e ? `processing eval ${e.ID}` : 'worker'),

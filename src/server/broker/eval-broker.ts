@@ -51,7 +51,8 @@ export interface Dequeued {
 interface Unacked {
   eval: Evaluation;
   token: string;
-  timer: Timer;
+  /** Null while the nack timeout is paused (a plan of the eval is queued). */
+  timer: Timer | null;
 }
 
 interface Waiter {
@@ -123,7 +124,7 @@ export class EvalBroker {
 
   /** Drops every queued, pending, delayed and unacked eval; waiting dequeues get null. */
   flush(): void {
-    for (const u of this.unacked.values()) u.timer.cancel();
+    for (const u of this.unacked.values()) u.timer?.cancel();
     for (const d of this.delayed.values()) d.timer.cancel();
     this.ready.clear();
     this.unacked.clear();
@@ -180,7 +181,7 @@ export class EvalBroker {
   /** Completes an outstanding evaluation; frees its job for the next pending eval. */
   ack(evalId: string, token: string): void {
     const u = this.checkOutstanding(evalId, token);
-    u.timer.cancel();
+    u.timer?.cancel();
     this.unacked.delete(evalId);
     this.deliveries.delete(evalId);
     this.releaseJob(u.eval);
@@ -189,7 +190,7 @@ export class EvalBroker {
   /** Returns an outstanding evaluation for redelivery (after a delay), or to the failed queue. */
   nack(evalId: string, token: string): void {
     const u = this.checkOutstanding(evalId, token);
-    u.timer.cancel();
+    u.timer?.cancel();
     this.unacked.delete(evalId);
     const n = this.deliveries.get(evalId) ?? 0;
     if (n >= this.deliveryLimit) {
@@ -211,8 +212,24 @@ export class EvalBroker {
   /** Restarts the nack timer of an outstanding eval (the worker is still busy with it). */
   outstandingReset(evalId: string, token: string): void {
     const u = this.checkOutstanding(evalId, token);
-    u.timer.cancel();
+    u.timer?.cancel();
     u.timer = this.clock.setTimer(this.nackTimeoutMs, () => this.nackIfStill(evalId, token));
+  }
+
+  /**
+   * Stops the nack timer of an outstanding eval while its plan waits in the plan queue (as
+   * Nomad's PauseNackTimeout): a slow plan applier must not get the eval redelivered under a
+   * worker that is still working on it. resumeNackTimeout restarts it in full.
+   */
+  pauseNackTimeout(evalId: string, token: string): void {
+    const u = this.checkOutstanding(evalId, token);
+    u.timer?.cancel();
+    u.timer = null;
+  }
+
+  /** Restarts a paused (or running) nack timer with the full timeout. */
+  resumeNackTimeout(evalId: string, token: string): void {
+    this.outstandingReset(evalId, token);
   }
 
   /** The token of an outstanding evaluation, if it is outstanding. */

@@ -28,6 +28,12 @@ export class WorkerError extends Error {
   }
 }
 
+/** The eval a worker is processing and the broker token that proves it still owns it. */
+export interface EvalLease {
+  evalId: string;
+  token: string;
+}
+
 /** What a worker needs from the server. */
 export interface WorkerDeps {
   broker: EvalBroker;
@@ -37,8 +43,11 @@ export interface WorkerDeps {
   schedulers: string[];
   schedulerFactoryFor: (type: string) => SchedulerFactory | undefined;
   submitPlan: (plan: Plan) => Promise<PlanResult>;
-  /** Persists evaluations (EvalUpdate command); resolves once applied. */
-  upsertEvals: (evals: Evaluation[]) => Promise<void>;
+  /**
+   * Persists evaluations (EvalUpdate command) on behalf of the outstanding eval `by`; resolves
+   * once applied, rejects when `by` is no longer outstanding with that token (a stale worker).
+   */
+  upsertEvals: (evals: Evaluation[], by: EvalLease) => Promise<void>;
   onError?: (err: unknown, evaluation: Evaluation | null) => void;
 }
 
@@ -111,7 +120,7 @@ export class Worker {
     const factory = this.deps.schedulerFactoryFor(evaluation.Type);
     if (!factory) throw new WorkerError('NO_SCHEDULER', `no scheduler for evaluation type "${evaluation.Type}"`);
     const snap = state.snapshot();
-    const planner = new WorkerPlanner(this, token, snap.index());
+    const planner = new WorkerPlanner(this, { evalId: evaluation.ID, token }, snap.index());
     const sched = factory(snap, planner, { now: this.deps.clock.now(), random: this.deps.random });
     await sched.process(evaluation);
   }
@@ -152,29 +161,43 @@ export class Worker {
 class WorkerPlanner implements Planner {
   constructor(
     private readonly worker: Worker,
-    private readonly token: string,
+    private readonly lease: EvalLease,
     private readonly snapshotIndex: number,
   ) {}
 
   async submitPlan(plan: Plan): Promise<{ result: PlanResult; newState: SchedulerState | null }> {
     const deps = this.worker.depsForPlanner;
-    plan.EvalToken = this.token;
+    const { evalId, token } = this.lease;
+    plan.EvalToken = token;
     plan.SnapshotIndex = this.snapshotIndex;
-    const result = await deps.submitPlan(plan);
+    // The eval must not time out while its plan waits behind others (Nomad pauses the nack timer).
+    deps.broker.pauseNackTimeout(evalId, token);
+    let result: PlanResult;
+    try {
+      result = await deps.submitPlan(plan);
+    } finally {
+      resumeQuietly(deps, this.lease);
+    }
     if (result.RefreshIndex <= 0) return { result, newState: null };
     await this.worker.waitForIndex(result.RefreshIndex);
     return { result, newState: deps.state.snapshot() };
   }
 
   async updateEval(e: Evaluation): Promise<void> {
-    await this.worker.depsForPlanner.upsertEvals([{ ...e, SnapshotIndex: this.snapshotIndex }]);
+    await this.worker.depsForPlanner.upsertEvals([{ ...e, SnapshotIndex: this.snapshotIndex }], this.lease);
   }
 
   async createEval(e: Evaluation): Promise<void> {
-    await this.worker.depsForPlanner.upsertEvals([{ ...e, SnapshotIndex: this.snapshotIndex }]);
+    await this.worker.depsForPlanner.upsertEvals([{ ...e, SnapshotIndex: this.snapshotIndex }], this.lease);
   }
 
   async reblockEval(e: Evaluation): Promise<void> {
-    await this.worker.depsForPlanner.upsertEvals([{ ...e, Status: 'blocked', SnapshotIndex: this.snapshotIndex }]);
+    await this.worker.depsForPlanner.upsertEvals([{ ...e, Status: 'blocked', SnapshotIndex: this.snapshotIndex }], this.lease);
   }
+}
+
+/** Restarts the nack timer; the eval may have been lost meanwhile (flush), which is not this plan's error. */
+function resumeQuietly(deps: WorkerDeps, lease: EvalLease): void {
+  if (deps.broker.outstanding(lease.evalId) !== lease.token) return;
+  deps.broker.resumeNackTimeout(lease.evalId, lease.token);
 }
