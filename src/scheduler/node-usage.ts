@@ -6,6 +6,10 @@
 import type { Allocation, Node } from '../structs/index.js';
 import type { NodeAllocatedUsage, SchedulerState } from './interfaces.js';
 import { heldResources } from './group-ask.js';
+import { nodeCapacity, nodeReservedPorts, parsePortSpec } from './alloc-resources.js';
+
+// Shared with the server's accounting; re-exported for the scheduler's existing imports.
+export { nodeCapacity, nodeReservedPorts, parsePortSpec };
 
 /** Resources in use on one node as this evaluation sees it. */
 export interface NodeUsage {
@@ -34,7 +38,6 @@ interface BaseUsage extends NodeAllocatedUsage {
 // The state store may hand out the same array for an unchanged node across evaluations; then
 // its sum is reused. Keyed weakly, so nothing is kept alive.
 const baseCache = new WeakMap<readonly Allocation[], BaseUsage>();
-const reservedPortCache = new WeakMap<Node, ReadonlySet<number>>();
 
 function isLive(a: Allocation): boolean {
   return a.DesiredStatus === 'run' && a.ClientStatus !== 'complete' && a.ClientStatus !== 'failed' && a.ClientStatus !== 'lost';
@@ -72,49 +75,6 @@ function hasPorts(a: Allocation): boolean {
   if ((ar.Shared.Ports?.length ?? 0) > 0 || (ar.Shared.Networks?.length ?? 0) > 0) return true;
   for (const k in ar.Tasks) if ((ar.Tasks[k]!.Networks?.length ?? 0) > 0) return true;
   return false;
-}
-
-/** Parses "22,80,8000-8100" into a set of ports; malformed parts are ignored. */
-export function parsePortSpec(spec: string): Set<number> {
-  const out = new Set<number>();
-  for (const part of spec.split(',')) {
-    const s = part.trim();
-    if (s === '') continue;
-    const m = /^(\d+)(?:-(\d+))?$/.exec(s);
-    if (!m) continue;
-    const lo = Number(m[1]);
-    const hi = m[2] !== undefined ? Number(m[2]) : lo;
-    for (let p = lo; p <= hi && p <= 65535; p++) out.add(p);
-  }
-  return out;
-}
-
-/** Ports a node keeps for itself. */
-export function nodeReservedPorts(node: Node): ReadonlySet<number> {
-  let s = reservedPortCache.get(node);
-  if (!s) {
-    s = parsePortSpec(node.ReservedResources?.Networks?.ReservedHostPorts ?? '');
-    reservedPortCache.set(node, s);
-  }
-  return s;
-}
-
-const capacityCache = new WeakMap<Node, { cpu: number; memory: number; disk: number }>();
-
-/** Schedulable capacity of a node: its resources minus what it reserves for itself. */
-export function nodeCapacity(node: Node): { readonly cpu: number; readonly memory: number; readonly disk: number } {
-  let c = capacityCache.get(node);
-  if (!c) {
-    const r = node.NodeResources;
-    const res = node.ReservedResources;
-    c = {
-      cpu: r.Cpu.CpuShares - (res?.Cpu.CpuShares ?? 0),
-      memory: r.Memory.MemoryMB - (res?.Memory.MemoryMB ?? 0),
-      disk: r.Disk.DiskMB - (res?.Disk.DiskMB ?? 0),
-    };
-    capacityCache.set(node, c);
-  }
-  return c;
 }
 
 /** True when a port is in use on the node as this evaluation sees it. */

@@ -8,7 +8,8 @@
 import type { Allocation, Plan, PlanResult } from '../../structs/index.js';
 import type { ApplyPlanResultsCommand, AllocStopUpdate, Command } from '../fsm/commands.js';
 import type { StateStore } from '../state/state-store.js';
-import { allocResources, nodeCapacity, type NodeUsageEntry } from '../state/node-usage.js';
+import type { NodeUsageEntry } from '../state/node-usage.js';
+import { allocResources, nodeCapacity, nodeReservedPorts } from '../../scheduler/alloc-resources.js';
 import { isAllocTerminal } from '../state/job-status.js';
 
 /** Plan applier errors; `code` says which. */
@@ -187,6 +188,7 @@ export class PlanApplier {
       if (node.DrainStrategy) return 'node is draining';
     }
     const cap = nodeCapacity(node);
+    const reservedPorts = nodeReservedPorts(node);
     const usage = view.usage(nodeId);
     const totals = { ...usage.totals };
     const freedPorts = new Map<number, number>();
@@ -217,15 +219,15 @@ export class PlanApplier {
       totals.memoryMB += r.totals.memoryMB;
       totals.diskMB += r.totals.diskMB;
       for (const p of r.ports) {
-        if (newPorts.has(p) || cap.reservedPorts.has(p)) return `port ${p} already in use`;
+        if (newPorts.has(p) || reservedPorts.has(p)) return `port ${p} already in use`;
         const held = (usage.ports.get(p) ?? 0) - (freedPorts.get(p) ?? 0);
         if (held > 0) return `port ${p} already in use`;
         newPorts.add(p);
       }
     }
-    if (totals.cpu > cap.totals.cpu) return 'cpu exhausted';
-    if (totals.memoryMB > cap.totals.memoryMB) return 'memory exhausted';
-    if (totals.diskMB > cap.totals.diskMB) return 'disk exhausted';
+    if (totals.cpu > cap.cpu) return 'cpu exhausted';
+    if (totals.memoryMB > cap.memory) return 'memory exhausted';
+    if (totals.diskMB > cap.disk) return 'disk exhausted';
     return null;
   }
 }

@@ -3,64 +3,12 @@
  * MiB, ports), kept incrementally by the state store so the plan applier checks a node's fit
  * in time proportional to the plan, not to the node's allocations.
  */
-import type { Allocation, Node } from '../../structs/index.js';
+import type { Allocation } from '../../structs/index.js';
 import type { NodeAllocatedUsage } from '../../scheduler/interfaces.js';
 import { CowTable, type Epoch, type EpochClock } from './cow-table.js';
+import { allocResources, type ResourceTotals } from '../../scheduler/alloc-resources.js';
 
-/** What allocations use (or a node offers). */
-export interface ResourceTotals {
-  cpu: number;
-  memoryMB: number;
-  diskMB: number;
-}
-
-/** The resources and ports one allocation holds. */
-export function allocResources(a: Allocation): { totals: ResourceTotals; ports: number[] } {
-  const r = a.AllocatedResources;
-  const totals: ResourceTotals = { cpu: 0, memoryMB: 0, diskMB: 0 };
-  const ports: number[] = [];
-  if (!r) return { totals, ports };
-  for (const t of Object.values(r.Tasks)) {
-    totals.cpu += t.Cpu?.CpuShares ?? 0;
-    totals.memoryMB += t.Memory?.MemoryMB ?? 0;
-    for (const n of t.Networks ?? []) collectPorts(n, ports);
-  }
-  totals.diskMB += r.Shared?.DiskMB ?? 0;
-  for (const n of r.Shared?.Networks ?? []) collectPorts(n, ports);
-  for (const p of r.Shared?.Ports ?? []) if (p.Value > 0 && !ports.includes(p.Value)) ports.push(p.Value);
-  return { totals, ports };
-}
-
-function collectPorts(n: { ReservedPorts: { Value: number }[] | null; DynamicPorts: { Value: number }[] | null }, out: number[]): void {
-  for (const p of n.ReservedPorts ?? []) if (p.Value > 0 && !out.includes(p.Value)) out.push(p.Value);
-  for (const p of n.DynamicPorts ?? []) if (p.Value > 0 && !out.includes(p.Value)) out.push(p.Value);
-}
-
-/** What a node can give to allocations: its resources minus what it reserves for itself. */
-export function nodeCapacity(n: Node): { totals: ResourceTotals; reservedPorts: Set<number> } {
-  const res = n.ReservedResources;
-  const totals: ResourceTotals = {
-    cpu: (n.NodeResources?.Cpu?.CpuShares ?? 0) - (res?.Cpu?.CpuShares ?? 0),
-    memoryMB: (n.NodeResources?.Memory?.MemoryMB ?? 0) - (res?.Memory?.MemoryMB ?? 0),
-    diskMB: (n.NodeResources?.Disk?.DiskMB ?? 0) - (res?.Disk?.DiskMB ?? 0),
-  };
-  return { totals, reservedPorts: parsePortSpec(res?.Networks?.ReservedHostPorts ?? '') };
-}
-
-/** Parses "22,80,8000-8010" into a set of ports; bad parts are ignored. */
-export function parsePortSpec(spec: string): Set<number> {
-  const out = new Set<number>();
-  for (const part of spec.split(',')) {
-    const p = part.trim();
-    if (!p) continue;
-    const m = /^(\d+)(?:-(\d+))?$/.exec(p);
-    if (!m) continue;
-    const lo = Number(m[1]);
-    const hi = m[2] ? Number(m[2]) : lo;
-    for (let i = lo; i <= hi && i - lo < 65536; i++) out.add(i);
-  }
-  return out;
-}
+export type { ResourceTotals };
 
 /** Per node usage: totals and a port → holders count. */
 export interface NodeUsageEntry {
@@ -140,17 +88,6 @@ export class NodeUsage {
 
   private apply(a: Allocation, sign: 1 | -1): void {
     const e = this.writable(a.NodeID).usage;
-    const r = a.AllocatedResources;
-    if (r && !hasNetworks(r)) {
-      // Common case without ports: sum in place, allocating nothing.
-      for (const k in r.Tasks) {
-        const t = r.Tasks[k]!;
-        e.totals.cpu += sign * (t.Cpu?.CpuShares ?? 0);
-        e.totals.memoryMB += sign * (t.Memory?.MemoryMB ?? 0);
-      }
-      e.totals.diskMB += sign * (r.Shared?.DiskMB ?? 0);
-      return;
-    }
     const { totals, ports } = allocResources(a);
     e.totals.cpu += sign * totals.cpu;
     e.totals.memoryMB += sign * totals.memoryMB;
@@ -161,10 +98,4 @@ export class NodeUsage {
       else e.ports.set(p, n);
     }
   }
-}
-
-function hasNetworks(r: NonNullable<Allocation['AllocatedResources']>): boolean {
-  if ((r.Shared?.Ports?.length ?? 0) > 0 || (r.Shared?.Networks?.length ?? 0) > 0) return true;
-  for (const k in r.Tasks) if ((r.Tasks[k]!.Networks?.length ?? 0) > 0) return true;
-  return false;
 }
