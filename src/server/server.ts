@@ -737,7 +737,7 @@ export class Server implements ServerApi {
     const failed: Evaluation = {
       ...e,
       Status: 'failed',
-      StatusDescription: 'evaluation reached delivery limit (3)',
+      StatusDescription: `evaluation reached delivery limit (${this.broker.limit})`,
       NextEval: followUp.ID,
     };
     await this.apply({ Type: 'EvalUpdate', Evals: [failed, followUp], Now: now });

@@ -34,7 +34,7 @@ export interface EvalBrokerConfig {
   deliveryLimit?: number;
   /** Delay before a nacked eval is ready again, first nack. Default 1 s. */
   initialNackDelayMs?: number;
-  /** Delay for later nacks. Default 20 s. */
+  /** Delay unit for later nacks: the n-th delivery's nack waits (n-1) × this. Default 20 s. */
   subsequentNackDelayMs?: number;
   /** Called with an eval that reached the delivery limit. */
   onFailed?: (e: Evaluation) => void;
@@ -106,6 +106,11 @@ export class EvalBroker {
   setEnabled(enabled: boolean): void {
     this.enabled = enabled;
     if (!enabled) this.flush();
+  }
+
+  /** Deliveries after which an eval goes to the failed queue. */
+  get limit(): number {
+    return this.deliveryLimit;
   }
 
   isEnabled(): boolean {
@@ -200,7 +205,8 @@ export class EvalBroker {
       this.config.onFailed?.(u.eval);
       return;
     }
-    const delay = n <= 1 ? this.initialNackDelayMs : this.subsequentNackDelayMs;
+    // As Nomad: the first nack waits the initial delay, later ones (deliveries-1) × the subsequent one.
+    const delay = n <= 1 ? this.initialNackDelayMs : (n - 1) * this.subsequentNackDelayMs;
     // The job keeps its slot while the eval waits to be redelivered.
     const timer = this.clock.setTimer(delay, () => {
       this.delayed.delete(evalId);

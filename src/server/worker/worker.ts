@@ -97,6 +97,8 @@ export class Worker {
         continue;
       }
       if (!d) continue;
+      // As Nomad: a successful dequeue ends a run of broker errors, whatever the eval's fate.
+      this.failures = 0;
       if (this.stopped) {
         this.sendAck(d.eval.ID, d.token, false);
         break;
@@ -105,7 +107,6 @@ export class Worker {
         await this.process(d.eval, d.token);
         this.sendAck(d.eval.ID, d.token, true);
         this.processed++;
-        this.failures = 0;
       } catch (err) {
         this.deps.onError?.(err, d.eval);
         this.sendAck(d.eval.ID, d.token, false);
