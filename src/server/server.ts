@@ -203,7 +203,7 @@ export class Server implements ServerApi {
   /** Opens the server in config.dataDir: restores state and starts the leader's duties. */
   static async open(config: ServerConfig): Promise<Server> {
     const log = config.logBackend ?? SqliteLogBackend.open(join(config.dataDir, 'server'));
-    const store = new StateStore();
+    const store = new StateStore(config.clock);
     const fsm = new Fsm(store);
     const snap = await loadLatestSnapshot(log);
     if (snap) store.restore(snap.state);

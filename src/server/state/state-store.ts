@@ -11,6 +11,7 @@ import { computeJobStatus, isAllocTerminal, summaryForJob, summaryWithAlloc } fr
 import { childrenSummary, sameChildren } from '../dispatch/children-summary.js';
 import { NodeUsage } from './node-usage.js';
 import { StateSnapshot } from './state-snapshot.js';
+import { systemClock, type Clock } from '../../time/clock.js';
 
 /** How many versions of a job are kept, as Nomad does. */
 export const JOB_VERSIONS_KEPT = 6;
@@ -54,6 +55,9 @@ export class StateStore implements StateReader {
   readonly allocsByJobI = new CowIndex('idx_allocs_job', this.epochs);
   readonly evalsByJobI = new CowIndex('idx_evals_job', this.epochs);
   readonly deploymentsByJobI = new CowIndex('idx_deploy_job', this.epochs);
+
+  /** @param clock times the waits of blocking queries (the server's clock; fake in tests). */
+  constructor(private readonly clock: Clock = systemClock) {}
 
   /** Resources held on each node by non-terminal allocations (latest state only). */
   readonly nodeUsage = new NodeUsage(this.epochs);
@@ -166,14 +170,14 @@ export class StateStore implements StateReader {
     if (cur > afterIndex || signal?.aborted || timeoutMs <= 0) return Promise.resolve(cur);
     return new Promise((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        timer.cancel();
         signal?.removeEventListener('abort', done);
         this.waiters = this.waiters.filter((w) => w !== waiter);
         resolve(this.maxTableIndex(tables));
       };
       const waiter: Waiter = { tables, after: afterIndex, resolve: done };
       this.waiters.push(waiter);
-      const timer = setTimeout(done, timeoutMs);
+      const timer = this.clock.setTimer(timeoutMs, done);
       signal?.addEventListener('abort', done, { once: true });
     });
   }
@@ -183,9 +187,9 @@ export class StateStore implements StateReader {
     if (this.index >= index) return Promise.resolve(this.index);
     const all = Object.values(Table);
     const loop = async (): Promise<number> => {
-      const deadline = Date.now() + timeoutMs;
-      while (this.index < index && Date.now() < deadline) {
-        await this.waitForChange(all, this.index, deadline - Date.now());
+      const deadline = this.clock.now() + timeoutMs;
+      while (this.index < index && this.clock.now() < deadline) {
+        await this.waitForChange(all, this.index, deadline - this.clock.now());
       }
       return this.index;
     };
