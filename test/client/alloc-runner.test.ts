@@ -70,10 +70,13 @@ test('alloc runner: a failed task kills its siblings with "Sibling Task Failed"'
   assert.ok(good.Events.some((e) => e.Type === 'Killed'));
 });
 
-test('alloc status follows Nomad: failed > pending > running > complete; pending poststop ignored', () => {
-  const none = new Set<string>();
-  assert.equal(allocClientStatus({ a: { State: 'running', Failed: false }, b: { State: 'pending', Failed: false } }, none).status, 'pending');
-  assert.equal(allocClientStatus({ a: { State: 'running', Failed: false }, p: { State: 'pending', Failed: false } }, new Set(['p'])).status, 'running');
-  assert.equal(allocClientStatus({ a: { State: 'dead', Failed: false }, b: { State: 'dead', Failed: true } }, none).status, 'failed');
-  assert.equal(allocClientStatus({ a: { State: 'dead', Failed: false } }, none).status, 'complete');
+test('alloc status follows Nomad: failed > running > pending > complete', () => {
+  const rows: { name: string; states: Record<string, { State: 'pending' | 'running' | 'dead'; Failed: boolean }>; want: string }[] = [
+    { name: 'a running task wins over a pending one', states: { a: { State: 'running', Failed: false }, b: { State: 'pending', Failed: false } }, want: 'running' },
+    { name: 'nothing started', states: { a: { State: 'pending', Failed: false } }, want: 'pending' },
+    { name: 'a poststop task not yet run keeps a finished alloc pending', states: { a: { State: 'dead', Failed: false }, p: { State: 'pending', Failed: false } }, want: 'pending' },
+    { name: 'any failed task fails the alloc', states: { a: { State: 'dead', Failed: false }, b: { State: 'dead', Failed: true } }, want: 'failed' },
+    { name: 'all dead, none failed', states: { a: { State: 'dead', Failed: false } }, want: 'complete' },
+  ];
+  for (const r of rows) assert.equal(allocClientStatus(r.states).status, r.want, r.name);
 });

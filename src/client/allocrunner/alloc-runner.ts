@@ -138,7 +138,7 @@ export class AllocRunner {
 
   /** The allocation's client-side view, as it would be sent to the servers. */
   clientUpdate(): AllocClientUpdate {
-    const st = allocClientStatus(this.states, this.poststop);
+    const st = allocClientStatus(this.states);
     return {
       ID: this.allocId,
       NodeID: this.current.NodeID,

@@ -1,8 +1,8 @@
 /**
- * The client status of an allocation derived from its task states, as Nomad derives it:
- * failed if any task failed; else pending while any task is pending; else running while any
- * runs; else complete. Poststop tasks that have not started yet do not hold the allocation
- * in pending: they only run once everything else is dead.
+ * The client status of an allocation derived from its task states, as Nomad's alloc runner
+ * derives it: failed if any task failed; else running while any task runs; else pending while
+ * any task has not started; else complete. A poststop task that has not run yet therefore keeps
+ * an allocation whose other tasks are all dead pending, never briefly "complete" before it runs.
  */
 import type { AllocClientStatus, TaskState } from '../../structs/alloc.js';
 
@@ -12,16 +12,16 @@ export interface AllocStatus {
   description: string;
 }
 
-/** Derives the allocation's client status; `poststop` names the poststop tasks. */
-export function allocClientStatus(states: Record<string, Pick<TaskState, 'State' | 'Failed'>>, poststop: ReadonlySet<string>): AllocStatus {
+/** Derives the allocation's client status from its task states. */
+export function allocClientStatus(states: Record<string, Pick<TaskState, 'State' | 'Failed'>>): AllocStatus {
   let pending = false;
   let running = false;
   let dead = false;
   let failed = false;
-  for (const [name, s] of Object.entries(states)) {
+  for (const s of Object.values(states)) {
     switch (s.State) {
       case 'pending':
-        if (!poststop.has(name)) pending = true;
+        pending = true;
         break;
       case 'running':
         running = true;
@@ -37,8 +37,8 @@ export function allocClientStatus(states: Record<string, Pick<TaskState, 'State'
     }
   }
   if (failed) return { status: 'failed', description: 'Failed tasks' };
-  if (pending) return { status: 'pending', description: 'No tasks have started' };
   if (running) return { status: 'running', description: 'Tasks are running' };
+  if (pending) return { status: 'pending', description: 'No tasks have started' };
   if (dead) return { status: 'complete', description: 'All tasks have completed' };
   return { status: 'pending', description: 'No tasks have started' };
 }
