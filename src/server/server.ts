@@ -393,16 +393,22 @@ export class Server implements ServerApi {
         break;
       case 'AllocClientUpdate':
         if (cmd.Allocs.some((a) => isTerminalClientStatus(a.ClientStatus))) this.blocked.unblock(index);
-        if (cmd.Allocs.some((a) => a.DeploymentStatus)) this.deploymentWatcher.poke();
+        if (cmd.Allocs.some((a) => a.DeploymentStatus)) {
+          this.deploymentWatcher.poke(cmd.Allocs.map((a) => this.store.allocById(a.ID)?.DeploymentID ?? ''));
+        }
         break;
       case 'ApplyPlanResults':
         if (cmd.AllocsStopped.length > 0) this.blocked.unblock(index);
-        if (cmd.Deployment || cmd.DeploymentUpdates.length > 0) this.deploymentWatcher.poke();
+        if (cmd.Deployment || cmd.DeploymentUpdates.length > 0) {
+          this.deploymentWatcher.poke([cmd.Deployment?.ID ?? '', ...cmd.DeploymentUpdates.map((u) => u.DeploymentID)]);
+        }
         break;
       case 'DeploymentStatusUpdate':
+        this.deploymentWatcher.poke([cmd.Update.DeploymentID]);
+        break;
       case 'DeploymentPromote':
       case 'DeploymentAllocHealth':
-        this.deploymentWatcher.poke();
+        this.deploymentWatcher.poke([cmd.DeploymentID]);
         break;
       case 'JobDeregister':
         this.blocked.untrackJob(cmd.Namespace, cmd.JobID);

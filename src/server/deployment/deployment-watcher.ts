@@ -66,14 +66,20 @@ export class DeploymentWatcher {
   /** HealthyAllocs summed over groups when each deployment was last looked at. */
   private readonly seenHealthy = new Map<string, number>();
   private timer: Timer | null = null;
+  /** When the armed timer fires (ms since the epoch). */
+  private timerAt = Number.POSITIVE_INFINITY;
   private running = false;
   private again = false;
   private stopped = true;
+  /** Deployments changed since the last pass; a full pass looks at every running one. */
+  private readonly dirty = new Set<string>();
+  private full = true;
 
   constructor(private readonly deps: DeploymentWatcherDeps) {}
 
   start(): void {
     this.stopped = false;
+    this.full = true;
     this.poke();
   }
 
@@ -83,35 +89,60 @@ export class DeploymentWatcher {
     this.timer = null;
   }
 
-  /** Looks at the deployments again soon (after a change to deployments or allocations). */
-  poke(): void {
+  /**
+   * Looks again soon at the given deployments (after a change to them or their allocations), or
+   * at every running deployment when none are named. Only named deployments are re-read, so a
+   * cluster with many running deployments does not pay for all of them on every write.
+   */
+  poke(deploymentIds?: Iterable<string>): void {
+    if (deploymentIds === undefined) this.full = true;
+    else for (const id of deploymentIds) if (id) this.dirty.add(id);
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
     }
-    void this.pass().catch((err: unknown) => this.deps.onError(err));
+    void this.run().catch((err: unknown) => this.deps.onError(err));
   }
 
   /** One look at every running deployment; resolves when its writes are committed. */
   async pass(): Promise<void> {
+    this.full = true;
+    await this.run();
+  }
+
+  /** Looks at what poke() named (or everything after a full request) until nothing is left. */
+  private async run(): Promise<void> {
     if (this.running) {
       this.again = true;
       return;
     }
     this.running = true;
     try {
+      let fullPass = false;
+      const seen: Deployment[] = [];
       do {
         this.again = false;
-        for (const d of this.deps.state.deployments()) {
+        const full = this.full;
+        const ids = [...this.dirty];
+        this.full = false;
+        this.dirty.clear();
+        fullPass ||= full;
+        const batch = full ? this.deps.state.deployments() : ids.map((id) => this.deps.state.deploymentById(id));
+        for (const d of batch) {
+          if (!d) continue;
+          seen.push(d);
           if (d.Status === 'running') await this.watch(d);
           else this.seenHealthy.delete(d.ID);
         }
-      } while (this.again && !this.stopped);
+      } while ((this.again || this.full || this.dirty.size > 0) && !this.stopped);
+      // A full pass re-arms the deadline timer from every deployment; a partial pass only pulls
+      // it earlier for the deployments it looked at (a stale timer just causes one more pass).
+      if (fullPass) this.armDeadlineTimer(this.deps.state.deployments(), true);
+      else this.armDeadlineTimer(seen.map((d) => this.deps.state.deploymentById(d.ID) ?? d), false);
     } finally {
       this.running = false;
     }
-    this.armDeadlineTimer();
   }
 
   private async watch(stale: Deployment): Promise<void> {
@@ -169,21 +200,29 @@ export class DeploymentWatcher {
     if (revertTo && job.Version === d.JobVersion) await this.deps.revert(revertTo);
   }
 
-  /** Wakes up at the nearest progress deadline of a running deployment. */
-  private armDeadlineTimer(): void {
-    this.timer?.cancel();
-    this.timer = null;
+  /**
+   * Wakes up at the nearest progress deadline of the given running deployments: replacing the
+   * armed timer (`replace`, from every deployment) or only when earlier than it.
+   */
+  private armDeadlineTimer(deployments: Iterable<Deployment>, replace: boolean): void {
     if (this.stopped) return;
     let next = Number.POSITIVE_INFINITY;
-    for (const d of this.deps.state.deployments()) {
+    for (const d of deployments) {
       if (d.Status !== 'running') continue;
       for (const s of Object.values(d.TaskGroups)) {
         if (groupComplete(s) || !s.RequireProgressBy) continue;
         next = Math.min(next, Date.parse(s.RequireProgressBy));
       }
     }
+    if (!replace && this.timer !== null && next >= this.timerAt) return;
+    this.timer?.cancel();
+    this.timer = null;
     if (!Number.isFinite(next)) return;
     // Just past the deadline: the check is "now > RequireProgressBy".
-    this.timer = this.deps.clock.setTimer(next - this.deps.clock.now() + 1, () => this.poke());
+    this.timerAt = next;
+    this.timer = this.deps.clock.setTimer(next - this.deps.clock.now() + 1, () => {
+      this.timer = null;
+      this.poke();
+    });
   }
 }

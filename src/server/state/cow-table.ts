@@ -46,6 +46,28 @@ export class EpochClock {
     return this.newest?.deref();
   }
 
+  private txn: Epoch | null = null;
+
+  /**
+   * Starts an undo journal for one apply (StateStore.transact). It records old values like a
+   * snapshot epoch but is not linked into the snapshot chain: snapshots taken before it never
+   * walk through it, so per-apply journals cost readers nothing.
+   */
+  beginTxn(): Epoch {
+    this.txn = new Epoch(++this.seq);
+    return this.txn;
+  }
+
+  /** Ends the undo journal begun by beginTxn. */
+  endTxn(): void {
+    this.txn = null;
+  }
+
+  /** The undo journal of the apply in progress, if any. */
+  journal(): Epoch | null {
+    return this.txn;
+  }
+
   /** The sequence number of the newest epoch ever begun. */
   current(): number {
     return this.seq;
@@ -143,9 +165,14 @@ export class CowTable<K, V> {
 
   private remember(key: K): void {
     const e = this.clock.live();
-    if (!e) return;
-    const m = e.overlay(this.name);
-    if (!m.has(key)) m.set(key, this.live.has(key) ? this.live.get(key) : ABSENT);
+    const j = this.clock.journal();
+    if (!e && !j) return;
+    const old = this.live.has(key) ? this.live.get(key) : ABSENT;
+    for (const target of [e, j]) {
+      if (!target) continue;
+      const m = target.overlay(this.name);
+      if (!m.has(key)) m.set(key, old);
+    }
   }
 }
 
@@ -230,11 +257,12 @@ export class CowIndex {
   }
 
   private remember(key: string, id: string, wasMember: boolean): void {
-    const e = this.clock.live();
-    if (!e) return;
-    const overlay = e.overlay(this.name);
-    let changes = overlay.get(key) as Map<string, boolean> | undefined;
-    if (!changes) overlay.set(key, (changes = new Map()));
-    if (!changes.has(id)) changes.set(id, wasMember);
+    for (const target of [this.clock.live(), this.clock.journal()]) {
+      if (!target) continue;
+      const overlay = target.overlay(this.name);
+      let changes = overlay.get(key) as Map<string, boolean> | undefined;
+      if (!changes) overlay.set(key, (changes = new Map()));
+      if (!changes.has(id)) changes.set(id, wasMember);
+    }
   }
 }

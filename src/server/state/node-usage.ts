@@ -73,7 +73,9 @@ export class NodeUsage {
   private writable(nodeId: string): StoredUsage {
     const cur = this.table.get(nodeId);
     const seq = this.clock.current();
-    if (cur && (cur.epoch === seq || !this.clock.live())) {
+    // Mutate in place only when nothing can still see the current object: no snapshot and no
+    // undo journal began since it was copied.
+    if (cur && (cur.epoch === seq || (!this.clock.live() && !this.clock.journal()))) {
       cur.epoch = seq;
       cur.view = null;
       return cur;

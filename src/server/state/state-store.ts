@@ -207,11 +207,11 @@ export class StateStore implements StateReader {
   /**
    * Runs one FSM apply so that it happens entirely or not at all: if fn throws, every table,
    * index and table index is put back as it was before fn began, and the error is rethrown.
-   * A fresh epoch makes the tables record each key's old value on its first write, which is
-   * exactly the undo log needed.
+   * An undo journal (EpochClock.beginTxn) makes the tables record each key's old value on its
+   * first write; it stays out of the snapshot chain so readers of older snapshots never walk it.
    */
   transact<T>(fn: () => T): T {
-    const epoch = this.epochs.begin();
+    const epoch = this.epochs.beginTxn();
     const tableIdx = new Map(this.tableIdx);
     const index = this.index;
     try {
@@ -228,6 +228,8 @@ export class StateStore implements StateReader {
       this.touchedJobs.clear();
       this.touchedParents.clear();
       throw err;
+    } finally {
+      this.epochs.endTxn();
     }
   }
 
