@@ -8,7 +8,6 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type pino from 'pino';
 import type { Evaluation, Job, Node, NodeEligibility, NodeStatus } from '../structs/index.js';
-import { isTerminalClientStatus } from '../structs/index.js';
 import type { SchedulerFactory } from '../scheduler/interfaces.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import {
@@ -50,6 +49,7 @@ import { DrainRequestError, drainCompleteCommand, drainUpdateCommand, parseDrain
 import type { Timer } from '../time/clock.js';
 import { PeriodicDispatcher } from './periodic/periodic-dispatcher.js';
 import { DeploymentWatcher } from './deployment/deployment-watcher.js';
+import { reactToApply } from './leader-reactions.js';
 import { planDeploymentAction } from './deployment/deployment-actions.js';
 
 /** How to open a server. Fields after `advertiseAddr` are overrides for tests and benchmarks. */
@@ -364,70 +364,17 @@ export class Server implements ServerApi {
     this.maybeSnapshot();
   }
 
-  /** Leader reactions to an applied command: feed the broker, unblock evals. */
+  /** Leader reactions to an applied command (see leader-reactions.ts). */
   private afterApply(cmd: Command, index: number, events: StreamEvent[]): void {
     if (this.closed) return;
-    for (const ev of events) {
-      if (!('Evaluation' in ev.Payload)) continue;
-      const e = ev.Payload.Evaluation;
-      if (e.Status === 'pending') this.broker.enqueue(e);
-      else if (e.Status === 'blocked') this.blocked.block(e);
-      else if (e.Status === 'complete' && !e.FailedTGAllocs) {
-        const b = this.blocked.get(e.Namespace, e.JobID);
-        if (b && b.ID !== e.ID && b.CreateIndex < e.CreateIndex) this.blocked.untrackJob(e.Namespace, e.JobID);
-      }
-    }
-    switch (cmd.Type) {
-      case 'NodeRegister':
-        if (cmd.Node.Status === 'ready') this.blocked.unblock(index);
-        break;
-      case 'NodeUpdateStatus':
-        if (cmd.Status === 'ready') this.blocked.unblock(index);
-        break;
-      case 'NodeUpdateEligibility':
-        if (cmd.Eligibility === 'eligible') this.blocked.unblock(index);
-        break;
-      case 'NodeUpdateDrain':
-        if (cmd.DrainStrategy) this.drainer.poke();
-        else if (cmd.MarkEligible) this.blocked.unblock(index);
-        break;
-      case 'AllocClientUpdate':
-        if (cmd.Allocs.some((a) => isTerminalClientStatus(a.ClientStatus))) this.blocked.unblock(index);
-        if (cmd.Allocs.some((a) => a.DeploymentStatus)) {
-          this.deploymentWatcher.poke(cmd.Allocs.map((a) => this.store.allocById(a.ID)?.DeploymentID ?? ''));
-        }
-        break;
-      case 'ApplyPlanResults':
-        if (cmd.AllocsStopped.length > 0) this.blocked.unblock(index);
-        if (cmd.Deployment || cmd.DeploymentUpdates.length > 0) {
-          this.deploymentWatcher.poke([cmd.Deployment?.ID ?? '', ...cmd.DeploymentUpdates.map((u) => u.DeploymentID)]);
-        }
-        break;
-      case 'DeploymentStatusUpdate':
-        this.deploymentWatcher.poke([cmd.Update.DeploymentID]);
-        break;
-      case 'DeploymentPromote':
-      case 'DeploymentAllocHealth':
-        this.deploymentWatcher.poke([cmd.DeploymentID]);
-        break;
-      case 'JobDeregister':
-        this.blocked.untrackJob(cmd.Namespace, cmd.JobID);
-        this.periodic.jobChanged(cmd.Namespace, cmd.JobID);
-        break;
-      case 'JobRegister':
-        this.periodic.jobChanged(cmd.Job.Namespace, cmd.Job.ID);
-        break;
-      case 'EvalUpdate':
-      case 'EvalDelete':
-      case 'NodeDeregister':
-      case 'AllocUpdateDesiredTransition':
-      case 'DeploymentUpsert':
-        break;
-      default: {
-        const never: never = cmd;
-        void never;
-      }
-    }
+    reactToApply(cmd, index, events, {
+      broker: this.broker,
+      blocked: this.blocked,
+      drainer: this.drainer,
+      deploymentWatcher: this.deploymentWatcher,
+      periodic: this.periodic,
+      deploymentOfAlloc: (id) => this.store.allocById(id)?.DeploymentID ?? '',
+    });
   }
 
   private maybeSnapshot(): void {
