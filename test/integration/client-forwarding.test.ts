@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { AllocListStub, Node } from '../../src/structs/index.js';
 import { api, freePort, runCli, startAgent, type AgentProcess } from './helpers/agent-process.js';
 import { waitFor } from './helpers/client-agent.js';
+import { killDataDirProcesses } from './helpers/processes.js';
 
 const JOB = `
 job "fwd" {
@@ -111,6 +112,7 @@ test('a client-only agent answers the whole API by forwarding server routes to i
   } finally {
     await client?.stop();
     await server?.stop();
+    await killDataDirProcesses(tmp);
     await rm(tmp, { recursive: true, force: true });
   }
 });
@@ -130,6 +132,7 @@ test('a client-only agent fails over to the next configured server', async () =>
   } finally {
     await client?.stop();
     await server?.stop();
+    await killDataDirProcesses(tmp);
     await rm(tmp, { recursive: true, force: true });
   }
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { AllocListStub, Node } from '../../src/structs/index.js';
 import { api, runCli, startAgent, type AgentProcess } from './helpers/agent-process.js';
 import { waitFor } from './helpers/client-agent.js';
+import { killDataDirProcesses } from './helpers/processes.js';
 
 function serviceJob(id: string, count: number): Record<string, unknown> {
   return {
@@ -84,6 +85,7 @@ test('node drain moves the allocations of a drained node to the other node', asy
     assert.equal((await api<Node>(s, 'GET', `/v1/node/${one.ID}`)).body.SchedulingEligibility, 'eligible');
   } finally {
     for (const a of agents.reverse()) await a.stop().catch(() => undefined);
+    await killDataDirProcesses(tmp);
     await rm(tmp, { recursive: true, force: true });
   }
 });

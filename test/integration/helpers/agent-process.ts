@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { killDataDirProcesses } from './processes.js';
 
 /** The repository root (dist/test/integration/helpers → four levels up). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -114,6 +115,8 @@ export async function startAgent(opts: StartAgentOptions = {}): Promise<AgentPro
       await waitExit(proc);
     },
     async cleanup() {
+      // Tasks and the supervisor outlive the agent by design: kill what this data dir left.
+      await killDataDirProcesses(dataDir);
       await rm(dataDir, { recursive: true, force: true });
     },
   };
