@@ -16,6 +16,7 @@ import {
   type StateReader,
 } from '../../src/server/server-api.js';
 import type { ClientHttpApi } from '../../src/http/client-http-api.js';
+import { newEvaluation } from '../../src/server/new-eval.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node, NodeEligibility, NodeStatus } from '../../src/structs/index.js';
 
 /** A job with the fields the routes read; `overrides` win. */
@@ -133,39 +134,8 @@ export function mockAlloc(overrides: Partial<Allocation> = {}): Allocation {
 
 /** An evaluation. */
 export function mockEval(overrides: Partial<Evaluation> = {}): Evaluation {
-  return {
-    ID: 'eeeeeeee-0000-0000-0000-000000000001',
-    Namespace: 'default',
-    Priority: 50,
-    Type: 'service',
-    TriggeredBy: 'job-register',
-    JobID: 'example',
-    JobModifyIndex: 0,
-    NodeID: '',
-    NodeModifyIndex: 0,
-    DeploymentID: '',
-    Status: 'pending',
-    StatusDescription: '',
-    Wait: 0,
-    WaitUntil: null,
-    NextEval: '',
-    PreviousEval: '',
-    BlockedEval: '',
-    RelatedEvals: null,
-    FailedTGAllocs: null,
-    ClassEligibility: null,
-    EscapedComputedClass: false,
-    QuotaLimitReached: '',
-    AnnotatePlan: false,
-    QueuedAllocations: null,
-    LeaderACL: '',
-    SnapshotIndex: 0,
-    CreateIndex: 0,
-    ModifyIndex: 0,
-    CreateTime: 0,
-    ModifyTime: 0,
-    ...overrides,
-  };
+  const job = { ID: 'example', Namespace: 'default', Priority: 50, Type: 'service', JobModifyIndex: 0 } as const;
+  return newEvaluation(job, 'job-register', 0, { ID: 'eeeeeeee-0000-0000-0000-000000000001', ...overrides });
 }
 
 /** A client with only a node ID; every other operation fails (the server routes never call them). */

@@ -25,6 +25,7 @@ import {
   applyDeploymentStatusCommand,
   noteAllocHealth,
   notePlacement,
+  deploymentChangedEvent,
 } from '../deployment/deployment-fsm.js';
 
 /** How many events a node keeps, as Nomad. */
@@ -130,7 +131,7 @@ export class Fsm {
         const prev = this.state.deploymentById(cmd.Deployment.ID);
         const d = { ...cmd.Deployment, CreateIndex: prev?.CreateIndex ?? index, ModifyIndex: index };
         this.state.putDeployment(d, index);
-        ev.push(deploymentEvent(d, index));
+        ev.push(deploymentChangedEvent(d, index));
         break;
       }
       case 'DeploymentStatusUpdate':
@@ -228,7 +229,7 @@ export class Fsm {
       const prev = this.state.deploymentById(cmd.Deployment.ID);
       const d = { ...cmd.Deployment, CreateIndex: prev?.CreateIndex ?? index, ModifyIndex: index };
       this.state.putDeployment(d, index);
-      ev.push(deploymentEvent(d, index));
+      ev.push(deploymentChangedEvent(d, index));
     }
     for (const u of cmd.DeploymentUpdates) applyDeploymentStatus(this.state, u, index, ev);
     for (const s of cmd.AllocsStopped) {
@@ -397,15 +398,4 @@ function nodeEvent(type: string, n: Node, index: number): StreamEvent {
   return { Topic: 'Node', Type: type, Key: n.ID, Namespace: '', FilterKeys: null, Index: index, Payload: { Node: n } };
 }
 
-function deploymentEvent(d: import('../../structs/index.js').Deployment, index: number): StreamEvent {
-  return {
-    Topic: 'Deployment',
-    Type: 'DeploymentStatusUpdate',
-    Key: d.ID,
-    Namespace: d.Namespace,
-    FilterKeys: [d.JobID],
-    Index: index,
-    Payload: { Deployment: d },
-  };
-}
 
