@@ -145,7 +145,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerInternalRoutes(app, ctx);
   registerEventStreamRoutes(app, ctx);
   // Client routes serve local allocations and, on a server, forward to the client holding one.
-  registerClientExecRoutes(app, ctx);
+  registerClientExecRoutes(app, ctx, proxy);
   registerClientFsRoutes(app, ctx);
   registerClientLogsRoutes(app, ctx);
   registerClientAllocRoutes(app, ctx);

@@ -8,8 +8,8 @@ import { closeReason, WsCloseCode } from '../exec/exec-session.js';
 import { FORWARDED_HEADER, type RemoteClient } from './alloc-target.js';
 
 /** Headers passed on to the remote websocket (auth and the forwarding marker). */
-function forwardHeaders(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = { [FORWARDED_HEADER]: '1' };
+function forwardHeaders(req: IncomingMessage, marker: string): Record<string, string> {
+  const out: Record<string, string> = { [marker]: '1' };
   for (const name of ['x-nomad-token', 'authorization']) {
     const v = req.headers[name];
     if (typeof v === 'string') out[name] = v;
@@ -22,10 +22,23 @@ function sendableCode(code: number): number {
   return code === 1005 || code === 1006 || code === 1015 || code < 1000 || code >= 5000 ? WsCloseCode.Normal : code;
 }
 
+/** How a forward marks itself and names its target in errors. */
+export interface WsForwardOptions {
+  /**
+   * The header that marks the forwarded request (default FORWARDED_HEADER: a server's hop to
+   * the client, never forwarded again). A client-only agent's hop to a server uses
+   * FORWARDED_BY_CLIENT_HEADER instead, so that the server may still forward it to the client.
+   */
+  marker?: string;
+  /** What `remote` is, for the close reason when it cannot be reached. */
+  describe?: string;
+}
+
 /** Pipes `downstream` (the user's socket) to the same URL on `remote`. */
-export function forwardWebSocket(downstream: WebSocket, req: IncomingMessage, remote: RemoteClient): void {
+export function forwardWebSocket(downstream: WebSocket, req: IncomingMessage, remote: RemoteClient, opts: WsForwardOptions = {}): void {
   const url = new URL(req.url ?? '/', remote.baseUrl.replace(/^http/, 'ws'));
-  const upstream = new WebSocket(url, { headers: forwardHeaders(req), perMessageDeflate: false });
+  const upstream = new WebSocket(url, { headers: forwardHeaders(req, opts.marker ?? FORWARDED_HEADER), perMessageDeflate: false });
+  const describe = opts.describe ?? `the client of node ${remote.nodeId}`;
   const pending: { data: RawData; isBinary: boolean }[] = [];
 
   downstream.on('message', (data, isBinary) => {
@@ -43,7 +56,7 @@ export function forwardWebSocket(downstream: WebSocket, req: IncomingMessage, re
   });
   upstream.on('error', (err) => {
     if (downstream.readyState === WebSocket.OPEN) {
-      downstream.close(WsCloseCode.InternalError, closeReason(`cannot reach the client of node ${remote.nodeId}: ${err.message}`));
+      downstream.close(WsCloseCode.InternalError, closeReason(`cannot reach ${describe}: ${err.message}`));
     }
   });
   downstream.on('close', () => {

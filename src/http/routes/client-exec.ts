@@ -12,6 +12,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { runExecSession, closeWithError } from '../exec/exec-session.js';
 import { parseExecRequest } from '../exec/exec-request.js';
 import { forwardWebSocket } from '../forward/ws-forward.js';
+import { FORWARDED_BY_CLIENT_HEADER, shouldProxy, type ServerProxy } from '../forward-to-server/server-proxy.js';
 import { requestTarget } from '../forward/request-target.js';
 import { badRequest, toHttpError } from '../http-errors.js';
 import type { RawQuery } from '../query-options.js';
@@ -28,10 +29,26 @@ function queryOf(url: URL): RawQuery {
   return q;
 }
 
+/**
+ * The server a client-only agent sends an exec for an allocation it does not hold to (the
+ * server forwards it on to the client that does); undefined when the exec is answered here.
+ */
+function proxyServer(ctx: RouteContext, proxy: ServerProxy | undefined, req: IncomingMessage): string | undefined {
+  if (ctx.server || !proxy) return undefined;
+  const client = ctx.client;
+  if (!shouldProxy(req.url ?? '/', req.headers, client ? (id) => client.hasAlloc(id) : undefined)) return undefined;
+  return proxy.servers()[0];
+}
+
 /** Serves one upgraded exec socket: validate, then run locally or forward. */
-function serveExec(ctx: RouteContext, ws: WebSocket, req: IncomingMessage, allocId: string, url: URL): void {
+function serveExec(ctx: RouteContext, proxy: ServerProxy | undefined, ws: WebSocket, req: IncomingMessage, allocId: string, url: URL): void {
   try {
     const execReq = parseExecRequest(queryOf(url));
+    const server = proxyServer(ctx, proxy, req);
+    if (server !== undefined) {
+      forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}` });
+      return;
+    }
     const target = requestTarget(ctx, allocId, req.headers);
     if (target.kind === 'remote') {
       forwardWebSocket(ws, req, target.remote);
@@ -46,8 +63,11 @@ function serveExec(ctx: RouteContext, ws: WebSocket, req: IncomingMessage, alloc
   }
 }
 
-/** Registers the exec route and its websocket upgrade handler on `app`'s HTTP server. */
-export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext): void {
+/**
+ * Registers the exec route and its websocket upgrade handler on `app`'s HTTP server. A
+ * client-only agent passes its `proxy`: execs for allocations it does not hold go to a server.
+ */
+export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext, proxy?: ServerProxy): void {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
 
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -69,7 +89,7 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
       return;
     }
     try {
-      wss.handleUpgrade(req, socket, head, (ws) => serveExec(ctx, ws, req, allocId, url));
+      wss.handleUpgrade(req, socket, head, (ws) => serveExec(ctx, proxy, ws, req, allocId, url));
     } catch (err) {
       ctx.logger?.error({ err, url: req.url }, 'exec upgrade failed');
       rejectUpgrade(socket, 'exec upgrade failed');
