@@ -1,14 +1,15 @@
 /**
  * `caravan job status [ID]`: without an ID, every job in a table; with one (or a prefix), the
- * job's details, its per-group summary and its allocations.
+ * job's details, its per-group summary, its latest deployment (service jobs) and its allocations.
  */
 import type { Command } from 'commander';
-import type { AllocListStub, Job, JobListStub, JobSummary } from '../../structs/index.js';
+import type { AllocListStub, Deployment, Job, JobListStub, JobSummary } from '../../structs/index.js';
 import type { CliContext } from '../cli-context.js';
 import { ExitCode } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
 import { formatColumns, formatKV, short } from '../format/columns.js';
 import { formatAgo, formatUnixNanos } from '../format/time-format.js';
+import { formatDeployedTable } from './deployment-format.js';
 import { addApiFlags, apiClient, printJson, runApiCommand, type ApiFlags } from './api-command.js';
 import { resolveJobId } from './job-lookup.js';
 
@@ -31,8 +32,19 @@ export function formatAllocTable(allocs: AllocListStub[], nowMs: number, verbose
   return formatColumns(rows);
 }
 
-/** The detail view of one job. */
-export function formatJobDetail(job: Job, summary: JobSummary | null, allocs: AllocListStub[], nowMs: number, verbose = false): string {
+/** The "Latest Deployment" section of `job status`, as Nomad prints it. */
+export function formatLatestDeployment(d: Deployment, verbose = false): string {
+  const kv = formatKV([
+    ['ID', short(d.ID, verbose)],
+    ['Status', d.Status],
+    ['Description', d.StatusDescription],
+  ]);
+  if (Object.keys(d.TaskGroups).length === 0) return `Latest Deployment\n${kv}`;
+  return `Latest Deployment\n${kv}\n\nDeployed\n${formatDeployedTable(d)}`;
+}
+
+/** The detail view of one job; `deployment` is its latest one, shown between summary and allocations. */
+export function formatJobDetail(job: Job, summary: JobSummary | null, allocs: AllocListStub[], nowMs: number, verbose = false, deployment: Deployment | null = null): string {
   const parts: string[] = [];
   parts.push(
     formatKV([
@@ -56,6 +68,7 @@ export function formatJobDetail(job: Job, summary: JobSummary | null, allocs: Al
     }
     parts.push(`Summary\n${formatColumns(rows)}`);
   }
+  if (deployment) parts.push(formatLatestDeployment(deployment, verbose));
   parts.push(`Allocations\n${formatAllocTable(allocs, nowMs, verbose)}`);
   return parts.join('\n\n');
 }
@@ -85,8 +98,12 @@ export const jobStatusCommand: CommandModule = {
           api.get<JobSummary>(`${path}/summary`).catch(() => ({ body: null, index: 0 })),
           api.get<AllocListStub[]>(`${path}/allocations`),
         ]);
-        if (opts.json) printJson(ctx, { Job: job, Summary: summary, Allocations: allocs });
-        else ctx.stdout.write(`${formatJobDetail(job, summary, allocs, Date.now(), opts.verbose)}\n`);
+        // As Nomad: only service jobs roll out through deployments. A failed read only hides the section.
+        const deployment = job.Type === 'service'
+          ? (await api.get<Deployment | null>(`${path}/deployment`).catch(() => ({ body: null }))).body
+          : null;
+        if (opts.json) printJson(ctx, { Job: job, Summary: summary, Allocations: allocs, LatestDeployment: deployment });
+        else ctx.stdout.write(`${formatJobDetail(job, summary, allocs, Date.now(), opts.verbose, deployment)}\n`);
         return ExitCode.Ok;
       });
     });
