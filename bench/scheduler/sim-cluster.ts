@@ -5,6 +5,7 @@
  */
 import { generateId, type Job, type Node } from '../../src/structs/index.js';
 import { canonicalizeJob } from '../../src/structs/job-defaults.js';
+import { newNode } from '../../src/structs/node.js';
 
 /** What one benchmark allocation asks for: small enough that 200+ fit on a node. */
 export const TASK_CPU_MHZ = 10;
@@ -22,13 +23,11 @@ export function simulatedNode(i: number): Node {
     UpdateTime: '2024-01-01T00:00:00Z',
   };
   const ip = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
-  return {
+  return newNode({
     ID: id,
     SecretID: generateId(),
-    Datacenter: 'dc1',
     Name: `sim-${i}`,
     HTTPAddr: `${ip}:4646`,
-    TLSEnabled: false,
     Attributes: {
       'kernel.name': 'linux',
       'os.name': 'ubuntu',
@@ -55,23 +54,10 @@ export function simulatedNode(i: number): Node {
       Disk: { DiskMB: 1024 },
       Networks: { ReservedHostPorts: '22' },
     },
-    Links: null,
-    Meta: {},
     NodeClass: 'sim',
-    NodePool: 'default',
-    ComputedClass: '',
     Drivers: { mock_driver: driver },
     Status: 'ready',
-    StatusDescription: '',
-    StatusUpdatedAt: 0,
-    Events: null,
-    SchedulingEligibility: 'eligible',
-    DrainStrategy: null,
-    Drain: false,
-    LastDrain: null,
-    CreateIndex: 0,
-    ModifyIndex: 0,
-  };
+  });
 }
 
 /** A job "bench-<i>" of the given type with one group of `count` mock-driver tasks. */

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Allocation, Node, NodeStatus } from '../structs/index.js';
+import { newNode } from '../structs/node.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import type { Driver, ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
 import { builtinDrivers } from '../drivers/index.js';
@@ -202,33 +203,19 @@ export class Client implements ClientHttpApi {
     const name = this.config.nodeName ?? host.attributes['unique.hostname']!;
     const dc = this.config.datacenter ?? 'dc1';
     const attributes = { ...host.attributes, ...drv.attributes, 'unique.network.ip-address': this.config.httpAddr.split(':')[0] ?? '127.0.0.1' };
-    this.node = {
+    this.node = newNode({
       ID: id.id,
       SecretID: id.secretId,
       Datacenter: dc,
       Name: name,
       HTTPAddr: this.config.httpAddr,
-      TLSEnabled: false,
       Attributes: attributes,
       NodeResources: host.resources,
-      ReservedResources: null,
-      Links: null,
       Meta: { ...(this.config.meta ?? {}) },
       NodeClass: this.config.nodeClass ?? '',
-      NodePool: 'default',
-      ComputedClass: '',
       Drivers: drv.drivers,
-      Status: 'initializing',
-      StatusDescription: '',
       StatusUpdatedAt: Math.floor(this.clock.now() / 1000),
-      Events: null,
-      SchedulingEligibility: 'eligible',
-      DrainStrategy: null,
-      Drain: false,
-      LastDrain: null,
-      CreateIndex: 0,
-      ModifyIndex: 0,
-    };
+    });
     this.nodeInfo = {
       id: id.id,
       name,

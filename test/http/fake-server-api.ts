@@ -18,6 +18,7 @@ import {
 import type { ClientHttpApi } from '../../src/http/client-http-api.js';
 import { newEvaluation } from '../../src/server/new-eval.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node, NodeEligibility, NodeStatus } from '../../src/structs/index.js';
+import { newNode } from '../../src/structs/node.js';
 
 /** A job with the fields the routes read; `overrides` win. */
 export function mockJob(overrides: Partial<Job> = {}): Job {
@@ -57,13 +58,10 @@ export function mockJob(overrides: Partial<Job> = {}): Job {
 
 /** A ready node. */
 export function mockNode(overrides: Partial<Node> = {}): Node {
-  return {
+  return newNode({
     ID: '11111111-2222-3333-4444-555555555555',
-    SecretID: '',
-    Datacenter: 'dc1',
     Name: 'node-1',
     HTTPAddr: '127.0.0.1:4646',
-    TLSEnabled: false,
     Attributes: { 'os.name': 'linux' },
     NodeResources: {
       Cpu: { CpuShares: 4000, TotalCpuCores: 2, ReservableCpuCores: null },
@@ -74,25 +72,9 @@ export function mockNode(overrides: Partial<Node> = {}): Node {
       MinDynamicPort: 20000,
       MaxDynamicPort: 32000,
     },
-    ReservedResources: null,
-    Links: null,
-    Meta: {},
-    NodeClass: '',
-    NodePool: 'default',
-    ComputedClass: '',
-    Drivers: {},
     Status: 'ready',
-    StatusDescription: '',
-    StatusUpdatedAt: 0,
-    Events: null,
-    SchedulingEligibility: 'eligible',
-    DrainStrategy: null,
-    Drain: false,
-    LastDrain: null,
-    CreateIndex: 0,
-    ModifyIndex: 0,
     ...overrides,
-  };
+  });
 }
 
 /** An allocation of `job` on a node. */

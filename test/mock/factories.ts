@@ -15,6 +15,7 @@ import {
 } from '../../src/structs/index.js';
 import { newEvaluation } from '../../src/server/new-eval.js';
 import { newAllocMetric } from '../../src/scheduler/alloc-metrics.js';
+import { newNode } from '../../src/structs/node.js';
 
 const SECOND = 1_000_000_000;
 const MINUTE = 60 * SECOND;
@@ -169,13 +170,11 @@ export function mockNode(overrides: Partial<Node> = {}): Node {
     HealthDescription: 'healthy',
     UpdateTime: '2023-11-14T22:13:20Z',
   });
-  return {
+  return newNode({
     ID: id,
     SecretID: generateId(),
-    Datacenter: 'dc1',
     Name: `node-${id.slice(0, 8)}`,
     HTTPAddr: '127.0.0.1:4646',
-    TLSEnabled: false,
     Attributes: {
       'kernel.name': 'linux',
       'os.name': 'ubuntu',
@@ -219,24 +218,15 @@ export function mockNode(overrides: Partial<Node> = {}): Node {
       Disk: { DiskMB: 4 * 1024 },
       Networks: { ReservedHostPorts: '22' },
     },
-    Links: null,
     Meta: { pci_dss: 'true', database: 'mysql', version: '5.6' },
     NodeClass: 'linux-medium-pci',
-    NodePool: 'default',
-    ComputedClass: '',
     Drivers: { exec: driver(), raw_exec: driver(), mock_driver: driver() },
     Status: 'ready',
-    StatusDescription: '',
     StatusUpdatedAt: 1_700_000_000,
-    Events: null,
-    SchedulingEligibility: 'eligible',
-    DrainStrategy: null,
-    Drain: false,
-    LastDrain: null,
     CreateIndex: 10,
     ModifyIndex: 10,
     ...overrides,
-  };
+  });
 }
 
 /** An empty AllocMetric, as the scheduler starts one. */
