@@ -10,7 +10,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRssBytes } from '../../src/drivers/proc/proc-stat.js';
-import { startBenchAgent } from './dev-agent.js';
+import { startBenchAgent } from '../dev-agent.js';
 
 const GOAL_MB_PER_TASK = 0.5;
 const MB = 1024 * 1024;

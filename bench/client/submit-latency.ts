@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Allocation } from '../../src/structs/index.js';
-import { startBenchAgent, type BenchAgent } from './dev-agent.js';
+import { startBenchAgent, type BenchAgent } from '../dev-agent.js';
 
 const GOAL_MEDIAN_MS = 50;
 

@@ -19,7 +19,7 @@ import { runExecSession } from '../../src/cli/commands/alloc-exec-session.js';
 import type { ClientHttpApi } from '../../src/http/client-http-api.js';
 import { createHttpServer } from '../../src/http/http-server.js';
 import type { Allocation } from '../../src/structs/alloc.js';
-import { startDevAgent } from './dev-agent.js';
+import { startBenchAgent } from '../dev-agent.js';
 
 const GOAL_EXEC_MS = 15;
 /** GOALS.md's submit → running goal, the nearest stated figure for register → running event. */
@@ -166,8 +166,8 @@ async function main(): Promise<void> {
     ({ addr, allocId, task, close } = s);
   } else if (!args.addr) {
     mode = 'dev-agent';
-    const agent = await startDevAgent();
-    addr = agent.addr;
+    const agent = await startBenchAgent();
+    addr = agent.address;
     close = () => agent.stop();
     try {
       ({ allocId, task } = await startRunner(addr));

@@ -1,5 +1,5 @@
 /**
- * A throwaway `caravan agent -dev` for client benchmarks: started on a free loopback port with a
+ * A throwaway `caravan agent -dev` for the client and exec benchmarks: started on a free loopback port with a
  * short data dir (/tmp/cv-XXXX keeps the supervisor's socket path short), healthy before it
  * resolves, and stopped with every process of its data dir killed and the dir removed.
  */
@@ -9,8 +9,8 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** dist/bench/client → the repository root. */
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+/** dist/bench → the repository root. */
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** A running benchmark agent. */
 export interface BenchAgent {
