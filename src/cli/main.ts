@@ -30,7 +30,8 @@ import { deploymentCommands } from './commands/deployment-commands.js';
 import { serverMembersCommand } from './commands/server-members.js';
 import { statusCommand } from './commands/status.js';
 import { jobValidateCommand } from './commands/job-validate.js';
-import { caravanVersion, versionCommand } from './commands/version.js';
+import { CARAVAN_VERSION } from '../structs/version.js';
+import { versionCommand } from './commands/version.js';
 import { normalizeArgv } from './normalize-argv.js';
 
 /** Every command of the CLI, in help order. Add new command modules here. */
@@ -65,7 +66,7 @@ export const COMMANDS: readonly CommandModule[] = [
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('caravan')
     .description('Caravan: a Nomad-compatible workload orchestrator')
-    .version(caravanVersion(), '-v, --version', 'print the version')
+    .version(CARAVAN_VERSION, '-v, --version', 'print the version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Allocation, Node, NodeStatus } from '../structs/index.js';
 import { newNode } from '../structs/node.js';
+import { isTerminalAlloc } from '../structs/alloc.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import type { Driver, ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
 import { builtinDrivers } from '../drivers/index.js';
@@ -293,7 +294,7 @@ export class Client implements ClientHttpApi {
       const ar = this.runners.get(a.ID);
       if (!ar) {
         // Terminal allocations we do not run (e.g. GC'd here already) are ignored.
-        if (a.DesiredStatus !== 'run' || a.ClientStatus === 'complete' || a.ClientStatus === 'failed' || a.ClientStatus === 'lost') continue;
+        if (isTerminalAlloc(a)) continue;
         this.addRunner(a);
       } else if (a.AllocModifyIndex > (this.seen.get(a.ID) ?? -1)) {
         this.seen.set(a.ID, a.AllocModifyIndex);

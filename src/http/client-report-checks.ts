@@ -3,6 +3,7 @@
  * alloc updates). These values reach the FSM and the scheduler, which trust their shape, so a
  * malformed report must be refused here with a 400 naming the field rather than stored.
  */
+import { isTaskStateName } from '../structs/alloc.js';
 import { badRequest } from './http-errors.js';
 
 type Obj = Record<string, unknown>;
@@ -59,15 +60,13 @@ export function checkNodeRegistration(node: Obj): void {
   }
 }
 
-const TASK_STATES = new Set(['pending', 'running', 'dead']);
-
 /** Checks the TaskStates map of one alloc update (`where` names the update, e.g. "Allocs[0]"). */
 export function checkTaskStates(raw: unknown, where: string): void {
   if (raw === undefined || raw === null) return;
   for (const [task, value] of Object.entries(requireObject(raw, `${where}.TaskStates`))) {
     const at = `${where}.TaskStates.${task}`;
     const ts = requireObject(value, at);
-    if (typeof ts['State'] !== 'string' || !TASK_STATES.has(ts['State'])) {
+    if (!isTaskStateName(ts['State'])) {
       throw badRequest(`${at}.State ${JSON.stringify(ts['State'])} is not a task state (pending, running, dead)`);
     }
     if (ts['Failed'] !== undefined && typeof ts['Failed'] !== 'boolean') throw badRequest(`${at}.Failed must be a boolean`);

@@ -11,7 +11,7 @@ import type { ClientHttpApi } from './client-http-api.js';
 import { toHttpError } from './http-errors.js';
 import { HttpMetrics } from './http-metrics.js';
 import type { JobAdmission } from './job-admission.js';
-import { CARAVAN_VERSION } from './list-stubs.js';
+import { CARAVAN_VERSION } from '../structs/version.js';
 import { parseJsonBody } from './request-body.js';
 import type { AgentInfo, RouteContext } from './route-context.js';
 import { registerAgentRoutes } from './routes/agent.js';

@@ -4,7 +4,7 @@
  * allocations are placed, running, healthy and unhealthy. Canaries and terminal allocations
  * are not counted, as in Nomad.
  */
-import { isTerminalClientStatus, type Allocation } from '../structs/alloc.js';
+import { isTerminalAlloc, type Allocation } from '../structs/alloc.js';
 import type { Job } from '../structs/job.js';
 
 /** One task group's scale status. */
@@ -29,10 +29,6 @@ export interface JobScaleStatus {
 }
 
 /** True when an allocation no longer counts: the servers stopped it or it finished. */
-function isTerminal(a: Allocation): boolean {
-  return a.DesiredStatus !== 'run' || isTerminalClientStatus(a.ClientStatus);
-}
-
 /** Builds the scale status of `job` from its allocations. */
 export function jobScaleStatus(job: Job, allocs: readonly Allocation[]): JobScaleStatus {
   const groups: Record<string, TaskGroupScaleStatus> = {};
@@ -40,7 +36,7 @@ export function jobScaleStatus(job: Job, allocs: readonly Allocation[]): JobScal
     groups[tg.Name] = { Desired: tg.Count, Placed: 0, Running: 0, Healthy: 0, Unhealthy: 0, Events: null };
   }
   for (const a of allocs) {
-    if (a.DeploymentStatus?.Canary || isTerminal(a)) continue;
+    if (a.DeploymentStatus?.Canary || isTerminalAlloc(a)) continue;
     const g = groups[a.TaskGroup];
     if (!g) continue;
     g.Placed++;

@@ -4,9 +4,8 @@
  */
 import type { Job, JobListStub, JobSummary } from '../structs/job.js';
 import type { Node, NodeListStub } from '../structs/node.js';
+import { CARAVAN_VERSION } from '../structs/version.js';
 
-/** The version string agents report in node stubs and member tags. */
-export const CARAVAN_VERSION = '0.1.0';
 
 /** The row of GET /v1/jobs for a job and its summary. */
 export function jobListStub(job: Job, summary: JobSummary | undefined): JobListStub {

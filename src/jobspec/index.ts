@@ -3,4 +3,4 @@ export { parseJobspec, parseJobspecFile, loadJobFile, parseVarFlags, type Jobspe
 export { JobspecParseError, formatJobspecProblem, type JobspecProblem } from './jobspec-error.js';
 export { jobFromApiJson, decodeApiJob } from './job-from-json.js';
 export { DecodeContext } from './decode-context.js';
-export type { JobDraft, TaskGroupDraft, TaskDraft, DeepPartial } from './job-draft.js';
+export type { JobDraft, TaskGroupDraft, TaskDraft, DeepPartial } from '../structs/job-draft.js';

@@ -6,7 +6,7 @@
 import type { JobType } from '../structs/job.js';
 import { HclBody } from './hcl-body.js';
 import type { DecodeContext } from './decode-context.js';
-import type { JobDraft, TaskGroupDraft } from './job-draft.js';
+import type { JobDraft, TaskGroupDraft } from '../structs/job-draft.js';
 import { placementFromHcl } from './placement-from-hcl.js';
 import {
   ephemeralDiskFromHcl,

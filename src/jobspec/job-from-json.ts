@@ -6,7 +6,7 @@
 import { DurationParseError, parseDuration } from '../structs/duration.js';
 import { DecodeContext } from './decode-context.js';
 import { JobspecParseError } from './jobspec-error.js';
-import type { JobDraft } from './job-draft.js';
+import type { JobDraft } from '../structs/job-draft.js';
 
 type Kind = 'string' | 'number' | 'bool' | 'duration' | 'strings' | 'stringMap' | 'object' | 'array' | 'freeObject' | 'free';
 

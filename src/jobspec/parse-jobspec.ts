@@ -14,7 +14,7 @@ import { JobspecParseError, type JobspecProblem } from './jobspec-error.js';
 import { resolveReferences, resolveVariables } from './hcl-variables.js';
 import { jobFromHclTree } from './job-from-hcl.js';
 import { jobFromApiJson } from './job-from-json.js';
-import type { JobDraft } from './job-draft.js';
+import type { JobDraft } from '../structs/job-draft.js';
 
 /** How to read a job file. */
 export interface JobspecOptions {

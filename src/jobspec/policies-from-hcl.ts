@@ -5,7 +5,7 @@
  */
 import type { Port } from '../structs/resources.js';
 import type { HclBody } from './hcl-body.js';
-import type { DeepPartial, JobDraft, TaskDraft, TaskGroupDraft } from './job-draft.js';
+import type { DeepPartial, JobDraft, TaskDraft, TaskGroupDraft } from '../structs/job-draft.js';
 
 type Draft<K extends keyof TaskGroupDraft> = NonNullable<TaskGroupDraft[K]>;
 

@@ -1,6 +1,6 @@
 /** Decoding of a `task "name" { … }` block and its `resources` block. */
 import type { HclBody } from './hcl-body.js';
-import type { TaskDraft } from './job-draft.js';
+import type { TaskDraft } from '../structs/job-draft.js';
 import { placementFromHcl } from './placement-from-hcl.js';
 import { lifecycleFromHcl, logsFromHcl, networkFromHcl, restartFromHcl } from './policies-from-hcl.js';
 import { serviceFromHcl } from './service-from-hcl.js';

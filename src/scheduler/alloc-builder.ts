@@ -13,7 +13,7 @@ import {
   type RescheduleTracker,
   type TaskGroup,
 } from '../structs/index.js';
-import type { GroupAsk } from './group-ask.js';
+import type { GroupAsk } from '../structs/group-ask.js';
 import type { PortAssignment } from './port-assignment.js';
 
 /** Everything needed to build a new allocation. */

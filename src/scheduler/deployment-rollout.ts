@@ -12,6 +12,7 @@ import type {
   TaskGroup,
   UpdateStrategy,
 } from '../structs/index.js';
+import { isActiveDeployment } from '../structs/deployment.js';
 
 /** The StatusDescription texts of deployments, with Nomad's wording. */
 export const DeploymentDescription = {
@@ -27,11 +28,6 @@ export const DeploymentDescription = {
   FailedByUser: 'Deployment marked as failed',
 } as const;
 export type DeploymentDescription = (typeof DeploymentDescription)[keyof typeof DeploymentDescription];
-
-/** True while a deployment may still progress (running or paused). */
-export function isActiveDeployment(d: Deployment): boolean {
-  return d.Status === 'running' || d.Status === 'paused' || d.Status === 'pending' || d.Status === 'initializing';
-}
 
 /** The group's rolling-update strategy, when it has one that deployments follow. */
 export function rolloutStrategy(job: Job, group: TaskGroup): UpdateStrategy | null {

@@ -2,7 +2,7 @@
  * The generic scheduler for service and batch jobs: reconciles the job's allocations, then
  * places what is missing through the placement stack and submits one plan per attempt.
  */
-import { emptyPlan, generateId, type AllocMetric, type Allocation, type Evaluation, type Node, type Plan } from '../structs/index.js';
+import { emptyPlan, generateId, type AllocMetric, type Allocation, type Evaluation, type Node, type Plan, isNodeUnreachable } from '../structs/index.js';
 import type { Planner, Scheduler, SchedulerContext, SchedulerState } from './interfaces.js';
 import { buildInPlaceAlloc, buildNewAlloc, buildStoppedAlloc } from './alloc-builder.js';
 import { buildFollowupEval } from './eval-builder.js';
@@ -51,7 +51,7 @@ export class GenericScheduler implements Scheduler {
       let t = taints.get(nodeId);
       if (t === undefined) {
         const n = state.nodeById(nodeId);
-        if (!n || n.Status === 'down' || n.Status === 'disconnected') t = NodeTaint.Lost;
+        if (!n || isNodeUnreachable(n.Status)) t = NodeTaint.Lost;
         else if (n.DrainStrategy !== null || n.Drain) t = NodeTaint.Draining;
         else t = NodeTaint.None;
         taints.set(nodeId, t);

@@ -4,6 +4,7 @@
  * I/O and keeps no timers, so it is tested with a harness that records plans.
  */
 import type { Allocation, Deployment, Evaluation, Job, Node, Plan, PlanResult } from '../structs/index.js';
+import type { NodeAllocatedUsage } from '../structs/resource-accounting.js';
 
 /** A read-only snapshot of cluster state at one index. Returned objects must not be mutated. */
 export interface SchedulerState {
@@ -28,13 +29,6 @@ export interface SchedulerState {
   nodeAllocatedUsage?(nodeId: string): NodeAllocatedUsage;
 }
 
-/** Resources held on a node by its live allocations: CPU MHz, memory MB, disk MB, ports in use. */
-export interface NodeAllocatedUsage {
-  cpu: number;
-  memory: number;
-  disk: number;
-  ports: ReadonlySet<number>;
-}
 
 /**
  * How a scheduler submits its work. Implemented by the worker (against the leader's plan

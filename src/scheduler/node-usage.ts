@@ -4,15 +4,16 @@
  * scheduler looks at, so a placement never rescans the cluster.
  */
 import type { Allocation, Node } from '../structs/index.js';
-import type { NodeAllocatedUsage, SchedulerState } from './interfaces.js';
-import { heldResources } from './group-ask.js';
-import { nodeCapacity, nodeReservedPorts, parsePortSpec } from './alloc-resources.js';
+import type { SchedulerState } from './interfaces.js';
+import { heldResources } from '../structs/group-ask.js';
+import { isLiveAlloc } from '../structs/alloc.js';
+import { nodeCapacity, nodeReservedPorts, parsePortSpec, type NodeAllocatedUsage } from '../structs/resource-accounting.js';
 
 // Shared with the server's accounting; re-exported for the scheduler's existing imports.
 export { nodeCapacity, nodeReservedPorts, parsePortSpec };
 
 /** Resources in use on one node as this evaluation sees it. */
-export interface NodeUsage {
+export interface ProposedNodeUsage {
   cpu: number;
   memory: number;
   disk: number;
@@ -39,16 +40,12 @@ interface BaseUsage extends NodeAllocatedUsage {
 // its sum is reused. Keyed weakly, so nothing is kept alive.
 const baseCache = new WeakMap<readonly Allocation[], BaseUsage>();
 
-function isLive(a: Allocation): boolean {
-  return a.DesiredStatus === 'run' && a.ClientStatus !== 'complete' && a.ClientStatus !== 'failed' && a.ClientStatus !== 'lost';
-}
-
 function baseUsage(allocs: readonly Allocation[]): BaseUsage {
   let b = baseCache.get(allocs);
   if (b) return b;
   b = { cpu: 0, memory: 0, disk: 0, ports: new Set() };
   for (const a of allocs) {
-    if (!isLive(a)) continue;
+    if (!isLiveAlloc(a)) continue;
     const ar = a.AllocatedResources;
     if (ar && !hasPorts(a)) {
       // Common case without networks: sum in place, allocating nothing.
@@ -78,7 +75,7 @@ function hasPorts(a: Allocation): boolean {
 }
 
 /** True when a port is in use on the node as this evaluation sees it. */
-export function portInUse(node: Node, u: NodeUsage, port: number): boolean {
+export function portInUse(node: Node, u: ProposedNodeUsage, port: number): boolean {
   if (u.addedPorts.has(port)) return true;
   if (nodeReservedPorts(node).has(port)) return true;
   return u.basePorts.has(port) && !u.freedPorts.has(port);
@@ -86,13 +83,13 @@ export function portInUse(node: Node, u: NodeUsage, port: number): boolean {
 
 /** The proposed usage of every node, for one evaluation. */
 export class ProposedUsage {
-  private readonly usage = new Map<string, NodeUsage>();
+  private readonly usage = new Map<string, ProposedNodeUsage>();
   private readonly released = new Map<string, Allocation[]>();
 
   constructor(private readonly state: Pick<SchedulerState, 'allocsByNode' | 'nodeAllocatedUsage'>) {}
 
   /** The node's usage, computing it on first use. */
-  get(nodeId: string): NodeUsage {
+  get(nodeId: string): ProposedNodeUsage {
     let u = this.usage.get(nodeId);
     if (u) return u;
     const b = this.state.nodeAllocatedUsage ? this.state.nodeAllocatedUsage(nodeId) : baseUsage(this.state.allocsByNode(nodeId));
@@ -104,7 +101,7 @@ export class ProposedUsage {
 
   /** Frees a live allocation this plan stops. Call at most once per allocation. */
   release(a: Allocation): void {
-    if (!isLive(a)) return;
+    if (!isLiveAlloc(a)) return;
     const u = this.usage.get(a.NodeID);
     if (u) subtract(u, a);
     else {
@@ -130,7 +127,7 @@ export class ProposedUsage {
   }
 }
 
-function subtract(u: NodeUsage, a: Allocation): void {
+function subtract(u: ProposedNodeUsage, a: Allocation): void {
   const h = heldResources(a);
   u.cpu -= h.cpu;
   u.memory -= h.memory;

@@ -10,7 +10,8 @@ import type { SchedulerState } from './interfaces.js';
 import { newAllocMetric, recordExhausted, recordFiltered } from './alloc-metrics.js';
 import { constraintString, DistinctOperator, resolveTarget } from './constraint-check.js';
 import { distinctConstraints, groupConstraints, staticFilterReason } from './feasibility.js';
-import { groupAsk, type GroupAsk } from './group-ask.js';
+import { groupAsk, type GroupAsk } from '../structs/group-ask.js';
+import { isLiveAlloc } from '../structs/alloc.js';
 import { nodeCapacity, ProposedUsage } from './node-usage.js';
 import { assignPorts, type PortAssignment } from './port-assignment.js';
 import { affinityScore, antiAffinityScore, binPackScore, spreadBoost } from './rank.js';
@@ -80,7 +81,7 @@ export class PlacementStack {
   ) {
     shuffle(this.candidates, random);
     for (const n of candidates) this.nodesAvailable[n.Datacenter] = (this.nodesAvailable[n.Datacenter] ?? 0) + 1;
-    this.liveJobAllocs = jobAllocs.filter((a) => a.DesiredStatus === 'run' && a.ClientStatus !== 'complete' && a.ClientStatus !== 'failed' && a.ClientStatus !== 'lost');
+    this.liveJobAllocs = jobAllocs.filter(isLiveAlloc);
     for (const a of this.liveJobAllocs) this.bumpNode(a.NodeID, a.TaskGroup, 1);
   }
 
@@ -264,7 +265,7 @@ export class PlacementStack {
   /** Records a stop so later selections may reuse its room. */
   recordStop(alloc: Allocation): void {
     this.usage.release(alloc);
-    const live = alloc.DesiredStatus === 'run' && alloc.ClientStatus !== 'complete' && alloc.ClientStatus !== 'failed' && alloc.ClientStatus !== 'lost';
+    const live = isLiveAlloc(alloc);
     if (alloc.JobID !== this.job.ID || !live || this.stoppedIds.has(alloc.ID)) return;
     this.stoppedIds.add(alloc.ID);
     const m = this.jobAllocsOnNode.get(alloc.NodeID);

@@ -4,8 +4,8 @@
  * use the evaluation's random source, so a given seed gives the same ports.
  */
 import type { AllocatedPortMapping, NetworkResource, Node, Port } from '../structs/index.js';
-import type { GroupAsk } from './group-ask.js';
-import { portInUse, type NodeUsage } from './node-usage.js';
+import type { GroupAsk } from '../structs/group-ask.js';
+import { portInUse, type ProposedNodeUsage } from './node-usage.js';
 
 /** Default dynamic port range, as Nomad's. */
 export const DEFAULT_MIN_DYNAMIC_PORT = 20000;
@@ -32,7 +32,7 @@ const RANDOM_TRIES = 20;
 const NO_PORTS: PortAssignment = Object.freeze({ groupNetworks: [], taskNetworks: new Map(), mappings: [], ports: [] });
 
 /** Assigns every asked port on the node, or names the dimension that could not be met. */
-export function assignPorts(node: Node, usage: NodeUsage, ask: GroupAsk, random: () => number): PortAssignment | PortDimension {
+export function assignPorts(node: Node, usage: ProposedNodeUsage, ask: GroupAsk, random: () => number): PortAssignment | PortDimension {
   if (ask.networks.length === 0) return NO_PORTS;
   const out: PortAssignment = { groupNetworks: [], taskNetworks: new Map(), mappings: [], ports: [] };
   const taken = new Set<number>();

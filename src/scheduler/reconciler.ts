@@ -16,12 +16,12 @@
  * version is placed beside the old one until the deployment is promoted (deployment-rollout.ts).
  */
 import type { Allocation, Deployment, DeploymentStatusUpdate, DesiredUpdates, Job, TaskGroup } from '../structs/index.js';
+import { isActiveDeployment, isLiveAlloc, isTerminalClientStatus } from '../structs/index.js';
 import { IndexAllocator, allocIndex, allocName } from './alloc-name.js';
 import { AllocDescription } from './descriptions.js';
 import {
   deploymentBaseline,
   destructiveLimit,
-  isActiveDeployment,
   isCurrentVersion,
   isUnpromotedCanary,
   newDeployment,
@@ -126,14 +126,6 @@ function emptyUpdates(): DesiredUpdates {
   return { Ignore: 0, Place: 0, Migrate: 0, Stop: 0, InPlaceUpdate: 0, DestructiveUpdate: 0, Canary: 0, Preemptions: 0 };
 }
 
-function isClientTerminal(a: Allocation): boolean {
-  return a.ClientStatus === 'complete' || a.ClientStatus === 'failed' || a.ClientStatus === 'lost';
-}
-
-/** True when an allocation is wanted running and its client has not given up on it. */
-export function isLiveAlloc(a: Allocation): boolean {
-  return a.DesiredStatus === 'run' && !isClientTerminal(a);
-}
 
 interface Slot {
   index: number;
@@ -206,7 +198,7 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
       continue;
     }
     const index = allocIndex(a.Name);
-    if (isClientTerminal(a)) {
+    if (isTerminalClientStatus(a.ClientStatus)) {
       if (a.NextAllocation !== '') continue; // already replaced
       if (a.ClientStatus === 'complete') {
         // Batch work that finished is done; a service that exits is replaced.

@@ -23,7 +23,8 @@ import { nodeInJobScope, nodeIsReady } from './feasibility.js';
 import { ProposedUsage } from './node-usage.js';
 import { PlacementStack } from './placement-stack.js';
 import { runPlanAttempts, type PlanAttempt } from './plan-attempt.js';
-import { isLiveAlloc } from './reconciler.js';
+import { isLiveAlloc } from '../structs/alloc.js';
+import { isNodeUnreachable } from '../structs/node.js';
 import { tasksUpdated } from './tasks-updated.js';
 
 /** Plan attempts before giving up, as Nomad's system scheduler. */
@@ -101,7 +102,7 @@ export class SystemScheduler implements Scheduler {
     const toPlace: { node: Node; group: TaskGroup; previous: Allocation | null }[] = [];
     for (const [nodeId, m] of byNode) {
       const node = state.nodeById(nodeId);
-      const lost = !node || node.Status === 'down' || node.Status === 'disconnected';
+      const lost = !node || isNodeUnreachable(node.Status);
       for (const [groupName, list] of m) {
         const group = groups.get(groupName);
         const live = list.filter(isLiveAlloc);

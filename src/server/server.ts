@@ -8,6 +8,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type pino from 'pino';
 import type { Evaluation, Job, Node, NodeEligibility, NodeStatus } from '../structs/index.js';
+import { isAllocClientStatus, isNodeStatus } from '../structs/index.js';
 import type { SchedulerFactory } from '../scheduler/interfaces.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import {
@@ -563,8 +564,7 @@ export class Server implements ServerApi {
   async heartbeatNode(nodeId: string, status: NodeStatus): Promise<NodeRegisterResult> {
     const node = this.store.nodeById(nodeId);
     if (!node) throw new ServerError('NODE_NOT_FOUND', `node "${nodeId}" not found`, 404);
-    const valid: NodeStatus[] = ['initializing', 'ready', 'down', 'disconnected'];
-    if (status && !valid.includes(status)) throw new ServerError('NODE_STATUS_INVALID', `status: invalid node status "${status}"`, 400);
+    if (status && !isNodeStatus(status)) throw new ServerError('NODE_STATUS_INVALID', `status: invalid node status "${status}"`, 400);
     let index = node.ModifyIndex;
     if (status && status !== node.Status) index = await this.setNodeStatus(nodeId, status, `Node heartbeat: status ${status}`);
     const ttl = status === 'down' ? 0 : this.heartbeats.reset(nodeId);
@@ -630,13 +630,12 @@ export class Server implements ServerApi {
 
   async updateAllocsFromClient(updates: AllocClientUpdate[]): Promise<{ index: number }> {
     if (!Array.isArray(updates)) throw new ServerError('ALLOC_UPDATE_INVALID', 'Alloc: a list of allocation updates is required', 400);
-    const valid = ['pending', 'running', 'complete', 'failed', 'lost', 'unknown'];
     const known: AllocClientUpdate[] = [];
     const failedJobs = new Map<string, Evaluation>();
     const now = this.nowNanos();
     updates.forEach((u, i) => {
       if (!u || typeof u.ID !== 'string') throw new ServerError('ALLOC_UPDATE_INVALID', `Alloc[${i}].ID: is required`, 400);
-      if (!valid.includes(u.ClientStatus)) {
+      if (!isAllocClientStatus(u.ClientStatus)) {
         throw new ServerError('ALLOC_UPDATE_INVALID', `Alloc[${i}].ClientStatus: invalid status "${String(u.ClientStatus)}"`, 400);
       }
       const prev = this.store.allocById(u.ID);

@@ -26,9 +26,42 @@ export const AllocClientStatus = {
 } as const;
 export type AllocClientStatus = (typeof AllocClientStatus)[keyof typeof AllocClientStatus];
 
+const ALLOC_CLIENT_STATUSES: ReadonlySet<string> = new Set(Object.values(AllocClientStatus));
+const TERMINAL_CLIENT_STATUSES: ReadonlySet<AllocClientStatus> = new Set([
+  AllocClientStatus.Complete,
+  AllocClientStatus.Failed,
+  AllocClientStatus.Lost,
+]);
+
+/** True when `v` is one of the client statuses (for checking what a client reports). */
+export function isAllocClientStatus(v: unknown): v is AllocClientStatus {
+  return typeof v === 'string' && ALLOC_CLIENT_STATUSES.has(v);
+}
+
+/**
+ * True for the client statuses the servers decide (lost, unknown) rather than the client: only
+ * these travel in a plan's stop updates and override what a client reported.
+ */
+export function isServerDecidedClientStatus(s: AllocClientStatus | ''): s is 'lost' | 'unknown' {
+  return s === AllocClientStatus.Lost || s === AllocClientStatus.Unknown;
+}
+
 /** True when an allocation's client status is final: it will not run again. */
 export function isTerminalClientStatus(s: AllocClientStatus): boolean {
-  return s === 'complete' || s === 'failed' || s === 'lost';
+  return TERMINAL_CLIENT_STATUSES.has(s);
+}
+
+/**
+ * True when an allocation will not run (again): desired stop/evict or a terminal client status
+ * (Nomad's Allocation.TerminalStatus). Its negation is "live": it holds resources on its node.
+ */
+export function isTerminalAlloc(a: Pick<Allocation, 'DesiredStatus' | 'ClientStatus'>): boolean {
+  return a.DesiredStatus !== AllocDesiredStatus.Run || isTerminalClientStatus(a.ClientStatus);
+}
+
+/** True when an allocation is wanted running and its client has not given up on it. */
+export function isLiveAlloc(a: Pick<Allocation, 'DesiredStatus' | 'ClientStatus'>): boolean {
+  return !isTerminalAlloc(a);
 }
 
 /** The state of one task: pending, running or dead. */
@@ -38,6 +71,13 @@ export const TaskStateName = {
   Dead: 'dead',
 } as const;
 export type TaskStateName = (typeof TaskStateName)[keyof typeof TaskStateName];
+
+const TASK_STATE_NAMES: ReadonlySet<string> = new Set(Object.values(TaskStateName));
+
+/** True when `v` is one of the task states. */
+export function isTaskStateName(v: unknown): v is TaskStateName {
+  return typeof v === 'string' && TASK_STATE_NAMES.has(v);
+}
 
 /** Task event types with Nomad's exact strings. */
 export const TaskEventType = {

@@ -15,6 +15,28 @@ export const DeploymentStatus = {
 } as const;
 export type DeploymentStatus = (typeof DeploymentStatus)[keyof typeof DeploymentStatus];
 
+const ACTIVE_DEPLOYMENT_STATUSES: ReadonlySet<DeploymentStatus> = new Set([
+  DeploymentStatus.Running,
+  DeploymentStatus.Paused,
+  DeploymentStatus.Pending,
+  DeploymentStatus.Initializing,
+]);
+const TERMINAL_DEPLOYMENT_STATUSES: ReadonlySet<DeploymentStatus> = new Set([
+  DeploymentStatus.Successful,
+  DeploymentStatus.Failed,
+  DeploymentStatus.Cancelled,
+]);
+
+/** True while a deployment may still progress (running, paused, pending or initializing). */
+export function isActiveDeployment(d: Pick<Deployment, 'Status'>): boolean {
+  return ACTIVE_DEPLOYMENT_STATUSES.has(d.Status);
+}
+
+/** True once a deployment has ended: successful, failed or cancelled. */
+export function isTerminalDeploymentStatus(s: DeploymentStatus): boolean {
+  return TERMINAL_DEPLOYMENT_STATUSES.has(s);
+}
+
 export interface DeploymentState {
   AutoRevert: boolean;
   AutoPromote: boolean;

@@ -14,6 +14,8 @@ export const EvalStatus = {
 } as const;
 export type EvalStatus = (typeof EvalStatus)[keyof typeof EvalStatus];
 
+const TERMINAL_EVAL_STATUSES: ReadonlySet<EvalStatus> = new Set([EvalStatus.Complete, EvalStatus.Failed, EvalStatus.Canceled]);
+
 /** Why an evaluation was created, with Nomad's strings. */
 export const EvalTrigger = {
   JobRegister: 'job-register',
@@ -76,5 +78,5 @@ export interface Evaluation {
 
 /** True when an evaluation will not be processed again. */
 export function isTerminalEvalStatus(s: EvalStatus): boolean {
-  return s === 'complete' || s === 'failed' || s === 'canceled';
+  return TERMINAL_EVAL_STATUSES.has(s);
 }

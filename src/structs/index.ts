@@ -10,3 +10,5 @@ export * from './plan.js';
 export * from './ids.js';
 export * from './service.js';
 export * from './template.js';
+export * from './version.js';
+export * from './job-draft.js';

@@ -3,7 +3,7 @@
  * Canonicalize plus the server's own defaults). Missing fields get defaults; fields the user set,
  * including zeros, are kept. Restart, reschedule, update and migrate defaults depend on the job type.
  */
-import type { DeepPartial, JobDraft, TaskDraft, TaskGroupDraft } from '../jobspec/job-draft.js';
+import type { DeepPartial, JobDraft, TaskDraft, TaskGroupDraft } from './job-draft.js';
 import { NANOS_PER_SECOND, type Nanos } from './duration.js';
 import {
   JobType,

@@ -11,6 +11,18 @@ export const NodeStatus = {
 } as const;
 export type NodeStatus = (typeof NodeStatus)[keyof typeof NodeStatus];
 
+const NODE_STATUSES: ReadonlySet<string> = new Set(Object.values(NodeStatus));
+
+/** True when the servers cannot reach a node's client: down or disconnected (its allocations are lost). */
+export function isNodeUnreachable(s: NodeStatus): boolean {
+  return s === NodeStatus.Down || s === NodeStatus.Disconnected;
+}
+
+/** True when `v` is one of the node statuses. */
+export function isNodeStatus(v: unknown): v is NodeStatus {
+  return typeof v === 'string' && NODE_STATUSES.has(v);
+}
+
 export const NodeEligibility = {
   Eligible: 'eligible',
   Ineligible: 'ineligible',

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
@@ -77,6 +78,9 @@ test('version prints the version; --help exits 0', () => {
   const r = caravan(['version']);
   assert.equal(r.code, 0);
   assert.match(r.stdout, /^Caravan v\d+\.\d+\.\d+/);
+  // The one version constant (src/structs/version.ts) is package.json's.
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  assert.equal(r.stdout.trim(), `Caravan v${pkg.version}`);
   assert.equal(caravan(['-help']).code, 0);
   assert.equal(caravan(['job', 'validate', '--help']).code, 0);
 });

@@ -19,7 +19,7 @@ import {
 import { AgentRoleError, type RoleFactories } from '../../agent/agent-roles.js';
 import { readConfigFile } from '../../agent/config-file.js';
 import { defaultRoles } from '../../agent/default-roles.js';
-import { CARAVAN_VERSION } from '../../http/list-stubs.js';
+import { CARAVAN_VERSION } from '../../structs/version.js';
 import { ExitCode, type CliContext } from '../cli-context.js';
 import type { CommandModule } from '../command-registry.js';
 import { collect } from './job-file-flags.js';

@@ -4,13 +4,14 @@
  * with its status block. Returns 0 when it succeeded, 1 when it failed or was cancelled.
  */
 import type { Deployment } from '../../structs/index.js';
+import { isTerminalDeploymentStatus } from '../../structs/deployment.js';
 import type { ApiClient } from '../api-client.js';
 import type { CliContext } from '../cli-context.js';
 import { short } from '../format/columns.js';
 import { formatDeployment } from './deployment-format.js';
 
 function isTerminal(d: Deployment): boolean {
-  return d.Status === 'successful' || d.Status === 'failed' || d.Status === 'cancelled';
+  return isTerminalDeploymentStatus(d.Status);
 }
 
 /** One progress line: the description and each group's healthy/desired. */

@@ -7,12 +7,9 @@ import * as os from 'node:os';
 import type { Driver } from '../../drivers/driver.js';
 import type { DriverInfo } from '../../structs/node.js';
 import type { NodeResources } from '../../structs/resources.js';
+import { CARAVAN_VERSION, NOMAD_COMPAT_VERSION } from '../../structs/version.js';
 import { errorMessage } from '../client-error.js';
 
-/** The Nomad version Caravan reports for compatibility with Nomad's tools. */
-export const NOMAD_COMPAT_VERSION = '1.9.0';
-/** Caravan's own version. */
-export const CARAVAN_VERSION = '0.1.0';
 /** Used when /proc/cpuinfo has no "cpu MHz" (e.g. some ARM and virtual machines). */
 const FALLBACK_MHZ_PER_CORE = 1000;
 

@@ -4,7 +4,7 @@
  * /v1/agent/servers (the servers a client agent talks to).
  */
 import type { FastifyInstance } from 'fastify';
-import { CARAVAN_VERSION } from '../list-stubs.js';
+import { CARAVAN_VERSION } from '../../structs/version.js';
 import { HttpError, HttpErrorCode } from '../http-errors.js';
 import { queryOptions, sendJson, type AgentInfo, type RouteContext } from '../route-context.js';
 

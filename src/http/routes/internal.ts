@@ -5,15 +5,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { AllocClientUpdate } from '../../server/server-api.js';
-import { NodeStatus } from '../../structs/node.js';
+import { NodeStatus, isNodeStatus } from '../../structs/node.js';
+import { isAllocClientStatus } from '../../structs/alloc.js';
 import type { Node } from '../../structs/node.js';
 import { checkDeploymentStatus, checkNodeRegistration, checkTaskStates } from '../client-report-checks.js';
 import { badRequest } from '../http-errors.js';
 import { arrayField, objectBody, objectField, optionalString } from '../request-body.js';
 import { answerWrite, requireServer, type RouteContext } from '../route-context.js';
 
-const NODE_STATUSES = new Set<string>(Object.values(NodeStatus));
-const ALLOC_CLIENT_STATUSES = new Set(['pending', 'running', 'complete', 'failed', 'lost', 'unknown']);
 
 /** Checks the shape of one client alloc update; the message names the index and field. */
 function checkAllocUpdate(raw: unknown, i: number): AllocClientUpdate {
@@ -21,7 +20,7 @@ function checkAllocUpdate(raw: unknown, i: number): AllocClientUpdate {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw badRequest(`${where} must be a JSON object`);
   const u = raw as Record<string, unknown>;
   if (typeof u['ID'] !== 'string' || u['ID'] === '') throw badRequest(`${where}.ID must be specified`);
-  if (typeof u['ClientStatus'] !== 'string' || !ALLOC_CLIENT_STATUSES.has(u['ClientStatus'])) {
+  if (!isAllocClientStatus(u['ClientStatus'])) {
     throw badRequest(`${where}.ClientStatus ${JSON.stringify(u['ClientStatus'])} is not a client status`);
   }
   const ts = u['TaskStates'];
@@ -44,7 +43,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext):
     const body = objectBody(req.body);
     const node = objectField(body, 'Node');
     checkNodeRegistration(node);
-    if (node['Status'] !== undefined && (typeof node['Status'] !== 'string' || !NODE_STATUSES.has(node['Status']))) {
+    if (node['Status'] !== undefined && !isNodeStatus(node['Status'])) {
       throw badRequest(`Node.Status ${JSON.stringify(node['Status'])} is not a node status`);
     }
     const res = await server.registerNode(node as unknown as Node);
@@ -55,8 +54,8 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext):
     const server = requireServer(ctx);
     const body = objectBody(req.body);
     const status = optionalString(body, 'Status') || NodeStatus.Ready;
-    if (!NODE_STATUSES.has(status)) throw badRequest(`Status ${JSON.stringify(status)} is not a node status`);
-    const res = await server.heartbeatNode(req.params.id, status as NodeStatus);
+    if (!isNodeStatus(status)) throw badRequest(`Status ${JSON.stringify(status)} is not a node status`);
+    const res = await server.heartbeatNode(req.params.id, status);
     return answerWrite(req, reply, res.index, { HeartbeatTTL: res.heartbeatTtl, Index: res.index });
   });
 

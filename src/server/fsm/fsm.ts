@@ -4,6 +4,7 @@
  * and the index — so replaying the log rebuilds the same state.
  */
 import type { Allocation, Evaluation, Job, Node, NodeEvent } from '../../structs/index.js';
+import { isServerDecidedClientStatus } from '../../structs/alloc.js';
 import type { StateStore } from '../state/state-store.js';
 
 import type { StreamEvent } from '../events/event.js';
@@ -263,7 +264,7 @@ export class Fsm {
         // An in-place update keeps what the client reported, unless the server marks it lost.
         a.TaskStates = prev.TaskStates;
         a.DeploymentStatus = prev.DeploymentStatus;
-        if (u.ClientStatus !== 'lost' && u.ClientStatus !== 'unknown') {
+        if (!isServerDecidedClientStatus(u.ClientStatus)) {
           a.ClientStatus = prev.ClientStatus;
           a.ClientDescription = prev.ClientDescription;
         }

@@ -5,7 +5,7 @@
  */
 import { isTerminalEvalStatus } from '../../structs/index.js';
 import type { StateStore } from '../state/state-store.js';
-import { isAllocTerminal } from '../state/job-status.js';
+import { isTerminalAlloc } from '../../structs/alloc.js';
 
 /** What to delete. */
 export interface Garbage {
@@ -28,7 +28,7 @@ export function findGarbage(state: StateStore, nowNanos: number, thresholdNanos:
     const job = state.jobById(e.Namespace, e.JobID);
     if (job && !job.Stop && job.Status !== 'dead') continue;
     const allocs = (allocsByEval.get(e.ID) ?? []).map((id) => state.allocById(id)!);
-    if (!allocs.every(isAllocTerminal)) continue;
+    if (!allocs.every(isTerminalAlloc)) continue;
     evalIds.push(e.ID);
     for (const a of allocs) allocIds.push(a.ID);
   }

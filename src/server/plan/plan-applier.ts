@@ -8,9 +8,9 @@
 import type { Allocation, Plan, PlanResult } from '../../structs/index.js';
 import type { ApplyPlanResultsCommand, AllocStopUpdate, Command } from '../fsm/commands.js';
 import type { StateStore } from '../state/state-store.js';
-import type { NodeUsageEntry } from '../state/node-usage.js';
-import { allocResources, nodeCapacity, nodeReservedPorts } from '../../scheduler/alloc-resources.js';
-import { isAllocTerminal } from '../state/job-status.js';
+import type { NodeUsageEntry } from '../state/node-usage-table.js';
+import { allocResources, nodeCapacity, nodeReservedPorts } from '../../structs/resource-accounting.js';
+import { isServerDecidedClientStatus, isTerminalAlloc } from '../../structs/alloc.js';
 
 /** Plan applier errors; `code` says which. */
 export class PlanApplyError extends Error {
@@ -193,7 +193,7 @@ export class PlanApplier {
     const totals = { ...usage.totals };
     const freedPorts = new Map<number, number>();
     const release = (a: Allocation | undefined): void => {
-      if (!a || a.NodeID !== nodeId || isAllocTerminal(a)) return;
+      if (!a || a.NodeID !== nodeId || isTerminalAlloc(a)) return;
       const r = allocResources(a);
       totals.cpu -= r.totals.cpu;
       totals.memoryMB -= r.totals.memoryMB;
@@ -238,7 +238,7 @@ function toStop(a: Allocation): AllocStopUpdate {
     DesiredStatus: a.DesiredStatus === 'run' ? 'stop' : a.DesiredStatus,
     DesiredDescription: a.DesiredDescription,
     // Only server-decided client statuses travel; the client owns the others.
-    ClientStatus: a.ClientStatus === 'lost' || a.ClientStatus === 'unknown' ? a.ClientStatus : '',
+    ClientStatus: isServerDecidedClientStatus(a.ClientStatus) ? a.ClientStatus : '',
     FollowupEvalID: a.FollowupEvalID,
   };
 }
@@ -278,8 +278,8 @@ export class BatchOverlay {
   }
 
   private replace(prev: Allocation | undefined, next: Allocation): void {
-    if (prev && !isAllocTerminal(prev)) this.adjust(prev, -1);
-    if (!isAllocTerminal(next)) this.adjust(next, 1);
+    if (prev && !isTerminalAlloc(prev)) this.adjust(prev, -1);
+    if (!isTerminalAlloc(next)) this.adjust(next, 1);
     this.allocs.set(next.ID, next);
   }
 

@@ -3,12 +3,7 @@
  * per task group summary counts kept up to date from allocation client status changes.
  */
 import type { Allocation, Evaluation, Job, JobStatus, JobSummary, TaskGroupSummary } from '../../structs/index.js';
-import { isTerminalClientStatus, isTerminalEvalStatus } from '../../structs/index.js';
-
-/** True when an allocation will not run (again): desired stop/evict or a terminal client status. */
-export function isAllocTerminal(a: Allocation): boolean {
-  return a.DesiredStatus === 'stop' || a.DesiredStatus === 'evict' || isTerminalClientStatus(a.ClientStatus);
-}
+import { isTerminalAlloc, isTerminalEvalStatus } from '../../structs/index.js';
 
 /**
  * The status Nomad shows for a job: system/periodic/parameterized jobs run until stopped; a
@@ -21,7 +16,7 @@ export function computeJobStatus(job: Job, allocs: Iterable<Allocation>, evals: 
   let hasAlloc = false;
   for (const a of allocs) {
     hasAlloc = true;
-    if (!isAllocTerminal(a)) return 'running';
+    if (!isTerminalAlloc(a)) return 'running';
   }
   let hasEval = false;
   for (const e of evals) {

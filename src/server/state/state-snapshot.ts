@@ -3,7 +3,8 @@
  * SchedulerState) and for dry-run plans. Creating one is O(1); see cow-table.ts.
  */
 import type { Allocation, Deployment, Evaluation, Job, Node } from '../../structs/index.js';
-import type { NodeAllocatedUsage, SchedulerState } from '../../scheduler/interfaces.js';
+import type { SchedulerState } from '../../scheduler/interfaces.js';
+import type { NodeAllocatedUsage } from '../../structs/resource-accounting.js';
 import type { Epoch } from './cow-table.js';
 import type { StateStore } from './state-store.js';
 

@@ -7,9 +7,10 @@
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import { Table, type StateReader } from '../server-api.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
-import { computeJobStatus, isAllocTerminal, summaryForJob, summaryWithAlloc } from './job-status.js';
+import { computeJobStatus, summaryForJob, summaryWithAlloc } from './job-status.js';
+import { isTerminalAlloc } from '../../structs/alloc.js';
 import { childrenSummary, sameChildren } from '../dispatch/children-summary.js';
-import { NodeUsage } from './node-usage.js';
+import { NodeUsageTable } from './node-usage-table.js';
 import { StateSnapshot } from './state-snapshot.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 
@@ -60,7 +61,7 @@ export class StateStore implements StateReader {
   constructor(private readonly clock: Clock = systemClock) {}
 
   /** Resources held on each node by non-terminal allocations (latest state only). */
-  readonly nodeUsage = new NodeUsage(this.epochs);
+  readonly nodeUsage = new NodeUsageTable(this.epochs);
 
   private index = 0;
   private readonly tableIdx = new Map<Table, number>();
@@ -285,7 +286,7 @@ export class StateStore implements StateReader {
   putAlloc(a: Allocation, index: number): void {
     const prev = this.allocsT.get(a.ID);
     this.allocsT.set(a.ID, a);
-    this.nodeUsage.update(prev, a, isAllocTerminal);
+    this.nodeUsage.update(prev, a, isTerminalAlloc);
     if (!prev) {
       this.allocsByNodeI.add(a.NodeID, a.ID);
       this.allocsByJobI.add(jobKey(a.Namespace, a.JobID), a.ID);
@@ -310,7 +311,7 @@ export class StateStore implements StateReader {
     const a = this.allocsT.get(id);
     if (!a) return;
     this.allocsT.delete(id);
-    this.nodeUsage.update(a, undefined, isAllocTerminal);
+    this.nodeUsage.update(a, undefined, isTerminalAlloc);
     this.allocsByNodeI.remove(a.NodeID, id);
     this.allocsByJobI.remove(jobKey(a.Namespace, a.JobID), id);
     this.touch(index, Table.Allocs);
@@ -460,7 +461,7 @@ export class StateStore implements StateReader {
       const job = a.Job ?? (this.jobVersionsT.get(key) ?? []).find((v) => v.Version === jobVersion) ?? null;
       const restored = { ...a, Job: job };
       this.allocsT.set(a.ID, restored);
-      this.nodeUsage.update(undefined, restored, isAllocTerminal);
+      this.nodeUsage.update(undefined, restored, isTerminalAlloc);
       this.allocsByNodeI.add(a.NodeID, a.ID);
       this.allocsByJobI.add(key, a.ID);
     }

@@ -3,7 +3,7 @@
  * (src/structs/job-defaults.ts) turn a draft into a full Job; missing and zero are different
  * (an absent `count` becomes 1, `count = 0` stays 0), as with Nomad's pointer-typed API structs.
  */
-import type { Job } from '../structs/job.js';
+import type { Job } from './job.js';
 
 /** T with every field optional, recursively (arrays keep their element type partial). */
 export type DeepPartial<T> = T extends (infer U)[]

@@ -4,8 +4,17 @@
  * allocation holds and what a node can give. Both sides must agree, or a placement the
  * scheduler thinks fits is rejected by the applier, refreshed, and placed the same way again.
  */
-import type { Allocation, Node } from '../structs/index.js';
+import type { Allocation } from './alloc.js';
+import type { Node } from './node.js';
 import { heldResources } from './group-ask.js';
+
+/** Resources held on a node by its live allocations: CPU MHz, memory MB, disk MB, ports in use. */
+export interface NodeAllocatedUsage {
+  cpu: number;
+  memory: number;
+  disk: number;
+  ports: ReadonlySet<number>;
+}
 
 /** Amounts of cpu (MHz), memory (MiB) and disk (MiB). */
 export interface ResourceTotals {

@@ -2,7 +2,9 @@
  * What a task group asks of a node (CPU, memory, disk, ports), computed once per group, and
  * the resources an existing allocation holds, read back from its AllocatedResources.
  */
-import type { Allocation, NetworkResource, TaskGroup } from '../structs/index.js';
+import type { Allocation } from './alloc.js';
+import type { TaskGroup } from './job.js';
+import type { NetworkResource } from './resources.js';
 
 /** A group's total ask. CPU in MHz, memory and disk in MB. */
 export interface GroupAsk {

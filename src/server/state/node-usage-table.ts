@@ -4,9 +4,8 @@
  * in time proportional to the plan, not to the node's allocations.
  */
 import type { Allocation } from '../../structs/index.js';
-import type { NodeAllocatedUsage } from '../../scheduler/interfaces.js';
 import { CowTable, type Epoch, type EpochClock } from './cow-table.js';
-import { allocResources, type ResourceTotals } from '../../scheduler/alloc-resources.js';
+import { allocResources, type NodeAllocatedUsage, type ResourceTotals } from '../../structs/resource-accounting.js';
 
 export type { ResourceTotals };
 
@@ -32,7 +31,7 @@ const ZERO: NodeAllocatedUsage = { cpu: 0, memory: 0, disk: 0, ports: NO_PORTS }
  * a snapshot began, so a snapshot reads the usage as of its index (nodeAllocatedUsage) while
  * the plan applier reads the latest.
  */
-export class NodeUsage {
+export class NodeUsageTable {
   private readonly table: CowTable<string, StoredUsage>;
 
   constructor(private readonly clock: EpochClock) {
