@@ -32,6 +32,7 @@ import { registerClientExecRoutes } from './routes/client-exec.js';
 import { registerClientFsRoutes } from './routes/client-fs.js';
 import { registerClientLogsRoutes } from './routes/client-logs.js';
 import { registerEventStreamRoutes } from './routes/event-stream.js';
+import { registerUiRoutes } from './routes/ui.js';
 import { shouldProxy, type ServerProxy } from './forward-to-server/server-proxy.js';
 
 /** Options of createHttpServer. */
@@ -49,6 +50,8 @@ export interface HttpServerOptions {
   bodyLimit?: number;
   /** A client-only agent's way to its servers: server routes are proxied through it. Ignored with `server`. */
   serverProxy?: ServerProxy;
+  /** The built web UI served at /ui/ (default dist/ui). */
+  uiDir?: string;
 }
 
 /** Builds the fastify instance with every route; the caller listens (or uses inject in tests). */
@@ -149,5 +152,6 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerClientFsRoutes(app, ctx);
   registerClientLogsRoutes(app, ctx);
   registerClientAllocRoutes(app, ctx);
+  registerUiRoutes(app, opts.uiDir);
   return app;
 }

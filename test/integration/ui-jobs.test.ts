@@ -1,0 +1,110 @@
+/**
+ * The web UI in a real browser against a real dev agent: served at /ui/ with deep links, the
+ * jobs list following registrations live, and API errors shown instead of a blank page.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { api, startAgent, type AgentProcess } from './helpers/agent-process.js';
+import { launchBrowser, screenshot, type TestBrowser } from './helpers/browser.js';
+
+const SCRIPT = 'echo hello-from-$NOMAD_ALLOC_INDEX; while true; do sleep 0.2; done';
+
+function sleepJob(id: string, count: number): Record<string, unknown> {
+  return {
+    ID: id,
+    Type: 'service',
+    Datacenters: ['dc1'],
+    TaskGroups: [
+      {
+        Name: 'g',
+        Count: count,
+        Update: { MaxParallel: 0 },
+        Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/sh', args: ['-c', SCRIPT] }, Resources: { CPU: 20, MemoryMB: 16 } }],
+      },
+    ],
+  };
+}
+
+describe('web UI: serving and the jobs list', () => {
+  let agent: AgentProcess;
+  let browser: TestBrowser;
+  let page: Page;
+
+  before(async () => {
+    agent = await startAgent({ roleArgs: ['-dev'] });
+    browser = await launchBrowser();
+    page = await browser.newPage();
+  });
+  after(async () => {
+    await browser?.close();
+    await agent?.stop();
+    await agent?.cleanup();
+  });
+
+  test('the agent serves the UI: / redirects, assets have their types, deep links get the page', async () => {
+    const root = await fetch(`${agent.address}/`, { redirect: 'manual' });
+    assert.equal(root.status, 307);
+    assert.equal(root.headers.get('location'), '/ui/');
+    const deep = await fetch(`${agent.address}/ui/jobs/some-job/allocations`);
+    assert.equal(deep.status, 200);
+    assert.match(deep.headers.get('content-type') ?? '', /^text\/html/);
+    const html = await deep.text();
+    const js = /src="(\/ui\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    const css = /href="(\/ui\/assets\/[^"]+\.css)"/.exec(html)?.[1];
+    assert.ok(js && css, `asset links in ${html}`);
+    const jsRes = await fetch(`${agent.address}${js}`);
+    assert.equal(jsRes.status, 200);
+    assert.match(jsRes.headers.get('content-type') ?? '', /^text\/javascript/);
+    const cssRes = await fetch(`${agent.address}${css}`);
+    assert.match(cssRes.headers.get('content-type') ?? '', /^text\/css/);
+    assert.equal((await fetch(`${agent.address}/ui/assets/nope.js`)).status, 404);
+    // Paths that climb out of the UI directory never reach other files.
+    const escape = await fetch(`${agent.address}/ui/..%2f..%2fpackage.json`);
+    assert.equal(escape.status, 404);
+    assert.doesNotMatch(await escape.text(), /"name": "caravan"/);
+  });
+
+  test('the jobs list shows a submitted job and its allocation counts change live', async () => {
+    await page.goto(`${agent.address}/ui/jobs`);
+    await page.getByText('No jobs yet').waitFor();
+    await screenshot(page, 'jobs-empty');
+
+    const reg = await api(agent.address, 'PUT', '/v1/jobs', { Job: sleepJob('web', 1) });
+    assert.equal(reg.status, 200, reg.text);
+    const row = page.locator('[data-testid=job-row][data-job=web]');
+    await row.waitFor();
+    await row.getByText('1 running').waitFor();
+
+    // Scaling up through the API shows in the same page, without a reload.
+    const scaled = await api(agent.address, 'PUT', '/v1/jobs', { Job: sleepJob('web', 3) });
+    assert.equal(scaled.status, 200, scaled.text);
+    await row.getByText('3 running').waitFor();
+    await screenshot(page, 'jobs-list');
+  });
+
+  test('the job page lists allocations, and stopping the job from the UI stops it', async () => {
+    await page.locator('[data-testid=job-row][data-job=web] a').first().click();
+    await page.waitForURL(/\/ui\/jobs\/web$/);
+    await page.getByRole('heading', { name: 'web' }).waitFor();
+    await page.locator('[data-testid=task-group]').getByText('3 running').waitFor();
+    assert.equal(await page.locator('[data-testid=alloc-row]').count(), 3);
+    await screenshot(page, 'job-overview');
+
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByRole('button', { name: 'Yes, stop job' }).click();
+    await page.getByRole('button', { name: 'Start' }).waitFor();
+    const job = await api<{ Stop: boolean }>(agent.address, 'GET', '/v1/job/web');
+    assert.equal(job.body.Stop, true);
+    // The allocations are stopped and the page follows them to complete.
+    await page.locator('[data-testid=task-group]').getByText(/3 complete/).waitFor({ timeout: 30_000 });
+  });
+
+  test('a broken request shows the API error instead of a blank page', async () => {
+    await page.goto(`${agent.address}/ui/jobs/does-not-exist`);
+    const alert = page.getByRole('alert').first();
+    await alert.waitFor();
+    assert.match((await alert.textContent()) ?? '', /404|not found/i);
+    await screenshot(page, 'error');
+  });
+});

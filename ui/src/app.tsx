@@ -1,0 +1,84 @@
+/** The shell: header with navigation, namespace, token and search, and the page for the path. */
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { LiveIndicator } from './components/states.js';
+import { NamespaceSelect } from './components/namespace-select.js';
+import { TokenField } from './components/token-field.js';
+import { href, matchRoute, navigate, useLocation } from './lib/router.js';
+import { JobDetailPage } from './pages/job-detail.js';
+import { JobsListPage } from './pages/jobs-list.js';
+
+/** A page for a path pattern; params are the decoded `:names`. */
+interface Route {
+  pattern: string;
+  render: (params: Record<string, string>, query: URLSearchParams) => ComponentChildren;
+}
+
+const ROUTES: Route[] = [
+  { pattern: '/jobs', render: () => <JobsListPage /> },
+  { pattern: '/jobs/:id', render: (p, q) => <JobDetailPage id={p.id!} ns={q.get('namespace') ?? 'default'} tab="" /> },
+  { pattern: '/jobs/:id/:tab', render: (p, q) => <JobDetailPage id={p.id!} ns={q.get('namespace') ?? 'default'} tab={p.tab!} /> },
+];
+
+const NAV: Array<[string, string]> = [['/jobs', 'Jobs']];
+
+function NotFound({ path }: { path: string }) {
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p class="state error" role="alert">
+        There is no page at {path}. <a href={href('/jobs')}>Go to the jobs</a>.
+      </p>
+    </section>
+  );
+}
+
+export function App() {
+  const { path, query } = useLocation();
+  // Changing the namespace or token re-mounts the page so every read starts over.
+  const [settingsKey, setSettingsKey] = useState(0);
+  if (path === '/') {
+    navigate('/jobs', true);
+    return null;
+  }
+  let page: ComponentChildren = <NotFound path={path} />;
+  for (const r of ROUTES) {
+    const params = matchRoute(r.pattern, path);
+    if (params) {
+      page = r.render(params, query);
+      break;
+    }
+  }
+  const section = '/' + (path.split('/')[1] ?? '');
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href={href('/jobs')}>
+          Caravan
+        </a>
+        <nav aria-label="Main">
+          <ul>
+            {NAV.map(([to, label]) => (
+              <li key={to}>
+                <a href={href(to)} aria-current={section === to ? 'page' : undefined}>
+                  {label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="tools">
+          <NamespaceSelect onChange={() => setSettingsKey((k) => k + 1)} />
+          <TokenField onChange={() => setSettingsKey((k) => k + 1)} />
+          <LiveIndicator />
+        </div>
+      </header>
+      <main id="main" key={`${settingsKey}:${path}`}>
+        {page}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,139 @@
+/** A job's versions (diffs, revert), deployments and evaluations. */
+import type { Deployment } from '../../../src/structs/deployment.js';
+import type { Evaluation } from '../../../src/structs/eval.js';
+import type { Job } from '../../../src/structs/job.js';
+import { ActionButton } from '../components/action-button.js';
+import { PlacementFailures } from '../components/placement-failure.js';
+import { LiveView } from '../components/states.js';
+import { StatusBadge } from '../components/summary-bar.js';
+import { changedOnly, diffLines, DiffView, jobLines } from '../lib/diff.js';
+import { ago, dateTime, nanosToMs, shortId } from '../lib/format.js';
+import { jobPath, jobWatch, registerJob } from '../lib/job-api.js';
+import { href } from '../lib/router.js';
+import { useLive } from '../lib/use-live.js';
+
+export function JobVersions({ id, ns }: { id: string; ns: string }) {
+  const versions = useLive<{ Versions: Job[] }>(jobPath(id, ns, 'versions'), jobWatch(id, ns));
+  return (
+    <LiveView live={versions} what="versions">
+      {({ Versions }) => {
+        const sorted = [...Versions].sort((a, b) => b.Version - a.Version);
+        return (
+          <ol class="versions" reversed>
+            {sorted.map((v, i) => {
+              const prev = sorted[i + 1];
+              const diff = prev ? changedOnly(diffLines(jobLines(prev), jobLines(v))) : undefined;
+              return (
+                <li key={v.Version} class="card" data-testid="version">
+                  <h3>
+                    Version {v.Version} {v.Stable && <StatusBadge status="stable" />} {i === 0 && <span class="muted">(current)</span>}
+                  </h3>
+                  <p class="muted">Submitted {dateTime(v.SubmitTime)}</p>
+                  {diff && (diff.some((l) => l !== '…') ? <details><summary>Changes from version {prev!.Version}</summary><DiffView lines={diff} /></details> : <p class="muted">No changes to the specification from version {prev!.Version}.</p>)}
+                  {i > 0 && (
+                    <ActionButton
+                      label={`Revert to version ${v.Version}`}
+                      confirm={`Yes, revert to ${v.Version}`}
+                      run={() => registerJob({ ...v, Stop: false })}
+                    />
+                  )}
+                </li>
+              );
+            })}
+          </ol>
+        );
+      }}
+    </LiveView>
+  );
+}
+
+export function JobDeployments({ id, ns }: { id: string; ns: string }) {
+  const deployments = useLive<Deployment[]>(jobPath(id, ns, 'deployments'), jobWatch(id, ns));
+  return (
+    <LiveView live={deployments} what="deployments" empty={(d) => d.length === 0}>
+      {(ds) => <DeploymentTable deployments={ds} />}
+    </LiveView>
+  );
+}
+
+export function DeploymentTable({ deployments, showJob = false }: { deployments: Deployment[]; showJob?: boolean }) {
+  return (
+    <table class="list" aria-label="Deployments">
+      <thead>
+        <tr>
+          <th scope="col">ID</th>
+          {showJob && <th scope="col">Job</th>}
+          <th scope="col">Version</th>
+          <th scope="col">Status</th>
+          <th scope="col">Groups (healthy/desired)</th>
+          <th scope="col" class="hide-narrow">Description</th>
+        </tr>
+      </thead>
+      <tbody>
+        {[...deployments]
+          .sort((a, b) => b.CreateIndex - a.CreateIndex)
+          .map((d) => (
+            <tr key={d.ID} data-testid="deployment-row">
+              <td class="mono">{shortId(d.ID)}</td>
+              {showJob && (
+                <td>
+                  <a href={href(`/jobs/${encodeURIComponent(d.JobID)}${d.Namespace !== 'default' ? `?namespace=${d.Namespace}` : ''}`)}>{d.JobID}</a>
+                </td>
+              )}
+              <td>{d.JobVersion}</td>
+              <td>
+                <StatusBadge status={d.Status} />
+              </td>
+              <td>
+                {Object.entries(d.TaskGroups)
+                  .map(([g, s]) => `${g}: ${s.HealthyAllocs}/${s.DesiredTotal}`)
+                  .join(', ')}
+              </td>
+              <td class="hide-narrow">{d.StatusDescription}</td>
+            </tr>
+          ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function JobEvaluations({ id, ns }: { id: string; ns: string }) {
+  const evals = useLive<Evaluation[]>(jobPath(id, ns, 'evaluations'), jobWatch(id, ns));
+  return (
+    <LiveView live={evals} what="evaluations" empty={(e) => e.length === 0}>
+      {(es) => <EvalTable evals={es} />}
+    </LiveView>
+  );
+}
+
+export function EvalTable({ evals, showJob = false }: { evals: Evaluation[]; showJob?: boolean }) {
+  const sorted = [...evals].sort((a, b) => b.CreateIndex - a.CreateIndex);
+  return (
+    <table class="list" aria-label="Evaluations">
+      <thead>
+        <tr>
+          <th scope="col">ID</th>
+          {showJob && <th scope="col">Job</th>}
+          <th scope="col">Triggered by</th>
+          <th scope="col">Status</th>
+          <th scope="col">Placement</th>
+          <th scope="col" class="hide-narrow">Created</th>
+        </tr>
+      </thead>
+      <tbody>
+        {sorted.map((e) => (
+          <tr key={e.ID} data-testid="eval-row">
+            <td class="mono">{shortId(e.ID)}</td>
+            {showJob && <td>{e.JobID}</td>}
+            <td>{e.TriggeredBy}</td>
+            <td>
+              <StatusBadge status={e.Status} /> {e.StatusDescription && <span class="muted">{e.StatusDescription}</span>}
+            </td>
+            <td>{e.FailedTGAllocs && Object.keys(e.FailedTGAllocs).length > 0 ? <PlacementFailures failed={e.FailedTGAllocs} /> : <span class="muted">ok</span>}</td>
+            <td class="hide-narrow">{ago(nanosToMs(e.CreateTime))}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,143 @@
+/** A job's overview: task groups with counts and scaling, the latest deployment, recent allocations. */
+import { useState } from 'preact/hooks';
+import type { AllocListStub } from '../../../src/structs/alloc.js';
+import type { Deployment } from '../../../src/structs/deployment.js';
+import type { Job, JobSummary, TaskGroup } from '../../../src/structs/job.js';
+import { ActionButton } from '../components/action-button.js';
+import { AllocTable } from '../components/alloc-table.js';
+import { LiveView } from '../components/states.js';
+import { StatusBadge, SummaryBar } from '../components/summary-bar.js';
+import { apiWrite } from '../lib/api.js';
+import { dateTime, shortId } from '../lib/format.js';
+import { jobPath, jobWatch, updateJob } from '../lib/job-api.js';
+import { useLive } from '../lib/use-live.js';
+
+function ScaleControl({ job, group }: { job: Job; group: TaskGroup }) {
+  const [count, setCount] = useState(group.Count);
+  return (
+    <form class="actions" onSubmit={(e) => e.preventDefault()}>
+      <label>
+        Count{' '}
+        <input
+          type="number"
+          min={0}
+          value={count}
+          style={{ width: '5em' }}
+          aria-label={`Count of group ${group.Name}`}
+          onInput={(e) => setCount(Number(e.currentTarget.value))}
+        />
+      </label>
+      <ActionButton
+        label="Scale"
+        disabled={count === group.Count || !Number.isInteger(count) || count < 0}
+        run={() =>
+          updateJob(job.ID, job.Namespace, (j) => {
+            const g = j.TaskGroups.find((x) => x.Name === group.Name);
+            if (!g) throw new Error(`group ${group.Name} is gone from the job`);
+            g.Count = count;
+          })
+        }
+      />
+    </form>
+  );
+}
+
+export function DeploymentCard({ d }: { d: Deployment }) {
+  const canPromote = d.Status === 'running' && Object.values(d.TaskGroups).some((g) => g.DesiredCanaries > 0 && !g.Promoted);
+  return (
+    <div class="card" data-testid="deployment">
+      <h3>
+        Deployment <span class="mono">{shortId(d.ID)}</span> <StatusBadge status={d.Status} />
+      </h3>
+      <p class="muted">
+        Version {d.JobVersion}. {d.StatusDescription}
+      </p>
+      <table class="list">
+        <thead>
+          <tr>
+            <th scope="col">Group</th>
+            <th scope="col">Desired</th>
+            <th scope="col">Canaries</th>
+            <th scope="col">Placed</th>
+            <th scope="col">Healthy</th>
+            <th scope="col">Unhealthy</th>
+          </tr>
+        </thead>
+        <tbody>
+          {Object.entries(d.TaskGroups).map(([name, g]) => (
+            <tr key={name}>
+              <td>{name}</td>
+              <td>{g.DesiredTotal}</td>
+              <td>
+                {g.PlacedCanaries?.length ?? 0}/{g.DesiredCanaries}
+                {g.DesiredCanaries > 0 && (g.Promoted ? ' (promoted)' : '')}
+              </td>
+              <td>{g.PlacedAllocs}</td>
+              <td>{g.HealthyAllocs}</td>
+              <td>{g.UnhealthyAllocs}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {d.Status === 'running' && (
+        <div class="actions" style={{ marginTop: '8px' }}>
+          {canPromote && <ActionButton label="Promote" primary run={() => apiWrite('PUT', `/v1/deployment/promote/${d.ID}`, { DeploymentID: d.ID, All: true })} />}
+          <ActionButton label="Fail deployment" danger confirm="Yes, fail it" run={() => apiWrite('PUT', `/v1/deployment/fail/${d.ID}`, { DeploymentID: d.ID })} />
+        </div>
+      )}
+    </div>
+  );
+}
+
+export function JobOverview({ job }: { job: Job }) {
+  const watch = jobWatch(job.ID, job.Namespace);
+  const summary = useLive<JobSummary>(jobPath(job.ID, job.Namespace, 'summary'), watch);
+  const deployment = useLive<Deployment | null>(job.Type === 'service' ? jobPath(job.ID, job.Namespace, 'deployment') : undefined, watch);
+  const allocs = useLive<AllocListStub[]>(jobPath(job.ID, job.Namespace, 'allocations'), watch);
+  return (
+    <>
+      <dl class="facts">
+        <dt>Namespace</dt>
+        <dd>{job.Namespace}</dd>
+        <dt>Datacenters</dt>
+        <dd>{job.Datacenters.join(', ')}</dd>
+        <dt>Submitted</dt>
+        <dd>{dateTime(job.SubmitTime)}</dd>
+        {job.ParentID && (
+          <>
+            <dt>Parent</dt>
+            <dd>{job.ParentID}</dd>
+          </>
+        )}
+      </dl>
+      <h2>Task groups</h2>
+      <div class="cards">
+        {job.TaskGroups.map((g) => {
+          const counts = summary.data?.Summary[g.Name];
+          return (
+            <div class="card" key={g.Name} data-testid="task-group">
+              <h3>{g.Name}</h3>
+              {counts && <SummaryBar counts={counts} />}
+              <p class="muted">
+                Tasks: {g.Tasks.map((t) => `${t.Name} (${t.Driver})`).join(', ')}
+              </p>
+              {!job.Stop && !job.ParameterizedJob && !job.Periodic && job.Type !== 'system' && job.Type !== 'sysbatch' && <ScaleControl job={job} group={g} />}
+            </div>
+          );
+        })}
+      </div>
+      {job.Type === 'service' && (
+        <>
+          <h2>Latest deployment</h2>
+          <LiveView live={deployment} what="deployment" empty={(d) => d === null} emptyText="No deployment for this job.">
+            {(d) => d && <DeploymentCard d={d} />}
+          </LiveView>
+        </>
+      )}
+      <h2>Recent allocations</h2>
+      <LiveView live={allocs} what="allocations" empty={(a) => a.length === 0}>
+        {(a) => <AllocTable allocs={[...a].sort((x, y) => y.CreateIndex - x.CreateIndex).slice(0, 10)} />}
+      </LiveView>
+    </>
+  );
+}
