@@ -5,6 +5,10 @@ import { LiveIndicator } from './components/states.js';
 import { NamespaceSelect } from './components/namespace-select.js';
 import { TokenField } from './components/token-field.js';
 import { href, matchRoute, navigate, useLocation } from './lib/router.js';
+import { AllocDetailPage } from './pages/alloc-detail.js';
+import { AllocFilesPage } from './pages/alloc-files.js';
+import { ExecTerminalPage } from './pages/exec-terminal.js';
+import { TaskLogsPage } from './pages/task-logs.js';
 import { JobDetailPage } from './pages/job-detail.js';
 import { JobsListPage } from './pages/jobs-list.js';
 
@@ -17,6 +21,13 @@ interface Route {
 const ROUTES: Route[] = [
   { pattern: '/jobs', render: () => <JobsListPage /> },
   { pattern: '/jobs/:id', render: (p, q) => <JobDetailPage id={p.id!} ns={q.get('namespace') ?? 'default'} tab="" /> },
+  { pattern: '/allocations/:id', render: (p) => <AllocDetailPage id={p.id!} /> },
+  { pattern: '/allocations/:id/fs', render: (p, q) => <AllocFilesPage alloc={p.id!} path={q.get('path') ?? '/'} /> },
+  {
+    pattern: '/allocations/:id/:task/logs',
+    render: (p, q) => <TaskLogsPage alloc={p.id!} task={p.task!} type={q.get('type') === 'stderr' ? 'stderr' : 'stdout'} origin={q.get('origin') === 'end' ? 'end' : 'start'} />,
+  },
+  { pattern: '/allocations/:id/:task/exec', render: (p) => <ExecTerminalPage alloc={p.id!} task={p.task!} /> },
   { pattern: '/jobs/:id/:tab', render: (p, q) => <JobDetailPage id={p.id!} ns={q.get('namespace') ?? 'default'} tab={p.tab!} /> },
 ];
 

@@ -1,0 +1,116 @@
+/**
+ * The web UI's allocation pages in a real browser against a real dev agent: task states and
+ * events, logs followed live, an exec terminal (xterm.js over the exec websocket) that runs what
+ * is typed and follows resizes, and the allocation's files.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import type { AllocListStub } from '../../src/structs/index.js';
+import { api, startAgent, type AgentProcess } from './helpers/agent-process.js';
+import { launchBrowser, screenshot, type TestBrowser } from './helpers/browser.js';
+import { waitUntil } from './helpers/poseidon-client.js';
+
+const SCRIPT = 'i=0; echo ready > ${NOMAD_TASK_DIR}/marker.txt; while true; do echo tick-$i; i=$((i+1)); sleep 0.3; done';
+
+function tickerJob(id: string): Record<string, unknown> {
+  return {
+    ID: id,
+    Type: 'service',
+    Datacenters: ['dc1'],
+    TaskGroups: [
+      {
+        Name: 'g',
+        Count: 1,
+        Update: { MaxParallel: 0 },
+        Tasks: [{ Name: 'ticker', Driver: 'raw_exec', Config: { command: '/bin/sh', args: ['-c', SCRIPT] }, Resources: { CPU: 20, MemoryMB: 16 } }],
+      },
+    ],
+  };
+}
+
+/** The text xterm.js shows (its rows, joined). */
+async function terminalText(page: Page): Promise<string> {
+  return page.locator('[data-testid=terminal] .xterm-rows').innerText();
+}
+
+describe('web UI: allocation, logs, exec, files', () => {
+  let agent: AgentProcess;
+  let browser: TestBrowser;
+  let page: Page;
+  let allocId: string;
+
+  before(async () => {
+    agent = await startAgent({ roleArgs: ['-dev'] });
+    browser = await launchBrowser();
+    page = await browser.newPage();
+    const reg = await api(agent.address, 'PUT', '/v1/jobs', { Job: tickerJob('ticker') });
+    assert.equal(reg.status, 200, reg.text);
+    const alloc = await waitUntil('a running ticker allocation', async () => {
+      const l = await api<AllocListStub[]>(agent.address, 'GET', '/v1/job/ticker/allocations');
+      return l.body.find((a) => a.ClientStatus === 'running');
+    });
+    allocId = alloc.ID;
+  });
+  after(async () => {
+    await browser?.close();
+    await agent?.stop();
+    await agent?.cleanup();
+  });
+
+  test('the allocation page shows the task state, its events and resource charts', async () => {
+    await page.goto(`${agent.address}/ui/jobs/ticker/allocations`);
+    await page.locator(`[data-testid=alloc-row][data-alloc="${allocId}"] a`).first().click();
+    await page.waitForURL(new RegExp(`/ui/allocations/${allocId}$`));
+    const task = page.locator('[data-testid=task-state][data-task=ticker]');
+    await task.getByText('running').first().waitFor();
+    await task.getByText('Started', { exact: true }).waitFor();
+    await page.locator('[data-testid=alloc-stats]').getByText(/Memory \(RSS\): \d/).waitFor();
+    await screenshot(page, 'allocation');
+  });
+
+  test("a task's stdout lines appear live in the log view", async () => {
+    await page.locator('[data-testid=task-state][data-task=ticker]').getByRole('link', { name: 'Logs' }).click();
+    const log = page.locator('[data-testid=log]');
+    await log.getByText(/tick-\d+/).first().waitFor();
+    const first = Math.max(...((await log.innerText()).match(/tick-(\d+)/g) ?? []).map((m) => Number(m.slice(5))));
+    // A line the task writes after the page has rendered shows up without a reload.
+    await log.getByText(`tick-${first + 3}`).waitFor();
+    await screenshot(page, 'task-logs');
+  });
+
+  test('the exec terminal runs what is typed and follows a resize', async () => {
+    await page.goto(`${agent.address}/ui/allocations/${allocId}/ticker/exec`);
+    await page.getByRole('button', { name: 'Connect' }).click();
+    await page.getByTestId('exec-status').getByText('Connected').waitFor();
+    await page.locator('[data-testid=terminal] .xterm').click();
+    await page.keyboard.type('echo hello-$((40+2))\n');
+    await waitUntil('echo output in the terminal', async () => ((await terminalText(page)).includes('hello-42') ? true : undefined), 15_000);
+    await screenshot(page, 'exec-terminal');
+
+    await page.keyboard.type('stty size\n');
+    const before = await waitUntil('stty size', async () => /(\d+) (\d+)\s*\n/.exec((await terminalText(page)).split('stty size').pop() ?? '')?.[0]?.trim(), 15_000);
+    await page.setViewportSize({ width: 700, height: 500 });
+    await page.keyboard.type('clear; stty size\n');
+    const afterSize = await waitUntil(
+      'stty size after resize',
+      async () => {
+        const m = /(\d+) (\d+)/.exec((await terminalText(page)).split('stty size').pop() ?? '')?.[0];
+        return m && m !== before ? m : undefined;
+      },
+      15_000,
+    );
+    assert.notEqual(afterSize, before);
+    await page.keyboard.type('exit 3\n');
+    await page.getByTestId('exec-status').getByText('Exited with code 3').waitFor();
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  test("the allocation's files can be browsed and read", async () => {
+    await page.goto(`${agent.address}/ui/allocations/${allocId}/fs?path=/`);
+    await page.getByRole('link', { name: 'ticker/' }).click();
+    await page.getByRole('link', { name: 'local/' }).click();
+    await page.getByRole('link', { name: 'marker.txt' }).click();
+    await page.getByTestId('file-content').getByText('ready').waitFor();
+  });
+});
