@@ -35,6 +35,8 @@ export interface AgentConfig {
   logLevel: string;
   server: ServerConfig;
   client: ClientConfig;
+  /** Task driver plugin settings: the body of each `plugin "<name>" { config { … } }` block. */
+  plugins: Record<string, Record<string, unknown>>;
   /** Files the configuration was read from, in order. */
   files: string[];
 }
@@ -51,6 +53,7 @@ export interface AgentConfigLayer {
   logLevel?: string;
   server?: Partial<ServerConfig>;
   client?: Partial<ClientConfig>;
+  plugins?: Record<string, Record<string, unknown>>;
   files?: string[];
 }
 
@@ -79,6 +82,7 @@ export function defaultAgentConfig(): AgentConfig {
     logLevel: 'info',
     server: { enabled: false, numSchedulers: null },
     client: { enabled: false, servers: [], nodeClass: '', meta: {}, options: {} },
+    plugins: {},
     files: [],
   };
 }
@@ -111,6 +115,8 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
       meta: { ...base.client.meta, ...layer.client?.meta },
       options: { ...base.client.options, ...layer.client?.options },
     },
+    // A later file's plugin block replaces an earlier one's for the same plugin, as in Nomad.
+    plugins: { ...base.plugins, ...layer.plugins },
     files: [...base.files, ...(layer.files ?? [])],
   };
 }

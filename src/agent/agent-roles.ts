@@ -45,6 +45,8 @@ export interface StartClientOptions {
   nodeClass: string;
   meta: Record<string, string>;
   options: Record<string, string>;
+  /** Bodies of `plugin "<name>" { config { … } }` blocks, by plugin name. */
+  plugins?: Record<string, Record<string, unknown>>;
   logger: Logger;
 }
 

@@ -94,6 +94,7 @@ export class Agent {
           nodeClass: config.client.nodeClass,
           meta: config.client.meta,
           options: config.client.options,
+          plugins: config.plugins,
           logger: logger.child({ component: 'client' }),
         });
         lateClient.bind(client.http);

@@ -2,7 +2,8 @@
  * Reading a Nomad agent configuration file (HCL2, or JSON when the name ends in .json) into a
  * configuration layer. Known settings: data_dir, bind_addr, datacenter, region, name,
  * log_level, ports { http }, server { enabled, num_schedulers }, client { enabled, servers,
- * node_class, meta, options }. Other Nomad settings are ignored, so existing files load.
+ * node_class, meta, options }, plugin "<name>" { config { … } } (kept as given, for the driver
+ * to read). Other Nomad settings are ignored, so existing files load.
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseHcl } from '@cdktf/hcl2json';
@@ -99,7 +100,29 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     const options = stringMap(client, 'options', 'client.options');
     if (options) layer.client.options = options;
   }
+  const plugins = pluginBlocks(tree);
+  if (plugins) layer.plugins = plugins;
   return layer;
+}
+
+/**
+ * `plugin "docker" { config { … } }` blocks: hcl2json gives `{plugin: {docker: [{config:
+ * [{…}]}]}}`, JSON configs may give plain objects. Each plugin's config body is kept whole; the
+ * driver validates it and names any bad option.
+ */
+function pluginBlocks(tree: Obj): Record<string, Obj> | undefined {
+  const v = tree['plugin'];
+  if (v === undefined || v === null) return undefined;
+  const out: Record<string, Obj> = {};
+  for (const byName of Array.isArray(v) ? v : [v]) {
+    if (typeof byName !== 'object' || byName === null || Array.isArray(byName)) throw new AgentConfigError('plugin', 'must be labelled blocks: plugin "<name>" { config { … } }');
+    for (const [name, bodies] of Object.entries(byName as Obj)) {
+      const body = bodies === null || bodies === undefined ? {} : block({ [name]: bodies }, name);
+      const config = body ? block(body, 'config') : undefined;
+      out[name] = config ?? {};
+    }
+  }
+  return out;
 }
 
 /** Reads one configuration file (HCL2 or JSON). */

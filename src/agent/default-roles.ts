@@ -36,6 +36,7 @@ export const defaultRoles: RoleFactories = {
         nodeClass: opts.nodeClass,
         meta: opts.meta,
         options: opts.options,
+        plugins: opts.plugins,
         logger: opts.logger,
       });
       return { http: client, shutdown: () => client.shutdown() };

@@ -106,12 +106,44 @@ export interface TaskResourceUsage {
   pids: number[];
 }
 
+/** A terminal's size in character cells. */
+export interface TerminalSize {
+  width: number;
+  height: number;
+}
+
+/** Callbacks of a running exec command. `onExit` fires once, after all output was delivered. */
+export interface ExecStreamEvents {
+  onOutput(stream: 'stdout' | 'stderr', data: Buffer): void;
+  onExit(exitCode: number): void;
+}
+
+/** A running exec command the session can feed and resize. Methods are no-ops once it exited. */
+export interface ExecStream {
+  write(data: Buffer): void;
+  closeStdin(): void;
+  resize(size: TerminalSize): void;
+  /** Kills the command (the client went away). */
+  kill(): void;
+}
+
 /** A command to run inside a task's environment (alloc exec). */
 export interface ExecSpec {
   file: string;
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  /**
+   * Set by drivers whose tasks live where a host process cannot go (a container): starts the
+   * command there instead of spawning `file` on the host.
+   */
+  start?: (tty: boolean, events: ExecStreamEvents) => ExecStream;
+}
+
+/** What a driver may report while starting a task (e.g. image download progress). */
+export interface StartTaskEvents {
+  /** A message shown as a "Driver" task event. */
+  emit(message: string): void;
 }
 
 /** Error codes drivers throw, matched by code rather than message text. */
@@ -142,7 +174,7 @@ export interface Driver {
   readonly name: string;
   fingerprint(): Promise<DriverFingerprint>;
   /** Starts the task and returns a handle to persist. Throws DriverError. */
-  startTask(config: TaskConfig): Promise<TaskHandle>;
+  startTask(config: TaskConfig, events?: StartTaskEvents): Promise<TaskHandle>;
   /**
    * Reattaches to a task started before an agent restart. Throws DriverError with code
    * TaskNotFound when the task is gone and its exit cannot be learned.

@@ -1,6 +1,7 @@
 /** The drivers package: the contract, the built-in drivers and their factories. */
 import type { Clock } from '../time/clock.js';
 import type { Driver } from './driver.js';
+import { createDockerDriver } from './docker/docker-driver.js';
 import { createMockDriver } from './mock/mock-driver.js';
 import { createRawExecDriver, type RawExecDriverOptions } from './raw_exec/raw-exec-driver.js';
 
@@ -8,19 +9,24 @@ export * from './driver.js';
 export { createRawExecDriver, RawExecDriver, RAW_EXEC_DRIVER_NAME, type RawExecDriverOptions } from './raw_exec/raw-exec-driver.js';
 export { createMockDriver, MockDriver, MockSignalError, MOCK_DRIVER_NAME, type MockDriverOptions } from './mock/mock-driver.js';
 export { RotatingFileWriter, listLogIndexes } from './logs/rotating-file-writer.js';
+export { createDockerDriver, DockerDriver, DOCKER_DRIVER_NAME, type DockerDriverOptions } from './docker/docker-driver.js';
 
 /** Options for the built-in driver set. */
 export interface BuiltinDriverOptions extends RawExecDriverOptions {
   clock?: Clock;
   /** Include the mock driver (default true: Nomad registers it in dev/test builds). */
   mock?: boolean;
+  /** Bodies of the agent's `plugin "<name>" { config { … } }` blocks, by plugin name. */
+  plugins?: Record<string, Record<string, unknown>>;
 }
 
-/** The built-in drivers by name: raw_exec and mock_driver. */
+/** The built-in drivers by name: raw_exec, docker and mock_driver. */
 export function builtinDrivers(opts: BuiltinDriverOptions): Map<string, Driver> {
   const out = new Map<string, Driver>();
   const raw = createRawExecDriver(opts);
   out.set(raw.name, raw);
+  const docker = createDockerDriver({ pluginConfig: opts.plugins?.['docker'], clock: opts.clock, logger: opts.logger });
+  out.set(docker.name, docker);
   if (opts.mock !== false) {
     const mock = createMockDriver({ clock: opts.clock });
     out.set(mock.name, mock);

@@ -378,7 +378,9 @@ export class TaskRunner {
       logs: prep.logs ?? { dir: dirs.logDir, maxFiles: 10, maxFileSizeMB: 10 },
     };
     try {
-      const handle = await this.cfg.driver.startTask(config);
+      const handle = await this.cfg.driver.startTask(config, {
+        emit: (message) => this.emitEvent(newTaskEvent(TaskEventType.DriverMessage, this.now(), { DriverMessage: message })),
+      });
       this.setHandle(handle);
       this.exitPromise = null;
     } catch (err) {

@@ -6,23 +6,14 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import * as pty from 'node-pty';
-import type { ExecSpec } from '../../drivers/driver.js';
+import type { ExecSpec, ExecStream, ExecStreamEvents } from '../../drivers/driver.js';
 import type { TerminalSize } from './exec-frames.js';
 
-/** Callbacks of a running exec process. `onExit` fires once, after all output was delivered. */
-export interface ExecProcessEvents {
-  onOutput(stream: 'stdout' | 'stderr', data: Buffer): void;
-  onExit(exitCode: number): void;
-}
+/** Callbacks of a running exec process (the driver contract's ExecStreamEvents). */
+export type ExecProcessEvents = ExecStreamEvents;
 
-/** A running command the bridge can feed and resize. Methods are no-ops once it exited. */
-export interface ExecProcess {
-  write(data: Buffer): void;
-  closeStdin(): void;
-  resize(size: TerminalSize): void;
-  /** Kills the command's process (the client went away). */
-  kill(): void;
-}
+/** A running command the bridge can feed and resize (the driver contract's ExecStream). */
+export type ExecProcess = ExecStream;
 
 const DEFAULT_SIZE: TerminalSize = { width: 80, height: 24 };
 

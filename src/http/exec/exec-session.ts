@@ -53,7 +53,7 @@ export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean): voi
       if (ws.readyState === ws.OPEN) ws.close(WsCloseCode.Normal);
     },
   };
-  const proc: ExecProcess = tty ? startPtyProcess(spec, undefined, events) : startPipeProcess(spec, events);
+  const proc: ExecProcess = spec.start ? spec.start(tty, events) : tty ? startPtyProcess(spec, undefined, events) : startPipeProcess(spec, events);
 
   ws.on('message', (data, isBinary) => {
     if (done) return;

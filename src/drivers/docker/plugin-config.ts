@@ -1,0 +1,70 @@
+/**
+ * The client's `plugin "docker" { config { … } }` block, read as Nomad reads it: which engine
+ * to talk to, what task configs may ask for (privileged, runtimes, capabilities, host
+ * volumes) and how containers and images are garbage collected. Defaults are Nomad's.
+ */
+import { badConfig, blockOf, boolOf, durationMsOf, refuseUnknown, strListOf, strOf, type Obj } from './config-values.js';
+
+/** Nomad's default `allow_caps`: Docker's default capability set. */
+export const DEFAULT_ALLOW_CAPS = [
+  'audit_write', 'chown', 'dac_override', 'fowner', 'fsetid', 'kill', 'mknod',
+  'net_bind_service', 'setfcap', 'setgid', 'setpcap', 'setuid', 'sys_chroot',
+];
+
+/** The docker plugin's configuration. */
+export interface DockerPluginConfig {
+  /** `unix:///path` or `tcp://host:port`. */
+  endpoint: string;
+  allowPrivileged: boolean;
+  /** Lower-case capability names without `CAP_`; `all` allows every capability. */
+  allowCaps: string[];
+  allowRuntimes: string[];
+  volumesEnabled: boolean;
+  gc: { image: boolean; imageDelayMs: number; container: boolean };
+  /** A pull with no progress for this long is aborted. */
+  pullActivityTimeoutMs: number;
+  /** Extra runtime args passed by `runtime` name are not configurable here: the engine's own. */
+  extraLabels: string[];
+}
+
+/** Settings Nomad knows that this driver accepts and ignores (they change nothing here). */
+const IGNORED = ['auth', 'tls', 'logging', 'infra_image', 'infra_image_pull_timeout', 'disable_log_collection', 'image_pull_timeout', 'nvidia_runtime', 'windows_allow_insecure_container_admin'];
+const KNOWN = ['endpoint', 'allow_privileged', 'allow_caps', 'allow_runtimes', 'volumes', 'gc', 'pull_activity_timeout', 'extra_labels', ...IGNORED];
+
+/** The default endpoint: $DOCKER_HOST, else the standard socket. */
+export function defaultEndpoint(env: NodeJS.ProcessEnv = process.env): string {
+  return env['DOCKER_HOST'] || 'unix:///var/run/docker.sock';
+}
+
+/** Normalises a capability name: `CAP_NET_ADMIN` → `net_admin`. */
+export function capName(c: string): string {
+  return c.trim().toLowerCase().replace(/^cap_/, '');
+}
+
+/** Reads the plugin's config body (`config { … }`); throws DriverError naming a bad option. */
+export function parseDockerPluginConfig(raw: Obj | undefined, env: NodeJS.ProcessEnv = process.env): DockerPluginConfig {
+  const o = raw ?? {};
+  refuseUnknown(o, KNOWN, 'plugin.docker.config.');
+  const volumes = blockOf(o, 'volumes', 'volumes') ?? {};
+  refuseUnknown(volumes, ['enabled', 'selinuxlabel'], 'plugin.docker.config.volumes.');
+  const gc = blockOf(o, 'gc', 'gc') ?? {};
+  refuseUnknown(gc, ['image', 'image_delay', 'container', 'dangling_containers'], 'plugin.docker.config.gc.');
+  const imageDelayMs = durationMsOf(gc, 'image_delay', 'gc.image_delay') ?? 3 * 60_000;
+  if (imageDelayMs < 0) throw badConfig('gc.image_delay', 'must not be negative');
+  const pullMs = durationMsOf(o, 'pull_activity_timeout', 'pull_activity_timeout') ?? 2 * 60_000;
+  if (pullMs <= 0) throw badConfig('pull_activity_timeout', 'must be positive');
+  return {
+    endpoint: strOf(o, 'endpoint', 'endpoint') ?? defaultEndpoint(env),
+    allowPrivileged: boolOf(o, 'allow_privileged', 'allow_privileged') ?? false,
+    allowCaps: (strListOf(o, 'allow_caps', 'allow_caps') ?? DEFAULT_ALLOW_CAPS).map(capName),
+    allowRuntimes: strListOf(o, 'allow_runtimes', 'allow_runtimes') ?? ['runc', 'nvidia'],
+    volumesEnabled: boolOf(volumes, 'enabled', 'volumes.enabled') ?? false,
+    gc: {
+      image: boolOf(gc, 'image', 'gc.image') ?? true,
+      imageDelayMs,
+      container: boolOf(gc, 'container', 'gc.container') ?? true,
+    },
+    pullActivityTimeoutMs: pullMs,
+    extraLabels: strListOf(o, 'extra_labels', 'extra_labels') ?? [],
+  };
+}
