@@ -41,8 +41,11 @@ export function nodeAddress(node: Node): string {
   return colon > 0 ? addr.slice(0, colon) : addr;
 }
 
-/** The row of GET /v1/nodes; attributes only when `?os=true` asked for them (as Nomad). */
-export function nodeListStub(node: Node, withOs = false): NodeListStub {
+/**
+ * The row of GET /v1/nodes; attributes only when `?os=true` asked for them, NodeResources and
+ * ReservedResources only with `?resources=true` (as Nomad).
+ */
+export function nodeListStub(node: Node, withOs = false, withResources = false): NodeListStub {
   const stub: NodeListStub = {
     Address: nodeAddress(node),
     ID: node.ID,
@@ -63,6 +66,10 @@ export function nodeListStub(node: Node, withOs = false): NodeListStub {
   if (withOs) {
     const os = node.Attributes?.['os.name'];
     stub.Attributes = os === undefined ? {} : { 'os.name': os };
+  }
+  if (withResources) {
+    stub.NodeResources = node.NodeResources;
+    stub.ReservedResources = node.ReservedResources;
   }
   return stub;
 }

@@ -101,6 +101,9 @@ export interface NodeListStub {
   StatusDescription: string;
   Drivers: Record<string, DriverInfo>;
   LastDrain: unknown;
+  /** Only with `?resources=true`. */
+  NodeResources?: NodeResources;
+  ReservedResources?: NodeReservedResources | null;
   CreateIndex: number;
   ModifyIndex: number;
 }

@@ -113,4 +113,25 @@ describe('web UI: allocation, logs, exec, files', () => {
     await page.getByRole('link', { name: 'marker.txt' }).click();
     await page.getByTestId('file-content').getByText('ready').waitFor();
   });
+
+  test("a client's page lists its allocations; eligibility toggles from the UI; topology and servers show the cluster", async () => {
+    await page.goto(`${agent.address}/ui/clients`);
+    await page.locator('[data-testid=client-row] a').first().click();
+    await page.waitForURL(/\/ui\/clients\/[0-9a-f-]+$/);
+    await page.locator(`[data-testid=alloc-row][data-alloc="${allocId}"]`).waitFor();
+    await page.getByText('raw_exec').first().waitFor();
+    await screenshot(page, 'client');
+    await page.getByRole('button', { name: 'Mark ineligible' }).click();
+    await page.getByRole('button', { name: 'Mark eligible' }).waitFor();
+    const nodes = await api<Array<{ SchedulingEligibility: string }>>(agent.address, 'GET', '/v1/nodes');
+    assert.equal(nodes.body[0]?.SchedulingEligibility, 'ineligible');
+    await page.getByRole('button', { name: 'Mark eligible' }).click();
+    await page.getByRole('button', { name: 'Mark ineligible' }).waitFor();
+
+    await page.getByRole('link', { name: 'Topology' }).click();
+    await page.locator('[data-testid=topo-node]').getByRole('link', { name: 'ticker.g[0]' }).waitFor();
+    await screenshot(page, 'topology');
+    await page.getByRole('link', { name: 'Servers' }).click();
+    await page.locator('[data-testid=server-row]').getByText('leader').waitFor();
+  });
 });

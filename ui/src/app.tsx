@@ -9,6 +9,9 @@ import { AllocDetailPage } from './pages/alloc-detail.js';
 import { AllocFilesPage } from './pages/alloc-files.js';
 import { ExecTerminalPage } from './pages/exec-terminal.js';
 import { TaskLogsPage } from './pages/task-logs.js';
+import { ClientDetailPage, ClientsListPage } from './pages/clients.js';
+import { DeploymentsPage, EvaluationsPage, ServersPage } from './pages/cluster.js';
+import { TopologyPage } from './pages/topology.js';
 import { JobDetailPage } from './pages/job-detail.js';
 import { JobsListPage } from './pages/jobs-list.js';
 
@@ -21,6 +24,12 @@ interface Route {
 const ROUTES: Route[] = [
   { pattern: '/jobs', render: () => <JobsListPage /> },
   { pattern: '/jobs/:id', render: (p, q) => <JobDetailPage id={p.id!} ns={q.get('namespace') ?? 'default'} tab="" /> },
+  { pattern: '/clients', render: () => <ClientsListPage /> },
+  { pattern: '/clients/:id', render: (p) => <ClientDetailPage id={p.id!} /> },
+  { pattern: '/servers', render: () => <ServersPage /> },
+  { pattern: '/topology', render: () => <TopologyPage /> },
+  { pattern: '/evaluations', render: () => <EvaluationsPage /> },
+  { pattern: '/deployments', render: () => <DeploymentsPage /> },
   { pattern: '/allocations/:id', render: (p) => <AllocDetailPage id={p.id!} /> },
   { pattern: '/allocations/:id/fs', render: (p, q) => <AllocFilesPage alloc={p.id!} path={q.get('path') ?? '/'} /> },
   {
@@ -31,7 +40,14 @@ const ROUTES: Route[] = [
   { pattern: '/jobs/:id/:tab', render: (p, q) => <JobDetailPage id={p.id!} ns={q.get('namespace') ?? 'default'} tab={p.tab!} /> },
 ];
 
-const NAV: Array<[string, string]> = [['/jobs', 'Jobs']];
+const NAV: Array<[string, string]> = [
+  ['/jobs', 'Jobs'],
+  ['/clients', 'Clients'],
+  ['/servers', 'Servers'],
+  ['/topology', 'Topology'],
+  ['/evaluations', 'Evaluations'],
+  ['/deployments', 'Deployments'],
+];
 
 function NotFound({ path }: { path: string }) {
   return (

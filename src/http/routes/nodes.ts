@@ -16,7 +16,8 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
   app.get('/v1/nodes', (req, reply) =>
     answerRead(ctx, req, reply, [Table.Nodes], (server, opts) => {
       const withOs = queryFlag(req.query as RawQuery, 'os');
-      return server.state.nodes(opts.prefix || undefined).map((n) => nodeListStub(n, withOs));
+      const withResources = queryFlag(req.query as RawQuery, 'resources');
+      return server.state.nodes(opts.prefix || undefined).map((n) => nodeListStub(n, withOs, withResources));
     }),
   );
 
