@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentConfigError } from '../../src/agent/agent-config.js';
 import { buildAgentConfig } from '../../src/cli/commands/agent.js';
+import { parseDockerPluginConfig } from '../../src/drivers/docker/plugin-config.js';
 
 test('-dev: both roles on loopback 4646 with a temporary data dir', async () => {
   const c = await buildAgentConfig({ dev: true });
@@ -53,6 +54,29 @@ test('bad configurations name the field', async () => {
     for (const r of rows) {
       await assert.rejects(buildAgentConfig(r.flags), (err: unknown) => err instanceof AgentConfigError && err.field === r.field, r.name);
     }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('plugin "docker" { config { … } } is kept for the driver and read as Nomad reads it', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
+  try {
+    const f = join(dir, 'docker.hcl');
+    await writeFile(f, 'plugin "docker" {\n  config {\n    endpoint = "unix:///tmp/x.sock"\n    allow_runtimes = ["runc", "runsc"]\n    volumes {\n      enabled = true\n    }\n    gc {\n      image_delay = "10s"\n    }\n  }\n}\n');
+    const c = await buildAgentConfig({ dev: true, config: [f] });
+    const docker = c.plugins['docker'];
+    assert.ok(docker);
+    const parsed = parseDockerPluginConfig(docker);
+    assert.equal(parsed.endpoint, 'unix:///tmp/x.sock');
+    assert.deepEqual(parsed.allowRuntimes, ['runc', 'runsc']);
+    assert.equal(parsed.volumesEnabled, true);
+    assert.equal(parsed.gc.imageDelayMs, 10_000);
+    assert.equal(parsed.gc.container, true);
+    assert.equal(parsed.allowPrivileged, false);
+    assert.throws(() => parseDockerPluginConfig({ allow_privileged: 'yes' }), /"allow_privileged"/);
+    assert.throws(() => parseDockerPluginConfig({ bogus: 1 }), /"plugin\.docker\.config\.bogus"/);
+    assert.throws(() => parseDockerPluginConfig({ gc: [{ image_delay: 'soon' }] }), /"gc\.image_delay"/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
