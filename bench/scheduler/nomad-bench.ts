@@ -9,14 +9,15 @@
  * (the planner records the plan and answers as if it committed, like Nomad's harness with
  * SetNoSubmit). One untimed run warms the JIT and is checked (count placed, no allocation on an
  * excluded rack, no node over capacity, rack evenness with a spread); the timed runs repeat the
- * same evaluation. Prints placements/s per case in a table laid out like `go test -bench`
+ * same evaluation; the figure is the median run. Prints placements/s per case in a table laid out like `go test -bench`
  * names, beside the goals of issue 18 (at 5,000 and 10,000 nodes: ≥ 30,000/s without spread,
  * ≥ 10,000/s with spread), and writes bench/results/scheduler-nomad.json.
  *
  * Usage: node dist/bench/scheduler/nomad-bench.js [--quick] [--nodes N,…] [--racks N,…]
  *          [--allocs N,…] [--spread yes|no|both] [--min-ms N] [--max-runs N]
  *   --quick: 5,000 and 10,000 nodes, 25 racks, 600 and 1,200 allocations, both spread modes.
- *   --min-ms: keep repeating a case until this much time was measured (default 300).
+ *   --min-ms: keep repeating a case until this much time was measured (default 300); at least
+ *   3 runs, at most --max-runs (default 50). Figures are medians over the runs.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -120,7 +121,9 @@ interface CaseResult {
   allocs: number;
   spread: boolean;
   runs: number;
+  /** Medians over the timed runs: wall-clock and CPU (user + system) milliseconds per evaluation. */
   msPerEval: number;
+  cpuMsPerEval: number;
   placementsPerSec: number;
   goal: number | null;
   check: PlanCheck;
@@ -152,18 +155,31 @@ async function runCase(nodeCount: number, racks: number, count: number, spread: 
   if (first.plans.length !== 1) throw new Error(`expected one plan, got ${first.plans.length}`);
   const check = checkPlan(first.plans[0]!, nodes, eligibleRacks(racks), count, spread, MAX_RACK_IMBALANCE);
 
-  let runs = 0;
+  const wall: number[] = [];
+  const cpu: number[] = [];
   let elapsed = 0;
-  while ((elapsed < args.minMs || runs < 3) && runs < args.maxRuns) {
+  while ((elapsed < args.minMs || wall.length < 3) && wall.length < args.maxRuns) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
-    await once(runs + 2);
-    elapsed += performance.now() - t0;
-    runs++;
+    await once(wall.length + 2);
+    const ms = performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    wall.push(ms);
+    cpu.push((c.user + c.system) / 1000);
+    elapsed += ms;
   }
-  const msPerEval = elapsed / runs;
+  const runs = wall.length;
+  const msPerEval = median(wall);
+  const cpuMsPerEval = median(cpu);
   const name = `${nodeCount} nodes ${racks} racks ${count} allocs ${spread ? 'spread' : 'no spread'}`;
   const goal = GOAL_NODES.has(nodeCount) ? (spread ? GOAL_SPREAD : GOAL_NO_SPREAD) : null;
-  return { name, nodes: nodeCount, racks, allocs: count, spread, runs, msPerEval, placementsPerSec: check.placed / (msPerEval / 1000), goal, check };
+  return { name, nodes: nodeCount, racks, allocs: count, spread, runs, msPerEval, cpuMsPerEval, placementsPerSec: check.placed / (msPerEval / 1000), goal, check };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function row(cells: string[], widths: number[]): string {
@@ -172,9 +188,10 @@ function row(cells: string[], widths: number[]): string {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const widths = [44, 5, 10, 14, 12, 8, 6, 12];
+  const widths = [44, 5, 9, 9, 14, 16, 10, 6, 12];
   console.log(`Nomad BenchmarkServiceScheduler workload on Caravan's state store and service scheduler (node ${process.version})`);
-  console.log(row(['case', 'runs', 'ms/eval', 'placements/s', 'goal', 'placed', 'imbal', 'check'], widths));
+  console.log('(ms/eval: median wall clock over the runs; cpu ms: median process CPU time, steadier on a busy machine)');
+  console.log(row(['case', 'runs', 'ms/eval', 'cpu ms', 'placements/s', 'goal', 'placed', 'imbal', 'check'], widths));
   const results: CaseResult[] = [];
   for (const nodes of args.nodes) {
     for (const racks of args.racks) {
@@ -184,7 +201,7 @@ async function main(): Promise<void> {
           results.push(r);
           const goal = r.goal === null ? '—' : `≥ ${r.goal} ${r.placementsPerSec >= r.goal ? 'MET' : 'NOT MET'}`;
           console.log(row([
-            r.name, String(r.runs), r.msPerEval.toFixed(2), r.placementsPerSec.toFixed(0), goal,
+            r.name, String(r.runs), r.msPerEval.toFixed(2), r.cpuMsPerEval.toFixed(2), r.placementsPerSec.toFixed(0), goal,
             `${r.check.placed}/${r.check.expected}`, r.spread ? String(r.check.rackImbalance) : '—',
             r.check.problems.length === 0 ? 'ok' : r.check.problems.join('; '),
           ], widths));

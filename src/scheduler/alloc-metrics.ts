@@ -41,3 +41,49 @@ export function recordExhausted(m: AllocMetric, nodeClass: string, dimension: st
   m.DimensionExhausted = bump(m.DimensionExhausted, dimension);
   if (nodeClass) m.ClassExhausted = bump(m.ClassExhausted, nodeClass);
 }
+
+/**
+ * Counts of nodes filtered for one selection, by (reason, node class) key id, added to the
+ * metric once at the end: a selection may pass over thousands of nodes with the same few
+ * reasons, and one integer increment each is all the walk should cost.
+ */
+export class FilterTally {
+  private readonly keys: { reason: string; nodeClass: string }[] = [];
+  private readonly ids = new Map<string, number>();
+  private counts: number[] = [];
+  private readonly touched: number[] = [];
+
+  /** The id of a (reason, node class) pair; stable for the tally's life. */
+  idFor(reason: string, nodeClass: string): number {
+    const k = `${reason}\u0000${nodeClass}`;
+    let id = this.ids.get(k);
+    if (id === undefined) {
+      id = this.keys.length;
+      this.keys.push({ reason, nodeClass });
+      this.ids.set(k, id);
+      this.counts.push(0);
+    }
+    return id;
+  }
+
+  add(id: number): void {
+    if (this.counts[id]++ === 0) this.touched.push(id);
+  }
+
+  /** Adds the counts to the metric as recordFiltered would have, and resets. */
+  flushInto(m: AllocMetric): void {
+    for (const id of this.touched) {
+      const n = this.counts[id]!;
+      const { reason, nodeClass } = this.keys[id]!;
+      m.NodesFiltered += n;
+      const cf = (m.ConstraintFiltered ??= {});
+      cf[reason] = (cf[reason] ?? 0) + n;
+      if (nodeClass) {
+        const cl = (m.ClassFiltered ??= {});
+        cl[nodeClass] = (cl[nodeClass] ?? 0) + n;
+      }
+      this.counts[id] = 0;
+    }
+    this.touched.length = 0;
+  }
+}

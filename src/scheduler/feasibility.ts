@@ -5,6 +5,7 @@
  */
 import type { Constraint, Job, Node, TaskGroup } from '../structs/index.js';
 import { constraintString, datacenterMatches, DistinctOperator, nodeMeetsConstraint } from './constraint-check.js';
+import { computedClass, constraintEscapesClass } from './node-class.js';
 
 /** Reason keys for filters that are not user constraints. */
 export const FilterReason = {
@@ -44,15 +45,60 @@ function isDistinct(c: Constraint): boolean {
   return c.Operand === DistinctOperator.Hosts || c.Operand === DistinctOperator.Property;
 }
 
-/** The reason the node cannot run the group regardless of load, or null when it can. */
-export function staticFilterReason(constraints: readonly Constraint[], group: TaskGroup, node: Node): string | null {
-  for (const t of group.Tasks) {
-    const d = node.Drivers?.[t.Driver];
-    if (!d || !d.Detected || !d.Healthy) return FilterReason.MissingDrivers;
+/** Where a static check failed: the reason, and the position of the constraint (-1: drivers). */
+interface ClassAnswer {
+  reason: string | null;
+  at: number;
+}
+
+/**
+ * Static feasibility of one task group, answered once per computed node class: drivers and the
+ * constraints that read only class-wide values are checked for the first node of a class and
+ * reused for the others; constraints reading a `unique.` value are checked per node. The answer
+ * is the first failing check in the group's order: drivers, then constraints as groupConstraints
+ * lists them.
+ */
+export class ClassFeasibility {
+  private readonly byClass = new Map<number, ClassAnswer>();
+  /** Per-node constraints with their positions in the group's order. */
+  private readonly escaped: { c: Constraint; at: number }[] = [];
+  private readonly classWide: { c: Constraint; at: number }[] = [];
+
+  constructor(constraints: readonly Constraint[], private readonly group: TaskGroup) {
+    constraints.forEach((c, at) => {
+      if (isDistinct(c)) return;
+      (constraintEscapesClass(c) ? this.escaped : this.classWide).push({ c, at });
+    });
   }
-  for (const c of constraints) {
-    if (isDistinct(c)) continue;
-    if (!nodeMeetsConstraint(c, node)) return constraintString(c);
+
+  /** True when some constraint must be checked per node: then equal classes may answer differently. */
+  get perNode(): boolean {
+    return this.escaped.length > 0;
   }
-  return null;
+
+  /** The reason the node cannot run the group regardless of load, or null when it can. */
+  reason(node: Node): string | null {
+    const cls = computedClass(node);
+    let answer = this.byClass.get(cls);
+    if (!answer) {
+      answer = this.classAnswer(node);
+      this.byClass.set(cls, answer);
+    }
+    for (const { c, at } of this.escaped) {
+      if (at > answer.at && answer.reason !== null) break;
+      if (!nodeMeetsConstraint(c, node)) return constraintString(c);
+    }
+    return answer.reason;
+  }
+
+  private classAnswer(node: Node): ClassAnswer {
+    for (const t of this.group.Tasks) {
+      const d = node.Drivers?.[t.Driver];
+      if (!d || !d.Detected || !d.Healthy) return { reason: FilterReason.MissingDrivers, at: -1 };
+    }
+    for (const { c, at } of this.classWide) {
+      if (!nodeMeetsConstraint(c, node)) return { reason: constraintString(c), at };
+    }
+    return { reason: null, at: Number.MAX_SAFE_INTEGER };
+  }
 }

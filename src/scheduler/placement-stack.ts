@@ -1,20 +1,26 @@
 /**
  * The placement stack of one evaluation: walks the job's candidate nodes in a random order,
- * filters them (static checks cached per group, distinct_* and resources per placement),
- * scores the feasible ones and picks the best of a small sample, as Nomad does: log2(n)
- * candidates (at least 2) for services, 2 for batch, every node when affinities or spreads
- * apply. Placements made are recorded so the next one sees them.
+ * filters them (static checks answered once per computed node class, distinct_* and resources
+ * per placement), scores the feasible ones and picks the best of a bounded sample, as Nomad
+ * does: ⌈log2 n⌉ candidates (at least 2) for services, 2 for batch, and max(count, 100) when
+ * affinities or spreads apply. Placements made are recorded so the next one sees them; the
+ * spread counts follow them incrementally (see spread-score.ts).
+ *
+ * Everything that depends only on the node (static answer, capacity, affinity score, spread
+ * attribute values) is cached by the candidate's position for the whole evaluation.
  */
 import type { Affinity, AllocMetric, Allocation, Job, Node, Spread, TaskGroup } from '../structs/index.js';
 import type { SchedulerState } from './interfaces.js';
-import { newAllocMetric, recordExhausted, recordFiltered } from './alloc-metrics.js';
+import { FilterTally, newAllocMetric, recordExhausted, recordFiltered } from './alloc-metrics.js';
 import { constraintString, DistinctOperator, resolveTarget } from './constraint-check.js';
-import { distinctConstraints, groupConstraints, staticFilterReason } from './feasibility.js';
+import { ClassFeasibility, distinctConstraints, groupConstraints } from './feasibility.js';
 import { groupAsk, type GroupAsk } from '../structs/group-ask.js';
 import { isLiveAlloc } from '../structs/alloc.js';
-import { nodeCapacity, ProposedUsage } from './node-usage.js';
-import { assignPorts, type PortAssignment } from './port-assignment.js';
-import { affinityScore, antiAffinityScore, binPackScore, spreadBoost } from './rank.js';
+import { computedClass } from './node-class.js';
+import { nodeCapacity, ProposedUsage, type ProposedNodeUsage } from './node-usage.js';
+import { assignPorts, NO_PORTS, type PortAssignment } from './port-assignment.js';
+import { affinityScore, antiAffinityScore, binPackScore } from './rank.js';
+import { SpreadScorer } from './spread-score.js';
 
 /** A chosen node with its score and the ports assigned there. */
 export interface Selection {
@@ -22,6 +28,8 @@ export interface Selection {
   score: number;
   ports: PortAssignment;
   ask: GroupAsk;
+  /** The node's candidate position in the stack that chose it (-1: chosen outside the walk). */
+  at: number;
 }
 
 /** Options of one selection. */
@@ -30,15 +38,38 @@ export interface SelectOptions {
   penaltyNodeIds?: ReadonlySet<string>;
 }
 
+/** Nomad's floor on the candidates scored when affinities or spreads apply. */
+export const MIN_SPREAD_CANDIDATES = 100;
+
+type Capacity = ReturnType<typeof nodeCapacity>;
+
+/** Static answers by position: not computed yet, or feasible; otherwise a FilterTally id. */
+const UNKNOWN = -2;
+const FEASIBLE = -1;
+/** Affinity cache by position: not computed yet (NaN), or no affinity applies. */
+const NO_AFFINITY = 2;
+
 interface GroupCache {
   ask: GroupAsk;
-  constraints: ReturnType<typeof groupConstraints>;
+  feasibility: ClassFeasibility;
   distinct: ReturnType<typeof distinctConstraints>;
   affinities: Affinity[];
   spreads: Spread[];
-  /** Static filter answers by candidate position (undefined: not computed yet). */
-  staticByIndex: (string | null | undefined)[];
+  spreadScorer: SpreadScorer | null;
+  /** Static answers by candidate position (UNKNOWN, FEASIBLE or the filter's tally id). */
+  staticByIndex: Int32Array;
+  /** Static answers by computed class (when no constraint escapes the class). */
+  answerByClass: Map<number, number>;
+  /** Static answers by node ID, for nodes looked at outside the walk (system jobs, in-place). */
   staticReason: Map<string, string | null>;
+  /** Affinity score by candidate position (NaN: not computed yet; NO_AFFINITY: none applies). */
+  affinityByIndex: Float64Array;
+  /** Bin-packing score by candidate position, valid while the node's cpu/memory in use are these. */
+  binPackCpu: Float64Array;
+  binPackMemory: Float64Array;
+  binPackScore: Float64Array;
+  /** This group's live allocations (in state and proposed) by candidate position, for anti-affinity. */
+  mineByIndex: Int32Array;
 }
 
 /** Counts of job allocations by node attribute value, for spreads and distinct_property. */
@@ -68,6 +99,14 @@ export class PlacementStack {
   private readonly valueCounts = new Map<string, ValueCounts>();
   private readonly liveJobAllocs: Allocation[];
   private readonly stoppedIds = new Set<string>();
+  /** Proposed usage and capacity by candidate position, looked up once per evaluation. */
+  private readonly usageByIndex: (ProposedNodeUsage | undefined)[];
+  private readonly capacityByIndex: (Capacity | undefined)[];
+  /** Candidate position by node ID; built on first need (stops, existing allocations). */
+  private positions: Map<string, number> | null = null;
+  private readonly tally = new FilterTally();
+  /** The ports the last scored node would get. */
+  private lastPorts: PortAssignment = NO_PORTS;
   readonly nodesAvailable: Record<string, number> = {};
 
   constructor(
@@ -81,6 +120,8 @@ export class PlacementStack {
   ) {
     shuffle(this.candidates, random);
     for (const n of candidates) this.nodesAvailable[n.Datacenter] = (this.nodesAvailable[n.Datacenter] ?? 0) + 1;
+    this.usageByIndex = new Array<ProposedNodeUsage | undefined>(candidates.length);
+    this.capacityByIndex = new Array<Capacity | undefined>(candidates.length);
     this.liveJobAllocs = jobAllocs.filter(isLiveAlloc);
     for (const a of this.liveJobAllocs) this.bumpNode(a.NodeID, a.TaskGroup, 1);
   }
@@ -96,23 +137,52 @@ export class PlacementStack {
     if (!g) {
       const affinities = [...(this.job.Affinities ?? []), ...(group.Affinities ?? [])];
       for (const t of group.Tasks) affinities.push(...(t.Affinities ?? []));
+      const spreads = [...(this.job.Spreads ?? []), ...(group.Spreads ?? [])];
+      const n = this.candidates.length;
       g = {
         ask: groupAsk(group),
-        constraints: groupConstraints(this.job, group),
+        feasibility: new ClassFeasibility(groupConstraints(this.job, group), group),
         distinct: distinctConstraints(this.job, group),
         affinities,
-        spreads: [...(this.job.Spreads ?? []), ...(group.Spreads ?? [])],
-        staticByIndex: new Array<string | null | undefined>(this.candidates.length),
+        spreads,
+        spreadScorer: spreads.length > 0 ? new SpreadScorer(spreads, spreads.map((s) => this.counts(s.Attribute, group.Name)), group.Count, n) : null,
+        staticByIndex: new Int32Array(n).fill(UNKNOWN),
+        answerByClass: new Map(),
         staticReason: new Map(),
+        affinityByIndex: new Float64Array(n).fill(Number.NaN),
+        binPackCpu: new Float64Array(n).fill(-1),
+        binPackMemory: new Float64Array(n).fill(-1),
+        binPackScore: new Float64Array(n),
+        mineByIndex: this.seedMine(group.Name, n),
       };
       this.groups.set(group.Name, g);
     }
     return g;
   }
 
+  private positionOf(nodeId: string): number {
+    if (!this.positions) {
+      this.positions = new Map();
+      this.candidates.forEach((n, i) => this.positions!.set(n.ID, i));
+    }
+    return this.positions.get(nodeId) ?? -1;
+  }
+
+  /** The group's live allocations by candidate position, from those in state. */
+  private seedMine(group: string, n: number): Int32Array {
+    const mine = new Int32Array(n);
+    for (const [nodeId, byGroup] of this.jobAllocsOnNode) {
+      const c = byGroup.get(group) ?? 0;
+      if (c === 0) continue;
+      const at = this.positionOf(nodeId);
+      if (at >= 0) mine[at] = c;
+    }
+    return mine;
+  }
+
   /** How many feasible candidates to compare for a group. */
-  private sampleLimit(g: GroupCache): number {
-    if (g.affinities.length > 0 || g.spreads.length > 0) return Number.MAX_SAFE_INTEGER;
+  private sampleLimit(g: GroupCache, group: TaskGroup): number {
+    if (g.affinities.length > 0 || g.spreads.length > 0) return Math.max(group.Count, MIN_SPREAD_CANDIDATES);
     if (this.job.Type === 'batch') return 2;
     const n = this.candidates.length;
     return Math.max(2, n > 0 ? Math.ceil(Math.log2(n)) : 0);
@@ -142,23 +212,40 @@ export class PlacementStack {
     metric.NodesAvailable = this.nodesAvailable;
     metric.NodesInPool = this.candidates.length;
     const g = this.groupCache(group);
-    const limit = this.sampleLimit(g);
+    g.spreadScorer?.begin();
+    const limit = this.sampleLimit(g, group);
     const n = this.candidates.length;
-    let best: Selection | null = null;
+    const tally = this.tally;
+    let bestAt = -1;
+    let bestScore = Number.NEGATIVE_INFINITY;
+    let bestPorts: PortAssignment | null = null;
     let found = 0;
-    for (let seen = 0; seen < n && found < limit; seen++) {
+    let seen = 0;
+    for (; seen < n && found < limit; seen++) {
       const at = this.cursor;
       const node = this.candidates[at]!;
-      this.cursor = (at + 1) % n;
-      let reason = g.staticByIndex[at];
-      if (reason === undefined) g.staticByIndex[at] = reason = staticFilterReason(g.constraints, group, node);
-      const option = this.evaluate(node, group, g, metric, opts, reason);
-      if (!option) continue;
+      this.cursor = at + 1 === n ? 0 : at + 1;
+      let answer = g.staticByIndex[at]!;
+      if (answer === UNKNOWN) g.staticByIndex[at] = answer = this.staticAnswer(g, node);
+      if (answer !== FEASIBLE) {
+        tally.add(answer);
+        continue;
+      }
+      const score = this.score(node, at, group, g, metric, opts);
+      if (Number.isNaN(score)) continue;
       found++;
-      if (!best || option.score > best.score) best = option;
+      if (bestAt < 0 || score > bestScore) {
+        bestAt = at;
+        bestScore = score;
+        bestPorts = this.lastPorts;
+      }
     }
-    if (best) metric.ScoreMetaData = [{ NodeID: best.node.ID, Scores: { normalized: best.score }, NormScore: best.score }];
-    return { selection: best, metric };
+    metric.NodesEvaluated += seen;
+    tally.flushInto(metric);
+    if (bestAt < 0) return { selection: null, metric };
+    const node = this.candidates[bestAt]!;
+    metric.ScoreMetaData = [{ NodeID: node.ID, Scores: { normalized: bestScore }, NormScore: bestScore }];
+    return { selection: { node, score: bestScore, ports: bestPorts!, ask: g.ask, at: bestAt }, metric };
   }
 
   /** Tries the group on one given node (system jobs). */
@@ -167,31 +254,109 @@ export class PlacementStack {
     metric.NodesAvailable = this.nodesAvailable;
     metric.NodesInPool = this.candidates.length;
     const g = this.groupCache(group);
-    const selection = this.evaluate(node, group, g, metric, {}, this.staticReason(g, group, node));
-    return { selection, metric };
+    g.spreadScorer?.begin();
+    metric.NodesEvaluated++;
+    const reason = this.staticReason(g, node);
+    if (reason !== null) {
+      recordFiltered(metric, node.NodeClass, reason);
+      return { selection: null, metric };
+    }
+    const score = this.score(node, -1, group, g, metric, {});
+    if (Number.isNaN(score)) return { selection: null, metric };
+    return { selection: { node, score, ports: this.lastPorts, ask: g.ask, at: -1 }, metric };
+  }
+
+  /** FEASIBLE, or the tally id of the reason the node is filtered; once per class when possible. */
+  private staticAnswer(g: GroupCache, node: Node): number {
+    const perNode = g.feasibility.perNode;
+    const cls = perNode ? -1 : computedClass(node);
+    if (!perNode) {
+      const known = g.answerByClass.get(cls);
+      if (known !== undefined) return known;
+    }
+    const reason = g.feasibility.reason(node);
+    const answer = reason === null ? FEASIBLE : this.tally.idFor(reason, node.NodeClass);
+    if (!perNode) g.answerByClass.set(cls, answer);
+    return answer;
   }
 
   /** True when the node passes the group's static checks (drivers, constraints). */
   staticallyFeasible(group: TaskGroup, node: Node): boolean {
-    return this.staticReason(this.groupCache(group), group, node) === null;
+    return this.staticReason(this.groupCache(group), node) === null;
   }
 
-  private staticReason(g: GroupCache, group: TaskGroup, node: Node): string | null {
+  private staticReason(g: GroupCache, node: Node): string | null {
     let reason = g.staticReason.get(node.ID);
     if (reason === undefined) {
-      reason = staticFilterReason(g.constraints, group, node);
+      reason = g.feasibility.reason(node);
       g.staticReason.set(node.ID, reason);
     }
     return reason;
   }
 
-  private evaluate(node: Node, group: TaskGroup, g: GroupCache, metric: AllocMetric, opts: SelectOptions, reason: string | null): Selection | null {
-    metric.NodesEvaluated++;
-    if (reason !== null) {
-      recordFiltered(metric, node.NodeClass, reason);
-      return null;
+  /**
+   * Scores a statically feasible node for the group, or records why it cannot take it and answers
+   * NaN. The ports assigned are left in lastPorts. `at` is the node's candidate position (-1: none).
+   */
+  private score(node: Node, at: number, group: TaskGroup, g: GroupCache, metric: AllocMetric, opts: SelectOptions): number {
+    if (g.distinct.length > 0 && !this.distinctAllows(node, group, g, this.jobAllocsOnNode.get(node.ID), metric)) return Number.NaN;
+    let cap: Capacity | undefined;
+    let u: ProposedNodeUsage | undefined;
+    if (at >= 0) {
+      cap = this.capacityByIndex[at];
+      if (cap === undefined) this.capacityByIndex[at] = cap = nodeCapacity(node);
+      u = this.usageByIndex[at];
+      if (u === undefined) this.usageByIndex[at] = u = this.usage.get(node.ID);
+    } else {
+      cap = nodeCapacity(node);
+      u = this.usage.get(node.ID);
     }
-    const onNode = this.jobAllocsOnNode.get(node.ID);
+    const ask = g.ask;
+    const dim =
+      u.cpu + ask.cpu > cap.cpu ? 'cpu' : u.memory + ask.memory > cap.memory ? 'memory' : u.disk + ask.disk > cap.disk ? 'disk' : null;
+    if (dim) {
+      recordExhausted(metric, node.NodeClass, dim);
+      return Number.NaN;
+    }
+    const ports = assignPorts(node, u, ask, this.random);
+    if (typeof ports === 'string') {
+      recordExhausted(metric, node.NodeClass, ports);
+      return Number.NaN;
+    }
+    this.lastPorts = ports;
+    // Score: the mean of the scores that apply.
+    let sum: number;
+    if (at >= 0 && g.binPackCpu[at] === u.cpu && g.binPackMemory[at] === u.memory) sum = g.binPackScore[at]!;
+    else {
+      sum = binPackScore(cap.cpu, cap.memory, u.cpu + ask.cpu, u.memory + ask.memory);
+      if (at >= 0) {
+        g.binPackCpu[at] = u.cpu;
+        g.binPackMemory[at] = u.memory;
+        g.binPackScore[at] = sum;
+      }
+    }
+    let count = 1;
+    const mine = at >= 0 ? g.mineByIndex[at]! : this.jobAllocsOnNode.get(node.ID)?.get(group.Name) ?? 0;
+    const anti = antiAffinityScore(mine, group.Count);
+    if (anti !== null) { sum += anti; count++; }
+    if (opts.penaltyNodeIds?.has(node.ID)) { sum += -1; count++; }
+    if (g.affinities.length > 0) {
+      let aff = at >= 0 ? g.affinityByIndex[at]! : Number.NaN;
+      if (Number.isNaN(aff)) {
+        aff = affinityScore(g.affinities, node) ?? NO_AFFINITY;
+        if (at >= 0) g.affinityByIndex[at] = aff;
+      }
+      if (aff !== NO_AFFINITY) { sum += aff; count++; }
+    }
+    if (g.spreadScorer) {
+      const total = g.spreadScorer.total(node, at);
+      if (total !== 0) { sum += total; count++; }
+    }
+    return sum / count;
+  }
+
+  /** distinct_hosts and distinct_property against the allocations proposed so far. */
+  private distinctAllows(node: Node, group: TaskGroup, g: GroupCache, onNode: Map<string, number> | undefined, metric: AllocMetric): boolean {
     for (const { constraint: c, groupScoped } of g.distinct) {
       if (c.Operand === DistinctOperator.Hosts) {
         if (c.RTarget === 'false') continue;
@@ -202,7 +367,7 @@ export class PlacementStack {
         }
         if (n > 0) {
           recordFiltered(metric, node.NodeClass, constraintString(c));
-          return null;
+          return false;
         }
       } else {
         const value = resolveTarget(c.LTarget, node);
@@ -210,51 +375,22 @@ export class PlacementStack {
         const used = value === undefined ? 0 : this.counts(c.LTarget, groupScoped ? group.Name : null).get(value) ?? 0;
         if (value === undefined || !(used < (Number.isFinite(limit) ? limit : 1))) {
           recordFiltered(metric, node.NodeClass, constraintString(c));
-          return null;
+          return false;
         }
       }
     }
-    const cap = nodeCapacity(node);
-    const u = this.usage.get(node.ID);
-    const ask = g.ask;
-    const dim =
-      u.cpu + ask.cpu > cap.cpu ? 'cpu' : u.memory + ask.memory > cap.memory ? 'memory' : u.disk + ask.disk > cap.disk ? 'disk' : null;
-    if (dim) {
-      recordExhausted(metric, node.NodeClass, dim);
-      return null;
-    }
-    const ports = assignPorts(node, u, ask, this.random);
-    if (typeof ports === 'string') {
-      recordExhausted(metric, node.NodeClass, ports);
-      return null;
-    }
-    // Score: the mean of the scores that apply.
-    let sum = binPackScore(cap.cpu, cap.memory, u.cpu + ask.cpu, u.memory + ask.memory);
-    let count = 1;
-    const anti = antiAffinityScore(onNode?.get(group.Name) ?? 0, group.Count);
-    if (anti !== null) { sum += anti; count++; }
-    if (opts.penaltyNodeIds?.has(node.ID)) { sum += -1; count++; }
-    const aff = affinityScore(g.affinities, node);
-    if (aff !== null) { sum += aff; count++; }
-    const spreads = g.spreads;
-    if (spreads.length > 0) {
-      let total = 0;
-      let weights = 0;
-      for (const s of spreads) weights += Math.abs(s.Weight || 0) || 1;
-      for (const s of spreads) {
-        const w = (Math.abs(s.Weight || 0) || 1) / weights;
-        const counts = this.counts(s.Attribute, group.Name);
-        total += w * spreadBoost(counts, resolveTarget(s.Attribute, node), s.SpreadTarget, group.Count);
-      }
-      if (total !== 0) { sum += total; count++; }
-    }
-    return { node, score: sum / count, ports, ask };
+    return true;
   }
 
   /** Records a placement so later selections see its resources and its job-mates. */
-  recordPlacement(node: Node, group: TaskGroup, sel: { ask: GroupAsk; ports: PortAssignment }): void {
+  recordPlacement(node: Node, group: TaskGroup, sel: { ask: GroupAsk; ports: PortAssignment; at?: number }): void {
     this.usage.add(node.ID, sel.ask.cpu, sel.ask.memory, sel.ask.disk, sel.ports.ports);
     this.bumpNode(node.ID, group.Name, 1);
+    const g = this.groups.get(group.Name);
+    if (g) {
+      const at = sel.at !== undefined && sel.at >= 0 && this.candidates[sel.at] === node ? sel.at : this.positionOf(node.ID);
+      if (at >= 0) g.mineByIndex[at]!++;
+    }
     for (const vc of this.valueCounts.values()) {
       if (vc.group !== null && vc.group !== group.Name) continue;
       const v = resolveTarget(vc.attribute, node);
@@ -269,7 +405,12 @@ export class PlacementStack {
     if (alloc.JobID !== this.job.ID || !live || this.stoppedIds.has(alloc.ID)) return;
     this.stoppedIds.add(alloc.ID);
     const m = this.jobAllocsOnNode.get(alloc.NodeID);
-    if (m && (m.get(alloc.TaskGroup) ?? 0) > 0) m.set(alloc.TaskGroup, m.get(alloc.TaskGroup)! - 1);
+    if (m && (m.get(alloc.TaskGroup) ?? 0) > 0) {
+      m.set(alloc.TaskGroup, m.get(alloc.TaskGroup)! - 1);
+      const g = this.groups.get(alloc.TaskGroup);
+      const at = g ? this.positionOf(alloc.NodeID) : -1;
+      if (g && at >= 0 && g.mineByIndex[at]! > 0) g.mineByIndex[at]!--;
+    }
     const node = this.state.nodeById(alloc.NodeID);
     if (!node) return;
     for (const vc of this.valueCounts.values()) {

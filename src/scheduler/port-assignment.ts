@@ -29,7 +29,7 @@ export interface PortAssignment {
 const RANDOM_TRIES = 20;
 
 // Shared answer for groups that ask for no ports; callers only read it.
-const NO_PORTS: PortAssignment = Object.freeze({ groupNetworks: [], taskNetworks: new Map(), mappings: [], ports: [] });
+export const NO_PORTS: PortAssignment = Object.freeze({ groupNetworks: [], taskNetworks: new Map(), mappings: [], ports: [] });
 
 /** Assigns every asked port on the node, or names the dimension that could not be met. */
 export function assignPorts(node: Node, usage: ProposedNodeUsage, ask: GroupAsk, random: () => number): PortAssignment | PortDimension {

@@ -39,9 +39,37 @@ export function affinityScore(affinities: readonly Affinity[], node: Node): numb
   return total / sumWeight;
 }
 
+/** The fewest and most allocations on any value of a spread attribute (min is +Infinity when none). */
+export interface SpreadStats {
+  min: number;
+  max: number;
+}
+
+/** Min and max over the counts, computed once per selection rather than per candidate. */
+export function spreadStats(counts: ReadonlyMap<string, number>): SpreadStats {
+  let min = Number.POSITIVE_INFINITY;
+  let max = 0;
+  for (const c of counts.values()) {
+    if (c < min) min = c;
+    if (c > max) max = c;
+  }
+  return { min, max };
+}
+
 /** Spread boost of one attribute: positive when the node's value is below its share. */
 export function spreadBoost(
   counts: ReadonlyMap<string, number>,
+  value: string | undefined,
+  targets: readonly { Value: string; Percent: number }[] | null,
+  desiredCount: number,
+): number {
+  return spreadBoostWith(counts, spreadStats(counts), value, targets, desiredCount);
+}
+
+/** spreadBoost with the counts' min and max given (see spreadStats). */
+export function spreadBoostWith(
+  counts: ReadonlyMap<string, number>,
+  stats: SpreadStats,
   value: string | undefined,
   targets: readonly { Value: string; Percent: number }[] | null,
   desiredCount: number,
@@ -60,13 +88,8 @@ export function spreadBoost(
     return Math.max(-1, Math.min(1, (desired - current) / desired));
   }
   // Even spread: favour the least used values, penalise the most used.
-  let min = Number.POSITIVE_INFINITY;
-  let max = 0;
-  for (const c of counts.values()) {
-    min = Math.min(min, c);
-    max = Math.max(max, c);
-  }
-  if (!counts.has(value)) min = 0;
+  const max = stats.max;
+  const min = counts.has(value) ? stats.min : 0;
   if (max === 0 || min === Number.POSITIVE_INFINITY) return 0;
   if (current === min) return max === min ? 0 : (max - current) / max;
   return -(current - min) / Math.max(1, current);

@@ -1,0 +1,102 @@
+/**
+ * Spread scoring of one task group during one evaluation. The counts of allocations per
+ * attribute value are kept up to date as the plan grows (the placement stack adds each
+ * placement and removes each stop), so a selection never recounts them; within one selection
+ * the counts do not change, so each value's boost is computed once and shared by every
+ * candidate with that value. Values are numbered, and each candidate's value numbers are
+ * cached by its position, so scoring a candidate is a few array reads.
+ */
+import type { Node, Spread } from '../structs/index.js';
+import { resolveTarget } from './constraint-check.js';
+import { spreadBoostWith, spreadStats, type SpreadStats } from './rank.js';
+
+/** Value number of a node without the attribute. */
+const MISSING = -1;
+/** Position not looked at yet. */
+const UNKNOWN = -2;
+/** The boost of a node without the attribute. */
+const MISSING_BOOST = -1;
+
+interface OneSpread {
+  spread: Spread;
+  /** Its share of the group's spread weight. */
+  weight: number;
+  counts: ReadonlyMap<string, number>;
+  stats: SpreadStats;
+  ids: Map<string, number>;
+  values: string[];
+  /** Boost by value number, valid when stamps[id] is the current selection. */
+  boosts: number[];
+  stamps: number[];
+}
+
+export class SpreadScorer {
+  private readonly spreads: OneSpread[];
+  /** Value numbers by candidate position × spread. */
+  private readonly idsByIndex: Int32Array;
+  private stamp = 0;
+
+  /**
+   * `counts[i]` are the live counts of spreads[i]'s attribute, owned and updated by the caller;
+   * `positions` is the number of candidate positions.
+   */
+  constructor(spreads: readonly Spread[], counts: readonly ReadonlyMap<string, number>[], private readonly desiredCount: number, positions: number) {
+    let weights = 0;
+    for (const s of spreads) weights += Math.abs(s.Weight || 0) || 1;
+    this.spreads = spreads.map((spread, i) => ({
+      spread,
+      weight: (Math.abs(spread.Weight || 0) || 1) / weights,
+      counts: counts[i]!,
+      stats: { min: Number.POSITIVE_INFINITY, max: 0 },
+      ids: new Map(),
+      values: [],
+      boosts: [],
+      stamps: [],
+    }));
+    this.idsByIndex = new Int32Array(positions * spreads.length).fill(UNKNOWN);
+  }
+
+  /** Starts a selection: takes the counts as they are now. */
+  begin(): void {
+    this.stamp++;
+    for (const s of this.spreads) s.stats = spreadStats(s.counts);
+  }
+
+  private idOf(s: OneSpread, node: Node): number {
+    const v = resolveTarget(s.spread.Attribute, node);
+    if (v === undefined) return MISSING;
+    let id = s.ids.get(v);
+    if (id === undefined) {
+      id = s.values.length;
+      s.ids.set(v, id);
+      s.values.push(v);
+      s.boosts.push(0);
+      s.stamps.push(0);
+    }
+    return id;
+  }
+
+  /** The weighted spread score of the node at candidate position `at` (-1: not a candidate). */
+  total(node: Node, at: number): number {
+    let total = 0;
+    const k = this.spreads.length;
+    for (let i = 0; i < k; i++) {
+      const s = this.spreads[i]!;
+      let id: number;
+      if (at >= 0) {
+        id = this.idsByIndex[at * k + i]!;
+        if (id === UNKNOWN) this.idsByIndex[at * k + i] = id = this.idOf(s, node);
+      } else id = this.idOf(s, node);
+      let boost: number;
+      if (id === MISSING) boost = MISSING_BOOST;
+      else if (s.stamps[id] === this.stamp) boost = s.boosts[id]!;
+      else {
+        boost = spreadBoostWith(s.counts, s.stats, s.values[id], s.spread.SpreadTarget, this.desiredCount);
+        s.boosts[id] = boost;
+        s.stamps[id] = this.stamp;
+      }
+      total += s.weight * boost;
+    }
+    return total;
+  }
+}
