@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import pty from 'node-pty';
+import pty from '@lydell/node-pty';
 import type { AllocListStub } from '../../src/structs/index.js';
 import { api, CARAVAN_BIN, REPO_ROOT, runCli, startAgent } from './helpers/agent-process.js';
 import { waitUntil } from './helpers/poseidon-client.js';

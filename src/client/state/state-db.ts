@@ -4,12 +4,10 @@
  * task's TaskState. Writes are synchronous, fsynced (synchronous = FULL) and happen on every
  * transition, so neither a SIGKILL'd agent nor a power loss loses a write that had returned.
  */
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Allocation, TaskState } from '../../structs/alloc.js';
 import type { TaskHandle } from '../../drivers/driver.js';
 import { ClientError, ClientErrorCode } from '../client-error.js';
+import { SqliteDb, type SqlStatement } from '../../sqlite/sqlite-db.js';
 
 /** What the state DB holds about one task. */
 export interface StoredTask {
@@ -37,27 +35,24 @@ export interface ClientStateStore {
 
 /** The SQLite-backed store. */
 export class StateDb implements ClientStateStore {
-  private readonly db: Database.Database;
+  private readonly db: SqliteDb;
   private readonly stmts: {
-    putAlloc: Database.Statement;
-    delAlloc: Database.Statement;
-    delTasks: Database.Statement;
-    putHandle: Database.Statement;
-    putState: Database.Statement;
-    getMeta: Database.Statement;
-    putMeta: Database.Statement;
+    putAlloc: SqlStatement;
+    delAlloc: SqlStatement;
+    delTasks: SqlStatement;
+    putHandle: SqlStatement;
+    putState: SqlStatement;
+    getMeta: SqlStatement;
+    putMeta: SqlStatement;
   };
 
   /** Opens (creating if needed) the database at `path`. Throws ClientError StateDb. */
   constructor(path: string) {
     try {
-      mkdirSync(dirname(path), { recursive: true });
-      this.db = new Database(path);
-      this.db.pragma('journal_mode = WAL');
-      // FULL: every commit is fsynced to the WAL before it returns. NORMAL would survive a
-      // SIGKILL'd agent but could lose the last transitions on power loss or an OS crash,
-      // and a lost "task exited" write re-runs a finished task. The writes are tiny.
-      this.db.pragma('synchronous = FULL');
+      // Durable (WAL, synchronous=FULL): every commit is fsynced to the WAL before it returns.
+      // NORMAL would survive a SIGKILL'd agent but could lose the last transitions on power loss
+      // or an OS crash, and a lost "task exited" write re-runs a finished task. The writes are tiny.
+      this.db = SqliteDb.open(path, { durable: true });
       this.db.exec(`
         CREATE TABLE IF NOT EXISTS allocs (id TEXT PRIMARY KEY, body TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS tasks (
@@ -91,7 +86,7 @@ export class StateDb implements ClientStateStore {
     this.db.transaction(() => {
       this.stmts.delAlloc.run(allocId);
       this.stmts.delTasks.run(allocId);
-    })();
+    });
   }
 
   putTaskHandle(allocId: string, task: string, handle: TaskHandle | null): void {
@@ -103,13 +98,13 @@ export class StateDb implements ClientStateStore {
   }
 
   allAllocs(): StoredAlloc[] {
-    const allocs = this.db.prepare('SELECT id, body FROM allocs').all() as { id: string; body: string }[];
-    const tasks = this.db.prepare('SELECT alloc_id, task, handle, state FROM tasks').all() as {
+    const allocs = this.db.prepare('SELECT id, body FROM allocs').all<{ id: string; body: string }>();
+    const tasks = this.db.prepare('SELECT alloc_id, task, handle, state FROM tasks').all<{
       alloc_id: string;
       task: string;
       handle: string | null;
       state: string | null;
-    }[];
+    }>();
     const out = new Map<string, StoredAlloc>();
     for (const a of allocs) out.set(a.id, { alloc: JSON.parse(a.body) as Allocation, tasks: {} });
     for (const t of tasks) {
@@ -124,7 +119,7 @@ export class StateDb implements ClientStateStore {
   }
 
   getMeta(key: string): string | undefined {
-    const row = this.stmts.getMeta.get(key) as { value: string } | undefined;
+    const row = this.stmts.getMeta.get<{ value: string }>(key);
     return row?.value;
   }
 
@@ -135,13 +130,13 @@ export class StateDb implements ClientStateStore {
   /** The journal mode and synchronous level in force (diagnostics and tests). */
   durability(): { journalMode: string; synchronous: number } {
     return {
-      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
-      synchronous: Number(this.db.pragma('synchronous', { simple: true })),
+      journalMode: String(this.db.pragmaValue('journal_mode')),
+      synchronous: Number(this.db.pragmaValue('synchronous')),
     };
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    this.db.close();
   }
 }
 

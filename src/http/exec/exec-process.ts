@@ -1,11 +1,11 @@
 /**
- * A command started for an exec session: either a pseudo-terminal (tty=true, node-pty; stdout
+ * A command started for an exec session: either a pseudo-terminal (tty=true, @lydell/node-pty; stdout
  * and stderr are one stream) or plain pipes (tty=false; stdout and stderr kept apart). Both
  * look the same to the websocket bridge.
  */
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import * as pty from 'node-pty';
+import * as pty from '@lydell/node-pty';
 import type { ExecSpec, ExecStream, ExecStreamEvents } from '../../drivers/driver.js';
 import type { TerminalSize } from './exec-frames.js';
 

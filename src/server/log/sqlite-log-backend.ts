@@ -1,5 +1,5 @@
 /**
- * The embedded log backend: SQLite (better-sqlite3) in WAL mode with synchronous=FULL, so a
+ * The embedded log backend: SQLite (see sqlite-db.ts) in WAL mode with synchronous=FULL, so a
  * commit is on disk before append() resolves. Appends arriving while one commit is being
  * prepared are grouped into a single transaction (group commit), so concurrent writers share
  * one fsync instead of queueing behind each other's.
@@ -9,8 +9,6 @@
  * transaction as the last chunks. Chunks of a snapshot never committed (a crash mid-write)
  * are deleted on open. The single-blob `snapshots` table of earlier versions is still read.
  */
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   LogError,
@@ -21,6 +19,7 @@ import {
   type SnapshotSink,
   type SnapshotSource,
 } from './log-backend.js';
+import { SqliteDb, type SqlStatement } from '../../sqlite/sqlite-db.js';
 
 interface PendingAppend {
   entries: NewLogEntry[];
@@ -38,18 +37,17 @@ type LatestSnapshot = { kind: 'chunks'; snap: number; index: number; chunks: num
 
 /** SQLite implementation of LogBackend in `<dataDir>/raft.db`. */
 export class SqliteLogBackend implements LogBackend {
-  private readonly db: Database.Database;
+  private readonly db: SqliteDb;
   private closed = false;
   private next: number;
   private queue: PendingAppend[] = [];
   private flushScheduled = false;
-  private readonly insert: Database.Statement;
+  private readonly insert: SqlStatement;
   private nextSnap: number;
 
-  private constructor(db: Database.Database) {
+  /** db: opened durable (WAL, synchronous=FULL) unless in memory. */
+  private constructor(db: SqliteDb) {
     this.db = db;
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
     db.exec(`CREATE TABLE IF NOT EXISTS log (idx INTEGER PRIMARY KEY, type TEXT NOT NULL, payload TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS snapshots (idx INTEGER PRIMARY KEY, data BLOB NOT NULL);
       CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
@@ -58,24 +56,24 @@ export class SqliteLogBackend implements LogBackend {
     // Chunks of a snapshot that was never committed (the process died while writing it).
     db.exec('DELETE FROM snapshot_chunks WHERE snap NOT IN (SELECT snap FROM snapshot_done)');
     this.insert = db.prepare('INSERT INTO log (idx, type, payload) VALUES (?, ?, ?)');
-    const lastLog = (db.prepare('SELECT MAX(idx) AS m FROM log').get() as { m: number | null }).m ?? 0;
-    const lastLegacy = (db.prepare('SELECT MAX(idx) AS m FROM snapshots').get() as { m: number | null }).m ?? 0;
-    const lastChunked = (db.prepare('SELECT MAX(idx) AS m FROM snapshot_done').get() as { m: number | null }).m ?? 0;
+    const max = (sql: string): number => db.prepare(sql).get<{ m: number | null }>()?.m ?? 0;
+    const lastLog = max('SELECT MAX(idx) AS m FROM log');
+    const lastLegacy = max('SELECT MAX(idx) AS m FROM snapshots');
+    const lastChunked = max('SELECT MAX(idx) AS m FROM snapshot_done');
     const lastSnap = Math.max(lastLegacy, lastChunked);
-    this.nextSnap = ((db.prepare('SELECT MAX(snap) AS m FROM snapshot_done').get() as { m: number | null }).m ?? 0) + 1;
-    const compacted = (db.prepare("SELECT v FROM meta WHERE k = 'compacted'").get() as { v: number } | undefined)?.v ?? 0;
+    this.nextSnap = max('SELECT MAX(snap) AS m FROM snapshot_done') + 1;
+    const compacted = db.prepare("SELECT v FROM meta WHERE k = 'compacted'").get<{ v: number }>()?.v ?? 0;
     this.next = Math.max(lastLog, lastSnap, compacted) + 1;
   }
 
   /** Opens (creating if needed) the log in dataDir. */
   static open(dataDir: string): SqliteLogBackend {
-    mkdirSync(dataDir, { recursive: true });
-    return new SqliteLogBackend(new Database(join(dataDir, 'raft.db')));
+    return new SqliteLogBackend(SqliteDb.open(join(dataDir, 'raft.db')));
   }
 
   /** Opens a log in memory (tests). Not durable. */
   static openInMemory(): SqliteLogBackend {
-    return new SqliteLogBackend(new Database(':memory:'));
+    return new SqliteLogBackend(SqliteDb.open(':memory:'));
   }
 
   append(entries: NewLogEntry[]): Promise<number[]> {
@@ -108,7 +106,7 @@ export class SqliteLogBackend implements LogBackend {
           }
           results.push(out);
         }
-      })();
+      });
     } catch (err) {
       const e = new LogError('LOG_IO', `log append failed: ${(err as Error).message}`, { cause: err });
       for (const p of batch) p.reject(e);
@@ -122,7 +120,7 @@ export class SqliteLogBackend implements LogBackend {
     this.check();
     const rows = this.db
       .prepare('SELECT idx, type, payload FROM log WHERE idx >= ? AND idx <= ? ORDER BY idx')
-      .all(fromIndex, toIndex ?? Number.MAX_SAFE_INTEGER) as { idx: number; type: string; payload: string }[];
+      .all<{ idx: number; type: string; payload: string }>(fromIndex, toIndex ?? Number.MAX_SAFE_INTEGER);
     return rows.map((r) => ({ index: r.idx, type: r.type, payload: r.payload }));
   }
 
@@ -173,7 +171,7 @@ export class SqliteLogBackend implements LogBackend {
         io('write', () => {
           buffered.push(chunk);
           bytes += chunk.length;
-          if (bytes >= CHUNK_FLUSH_BYTES) this.db.transaction(writeBuffered)();
+          if (bytes >= CHUNK_FLUSH_BYTES) this.db.transaction(writeBuffered);
         });
       },
       commit: async () => {
@@ -182,7 +180,7 @@ export class SqliteLogBackend implements LogBackend {
             writeBuffered();
             this.db.prepare('INSERT INTO snapshot_done (snap, idx, chunks) VALUES (?, ?, ?)').run(snap, index, seq);
             this.pruneSnapshots();
-          })(),
+          }),
         );
         finished = true;
       },
@@ -206,7 +204,8 @@ export class SqliteLogBackend implements LogBackend {
         index: latest.index,
         async *chunks() {
           check();
-          const row = db.prepare('SELECT data FROM snapshots WHERE idx = ?').get(latest.index) as { data: Buffer };
+          const row = db.prepare('SELECT data FROM snapshots WHERE idx = ?').get<{ data: Buffer }>(latest.index);
+          if (!row) throw new LogError('LOG_IO', `snapshot at ${latest.index} missing`);
           yield row.data;
         },
       };
@@ -218,7 +217,7 @@ export class SqliteLogBackend implements LogBackend {
         const get = db.prepare('SELECT data FROM snapshot_chunks WHERE snap = ? AND seq = ?');
         for (let seq = 0; seq < latest.chunks; seq++) {
           check();
-          const row = get.get(latest.snap, seq) as { data: Buffer } | undefined;
+          const row = get.get<{ data: Buffer }>(latest.snap, seq);
           if (!row) throw new LogError('LOG_IO', `snapshot ${latest.snap} at ${latest.index}: chunk ${seq} missing`);
           yield row.data;
         }
@@ -227,10 +226,8 @@ export class SqliteLogBackend implements LogBackend {
   }
 
   private latestSnapshot(): LatestSnapshot | null {
-    const done = this.db.prepare('SELECT snap, idx, chunks FROM snapshot_done ORDER BY idx DESC, snap DESC LIMIT 1').get() as
-      | { snap: number; idx: number; chunks: number }
-      | undefined;
-    const legacy = this.db.prepare('SELECT idx FROM snapshots ORDER BY idx DESC LIMIT 1').get() as { idx: number } | undefined;
+    const done = this.db.prepare('SELECT snap, idx, chunks FROM snapshot_done ORDER BY idx DESC, snap DESC LIMIT 1').get<{ snap: number; idx: number; chunks: number }>();
+    const legacy = this.db.prepare('SELECT idx FROM snapshots ORDER BY idx DESC LIMIT 1').get<{ idx: number }>();
     if (legacy && (!done || legacy.idx > done.idx)) return { kind: 'legacy', index: legacy.idx };
     return done ? { kind: 'chunks', snap: done.snap, index: done.idx, chunks: done.chunks } : null;
   }
@@ -239,7 +236,7 @@ export class SqliteLogBackend implements LogBackend {
   private pruneSnapshots(): void {
     const old = this.db
       .prepare('SELECT snap FROM snapshot_done ORDER BY idx DESC, snap DESC LIMIT -1 OFFSET ?')
-      .all(KEEP_SNAPSHOTS + 1) as { snap: number }[];
+      .all<{ snap: number }>(KEEP_SNAPSHOTS + 1);
     const delChunks = this.db.prepare('DELETE FROM snapshot_chunks WHERE snap = ?');
     const delDone = this.db.prepare('DELETE FROM snapshot_done WHERE snap = ?');
     for (const { snap } of old) {
@@ -257,7 +254,7 @@ export class SqliteLogBackend implements LogBackend {
       this.db
         .prepare("INSERT INTO meta (k, v) VALUES ('compacted', ?) ON CONFLICT(k) DO UPDATE SET v = MAX(v, excluded.v)")
         .run(upToIndex);
-    })();
+    });
   }
 
   async close(): Promise<void> {
