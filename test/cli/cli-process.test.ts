@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -83,4 +83,19 @@ test('version prints the version; --help exits 0', () => {
   assert.equal(r.stdout.trim(), `Caravan v${pkg.version}`);
   assert.equal(caravan(['-help']).code, 0);
   assert.equal(caravan(['job', 'validate', '--help']).code, 0);
+});
+
+test('a closed stdout pipe (caravan … | head -1) ends the CLI quietly, exit 0, no EPIPE stack', async () => {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/caravan.js'), 'job', 'run', '-output', 'examples/service.hcl'], {
+    cwd: ROOT,
+    env: { ...process.env, CARAVAN_ADDR: '', NOMAD_ADDR: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // The reader goes away before the CLI has written anything: its first write meets EPIPE.
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+  assert.equal(stderr, '');
+  assert.equal(code, 0);
 });

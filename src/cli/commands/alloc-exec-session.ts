@@ -74,10 +74,13 @@ export function runExecSession(opts: ExecSessionOptions, io: ExecSessionIo = {})
       const f = parseExecOutput(data.toString());
       if (f.stdout?.data) io.stdout?.(Buffer.from(f.stdout.data, 'base64'));
       if (f.stderr?.data) io.stderr?.(Buffer.from(f.stderr.data, 'base64'));
-      if (f.exited && f.result) exitCode = f.result.exit_code;
+      // Nomad omits exit_code when it is 0 (`{"exited":true,"result":{}}`), as its own client reads it.
+      if (f.exited) exitCode = typeof f.result?.exit_code === 'number' ? f.result.exit_code : 0;
     });
     ws.on('error', (err) => {
       for (const c of cleanups.splice(0)) c();
+      // Nomad closes the connection without a close frame right after the exit frame.
+      if (exitCode !== undefined) return resolve(exitCode);
       reject(new ExecSessionError(`exec failed: ${err.message}`, 0));
     });
     ws.on('close', (code, reason) => {

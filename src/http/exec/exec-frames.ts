@@ -32,7 +32,8 @@ export interface ExecOutputFrame {
   stdout?: ExecIoOperation;
   stderr?: ExecIoOperation;
   exited?: boolean;
-  result?: { exit_code: number };
+  /** Nomad leaves exit_code out when it is 0 (Go's omitempty). */
+  result?: { exit_code?: number };
 }
 
 /** Input that does not follow the frame protocol; `field` names the offending part. */

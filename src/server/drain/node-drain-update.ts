@@ -2,7 +2,8 @@
  * The log command for an operator's drain request (PUT /v1/node/:id/drain), as Nomad's
  * Node.UpdateDrain builds it: a DrainSpec starts (or replaces) a drain — StartedAt now,
  * ForceDeadline now + Deadline, now for a negative Deadline ("force"), the zero time for none —
- * and null cancels it, optionally making the node eligible again. Also the command with
+ * and null cancels it, optionally making the node eligible again (MarkEligible is ignored while
+ * a drain is set, as Nomad's state store does). Also the command with
  * which the drainer completes a drain.
  */
 import type { DrainStrategy, Evaluation, Node, NodeEvent } from '../../structs/index.js';
@@ -50,7 +51,9 @@ export function parseDrainRequest(body: unknown): NodeDrainRequest {
   }
   const mark = b['MarkEligible'] ?? false;
   if (typeof mark !== 'boolean') throw new DrainRequestError('MarkEligible', 'must be a boolean');
-  if (spec && mark) throw new DrainRequestError('MarkEligible', 'cannot be set while enabling a drain');
+  // Nomad's CLI sends MarkEligible: true (unless -keep-ineligible) with every request, enabling
+  // ones included; as in Nomad, a drain makes the node ineligible and MarkEligible only matters
+  // when a drain is cancelled.
   const meta = b['Meta'] ?? null;
   if (meta !== null) {
     if (typeof meta !== 'object' || Array.isArray(meta)) throw new DrainRequestError('Meta', 'must be an object of strings');

@@ -18,7 +18,10 @@ describe('node drain request', () => {
     { name: 'cancel and mark eligible', body: { DrainSpec: null, MarkEligible: true } },
     { name: 'deadline not a number', body: { DrainSpec: { Deadline: '1h' } }, field: 'DrainSpec.Deadline' },
     { name: 'ignore not a boolean', body: { DrainSpec: { IgnoreSystemJobs: 'yes' } }, field: 'DrainSpec.IgnoreSystemJobs' },
-    { name: 'mark eligible while draining', body: { DrainSpec: { Deadline: 0 }, MarkEligible: true }, field: 'MarkEligible' },
+    // What `nomad node drain -enable` sends (MarkEligible = !keep-ineligible): accepted as Nomad does.
+    { name: 'mark eligible while enabling a drain', body: { DrainSpec: { Deadline: 0 }, MarkEligible: true } },
+    { name: 'mark eligible false while enabling a drain', body: { DrainSpec: { Deadline: 0 }, MarkEligible: false } },
+    { name: 'mark eligible not a boolean', body: { DrainSpec: null, MarkEligible: 'yes' }, field: 'MarkEligible' },
     { name: 'meta values are strings', body: { DrainSpec: null, Meta: { a: 1 } }, field: 'Meta.a' },
     { name: 'body an array', body: [], field: 'body' },
   ];
@@ -50,6 +53,11 @@ describe('node drain FSM command', () => {
     assert.equal(drainForced(f.state.nodeById(n.ID)!, f.clock.now() + 1e12), false);
     f.drain(n, { DrainSpec: { Deadline: -1, IgnoreSystemJobs: false } });
     assert.equal(drainForced(f.state.nodeById(n.ID)!, f.clock.now()), true);
+
+    // Nomad's CLI enables a drain with MarkEligible true: the drain still makes the node ineligible.
+    f.drain(n, parseDrainRequest({ DrainSpec: { Deadline: HOUR_NS, IgnoreSystemJobs: false }, MarkEligible: true, Meta: {} }));
+    assert.equal(f.state.nodeById(n.ID)!.SchedulingEligibility, 'ineligible');
+    assert.equal(f.state.nodeById(n.ID)!.Drain, true);
 
     f.drain(n, { DrainSpec: null, MarkEligible: true });
     const c = f.state.nodeById(n.ID)!;
