@@ -4,7 +4,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { api, startAgent, type AgentProcess } from './helpers/agent-process.js';
 import { launchBrowser, screenshot, type TestBrowser } from './helpers/browser.js';
 
@@ -24,6 +24,30 @@ function sleepJob(id: string, count: number): Record<string, unknown> {
       },
     ],
   };
+}
+
+const HCL_JOB = `job "from-ui" {
+  datacenters = ["*"]
+  group "g" {
+    count = 2
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "while true; do sleep 1; done"]
+      }
+      resources {
+        cpu    = 20
+        memory = 16
+      }
+    }
+  }
+}
+`;
+
+/** Waits until `rows` holds `n` rows whose status is running. */
+async function waitUntilRunning(rows: Locator, n: number): Promise<void> {
+  await rows.filter({ hasText: 'running' }).nth(n - 1).waitFor({ timeout: 30_000 });
 }
 
 describe('web UI: serving and the jobs list', () => {
@@ -98,6 +122,43 @@ describe('web UI: serving and the jobs list', () => {
     assert.equal(job.body.Stop, true);
     // The allocations are stopped and the page follows them to complete.
     await page.locator('[data-testid=task-group]').getByText(/3 complete/).waitFor({ timeout: 30_000 });
+  });
+
+  test("a job run from the UI's editor shows its plan and then runs", async () => {
+    await page.goto(`${agent.address}/ui/jobs`);
+    await page.getByRole('link', { name: 'Run job' }).click();
+    const editor = page.getByLabel('Job specification (HCL or JSON)');
+    // A broken job file: the parser's message is shown, nothing is submitted.
+    await editor.fill('job "broken" {\n  group "g" {\n');
+    await page.getByRole('button', { name: 'Plan' }).click();
+    await page.getByRole('alert').getByText(/400/).waitFor();
+
+    await editor.fill(HCL_JOB);
+    await page.getByRole('button', { name: 'Plan' }).click();
+    const plan = page.getByTestId('plan');
+    await plan.getByText('This is a new job.').waitFor();
+    await plan.getByText('2 place').waitFor();
+    assert.equal((await api(agent.address, 'GET', '/v1/job/from-ui')).status, 404, 'a plan registers nothing');
+    await screenshot(page, 'job-run-plan');
+
+    await page.getByRole('button', { name: 'Run' }).click();
+    const progress = page.getByTestId('run-progress');
+    await progress.getByText('complete').first().waitFor();
+    await waitUntilRunning(progress.locator('[data-testid=alloc-row]'), 2);
+    await screenshot(page, 'job-run-progress');
+    const job = await api<{ TaskGroups: Array<{ Count: number }> }>(agent.address, 'GET', '/v1/job/from-ui');
+    assert.equal(job.status, 200);
+    assert.equal(job.body.TaskGroups[0]?.Count, 2);
+  });
+
+  test('fuzzy search finds a job and opens it from the keyboard', async () => {
+    await page.goto(`${agent.address}/ui/clients`);
+    await page.keyboard.press('/');
+    await page.keyboard.type('from-u');
+    await page.getByRole('option').filter({ hasText: 'from-ui' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/ui\/jobs\/from-ui$/);
+    await page.getByRole('heading', { name: 'from-ui' }).waitFor();
   });
 
   test('a broken request shows the API error instead of a blank page', async () => {

@@ -3,6 +3,7 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { LiveIndicator } from './components/states.js';
 import { NamespaceSelect } from './components/namespace-select.js';
+import { SearchBox } from './components/search-box.js';
 import { TokenField } from './components/token-field.js';
 import { href, matchRoute, navigate, useLocation } from './lib/router.js';
 import { AllocDetailPage } from './pages/alloc-detail.js';
@@ -12,6 +13,7 @@ import { TaskLogsPage } from './pages/task-logs.js';
 import { ClientDetailPage, ClientsListPage } from './pages/clients.js';
 import { DeploymentsPage, EvaluationsPage, ServersPage } from './pages/cluster.js';
 import { TopologyPage } from './pages/topology.js';
+import { JobRunPage } from './pages/job-run.js';
 import { JobDetailPage } from './pages/job-detail.js';
 import { JobsListPage } from './pages/jobs-list.js';
 
@@ -24,6 +26,7 @@ interface Route {
 const ROUTES: Route[] = [
   { pattern: '/jobs', render: () => <JobsListPage /> },
   { pattern: '/jobs/:id', render: (p, q) => <JobDetailPage id={p.id!} ns={q.get('namespace') ?? 'default'} tab="" /> },
+  { pattern: '/run', render: () => <JobRunPage /> },
   { pattern: '/clients', render: () => <ClientsListPage /> },
   { pattern: '/clients/:id', render: (p) => <ClientDetailPage id={p.id!} /> },
   { pattern: '/servers', render: () => <ServersPage /> },
@@ -98,6 +101,7 @@ export function App() {
           </ul>
         </nav>
         <div class="tools">
+          <SearchBox />
           <NamespaceSelect onChange={() => setSettingsKey((k) => k + 1)} />
           <TokenField onChange={() => setSettingsKey((k) => k + 1)} />
           <LiveIndicator />
