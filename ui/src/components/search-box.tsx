@@ -25,24 +25,25 @@ function toHits(matches: Record<string, FuzzyMatch[]>): Hit[] {
   return out;
 }
 
+/** "/" anywhere but in a text field or the terminal focuses the search box (installed once, at start). */
+export function installSearchShortcut(): void {
+  document.addEventListener('keydown', (e) => {
+    const t = e.target as HTMLElement;
+    if (e.key === '/' && !['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName) && !t.closest('.xterm')) {
+      const box = document.getElementById('search-input');
+      if (!box) return;
+      e.preventDefault();
+      box.focus();
+    }
+  });
+}
+
 export function SearchBox() {
   const [text, setText] = useState('');
   const [hits, setHits] = useState<Hit[] | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   const [active, setActive] = useState(0);
   const input = useRef<HTMLInputElement>(null);
-
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      const t = e.target as HTMLElement;
-      if (e.key === '/' && !['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName) && !t.closest('.xterm')) {
-        e.preventDefault();
-        input.current?.focus();
-      }
-    };
-    document.addEventListener('keydown', onKey);
-    return () => document.removeEventListener('keydown', onKey);
-  }, []);
 
   useEffect(() => {
     if (text.trim().length < 2) {
@@ -76,6 +77,7 @@ export function SearchBox() {
     <div class="search">
       <input
         ref={input}
+        id="search-input"
         type="search"
         role="combobox"
         list={undefined}
