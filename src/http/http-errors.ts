@@ -3,7 +3,16 @@
  * Nomad answers. Routes throw HttpError (or a ServerError from the server core); the fastify
  * error handler turns anything else into a 500 without crashing the process.
  */
+import { ConfinementCode, ConfinementError } from '../fs/confined-fs.js';
 import { ServerError } from '../server/server-api.js';
+
+/** The status of a refused file path: a path outside the allocation is forbidden, a missing one not found. */
+const CONFINEMENT_STATUS: Record<ConfinementCode, number> = {
+  CONFINE_BAD_PATH: 400,
+  CONFINE_PATH_ESCAPE: 403,
+  CONFINE_NOT_FOUND: 404,
+  CONFINE_NOT_REGULAR_FILE: 403,
+};
 
 /** Machine-readable codes of the errors the HTTP layer raises itself. */
 export const HttpErrorCode = {
@@ -52,6 +61,7 @@ interface FastifyLikeError {
  */
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
+  if (err instanceof ConfinementError) return new HttpError(err.code, CONFINEMENT_STATUS[err.code], err.message, { cause: err });
   if (err instanceof ServerError) {
     const status = Number.isInteger(err.status) && err.status >= 400 && err.status < 600 ? err.status : 500;
     return new HttpError(err.code, status, err.message, { cause: err });

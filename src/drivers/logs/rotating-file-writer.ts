@@ -7,12 +7,26 @@
  * Synchronous on purpose: the supervisor pumps many tiny pipes and a blocking append of a
  * few KB is cheaper than a stream object per file, and it keeps ordering trivially correct.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync, fstatSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, constants, fstatSync, writeSync } from 'node:fs';
+import { basename, dirname, isAbsolute, relative } from 'node:path';
+import {
+  ConfinementCode,
+  ConfinementError,
+  openDirNoFollowSync,
+  openFileAtSync,
+  readDirAtSync,
+  unlinkAtSync,
+} from '../../fs/confined-fs.js';
 
 /** Options of one rotating file set. */
 export interface RotatingFileWriterOptions {
   dir: string;
+  /**
+   * The directory the agent trusts, above `dir` (default: `dir`'s parent, the allocation's
+   * shared `alloc/` directory, a mount point inside a sandbox). From there on no symlink is
+   * followed: the task owns `dir` and may plant anything in it.
+   */
+  root?: string;
   /** File name before the `.N` suffix, e.g. `web.stdout`. */
   prefix: string;
   maxFiles: number;
@@ -28,14 +42,8 @@ export class RotatingWriterConfigError extends Error {
   }
 }
 
-/** Lists the indexes N of existing `<prefix>.N` files in dir, ascending. */
-export function listLogIndexes(dir: string, prefix: string): number[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
+/** The indexes N of the names `<prefix>.N` among `names`, ascending. */
+function logIndexes(names: string[], prefix: string): number[] {
   const out: number[] = [];
   const head = `${prefix}.`;
   for (const name of names) {
@@ -46,15 +54,41 @@ export function listLogIndexes(dir: string, prefix: string): number[] {
   return out.sort((a, b) => a - b);
 }
 
+/** Lists the indexes N of existing `<prefix>.N` files in dir, ascending. */
+export function listLogIndexes(dir: string, prefix: string): number[] {
+  let fd: number;
+  try {
+    fd = openDirNoFollowSync(dirname(dir), basename(dir));
+  } catch {
+    return [];
+  }
+  try {
+    return logIndexes(readDirAtSync(fd), prefix);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const { O_WRONLY, O_APPEND, O_CREAT, O_EXCL } = constants;
+/** How many times a planted entry is removed before the writer gives its index up and moves on. */
+const PLANT_RETRIES = 3;
+
 /**
  * Appends bytes to a rotating file set. Reopening a set continues in its highest-numbered
  * file, so output written across process restarts is neither lost nor overwritten.
+ *
+ * The directory belongs to the task, the writer runs as root: files are opened relative to a
+ * descriptor of the directory, never through a symlink, and only a regular, single-link file
+ * owned by the agent is appended to. Anything else found under a log file's name (a symlink to
+ * a host file, a FIFO, a hard link) is removed and replaced by a fresh file.
  */
 export class RotatingFileWriter {
   private fd: number | null = null;
+  private dirFd: number | null = null;
   private index = 0;
   private size = 0;
   private readonly opts: RotatingFileWriterOptions;
+  private readonly root: string;
 
   constructor(opts: RotatingFileWriterOptions) {
     if (!Number.isInteger(opts.maxFiles) || opts.maxFiles < 1) {
@@ -64,8 +98,8 @@ export class RotatingFileWriter {
       throw new RotatingWriterConfigError('max_file_size', `logs.max_file_size must be > 0, got ${opts.maxFileSizeBytes}`);
     }
     this.opts = opts;
-    mkdirSync(opts.dir, { recursive: true });
-    const existing = listLogIndexes(opts.dir, opts.prefix);
+    this.root = opts.root ?? dirname(opts.dir);
+    const existing = logIndexes(readDirAtSync(this.openDir()), opts.prefix);
     this.index = existing.length > 0 ? existing[existing.length - 1]! : 0;
     this.openCurrent();
   }
@@ -99,31 +133,90 @@ export class RotatingFileWriter {
       closeSync(this.fd);
       this.fd = null;
     }
+    if (this.dirFd !== null) {
+      closeSync(this.dirFd);
+      this.dirFd = null;
+    }
   }
 
+  private openDir(): number {
+    if (this.dirFd === null) {
+      const rel = relative(this.root, this.opts.dir);
+      if (rel.startsWith('..') || isAbsolute(rel)) {
+        throw new RotatingWriterConfigError('dir', `log dir ${this.opts.dir} is not below ${this.root}`);
+      }
+      this.dirFd = openDirNoFollowSync(this.root, rel, { create: true });
+    }
+    return this.dirFd;
+  }
+
+  /** Continues the current index's file if it is one the agent wrote, else starts it afresh. */
   private openCurrent(): void {
-    this.fd = openSync(this.path(this.index), 'a');
-    this.size = fstatSync(this.fd).size;
+    const dirFd = this.openDir();
+    const name = this.name(this.index);
+    try {
+      const fd = openFileAtSync(dirFd, name, O_WRONLY | O_APPEND);
+      const st = fstatSync(fd);
+      if (st.uid === process.geteuid?.()) {
+        this.fd = fd;
+        this.size = st.size;
+        return;
+      }
+      closeSync(fd);
+    } catch (err) {
+      if (!(err instanceof ConfinementError)) throw err;
+      // Not found: created below. Anything else is the task's plant: removed below.
+    }
+    this.createFresh();
   }
 
-  private rotate(): void {
-    this.close();
-    this.index += 1;
-    this.openCurrent();
-    // Keep the newest maxFiles files: everything at or below index - maxFiles goes.
-    const cutoff = this.index - this.opts.maxFiles;
-    for (const n of listLogIndexes(this.opts.dir, this.opts.prefix)) {
-      if (n > cutoff) break;
+  /** Creates the file of the current index exclusively, removing whatever the task put under its name. */
+  private createFresh(): void {
+    const dirFd = this.openDir();
+    for (let attempt = 0; ; attempt++) {
+      const name = this.name(this.index);
       try {
-        unlinkSync(this.path(n));
-      } catch {
-        // Already gone (someone cleaned up): nothing to do.
+        this.fd = openFileAtSync(dirFd, name, O_WRONLY | O_APPEND | O_CREAT | O_EXCL);
+        this.size = 0;
+        return;
+      } catch (err) {
+        if (!(err instanceof ConfinementError) && (err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        if (err instanceof ConfinementError && err.code === ConfinementCode.NotFound) throw err;
+        if (attempt >= PLANT_RETRIES) {
+          // The task keeps re-planting this name: leave it and write the next index.
+          this.index += 1;
+          attempt = -1;
+          continue;
+        }
+        try {
+          unlinkAtSync(dirFd, name);
+        } catch {
+          // A directory, or not ours to remove: skip this index.
+          this.index += 1;
+          attempt = -1;
+        }
       }
     }
   }
 
-  private path(n: number): string {
-    return join(this.opts.dir, `${this.opts.prefix}.${n}`);
+  private rotate(): void {
+    if (this.fd !== null) {
+      closeSync(this.fd);
+      this.fd = null;
+    }
+    this.index += 1;
+    this.createFresh();
+    // Keep the newest maxFiles files: everything at or below index - maxFiles goes.
+    const cutoff = this.index - this.opts.maxFiles;
+    const dirFd = this.openDir();
+    for (const n of logIndexes(readDirAtSync(dirFd), this.opts.prefix)) {
+      if (n > cutoff) break;
+      unlinkAtSync(dirFd, this.name(n));
+    }
+  }
+
+  private name(n: number): string {
+    return `${this.opts.prefix}.${n}`;
   }
 }
 

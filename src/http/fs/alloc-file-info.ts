@@ -3,7 +3,7 @@
  * FileMode is written as Go's os.FileMode.String() does ("-rw-r--r--", "drwxr-xr-x").
  */
 import { lstat, open, readdir } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { join } from 'node:path';
 
 /** One file or directory of an allocation directory, as the API shows it. */
@@ -47,7 +47,8 @@ export function detectContentType(head: Buffer): string {
 }
 
 async function contentTypeOf(path: string): Promise<string> {
-  const fh = await open(path, 'r');
+  // No symlink followed and no FIFO waited on: the entry was lstat'ed as a file, but the task may swap it.
+  const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     const buf = Buffer.alloc(512);
     const { bytesRead } = await fh.read(buf, 0, 512, 0);

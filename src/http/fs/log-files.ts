@@ -2,8 +2,9 @@
  * The rotated log files of one task and stream type in `<allocdir>/alloc/logs`:
  * `<task>.stdout.0`, `<task>.stdout.1`, … — read in index order, the highest being written.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ConfinementCode, ConfinementError } from '../../fs/confined-fs.js';
 
 /** Which of a task's streams to read. */
 export const LogType = { Stdout: 'stdout', Stderr: 'stderr' } as const;
@@ -23,7 +24,11 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** The log files of `task`/`type` in `logDir`, by ascending index; [] if there are none. */
+/**
+ * The log files of `task`/`type` in `logDir`, by ascending index; [] if there are none. The
+ * directory is the task's: an entry under a log file's name that is not a regular file (a
+ * symlink planted to make the agent read a host file) is refused with a ConfinementError.
+ */
 export async function listLogFiles(logDir: string, task: string, type: LogType): Promise<LogFile[]> {
   let names: string[];
   try {
@@ -37,9 +42,11 @@ export async function listLogFiles(logDir: string, task: string, type: LogType):
     const m = re.exec(name);
     if (!m) continue;
     try {
-      const st = await stat(join(logDir, name));
+      const st = await lstat(join(logDir, name));
+      if (!st.isFile()) throw new ConfinementError(ConfinementCode.NotRegular, `log file ${name} is not a regular file; refused`);
       out.push({ index: Number(m[1]), name, size: st.size });
-    } catch {
+    } catch (err) {
+      if (err instanceof ConfinementError) throw err;
       // rotated away between readdir and stat
     }
   }

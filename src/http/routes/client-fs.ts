@@ -3,13 +3,13 @@
  * (src/http/fs/alloc-path.ts): `GET /v1/client/fs/{ls,stat,cat,readat,stream}/:alloc?path=…`.
  * On a server without the allocation they are forwarded to the client holding it.
  */
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fileInfo, listDir } from '../fs/alloc-file-info.js';
 import { allocFsError, AllocFsErrorCode, resolveAllocPath, type AllocPath } from '../fs/alloc-path.js';
 import { followFile } from '../fs/file-follower.js';
+import { openConfinedRead } from '../fs/read-chunk.js';
 import { intParam, Origin, originParam } from '../fs/fs-query.js';
 import { localAllocDir } from '../fs/local-alloc-dir.js';
 import { streamChunks } from '../fs/stream-response.js';
@@ -30,20 +30,30 @@ function allocRoute(ctx: RouteContext, handler: LocalHandler) {
   };
 }
 
-async function resolveFile(allocDir: string, q: RawQuery): Promise<AllocPath & { size: number }> {
+interface ResolvedFile extends AllocPath {
+  size: number;
+  /** The allocation directory's real path: what every later open is checked against. */
+  realRoot: string;
+}
+
+async function resolveFile(allocDir: string, q: RawQuery): Promise<ResolvedFile> {
   const p = await resolveAllocPath(allocDir, queryParam(q, 'path'));
   const st = await stat(p.absolute);
   if (st.isDirectory()) throw allocFsError(AllocFsErrorCode.IsDirectory, `path ${JSON.stringify(queryParam(q, 'path') ?? '/')} is a directory`);
-  return { ...p, size: st.size };
+  const realRoot = (await resolveAllocPath(allocDir, '/')).absolute;
+  return { ...p, size: st.size, realRoot };
 }
 
-function sendFileRange(reply: FastifyReply, path: string, start: number, limit: number): FastifyReply {
+/** Sends a byte range of the file, opened through the confinement check (the task may have swapped it since it was resolved). */
+async function sendFileRange(reply: FastifyReply, f: ResolvedFile, start: number, limit: number): Promise<FastifyReply> {
   if (limit === 0) return reply.code(200).header('Content-Type', 'text/plain; charset=utf-8').send('');
+  const fh = await openConfinedRead(f.absolute, f.realRoot);
+  if (fh === undefined) throw allocFsError(AllocFsErrorCode.NotFound, `file ${JSON.stringify(f.relative)} not found in the allocation directory`);
   const end = limit > 0 ? start + limit - 1 : undefined;
   return reply
     .code(200)
     .header('Content-Type', 'text/plain; charset=utf-8')
-    .send(createReadStream(path, { start, ...(end !== undefined ? { end } : {}) }));
+    .send(fh.createReadStream({ start, ...(end !== undefined ? { end } : {}) }));
 }
 
 /** Registers ls, stat, cat, readat and stream. */
@@ -66,15 +76,15 @@ export function registerClientFsRoutes(app: FastifyInstance, ctx: RouteContext):
 
   app.get('/v1/client/fs/cat/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
     const f = await resolveFile(allocDir, req.query);
-    return sendFileRange(reply, f.absolute, 0, -1);
+    return sendFileRange(reply, f, 0, -1);
   }));
 
   app.get('/v1/client/fs/readat/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
     const offset = intParam(req.query, 'offset', 0);
     const limit = intParam(req.query, 'limit', -1, true);
     const f = await resolveFile(allocDir, req.query);
-    if (offset >= f.size) return sendFileRange(reply, f.absolute, 0, 0);
-    return sendFileRange(reply, f.absolute, offset, limit);
+    if (offset >= f.size) return sendFileRange(reply, f, 0, 0);
+    return sendFileRange(reply, f, offset, limit);
   }));
 
   app.get('/v1/client/fs/stream/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
@@ -86,6 +96,6 @@ export function registerClientFsRoutes(app: FastifyInstance, ctx: RouteContext):
     const limit = intParam(req.query, 'limit', -1, true);
     const f = await resolveFile(allocDir, req.query);
     const start = origin === Origin.End ? Math.max(0, f.size - offset) : Math.min(offset, f.size);
-    await streamChunks(req, reply, (signal) => followFile(f.absolute, f.relative, start, { follow, signal, ...(limit > 0 ? { limit } : {}) }), { plain });
+    await streamChunks(req, reply, (signal) => followFile(f.absolute, f.relative, start, { follow, signal, realRoot: f.realRoot, ...(limit > 0 ? { limit } : {}) }), { plain });
   }));
 }

@@ -3,8 +3,11 @@
  * a task's log read across its rotated files in order, framed (StreamFrame lines) or plain,
  * optionally followed as the task writes and rotates. Forwarded when the client is elsewhere.
  */
+import { closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { ConfinementCode, ConfinementError, openDirNoFollowSync } from '../../fs/confined-fs.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { resolveAllocPath } from '../fs/alloc-path.js';
 import { followLogs } from '../fs/file-follower.js';
 import { intParam, originParam, requiredParam } from '../fs/fs-query.js';
 import { listLogFiles, locateOffset, LOG_DIR_RELATIVE } from '../fs/log-files.js';
@@ -16,6 +19,15 @@ import { HttpError, HttpErrorCode } from '../http-errors.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { logTypeParam } from '../fs/fs-query.js';
 import type { RouteContext } from '../route-context.js';
+
+/** Throws a ConfinementError (403) when `alloc/logs` is reached through a symlink; a missing directory is left to the reader. */
+function assertLogDirNotLinked(allocDir: string): void {
+  try {
+    closeSync(openDirNoFollowSync(allocDir, LOG_DIR_RELATIVE));
+  } catch (err) {
+    if (!(err instanceof ConfinementError) || err.code !== ConfinementCode.NotFound) throw err;
+  }
+}
 
 type LogsReq = FastifyRequest<{ Params: { alloc: string }; Querystring: RawQuery }>;
 
@@ -35,11 +47,15 @@ export function registerClientLogsRoutes(app: FastifyInstance, ctx: RouteContext
     const offset = intParam(q, 'offset', 0);
     const origin = originParam(q);
     const allocDir = localAllocDir(target.client, req.params.alloc);
+    // Every read below is checked against the allocation's real directory (src/fs/confined-fs.ts).
+    const realRoot = (await resolveAllocPath(allocDir, '/')).absolute;
+    // The log directory is the task's: refuse it up front when it is a symlink (403), rather than mid-stream.
+    assertLogDirNotLinked(allocDir);
     const files = await listLogFiles(join(allocDir, LOG_DIR_RELATIVE), task, type);
     if (files.length === 0 && !follow) {
       throw new HttpError(HttpErrorCode.NotFound, 404, `log entry for task "${task}" and log type "${type}" not found`);
     }
     const start = locateOffset(files, offset, origin);
-    await streamChunks(req, reply, (signal) => followLogs(allocDir, task, type, start, { follow, signal }), { plain });
+    await streamChunks(req, reply, (signal) => followLogs(allocDir, task, type, start, { follow, signal, realRoot }), { plain });
   });
 }

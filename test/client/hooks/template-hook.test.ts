@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -95,6 +95,54 @@ describe('ArtifactHook', () => {
         assert.match(e.message, /^Artifact failed: source "https:\/\/example.com\/x.tgz" is not a local file/);
         return true;
       });
+    });
+  });
+});
+
+describe('templates never write or read through a link the task planted (issue 17 item 12)', () => {
+  it('a destination that is a symlink to a host file is replaced, the host file untouched', async () => {
+    await withDirs(async (prep, dir) => {
+      const host = join(dir, '..', `host-${process.pid}-${Date.now()}`);
+      await writeFile(host, 'host file\n');
+      try {
+        await mkdir(join(dir, 'local'), { recursive: true });
+        await symlink(host, join(dir, 'local', 'out.txt'));
+        await new TemplateHook().prestart(request([{ EmbeddedTmpl: 'rendered\n', DestPath: 'local/out.txt', Perms: '0600' }]), prep);
+        assert.equal(await readFile(host, 'utf8'), 'host file\n');
+        assert.equal((await stat(host)).mode & 0o777, 0o644);
+        assert.ok((await lstat(join(dir, 'local', 'out.txt'))).isFile());
+        assert.equal(await readFile(join(dir, 'local', 'out.txt'), 'utf8'), 'rendered\n');
+      } finally {
+        await rm(host, { force: true });
+      }
+    });
+  });
+
+  it('a destination directory that is a symlink to a host directory is refused', async () => {
+    await withDirs(async (prep, dir) => {
+      const host = await mkdtemp(join(tmpdir(), 'caravan-hostdir-'));
+      try {
+        await mkdir(join(dir, 'local'), { recursive: true });
+        await symlink(host, join(dir, 'local', 'conf'));
+        await assert.rejects(
+          new TemplateHook().prestart(request([{ EmbeddedTmpl: 'x', DestPath: 'local/conf/app.ini' }]), prep),
+          (err: unknown) => err instanceof TaskSetupError && /symlink/.test(err.message),
+        );
+        assert.deepEqual(await readdir(host), []);
+      } finally {
+        await rm(host, { recursive: true, force: true });
+      }
+    });
+  });
+
+  it('a source that is a symlink to a host file is refused', async () => {
+    await withDirs(async (prep, dir) => {
+      await mkdir(join(dir, 'local'), { recursive: true });
+      await symlink('/etc/hostname', join(dir, 'local', 'src.tpl'));
+      await assert.rejects(
+        new TemplateHook().prestart(request([{ SourcePath: 'local/src.tpl', DestPath: 'local/out' }]), prep),
+        (err: unknown) => err instanceof TaskSetupError && /outside/.test(err.message),
+      );
     });
   });
 });

@@ -3,8 +3,9 @@
  * Caravan has no network getter: only local sources (`file://…` URLs and absolute paths) are
  * fetched; any other source fails the task setup with a message saying so.
  */
-import { cp, mkdir, stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { basename, isAbsolute, join, relative } from 'node:path';
+import { copyInsideSync } from '../../../fs/confined-write.js';
 import { fileURLToPath } from 'node:url';
 import { ArtifactMode, type TaskArtifact } from '../../../structs/template.js';
 import { errorMessage } from '../../client-error.js';
@@ -29,20 +30,19 @@ async function fetchOne(a: TaskArtifact, taskDir: string): Promise<void> {
   if (src === undefined) {
     throw new Error(`source ${JSON.stringify(a.GetterSource)} is not a local file (only file:// URLs and absolute paths are fetched; no network getter)`);
   }
-  const dest = resolveInTaskDir(taskDir, a.RelativeDest || 'local/', 'destination');
+  const dest = relative(taskDir, resolveInTaskDir(taskDir, a.RelativeDest || 'local/', 'destination'));
   const info = await stat(src);
   if (a.GetterMode === ArtifactMode.File) {
     if (info.isDirectory()) throw new Error(`source ${JSON.stringify(a.GetterSource)} is a directory but mode is "file"`);
-    await mkdir(dirname(dest), { recursive: true });
-    await cp(src, dest);
+    copyInsideSync(src, taskDir, dest);
     return;
   }
   if (a.GetterMode === ArtifactMode.Dir && !info.isDirectory()) {
     throw new Error(`source ${JSON.stringify(a.GetterSource)} is not a directory but mode is "dir"`);
   }
   // Modes "any" and "dir": the destination is a directory the source is placed into.
-  await mkdir(dest, { recursive: true });
-  await cp(src, info.isDirectory() ? dest : join(dest, basename(src)), { recursive: true });
+  // Copied following no link the task may have planted in its directory.
+  copyInsideSync(src, taskDir, info.isDirectory() ? dest : join(dest, basename(src)));
 }
 
 /** Copies local artifacts into the task directory. */

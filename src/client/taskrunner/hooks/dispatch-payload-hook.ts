@@ -3,8 +3,8 @@
  * block, writes the job's payload (base64 in Job.Payload) to `local/<file>` before each start,
  * as Nomad's client does. Runs after the task-dir hook, which provides the directories.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, relative, resolve, isAbsolute } from 'node:path';
+import { relative, resolve, isAbsolute } from 'node:path';
+import { writeFileInsideSync } from '../../../fs/confined-write.js';
 import type { PrestartHook, TaskHookRequest, TaskPrep } from '../interfaces.js';
 
 /** A dispatch_payload file that would land outside the task's local/ directory. */
@@ -27,9 +27,9 @@ export class DispatchPayloadHook implements PrestartHook {
     const target = resolve(prep.dirs.localDir, file);
     const rel = relative(prep.dirs.localDir, target);
     if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) throw new DispatchPayloadPathError(file);
-    await mkdir(dirname(target), { recursive: true });
     // Nomad writes the file even for an empty payload, so the task can rely on it existing.
-    await writeFile(target, payload ? Buffer.from(payload, 'base64') : Buffer.alloc(0));
+    // Following no link the task may have planted at the destination.
+    writeFileInsideSync(prep.dirs.localDir, rel, payload ? Buffer.from(payload, 'base64') : Buffer.alloc(0));
     return {};
   }
 }

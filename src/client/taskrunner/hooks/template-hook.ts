@@ -5,8 +5,9 @@
  * env hook (templates read the task env) and the artifact hook (sources may be artifacts).
  * Anything the renderer cannot do fails the task setup with "Template failed: …".
  */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { relative } from 'node:path';
+import { openInside } from '../../../fs/confined-fs.js';
+import { writeFileInsideSync } from '../../../fs/confined-write.js';
 import type { Template } from '../../../structs/template.js';
 import { errorMessage } from '../../client-error.js';
 import { parseEnvFile } from '../../template/parse-env-file.js';
@@ -18,22 +19,26 @@ import { TaskSetupError } from '../task-setup-error.js';
 async function renderOne(t: Template, taskDir: string, env: Record<string, string>): Promise<Record<string, string>> {
   let text = t.EmbeddedTmpl;
   if (t.SourcePath) {
-    const src = resolveInTaskDir(taskDir, t.SourcePath, 'source');
+    resolveInTaskDir(taskDir, t.SourcePath, 'source');
     try {
-      text = await readFile(src, 'utf8');
+      // Opened through the confinement check: the task may have made the source a link to a host file.
+      const fh = await openInside(taskDir, t.SourcePath);
+      try {
+        text = await fh.readFile('utf8');
+      } finally {
+        await fh.close();
+      }
     } catch (err) {
       throw new Error(`cannot read source ${JSON.stringify(t.SourcePath)}: ${errorMessage(err)}`, { cause: err });
     }
   }
   if (!t.DestPath) throw new Error('template has no destination');
-  const dest = resolveInTaskDir(taskDir, t.DestPath, 'destination');
+  const dest = relative(taskDir, resolveInTaskDir(taskDir, t.DestPath, 'destination'));
   const rendered = renderTemplate(text, { leftDelim: t.LeftDelim, rightDelim: t.RightDelim, env });
   const mode = parseInt(t.Perms || '0644', 8);
   if (!Number.isInteger(mode)) throw new Error(`invalid perms ${JSON.stringify(t.Perms)}`);
-  await mkdir(dirname(dest), { recursive: true });
-  await writeFile(dest, rendered, { mode });
-  // writeFile's mode only applies on creation (and through the umask); re-renders must match too.
-  await chmod(dest, mode);
+  // Never through a link the task planted at the destination (the agent is root); mode set on every render.
+  writeFileInsideSync(taskDir, dest, rendered, mode);
   return t.Envvars ? parseEnvFile(rendered) : {};
 }
 
