@@ -1,8 +1,10 @@
 /**
  * Time as a dependency. Long-running loops (eval broker, plan applier, task runner, restart
  * tracker) take a Clock so tests can drive time by hand; nothing in a pure core calls
- * Date.now() or setTimeout directly.
+ * Date.now() or setTimeout directly. Timers take any delay: the system clock chains Node.js
+ * timers past their 2^31−1 ms limit (long-timeout.ts).
  */
+import { setLongTimeout } from './long-timeout.js';
 
 /** A cancellable timer handle. */
 export interface Timer {
@@ -23,18 +25,18 @@ export interface Clock {
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(ms, fn) {
-    const t = setTimeout(fn, Math.max(0, ms));
-    return { cancel: () => clearTimeout(t) };
+    const t = setLongTimeout(fn, ms);
+    return { cancel: () => t.cancel() };
   },
   sleep(ms, signal) {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const t = setTimeout(() => {
+      const t = setLongTimeout(() => {
         signal?.removeEventListener('abort', onAbort);
         resolve();
-      }, Math.max(0, ms));
+      }, ms);
       const onAbort = () => {
-        clearTimeout(t);
+        t.cancel();
         reject(signal?.reason);
       };
       signal?.addEventListener('abort', onAbort, { once: true });

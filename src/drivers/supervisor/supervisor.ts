@@ -14,6 +14,7 @@ import { processGroupMembers, readProcStat } from '../proc/proc-stat.js';
 import { ProcGroupTable } from '../proc/proc-group-table.js';
 import { ExitStore } from './exit-store.js';
 import { signalNumber, signalNumberOf } from './signals.js';
+import { setLongTimeout, type LongTimeout } from '../../time/long-timeout.js';
 import {
   LineDecoder,
   PROTOCOL_VERSION,
@@ -46,7 +47,7 @@ interface SupervisedTask {
   startTime: number;
   startedAt: number;
   exit: SupervisedExit | null;
-  killTimer: NodeJS.Timeout | null;
+  killTimer: LongTimeout | null;
   stopWaiters: Array<() => void>;
   writers: RotatingFileWriter[];
 }
@@ -291,7 +292,7 @@ export class Supervisor {
     const exitCode = code ?? (signal ? 128 + signal : -1);
     task.exit = { exitCode, signal, exitedAt: Date.now() };
     task.child = null;
-    if (task.killTimer) clearTimeout(task.killTimer);
+    task.killTimer?.cancel();
     task.killTimer = null;
     // The task is over when its main process is: whatever it started in its group goes too,
     // or every restart of e.g. `sh -c "server & …"` leaks another server.
@@ -356,7 +357,7 @@ export class Supervisor {
     const exited = new Promise<void>((resolve) => task.stopWaiters.push(resolve));
     this.signalGroup(task, sig);
     if (!task.killTimer) {
-      task.killTimer = setTimeout(() => {
+      task.killTimer = setLongTimeout(() => {
         task.killTimer = null;
         if (!task.exit) {
           try {

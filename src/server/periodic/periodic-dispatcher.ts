@@ -97,12 +97,24 @@ export class PeriodicDispatcher {
       return;
     }
     if (at === null) return;
-    const launchAt = at;
-    const timer = this.deps.clock.setTimer(launchAt - now, () => void this.fire(job.Namespace, job.ID, launchAt));
-    this.armed.set(key(job.Namespace, job.ID), { timer, at: launchAt });
+    this.schedule(job.Namespace, job.ID, at);
+  }
+
+  /** Sets the timer for the launch at `at`. */
+  private schedule(namespace: string, id: string, at: number): void {
+    const timer = this.deps.clock.setTimer(at - this.deps.clock.now(), () => void this.fire(namespace, id, at));
+    this.armed.set(key(namespace, id), { timer, at });
   }
 
   private async fire(namespace: string, id: string, at: number): Promise<void> {
+    // A launch is checked against its schedule before it happens: a timer that fired early
+    // (a platform timer limit, a clock step) waits for the rest instead of launching a child
+    // dated in the future, whose re-arm would launch the next one at once, and so on.
+    if (this.deps.clock.now() < at) {
+      this.deps.onError?.(new Error(`timer fired ${at - this.deps.clock.now()} ms early`), `periodic job "${id}"`);
+      if (this.running) this.schedule(namespace, id, at);
+      return;
+    }
     this.armed.delete(key(namespace, id));
     const job = this.deps.state.jobById(namespace, id);
     if (!this.running || !job || !isActivePeriodic(job)) return;

@@ -6,7 +6,8 @@ import type { Command } from '../../../src/server/fsm/commands.js';
 import { DeploymentWatcher } from '../../../src/server/deployment/deployment-watcher.js';
 import { planDeploymentAction } from '../../../src/server/deployment/deployment-actions.js';
 import { newDeployment, newDeploymentState } from '../../../src/scheduler/deployment-rollout.js';
-import { FakeClock } from '../../../src/time/clock.js';
+import { FakeClock, type Clock } from '../../../src/time/clock.js';
+import { LONG_MS, pause, realTimersAt } from '../../time/real-timers.js';
 import type { Allocation, Deployment, Evaluation, Job, UpdateStrategy } from '../../../src/structs/index.js';
 import { mockEval, mockJob, mockNode, mockTask } from '../../mock/factories.js';
 import { NOW, nodeCmd, placeCmd, registerCmd } from '../fsm-helpers.js';
@@ -21,7 +22,7 @@ function strategy(over: Partial<UpdateStrategy> = {}): UpdateStrategy {
 }
 
 /** A store with a node, a job and a deployment-watcher wired to apply its writes. */
-function setup(over: Partial<UpdateStrategy> = {}) {
+function setup(over: Partial<UpdateStrategy> = {}, timers: (fake: FakeClock) => Clock = (fake) => fake) {
   const store = new StateStore();
   const fsm = new Fsm(store);
   const clock = new FakeClock(NOW / 1e6);
@@ -35,7 +36,7 @@ function setup(over: Partial<UpdateStrategy> = {}) {
   const reverted: Job[] = [];
   const watcher = new DeploymentWatcher({
     state: store,
-    clock,
+    clock: timers(clock),
     updateStatus: async (u, e) => apply({ Type: 'DeploymentStatusUpdate', Update: u, Eval: e, Now: clock.now() * 1e6 }),
     promote: async (id, e) => apply({ Type: 'DeploymentPromote', DeploymentID: id, Groups: null, Eval: e, Now: clock.now() * 1e6 }),
     createEval: async (e) => void evals.push(e),
@@ -213,4 +214,25 @@ test('allocations updated in place into a new deployment count there with their 
   assert.equal(s.PlacedAllocs, 3);
   assert.equal(s.HealthyAllocs, 3, 'the stored health counts, not the scheduler copy');
   assert.equal(t.store.allocById(allocs[0]!.ID)!.DeploymentStatus?.Healthy, true);
+});
+
+test('a progress deadline past 2^31−1 ms fails the deployment at its time on the fake clock, not early with real timers', async () => {
+  const t = setup({ ProgressDeadline: LONG_MS * 1e6 });
+  const { d } = t.rollout('a');
+  t.watcher.start();
+  await t.watcher.pass();
+  await t.clock.advanceAsync(LONG_MS - 1);
+  assert.equal(t.store.deploymentById(d.ID)!.Status, 'running');
+  await t.clock.advanceAsync(2);
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(t.store.deploymentById(d.ID)!.StatusDescription, 'Failed due to progress deadline');
+  t.watcher.stop();
+
+  const real = setup({ ProgressDeadline: LONG_MS * 1e6 }, realTimersAt);
+  const r = real.rollout('a');
+  real.watcher.start();
+  await real.watcher.pass();
+  await pause(150);
+  assert.equal(real.store.deploymentById(r.d.ID)!.Status, 'running', 'a 30-day progress deadline passed at once');
+  real.watcher.stop();
 });
