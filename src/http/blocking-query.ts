@@ -3,6 +3,11 @@
  * watched tables moves past N or the wait (plus up to 1/16 of it as jitter, so that many
  * watchers do not all return together) runs out, then run the read once against the current
  * state. The answer's index is never 0, so a client can always block on it next time.
+ *
+ * A query on one object (a job, a node, an allocation…) waits for that object, as Nomad does: its
+ * answer's index is the object's ModifyIndex, and a change elsewhere in its table only makes the
+ * server read it again — the request is answered once the object's own index passes N (or it is
+ * gone, answered with the table's index), or the wait runs out.
  */
 import type { Clock, RandomSource } from '../time/clock.js';
 import type { ServerApi, Table } from '../server/server-api.js';
@@ -33,8 +38,9 @@ export function tablesIndex(server: ServerApi, tables: Table[]): number {
 
 /**
  * Runs `read` once the tables have moved past `opts.index` or the wait has expired; aborting
- * `signal` (the client went away) stops waiting early. `read` may compute its own index (e.g.
- * a job's ModifyIndex); by default the tables' index is used.
+ * `signal` (the client went away) stops waiting early. With `indexOf` the read is of one object
+ * and the answer's index is `indexOf(value)` (see the file comment); a read that throws (the
+ * object does not exist) is indexed by its tables.
  */
 export async function blockingQuery<T>(
   deps: BlockingDeps,
@@ -42,15 +48,27 @@ export async function blockingQuery<T>(
   opts: QueryOptions,
   read: () => T,
   signal?: AbortSignal,
+  indexOf?: (value: T) => number,
 ): Promise<IndexedResult<T>> {
-  if (opts.index > 0) {
-    const jitter = Math.floor(deps.random() * (opts.waitMs / JITTER_FRACTION));
-    const deadline = deps.clock.now() + opts.waitMs + jitter;
-    while (tablesIndex(deps.server, tables) <= opts.index && !signal?.aborted) {
-      const remaining = deadline - deps.clock.now();
-      if (remaining <= 0) break;
-      await deps.server.waitForChange(tables, opts.index, remaining, signal);
+  const jitter = Math.floor(deps.random() * (opts.waitMs / JITTER_FRACTION));
+  const deadline = deps.clock.now() + opts.waitMs + jitter;
+  const waitMore = (): boolean => opts.index > 0 && !signal?.aborted && deadline - deps.clock.now() > 0;
+  if (!indexOf) {
+    while (tablesIndex(deps.server, tables) <= opts.index && waitMore()) {
+      await deps.server.waitForChange(tables, opts.index, deadline - deps.clock.now(), signal);
     }
+    return { index: tablesIndex(deps.server, tables), value: read() };
   }
-  return { index: tablesIndex(deps.server, tables), value: read() };
+  for (;;) {
+    const seen = tablesIndex(deps.server, tables);
+    let result: IndexedResult<T> | undefined;
+    try {
+      const value = read();
+      result = { index: Math.max(1, indexOf(value)), value };
+    } catch (err) {
+      if (seen > opts.index || !waitMore()) throw err;
+    }
+    if (result && (result.index > opts.index || !waitMore())) return result;
+    await deps.server.waitForChange(tables, Math.max(seen, opts.index), deadline - deps.clock.now(), signal);
+  }
 }

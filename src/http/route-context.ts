@@ -90,7 +90,8 @@ export function setQueryMeta(reply: FastifyReply, index: number, knownLeader = t
 
 /**
  * Answers a read: blocks as the query asks on `tables`, runs `read`, sets the query-meta
- * headers and sends the JSON. `read` throwing (e.g. a 404) is answered by the error handler,
+ * headers and sends the JSON. A read of one object passes `indexOf` (see blockingQuery): it
+ * waits for that object and answers its index. `read` throwing (e.g. a 404) is answered by the error handler,
  * with the index header still set.
  */
 export async function answerRead<T>(
@@ -99,13 +100,14 @@ export async function answerRead<T>(
   reply: FastifyReply,
   tables: Table[],
   read: (server: ServerApi, opts: QueryOptions) => T,
+  indexOf?: (value: T) => number,
 ): Promise<FastifyReply> {
   const server = requireServer(ctx);
   const opts = queryOptions(req);
   const signal = requestSignal(req, reply, ctx.shutdown.signal);
   let index = 0;
   try {
-    const result = await blockingQuery({ server, clock: ctx.clock, random: ctx.random }, tables, opts, () => read(server, opts), signal);
+    const result = await blockingQuery({ server, clock: ctx.clock, random: ctx.random }, tables, opts, () => read(server, opts), signal, indexOf);
     index = result.index;
     setQueryMeta(reply, index, server.isLeader() || server.leaderAddress() !== '');
     return sendJson(reply, result.value, opts.pretty);
@@ -121,3 +123,6 @@ export function answerWrite(req: FastifyRequest, reply: FastifyReply, index: num
   const pretty = (req.query as RawQuery)['pretty'] !== undefined;
   return sendJson(reply, body, pretty);
 }
+
+/** The index of one object read: its ModifyIndex (blocking queries on it wait for it). */
+export const modifyIndex = (o: { ModifyIndex: number }): number => o.ModifyIndex;

@@ -6,7 +6,7 @@ import { Table } from '../../server/server-api.js';
 import { allocStub } from '../../structs/alloc.js';
 import { notFound } from '../http-errors.js';
 import { optionalObjectBody } from '../request-body.js';
-import { answerRead, answerWrite, requireServer, type RouteContext } from '../route-context.js';
+import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
 
 /** Registers the allocation routes. */
 export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -19,7 +19,7 @@ export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): vo
       const alloc = server.state.allocById(req.params.id);
       if (!alloc) throw notFound('alloc');
       return alloc;
-    }),
+    }, modifyIndex),
   );
 
   const stop = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {

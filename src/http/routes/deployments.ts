@@ -9,7 +9,7 @@ import { allocStub } from '../../structs/alloc.js';
 import type { Deployment } from '../../structs/index.js';
 import { HttpError, HttpErrorCode, badRequest, notFound } from '../http-errors.js';
 import { optionalBool, optionalObjectBody } from '../request-body.js';
-import { answerRead, answerWrite, requireServer, type RouteContext } from '../route-context.js';
+import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
@@ -67,7 +67,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext
       const d = server.state.deploymentById(req.params.id);
       if (!d) throw notFound('deployment');
       return d;
-    }),
+    }, modifyIndex),
   );
 
   app.get<{ Params: { id: string } }>('/v1/deployment/allocations/:id', (req, reply) =>

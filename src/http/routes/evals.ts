@@ -7,7 +7,7 @@ import { Table } from '../../server/server-api.js';
 import { allocStub } from '../../structs/alloc.js';
 import { notFound } from '../http-errors.js';
 import { queryParam, type RawQuery } from '../query-options.js';
-import { answerRead, type RouteContext } from '../route-context.js';
+import { answerRead, modifyIndex, type RouteContext } from '../route-context.js';
 
 /** Registers the evaluation routes. */
 export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -27,7 +27,7 @@ export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): voi
       const ev = server.state.evalById(req.params.id);
       if (!ev) throw notFound('eval');
       return ev;
-    }),
+    }, modifyIndex),
   );
 
   app.get<{ Params: { id: string } }>('/v1/evaluation/:id/allocations', (req, reply) =>

@@ -15,7 +15,7 @@ import { jobScaleStatus } from '../job-scale-status.js';
 import { jobListStub } from '../list-stubs.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, optionalBool, optionalObjectBody, optionalUint } from '../request-body.js';
-import { answerRead, answerWrite, queryOptions, requireServer, sendJson, type RouteContext } from '../route-context.js';
+import { answerRead, answerWrite, queryOptions, requireServer, sendJson, modifyIndex, type RouteContext } from '../route-context.js';
 
 /** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
 const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale'] as const;
@@ -132,7 +132,7 @@ async function jobRoute(
           const job = server.state.jobById(opts.namespace, jobId);
           if (!job) throw notFound('job');
           return job;
-        });
+        }, modifyIndex);
       }
       if (isWrite) return register(req, reply, jobId);
       if (method === 'DELETE') {
@@ -175,7 +175,7 @@ async function jobRoute(
         const summary = server.state.jobSummary(opts.namespace, jobId);
         if (!summary) throw notFound('job summary');
         return summary;
-      });
+      }, modifyIndex);
     case 'deployments':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
       return answerRead(ctx, req, reply, [Table.Deployments], (server, opts) => server.state.deploymentsByJob(opts.namespace, jobId));

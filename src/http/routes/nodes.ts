@@ -9,7 +9,7 @@ import { badRequest, notFound } from '../http-errors.js';
 import { nodeListStub } from '../list-stubs.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, stringField } from '../request-body.js';
-import { answerRead, answerWrite, requireServer, type RouteContext } from '../route-context.js';
+import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
 
 /** Registers the node routes. */
 export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -26,7 +26,7 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
       const node = server.state.nodeById(req.params.id);
       if (!node) throw notFound('node');
       return node;
-    }),
+    }, modifyIndex),
   );
 
   app.get<{ Params: { id: string } }>('/v1/node/:id/allocations', (req, reply) =>
