@@ -43,11 +43,14 @@ export function recordExhausted(m: AllocMetric, nodeClass: string, dimension: st
 }
 
 /**
- * Counts of nodes filtered for one selection, by (reason, node class) key id, added to the
- * metric once at the end: a selection may pass over thousands of nodes with the same few
- * reasons, and one integer increment each is all the walk should cost.
+ * Counts of nodes filtered (or, for an "exhausted" tally, without room) for one selection, by
+ * (reason, node class) key id, added to the metric once at the end: a selection may pass over
+ * thousands of nodes with the same few reasons, and one integer increment each is all the walk
+ * should cost.
  */
 export class FilterTally {
+  constructor(private readonly kind: 'filtered' | 'exhausted' = 'filtered') {}
+
   private readonly keys: { reason: string; nodeClass: string }[] = [];
   private readonly ids = new Map<string, number>();
   private counts: number[] = [];
@@ -70,17 +73,24 @@ export class FilterTally {
     if (this.counts[id]++ === 0) this.touched.push(id);
   }
 
-  /** Adds the counts to the metric as recordFiltered would have, and resets. */
+  addMany(id: number, n: number): void {
+    if (this.counts[id] === 0) this.touched.push(id);
+    this.counts[id]! += n;
+  }
+
+  /** Adds the counts to the metric as recordFiltered (recordExhausted) would have, and resets. */
   flushInto(m: AllocMetric): void {
+    const filtered = this.kind === 'filtered';
     for (const id of this.touched) {
       const n = this.counts[id]!;
       const { reason, nodeClass } = this.keys[id]!;
-      m.NodesFiltered += n;
-      const cf = (m.ConstraintFiltered ??= {});
-      cf[reason] = (cf[reason] ?? 0) + n;
+      if (filtered) m.NodesFiltered += n;
+      else m.NodesExhausted += n;
+      const byReason = filtered ? (m.ConstraintFiltered ??= {}) : (m.DimensionExhausted ??= {});
+      byReason[reason] = (byReason[reason] ?? 0) + n;
       if (nodeClass) {
-        const cl = (m.ClassFiltered ??= {});
-        cl[nodeClass] = (cl[nodeClass] ?? 0) + n;
+        const byClass = filtered ? (m.ClassFiltered ??= {}) : (m.ClassExhausted ??= {});
+        byClass[nodeClass] = (byClass[nodeClass] ?? 0) + n;
       }
       this.counts[id] = 0;
     }

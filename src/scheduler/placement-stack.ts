@@ -18,6 +18,8 @@ import { groupAsk, type GroupAsk } from '../structs/group-ask.js';
 import { isLiveAlloc } from '../structs/alloc.js';
 import { computedClass } from './node-class.js';
 import { nodeCapacity, ProposedUsage, type ProposedNodeUsage } from './node-usage.js';
+import { CandidateUsage } from './candidate-usage.js';
+import { FeasibleSkip, MAX_SKIP_REASONS } from './feasible-skip.js';
 import { assignPorts, NO_PORTS, type PortAssignment } from './port-assignment.js';
 import { affinityScore, antiAffinityScore, binPackScore } from './rank.js';
 import { SpreadScorer } from './spread-score.js';
@@ -41,11 +43,13 @@ export interface SelectOptions {
 /** Nomad's floor on the candidates scored when affinities or spreads apply. */
 export const MIN_SPREAD_CANDIDATES = 100;
 
-type Capacity = ReturnType<typeof nodeCapacity>;
-
 /** Static answers by position: not computed yet, or feasible; otherwise a FilterTally id. */
 const UNKNOWN = -2;
 const FEASIBLE = -1;
+/** Fit by position on the fast path. */
+const FIT_UNKNOWN = 0;
+const FITS = 1;
+const NO_ROOM = 2;
 /** Affinity cache by position: not computed yet (NaN), or no affinity applies. */
 const NO_AFFINITY = 2;
 
@@ -70,6 +74,20 @@ interface GroupCache {
   binPackScore: Float64Array;
   /** This group's live allocations (in state and proposed) by candidate position, for anti-affinity. */
   mineByIndex: Int32Array;
+  /**
+   * The fast path (no distinct_* constraint, no ports asked): whether the node has room for one
+   * more allocation (FIT_UNKNOWN until looked at, reset whenever the plan changes the node), and
+   * if so the sum and number of its scores other than spread; if not, the exhausted tally id.
+   */
+  fast: boolean;
+  fitByIndex: Uint8Array;
+  baseByIndex: Float64Array;
+  partsByIndex: Uint8Array;
+  exhaustedByIndex: Int32Array;
+  /** Positions walked for this group; once past the candidate count, the skip table is built. */
+  walked: number;
+  /** Jumps over infeasible positions; null until built or when not worth it. */
+  skip: FeasibleSkip | null;
 }
 
 /** Counts of job allocations by node attribute value, for spreads and distinct_property. */
@@ -100,12 +118,13 @@ export class PlacementStack {
   private readonly liveJobAllocs: Allocation[];
   private readonly stoppedIds = new Set<string>();
   /** Proposed usage and capacity by candidate position, looked up once per evaluation. */
-  private readonly usageByIndex: (ProposedNodeUsage | undefined)[];
-  private readonly capacityByIndex: (Capacity | undefined)[];
+  private readonly at: CandidateUsage;
   /** Candidate position by node ID; built on first need (stops, existing allocations). */
   private positions: Map<string, number> | null = null;
   private readonly tally = new FilterTally();
-  /** The ports the last scored node would get. */
+  private readonly exhausted = new FilterTally('exhausted');
+  /** The score and ports of the last node score() accepted (fields, so scoring allocates nothing). */
+  private lastScore = 0;
   private lastPorts: PortAssignment = NO_PORTS;
   readonly nodesAvailable: Record<string, number> = {};
 
@@ -120,8 +139,7 @@ export class PlacementStack {
   ) {
     shuffle(this.candidates, random);
     for (const n of candidates) this.nodesAvailable[n.Datacenter] = (this.nodesAvailable[n.Datacenter] ?? 0) + 1;
-    this.usageByIndex = new Array<ProposedNodeUsage | undefined>(candidates.length);
-    this.capacityByIndex = new Array<Capacity | undefined>(candidates.length);
+    this.at = new CandidateUsage(usage, candidates.length);
     this.liveJobAllocs = jobAllocs.filter(isLiveAlloc);
     for (const a of this.liveJobAllocs) this.bumpNode(a.NodeID, a.TaskGroup, 1);
   }
@@ -154,7 +172,15 @@ export class PlacementStack {
         binPackMemory: new Float64Array(n).fill(-1),
         binPackScore: new Float64Array(n),
         mineByIndex: this.seedMine(group.Name, n),
+        fast: false,
+        fitByIndex: new Uint8Array(n),
+        baseByIndex: new Float64Array(n),
+        partsByIndex: new Uint8Array(n),
+        exhaustedByIndex: new Int32Array(n),
+        walked: 0,
+        skip: null,
       };
+      g.fast = g.distinct.length === 0 && g.ask.networks.length === 0;
       this.groups.set(group.Name, g);
     }
     return g;
@@ -216,32 +242,75 @@ export class PlacementStack {
     const limit = this.sampleLimit(g, group);
     const n = this.candidates.length;
     const tally = this.tally;
+    const exhausted = this.exhausted;
+    const fast = g.fast && !(opts.penaltyNodeIds && opts.penaltyNodeIds.size > 0);
+    const scorer = g.spreadScorer;
     let bestAt = -1;
     let bestScore = Number.NEGATIVE_INFINITY;
     let bestPorts: PortAssignment | null = null;
     let found = 0;
     let seen = 0;
-    for (; seen < n && found < limit; seen++) {
-      const at = this.cursor;
+    if (g.skip === null && g.walked >= n) g.skip = this.buildSkip(g);
+    const skip = g.skip;
+    while (seen < n && found < limit) {
+      let at = this.cursor;
+      if (skip) {
+        // Jump to the next feasible position, counting the ones passed as the walk would.
+        const next = skip.next[at]!;
+        const gap = next < 0 ? n : next >= at ? next - at : next + n - at;
+        if (gap > 0) {
+          const passed = Math.min(gap, n - seen);
+          skip.tallyRange(tally, at, passed);
+          seen += passed;
+          at = (at + passed) % n;
+          this.cursor = at;
+          if (seen >= n) break;
+        }
+      }
       const node = this.candidates[at]!;
       this.cursor = at + 1 === n ? 0 : at + 1;
+      seen++;
       let answer = g.staticByIndex[at]!;
       if (answer === UNKNOWN) g.staticByIndex[at] = answer = this.staticAnswer(g, node);
       if (answer !== FEASIBLE) {
         tally.add(answer);
         continue;
       }
-      const score = this.score(node, at, group, g, metric, opts);
-      if (Number.isNaN(score)) continue;
+      let score: number;
+      if (fast) {
+        // The mean of the scores that apply, from the node's cached non-spread part.
+        let fit = g.fitByIndex[at]!;
+        if (fit === FIT_UNKNOWN) fit = this.prepare(g, at, node, group);
+        if (fit !== FITS) {
+          exhausted.add(g.exhaustedByIndex[at]!);
+          continue;
+        }
+        score = g.baseByIndex[at]!;
+        let parts = g.partsByIndex[at]!;
+        if (scorer) {
+          let total = scorer.single(at);
+          if (Number.isNaN(total)) {
+            scorer.score(node, at);
+            total = scorer.result;
+          }
+          if (total !== 0) { score += total; parts++; }
+        }
+        score /= parts;
+      } else {
+        if (!this.score(node, at, group, g, metric, opts)) continue;
+        score = this.lastScore;
+      }
       found++;
       if (bestAt < 0 || score > bestScore) {
         bestAt = at;
         bestScore = score;
-        bestPorts = this.lastPorts;
+        bestPorts = fast ? NO_PORTS : this.lastPorts;
       }
     }
+    g.walked += seen;
     metric.NodesEvaluated += seen;
     tally.flushInto(metric);
+    exhausted.flushInto(metric);
     if (bestAt < 0) return { selection: null, metric };
     const node = this.candidates[bestAt]!;
     metric.ScoreMetaData = [{ NodeID: node.ID, Scores: { normalized: bestScore }, NormScore: bestScore }];
@@ -261,9 +330,20 @@ export class PlacementStack {
       recordFiltered(metric, node.NodeClass, reason);
       return { selection: null, metric };
     }
-    const score = this.score(node, -1, group, g, metric, {});
-    if (Number.isNaN(score)) return { selection: null, metric };
-    return { selection: { node, score, ports: this.lastPorts, ask: g.ask, at: -1 }, metric };
+    if (!this.score(node, -1, group, g, metric, {})) return { selection: null, metric };
+    return { selection: { node, score: this.lastScore, ports: this.lastPorts, ask: g.ask, at: -1 }, metric };
+  }
+
+  /** Completes the group's static answers and builds its skip table, when few reasons apply. */
+  private buildSkip(g: GroupCache): FeasibleSkip | null {
+    const ids = new Set<number>();
+    for (let i = 0; i < this.candidates.length; i++) {
+      let answer = g.staticByIndex[i]!;
+      if (answer === UNKNOWN) g.staticByIndex[i] = answer = this.staticAnswer(g, this.candidates[i]!);
+      if (answer !== FEASIBLE) ids.add(answer);
+      if (ids.size > MAX_SKIP_REASONS) return null;
+    }
+    return new FeasibleSkip(g.staticByIndex, FEASIBLE, [...ids]);
   }
 
   /** FEASIBLE, or the tally id of the reason the node is filtered; once per class when possible. */
@@ -295,43 +375,101 @@ export class PlacementStack {
   }
 
   /**
-   * Scores a statically feasible node for the group, or records why it cannot take it and answers
-   * NaN. The ports assigned are left in lastPorts. `at` is the node's candidate position (-1: none).
+   * Fast path: whether the node at `at` has room for the group, and its scores other than spread
+   * (bin-packing, job anti-affinity, affinity, summed in score()'s order), cached until the plan
+   * changes the node.
    */
-  private score(node: Node, at: number, group: TaskGroup, g: GroupCache, metric: AllocMetric, opts: SelectOptions): number {
-    if (g.distinct.length > 0 && !this.distinctAllows(node, group, g, this.jobAllocsOnNode.get(node.ID), metric)) return Number.NaN;
-    let cap: Capacity | undefined;
-    let u: ProposedNodeUsage | undefined;
-    if (at >= 0) {
-      cap = this.capacityByIndex[at];
-      if (cap === undefined) this.capacityByIndex[at] = cap = nodeCapacity(node);
-      u = this.usageByIndex[at];
-      if (u === undefined) this.usageByIndex[at] = u = this.usage.get(node.ID);
-    } else {
-      cap = nodeCapacity(node);
-      u = this.usage.get(node.ID);
-    }
+  private prepare(g: GroupCache, at: number, node: Node, group: TaskGroup): number {
+    const c = this.at;
+    if (!c.loaded(at)) c.load(at, node);
     const ask = g.ask;
+    const usedCpu = c.usedCpu[at]!;
+    const usedMemory = c.usedMemory[at]!;
+    const capCpu = c.capCpu[at]!;
+    const capMemory = c.capMemory[at]!;
     const dim =
-      u.cpu + ask.cpu > cap.cpu ? 'cpu' : u.memory + ask.memory > cap.memory ? 'memory' : u.disk + ask.disk > cap.disk ? 'disk' : null;
+      usedCpu + ask.cpu > capCpu ? 'cpu' : usedMemory + ask.memory > capMemory ? 'memory' : c.usedDisk[at]! + ask.disk > c.capDisk[at]! ? 'disk' : null;
+    if (dim) {
+      g.exhaustedByIndex[at] = this.exhausted.idFor(dim, node.NodeClass);
+      return (g.fitByIndex[at] = NO_ROOM);
+    }
+    let sum = binPackScore(capCpu, capMemory, usedCpu + ask.cpu, usedMemory + ask.memory);
+    let parts = 1;
+    const anti = antiAffinityScore(g.mineByIndex[at]!, group.Count);
+    if (anti !== null) { sum += anti; parts++; }
+    if (g.affinities.length > 0) {
+      let aff = g.affinityByIndex[at]!;
+      if (Number.isNaN(aff)) g.affinityByIndex[at] = aff = affinityScore(g.affinities, node) ?? NO_AFFINITY;
+      if (aff !== NO_AFFINITY) { sum += aff; parts++; }
+    }
+    g.baseByIndex[at] = sum;
+    g.partsByIndex[at] = parts;
+    return (g.fitByIndex[at] = FITS);
+  }
+
+  /** The plan changed the node at `at`: its fast-path answers are stale for every group. */
+  private invalidate(at: number): void {
+    this.at.refresh(at);
+    for (const g of this.groups.values()) g.fitByIndex[at] = FIT_UNKNOWN;
+  }
+
+  /**
+   * Scores a statically feasible node for the group into lastScore and lastPorts, or records why
+   * it cannot take the group and answers false. `at` is the node's candidate position (-1: none).
+   */
+  private score(node: Node, at: number, group: TaskGroup, g: GroupCache, metric: AllocMetric, opts: SelectOptions): boolean {
+    if (g.distinct.length > 0 && !this.distinctAllows(node, group, g, this.jobAllocsOnNode.get(node.ID), metric)) return false;
+    const ask = g.ask;
+    let capCpu: number;
+    let capMemory: number;
+    let usedCpu: number;
+    let usedMemory: number;
+    let usedDisk: number;
+    let capDisk: number;
+    let u: ProposedNodeUsage;
+    const c = this.at;
+    if (at >= 0) {
+      if (!c.loaded(at)) c.load(at, node);
+      capCpu = c.capCpu[at]!;
+      capMemory = c.capMemory[at]!;
+      capDisk = c.capDisk[at]!;
+      usedCpu = c.usedCpu[at]!;
+      usedMemory = c.usedMemory[at]!;
+      usedDisk = c.usedDisk[at]!;
+    } else {
+      const cap = nodeCapacity(node);
+      u = this.usage.get(node.ID);
+      capCpu = cap.cpu;
+      capMemory = cap.memory;
+      capDisk = cap.disk;
+      usedCpu = u.cpu;
+      usedMemory = u.memory;
+      usedDisk = u.disk;
+    }
+    const dim =
+      usedCpu + ask.cpu > capCpu ? 'cpu' : usedMemory + ask.memory > capMemory ? 'memory' : usedDisk + ask.disk > capDisk ? 'disk' : null;
     if (dim) {
       recordExhausted(metric, node.NodeClass, dim);
-      return Number.NaN;
+      return false;
     }
-    const ports = assignPorts(node, u, ask, this.random);
-    if (typeof ports === 'string') {
-      recordExhausted(metric, node.NodeClass, ports);
-      return Number.NaN;
+    let ports = NO_PORTS;
+    if (ask.networks.length > 0) {
+      const assigned = assignPorts(node, at >= 0 ? c.object(at) : u!, ask, this.random);
+      if (typeof assigned === 'string') {
+        recordExhausted(metric, node.NodeClass, assigned);
+        return false;
+      }
+      ports = assigned;
     }
     this.lastPorts = ports;
     // Score: the mean of the scores that apply.
     let sum: number;
-    if (at >= 0 && g.binPackCpu[at] === u.cpu && g.binPackMemory[at] === u.memory) sum = g.binPackScore[at]!;
+    if (at >= 0 && g.binPackCpu[at] === usedCpu && g.binPackMemory[at] === usedMemory) sum = g.binPackScore[at]!;
     else {
-      sum = binPackScore(cap.cpu, cap.memory, u.cpu + ask.cpu, u.memory + ask.memory);
+      sum = binPackScore(capCpu, capMemory, usedCpu + ask.cpu, usedMemory + ask.memory);
       if (at >= 0) {
-        g.binPackCpu[at] = u.cpu;
-        g.binPackMemory[at] = u.memory;
+        g.binPackCpu[at] = usedCpu;
+        g.binPackMemory[at] = usedMemory;
         g.binPackScore[at] = sum;
       }
     }
@@ -349,10 +487,12 @@ export class PlacementStack {
       if (aff !== NO_AFFINITY) { sum += aff; count++; }
     }
     if (g.spreadScorer) {
-      const total = g.spreadScorer.total(node, at);
+      g.spreadScorer.score(node, at);
+      const total = g.spreadScorer.result;
       if (total !== 0) { sum += total; count++; }
     }
-    return sum / count;
+    this.lastScore = sum / count;
+    return true;
   }
 
   /** distinct_hosts and distinct_property against the allocations proposed so far. */
@@ -386,10 +526,11 @@ export class PlacementStack {
   recordPlacement(node: Node, group: TaskGroup, sel: { ask: GroupAsk; ports: PortAssignment; at?: number }): void {
     this.usage.add(node.ID, sel.ask.cpu, sel.ask.memory, sel.ask.disk, sel.ports.ports);
     this.bumpNode(node.ID, group.Name, 1);
-    const g = this.groups.get(group.Name);
-    if (g) {
-      const at = sel.at !== undefined && sel.at >= 0 && this.candidates[sel.at] === node ? sel.at : this.positionOf(node.ID);
-      if (at >= 0) g.mineByIndex[at]!++;
+    const at = sel.at !== undefined && sel.at >= 0 && this.candidates[sel.at] === node ? sel.at : this.positionOf(node.ID);
+    if (at >= 0) {
+      const g = this.groups.get(group.Name);
+      if (g) g.mineByIndex[at]!++;
+      this.invalidate(at);
     }
     for (const vc of this.valueCounts.values()) {
       if (vc.group !== null && vc.group !== group.Name) continue;
@@ -401,6 +542,8 @@ export class PlacementStack {
   /** Records a stop so later selections may reuse its room. */
   recordStop(alloc: Allocation): void {
     this.usage.release(alloc);
+    const pos = this.positionOf(alloc.NodeID);
+    if (pos >= 0) this.invalidate(pos);
     const live = isLiveAlloc(alloc);
     if (alloc.JobID !== this.job.ID || !live || this.stoppedIds.has(alloc.ID)) return;
     this.stoppedIds.add(alloc.ID);

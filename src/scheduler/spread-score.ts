@@ -60,6 +60,30 @@ export class SpreadScorer {
   begin(): void {
     this.stamp++;
     for (const s of this.spreads) s.stats = spreadStats(s.counts);
+    const one = this.spreads.length === 1 ? this.spreads[0]! : null;
+    if (one) {
+      // One spread (the usual case): every known value's weighted boost up front, so a
+      // candidate costs two array reads (see single()).
+      for (let id = 0; id < one.values.length; id++) {
+        one.boosts[id] = spreadBoostWith(one.counts, one.stats, one.values[id], one.spread.SpreadTarget, this.desiredCount);
+        one.stamps[id] = this.stamp;
+      }
+      for (let id = 0; id < one.values.length; id++) this.weighted[id] = one.weight * one.boosts[id]!;
+    }
+  }
+
+  /** Weighted boost by value number, for a single spread, valid for the current selection. */
+  private readonly weighted: number[] = [];
+
+  /**
+   * The weighted spread score of a candidate position whose value is already numbered, when
+   * there is exactly one spread; NaN when the slow path (score()) must answer.
+   */
+  single(at: number): number {
+    if (this.spreads.length !== 1) return Number.NaN;
+    const id = this.idsByIndex[at]!;
+    if (id < 0 || id >= this.weighted.length) return Number.NaN;
+    return this.weighted[id]!;
   }
 
   private idOf(s: OneSpread, node: Node): number {
@@ -76,8 +100,13 @@ export class SpreadScorer {
     return id;
   }
 
-  /** The weighted spread score of the node at candidate position `at` (-1: not a candidate). */
-  total(node: Node, at: number): number {
+  /**
+   * The weighted spread score of the node at candidate position `at` (-1: not a candidate),
+   * left in `result` (a number field, so the per-candidate call allocates no boxed return value).
+   */
+  result = 0;
+
+  score(node: Node, at: number): void {
     let total = 0;
     const k = this.spreads.length;
     for (let i = 0; i < k; i++) {
@@ -97,6 +126,6 @@ export class SpreadScorer {
       }
       total += s.weight * boost;
     }
-    return total;
+    this.result = total;
   }
 }

@@ -1,0 +1,63 @@
+/**
+ * Capacity and proposed usage of the placement stack's candidates, by candidate position, in
+ * flat number arrays: the walk over candidates reads a few array slots per node instead of
+ * chasing a usage object and a capacity object per node. ProposedUsage stays the one source of
+ * truth; a position is loaded from it on first look and refreshed after every change the stack
+ * makes to that node (placements and stops go through the stack).
+ */
+import type { Node } from '../structs/index.js';
+import { nodeCapacity, type ProposedNodeUsage, type ProposedUsage } from './node-usage.js';
+
+export class CandidateUsage {
+  /** Schedulable capacity; NaN until the position is loaded. */
+  readonly capCpu: Float64Array;
+  readonly capMemory: Float64Array;
+  readonly capDisk: Float64Array;
+  /** Proposed usage, mirrored from ProposedUsage. */
+  readonly usedCpu: Float64Array;
+  readonly usedMemory: Float64Array;
+  readonly usedDisk: Float64Array;
+  private readonly objects: (ProposedNodeUsage | undefined)[];
+
+  constructor(private readonly usage: ProposedUsage, n: number) {
+    this.capCpu = new Float64Array(n).fill(Number.NaN);
+    this.capMemory = new Float64Array(n);
+    this.capDisk = new Float64Array(n);
+    this.usedCpu = new Float64Array(n);
+    this.usedMemory = new Float64Array(n);
+    this.usedDisk = new Float64Array(n);
+    this.objects = new Array<ProposedNodeUsage | undefined>(n);
+  }
+
+  /** True once the position's figures are loaded. */
+  loaded(at: number): boolean {
+    return !Number.isNaN(this.capCpu[at]!);
+  }
+
+  /** Loads the position's capacity and usage from the node and ProposedUsage. */
+  load(at: number, node: Node): void {
+    const cap = nodeCapacity(node);
+    const u = this.usage.get(node.ID);
+    this.objects[at] = u;
+    this.capMemory[at] = cap.memory;
+    this.capDisk[at] = cap.disk;
+    this.capCpu[at] = cap.cpu;
+    this.usedCpu[at] = u.cpu;
+    this.usedMemory[at] = u.memory;
+    this.usedDisk[at] = u.disk;
+  }
+
+  /** The ProposedUsage entry of a loaded position (for its ports). */
+  object(at: number): ProposedNodeUsage {
+    return this.objects[at]!;
+  }
+
+  /** Re-reads a loaded position after ProposedUsage changed for its node. */
+  refresh(at: number): void {
+    const u = this.objects[at];
+    if (!u) return;
+    this.usedCpu[at] = u.cpu;
+    this.usedMemory[at] = u.memory;
+    this.usedDisk[at] = u.disk;
+  }
+}
