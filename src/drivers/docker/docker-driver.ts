@@ -141,11 +141,8 @@ export class DockerDriver implements Driver {
     const containerId = await this.createContainer(name, task.create, config);
     let info: ContainerInfo;
     try {
+      await this.engine.json({ method: 'POST', path: `/containers/${containerId}/start` });
       info = await this.inspect(containerId);
-      if (!info.State.Running) {
-        await this.engine.json({ method: 'POST', path: `/containers/${containerId}/start` });
-        info = await this.inspect(containerId);
-      }
     } catch (err) {
       await this.removeContainer(containerId);
       throw new DriverError(DriverErrorCode.StartFailed, `docker: starting container for "${config.id}": ${errText(err)}`, !(err instanceof EngineError && err.status === 400), { cause: err });

@@ -1,0 +1,175 @@
+/**
+ * Docker driver benchmark: submit → running of one docker task (goal: median ≤ 250 ms) beside
+ * `docker run --rm --network none -m 64m … echo hi` on the same engine, and the exec round trip
+ * into a running container (`echo hi`, open → exit frame; goal: median ≤ 30 ms).
+ *
+ *   npm run build && node dist/bench/docker/docker-latency.js [--runs 20] [--execs 50]
+ *
+ * Starts its own private dockerd (busybox image imported from Debian's busybox-static) and a
+ * `caravan agent -dev` pointed at it; stops both. Writes bench/results/docker.json.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { runExecSession } from '../../src/cli/commands/alloc-exec-session.js';
+import type { Allocation } from '../../src/structs/index.js';
+import { startContainerExec } from '../../src/drivers/docker/container-exec.js';
+import { EngineClient } from '../../src/drivers/docker/engine-client.js';
+import { BUSYBOX_IMAGE, importBusybox, listContainers, startPrivateDockerd, type PrivateDockerd } from '../../test/drivers/private-dockerd.js';
+import { startBenchAgent, type BenchAgent } from '../dev-agent.js';
+
+const GOAL_RUNNING_MS = 250;
+const GOAL_EXEC_MS = 30;
+
+function arg(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  const n = i >= 0 ? Number(process.argv[i + 1]) : def;
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  return n;
+}
+
+function percentile(sorted: number[], p: number): number {
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+function stats(samples: number[]): { median: number; p95: number; n: number } {
+  const s = [...samples].sort((a, b) => a - b);
+  return { median: percentile(s, 50), p95: percentile(s, 95), n: s.length };
+}
+
+function dockerJob(id: string, cmd: string[]): Record<string, unknown> {
+  return {
+    ID: id, Name: id, Type: 'batch', Datacenters: ['dc1'],
+    TaskGroups: [{
+      Name: 'g', Count: 1,
+      Tasks: [{
+        Name: 't', Driver: 'docker', Config: { image: BUSYBOX_IMAGE, command: cmd[0], args: cmd.slice(1), network_mode: 'none' },
+        KillSignal: 'SIGKILL', KillTimeout: 0, LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 }, Resources: { CPU: 50, MemoryMB: 64 },
+      }],
+    }],
+  };
+}
+
+/** Times PUT /v1/jobs → the event stream's AllocationUpdated with ClientStatus "running". */
+async function submitToRunning(addr: string, jobId: string): Promise<number> {
+  const ac = new AbortController();
+  const res = await fetch(`${addr}/v1/event/stream?topic=Allocation:*`, { signal: ac.signal });
+  if (!res.ok || !res.body) throw new Error(`event stream: ${res.status}`);
+  const reader = res.body.getReader();
+  const t0 = performance.now();
+  const put = await fetch(`${addr}/v1/jobs`, { method: 'PUT', body: JSON.stringify({ Job: dockerJob(jobId, ['sleep', 'infinity']) }), headers: { 'Content-Type': 'application/json' } });
+  if (!put.ok) throw new Error(`register: ${put.status} ${await put.text()}`);
+  const deadline = setTimeout(() => ac.abort(), 30_000);
+  let buf = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`${jobId} never reported running`);
+      buf += Buffer.from(value).toString();
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        const batch = JSON.parse(line) as { Events?: { Type: string; Payload: { Allocation?: Allocation } }[] };
+        for (const e of batch.Events ?? []) {
+          const a = e.Payload.Allocation;
+          if (a?.JobID === jobId && a.ClientStatus === 'running') return performance.now() - t0;
+          if (a?.JobID === jobId && a.ClientStatus === 'failed') throw new Error(`${jobId} failed: ${JSON.stringify(a.TaskStates)}`);
+        }
+      }
+    }
+  } finally {
+    clearTimeout(deadline);
+    ac.abort();
+  }
+}
+
+async function purge(addr: string, jobId: string): Promise<void> {
+  await fetch(`${addr}/v1/job/${jobId}?purge=true`, { method: 'DELETE' });
+}
+
+/** `docker run` itself on the same engine, with Docker's CLI when it is installed. */
+function dockerRunBaseline(d: PrivateDockerd, runs: number): number[] | null {
+  const cli = spawnSync('sh', ['-c', 'command -v docker'], { encoding: 'utf8' }).stdout.trim();
+  if (!cli) return null;
+  const out: number[] = [];
+  for (let i = 0; i < runs + 1; i++) {
+    const t0 = performance.now();
+    const r = spawnSync(cli, ['-H', d.endpoint, 'run', '--rm', '--network', 'none', '-m', '64m', BUSYBOX_IMAGE, 'echo', 'hi'], { encoding: 'utf8' });
+    const ms = performance.now() - t0;
+    if (r.status !== 0) throw new Error(`docker run failed: ${r.stderr}`);
+    if (i > 0) out.push(ms);
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const runs = arg('runs', 20);
+  const execs = arg('execs', 50);
+  const dockerd = await startPrivateDockerd();
+  const confDir = mkdtempSync(join(tmpdir(), 'caravan-bench-docker-'));
+  let agent: BenchAgent | undefined;
+  try {
+    await importBusybox(dockerd);
+    writeFileSync(join(confDir, 'docker.hcl'), `plugin "docker" {\n  config {\n    endpoint = "${dockerd.endpoint}"\n    gc {\n      image = false\n    }\n  }\n}\n`);
+    agent = await startBenchAgent(['-config', join(confDir, 'docker.hcl')]);
+    const addr = agent.address;
+
+    const running: number[] = [];
+    for (let i = 0; i < runs + 1; i++) {
+      const id = `bench-docker-${i}`;
+      const ms = await submitToRunning(addr, id);
+      if (i > 0) running.push(ms); // the first run warms the agent's paths
+      await purge(addr, id);
+    }
+    const baseline = dockerRunBaseline(dockerd, Math.min(runs, 10));
+
+    const runnerId = 'bench-docker-runner';
+    await submitToRunning(addr, runnerId);
+    const allocs = (await (await fetch(`${addr}/v1/job/${runnerId}/allocations`)).json()) as Allocation[];
+    const allocId = allocs.find((a) => a.ClientStatus === 'running')!.ID;
+    const execSamples: number[] = [];
+    for (let i = 0; i < execs + 3; i++) {
+      const t0 = performance.now();
+      const code = await runExecSession({ address: addr, allocId, task: 't', command: ['echo', 'hi'], tty: false });
+      const ms = performance.now() - t0;
+      if (code !== 0) throw new Error(`echo hi exited ${code}`);
+      if (i >= 3) execSamples.push(ms);
+    }
+    // The engine's own exec (create, start on a hijacked connection, inspect), without Caravan's
+    // websocket in front: what the round trip cannot go below on this machine.
+    const container = (await listContainers(dockerd)).find((c) => c.Labels['com.hashicorp.nomad.alloc_id'] === allocId)!;
+    const engine = new EngineClient({ socketPath: dockerd.socket });
+    const engineSamples: number[] = [];
+    for (let i = 0; i < execs + 3; i++) {
+      const t0 = performance.now();
+      await new Promise<void>((resolve) => startContainerExec(engine, container.Id, ['echo', 'hi'], false, { onOutput: () => undefined, onExit: () => resolve() }));
+      if (i >= 3) engineSamples.push(performance.now() - t0);
+    }
+    engine.close();
+    await purge(addr, runnerId);
+
+    const r = stats(running);
+    const e = stats(execSamples);
+    const b = baseline ? stats(baseline) : null;
+    console.log(`docker submit → running (${r.n} runs): median ${r.median.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms — goal: median ≤ ${GOAL_RUNNING_MS} ms ${r.median <= GOAL_RUNNING_MS ? '(met)' : '(NOT met)'}`);
+    console.log(b ? `docker run --rm --network none -m 64m echo hi, same engine (${b.n} runs): median ${b.median.toFixed(1)} ms, p95 ${b.p95.toFixed(1)} ms` : 'docker CLI not installed: no docker run baseline');
+    console.log(`exec echo hi into the container, open → exit frame (${e.n} runs): median ${e.median.toFixed(1)} ms, p95 ${e.p95.toFixed(1)} ms — goal: median ≤ ${GOAL_EXEC_MS} ms ${e.median <= GOAL_EXEC_MS ? '(met)' : '(NOT met)'}`);
+    const en = stats(engineSamples);
+    console.log(`the engine's exec alone (create + start + inspect, no websocket; ${en.n} runs): median ${en.median.toFixed(1)} ms, p95 ${en.p95.toFixed(1)} ms`);
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync('bench/results/docker.json', JSON.stringify({ submitToRunning: { ...r, goalMedianMs: GOAL_RUNNING_MS }, dockerRun: b, exec: { ...e, goalMedianMs: GOAL_EXEC_MS }, engineExec: en, at: new Date().toISOString() }, null, 2));
+  } finally {
+    await agent?.stop();
+    await dockerd.stop();
+    rmSync(confDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
