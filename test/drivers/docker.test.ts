@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { DockerDriver } from '../../src/drivers/docker/docker-driver.js';
 import { DriverErrorCode, TaskRunState, type ExecStreamEvents, type ExitResult } from '../../src/drivers/driver.js';
 import { driverConformance, type ConformanceHarness } from './conformance.js';
-import { BUSYBOX_IMAGE, importBusybox, listContainers, startPrivateDockerd, type PrivateDockerd } from './private-dockerd.js';
+import { BUSYBOX_IMAGE, findRunsc, importBusybox, listContainers, startPrivateDockerd, type PrivateDockerd } from './private-dockerd.js';
 import { mockTaskConfig, tempRoot } from './task-config.js';
 
 let dockerd: PrivateDockerd;
@@ -232,6 +232,50 @@ test('docker: stats report memory and cpu of the container', async () => {
     assert.ok(u.cpuTotalTicks > 0, `ticks ${u.cpuTotalTicks}`);
     assert.ok(u.cpuPercent > 10, `cpu ${u.cpuPercent}`);
     await d.destroyTask(h.taskId, true);
+  } finally {
+    await d.shutdown();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('docker: runtime = "runsc" (gVisor) runs and execs when the client allows it, as Poseidon configures it', async () => {
+  assert.ok(findRunsc(), 'runsc is not installed (apt-get install runsc): Poseidon runs its containers in gVisor');
+  const root = tempRoot('caravan-docker-');
+  const d = newDriver({ allow_runtimes: ['runsc'] });
+  try {
+    const fp = await d.fingerprint();
+    assert.match(fp.attributes['driver.docker.runtimes'] ?? '', /runsc/);
+    const cfg = mockTaskConfig(root, sh('echo "in $(uname -r)"; sleep 1000', { runtime: 'runsc', network_mode: 'none', pids_limit: 128 }));
+    const h = await d.startTask(cfg);
+    const r = await runExec(d, h.taskId, ['sh', '-c', 'echo out; echo err >&2; exit 3'], false);
+    assert.deepEqual(r, { stdout: 'out\n', stderr: 'err\n', code: 3 });
+    await d.stopTask(h.taskId, 0, 'SIGKILL');
+    assert.match(readFileSync(join(cfg.logs.dir, `${cfg.taskName}.stdout.0`), 'utf8'), /^in \S+/);
+    await d.destroyTask(h.taskId, true);
+    // runc is not in this client's allow_runtimes any more.
+    await assert.rejects(d.startTask(mockTaskConfig(root, sh('true', { runtime: 'runc' }))), /"runtime"/);
+  } finally {
+    await d.shutdown();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('docker: images no task uses are removed after gc.image_delay; containers are kept when gc.container = false', async () => {
+  const root = tempRoot('caravan-docker-');
+  const d = newDriver({ gc: [{ image: true, image_delay: '300ms', container: false }] });
+  const tag = 'caravan-busybox:gc';
+  try {
+    await importBusybox(dockerd, tag);
+    const h = await d.startTask(mockTaskConfig(root, { image: tag, command: 'true' }));
+    await d.waitTask(h.taskId);
+    await d.destroyTask(h.taskId, true);
+    const kept = (await listContainers(dockerd)).filter((c) => c.Labels['com.hashicorp.nomad.alloc_id'] === h.config.allocId);
+    assert.equal(kept.length, 1, 'gc.container = false leaves the container');
+    const { engineCall } = await import('./private-dockerd.js');
+    await engineCall(dockerd.socket, 'DELETE', `/containers/${kept[0]!.Id}?force=1`);
+    await sleep(1_000);
+    const img = await engineCall(dockerd.socket, 'GET', `/images/${encodeURIComponent(tag)}/json`);
+    assert.equal(img.status, 404, 'the unused image was removed after the delay');
   } finally {
     await d.shutdown();
     rmSync(root, { recursive: true, force: true });

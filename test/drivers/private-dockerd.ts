@@ -6,7 +6,7 @@
  * Debian's static busybox.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, closeSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 
@@ -88,10 +88,23 @@ function mountsUnder(dir: string): string[] {
   return out.sort((a, b) => b.length - a.length);
 }
 
-/** Starts a private dockerd and resolves once it answers /_ping. Throws with its log if it cannot start. */
+/** Where Debian's gVisor runtime lives, when installed (apt-get install runsc). */
+export function findRunsc(): string | null {
+  const p = spawnSync('sh', ['-c', 'command -v runsc'], { encoding: 'utf8' }).stdout.trim();
+  return p || null;
+}
+
+/**
+ * Starts a private dockerd and resolves once it answers /_ping. Throws with its log if it cannot
+ * start. When Debian's runsc is installed it is registered as runtime "runsc" (ptrace platform,
+ * no network stack: Debian's 2022 build needs `--network=none` for containers without a network).
+ */
 export async function startPrivateDockerd(): Promise<PrivateDockerd> {
   const dockerd = findDockerd();
   const root = mkdtempSync('/tmp/cdk-');
+  const runsc = findRunsc();
+  const daemonJson = join(root, 'daemon.json');
+  writeFileSync(daemonJson, JSON.stringify(runsc ? { runtimes: { runsc: { path: runsc, runtimeArgs: ['--platform=ptrace', '--network=none'] } } } : {}));
   const socket = join(root, 'sock');
   const logPath = join(root, 'log');
   const logFd = openSync(logPath, 'a');
@@ -104,6 +117,7 @@ export async function startPrivateDockerd(): Promise<PrivateDockerd> {
     '--bridge=none', '--userland-proxy=false',
     '--storage-driver=overlay2',
     '--shutdown-timeout=2',
+    '--config-file', daemonJson,
   ];
   const proc = spawn(dockerd, args, { stdio: ['ignore', logFd, logFd], detached: true });
   closeSync(logFd);
