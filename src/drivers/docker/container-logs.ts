@@ -5,7 +5,7 @@
  * After an agent restart the copy resumes from the last write to the task's log files, so output
  * produced while the agent was down is not lost.
  */
-import { statSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import type { TaskLogConfig } from '../driver.js';
@@ -24,10 +24,11 @@ export function resumePoint(logs: TaskLogConfig, taskName: string): string {
     const idx = listLogIndexes(logs.dir, prefix);
     if (idx.length === 0) continue;
     try {
-      const st = statSync(join(logs.dir, `${prefix}.${idx[idx.length - 1]}`), { bigint: true });
-      if (st.size > 0n && st.mtimeNs > newest) newest = st.mtimeNs;
+      // lstat: the container can write into the log dir (it is under /alloc); follow no link it planted.
+      const st = lstatSync(join(logs.dir, `${prefix}.${idx[idx.length - 1]}`), { bigint: true });
+      if (st.isFile() && st.size > 0n && st.mtimeNs > newest) newest = st.mtimeNs;
     } catch {
-      // rotated away meanwhile
+      // rotated away meanwhile, or the dir is not readable as such
     }
   }
   if (newest === 0n) return '0';

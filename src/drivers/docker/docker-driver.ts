@@ -359,7 +359,13 @@ export class DockerDriver implements Driver {
       },
     };
     this.tasks.set(handle.taskId, t);
-    t.logs = new ContainerLogCopy(this.engine, info.Id, handle.config.logs, handle.config.taskName, since);
+    try {
+      t.logs = new ContainerLogCopy(this.engine, info.Id, handle.config.logs, handle.config.taskName, since);
+    } catch (err) {
+      // The log dir is unusable (e.g. the task planted a link where it should be): the task
+      // still runs and is watched; only its output is not copied.
+      this.opts.logger?.warn(`docker: copying the logs of "${handle.taskId}": ${errText(err)}`);
+    }
     void this.watch(t, info.State.Running);
   }
 
