@@ -9,14 +9,12 @@ import type { Constraint, Node } from '../structs/index.js';
 
 // Class keys are interned to small numbers, so caches keyed by class compare integers rather
 // than long strings. Node objects are never mutated once stored (a change replaces the object),
-// so the number computed for one stays right; cached by node ID with the object it was computed
-// for (a WeakMap lookup costs several times a Map lookup, and the scheduler does one per node
-// per evaluation).
+// so the number computed for one stays right; keyed weakly, so nothing is kept alive.
 const classIds = new Map<string, number>();
 let nextClassId = 0;
-const byNodeId = new Map<string, { node: Node; id: number }>();
-/** Past this many cached nodes or classes the caches start over (nothing piles up). */
-const MAX_CACHED = 1 << 20;
+const byNode = new WeakMap<Node, number>();
+/** Past this many classes the interning table starts over (nothing piles up). */
+const MAX_CLASSES = 1 << 16;
 
 function sortedNonUnique(rec: Record<string, string> | null | undefined): string {
   if (!rec) return '';
@@ -38,17 +36,16 @@ export function computedClassKey(node: Node): string {
 
 /** The node's computed class as a small number, stable for the process's life. */
 export function computedClass(node: Node): number {
-  const cached = byNodeId.get(node.ID);
-  if (cached !== undefined && cached.node === node) return cached.id;
+  const cached = byNode.get(node);
+  if (cached !== undefined) return cached;
   const key = computedClassKey(node);
   let id = classIds.get(key);
   if (id === undefined) {
     // Numbers are never reused, so a number held across a reset never names another class.
-    if (classIds.size >= MAX_CACHED) classIds.clear();
+    if (classIds.size >= MAX_CLASSES) classIds.clear();
     classIds.set(key, (id = nextClassId++));
   }
-  if (byNodeId.size >= MAX_CACHED) byNodeId.clear();
-  byNodeId.set(node.ID, { node, id });
+  byNode.set(node, id);
   return id;
 }
 
