@@ -89,9 +89,10 @@ test('docker: exec without a tty keeps stdout, stderr and the exit code apart; w
     assert.deepEqual(r, { stdout: 'out\n', stderr: 'err\n', code: 3 });
     const cat = await runExec(d, h.taskId, ['cat'], false, 'piped stdin\n');
     assert.deepEqual(cat, { stdout: 'piped stdin\n', stderr: '', code: 0 });
-    const tty = await runExec(d, h.taskId, ['sh', '-c', 'read line; echo "got $line"; stty size 2>/dev/null || true'], true, 'hello\n');
+    const tty = await runExec(d, h.taskId, ['sh', '-c', 'read line; echo "got $line"; stty size'], true, 'hello\n');
     assert.match(tty.stdout, /hello/);
     assert.match(tty.stdout, /got hello/);
+    assert.match(tty.stdout, /30 100/, 'the terminal has the size the client asked for');
     assert.equal(tty.code, 0);
     const env = await runExec(d, h.taskId, ['sh', '-c', 'echo $NOMAD_ALLOC_DIR $NOMAD_TASK_DIR $NOMAD_SECRETS_DIR; ls -d /alloc /local /secrets'], false);
     assert.equal(env.stdout, '/alloc /local /secrets\n/alloc\n/local\n/secrets\n');

@@ -182,7 +182,7 @@ export async function importBusybox(d: PrivateDockerd, tag = BUSYBOX_IMAGE): Pro
   chmodSync(join(rootfs, 'tmp'), 0o1777);
   copyFileSync(findBusybox(), join(rootfs, 'bin', 'busybox'));
   chmodSync(join(rootfs, 'bin', 'busybox'), 0o755);
-  for (const cmd of ['sh', 'sleep', 'echo', 'cat', 'ls', 'id', 'true', 'false', 'dd', 'head', 'tr', 'printf', 'env', 'hostname', 'pwd', 'kill', 'wc', 'yes']) {
+  for (const cmd of ['sh', 'sleep', 'echo', 'cat', 'ls', 'id', 'true', 'false', 'dd', 'head', 'tr', 'printf', 'env', 'hostname', 'pwd', 'kill', 'wc', 'yes', 'stty', 'uname']) {
     symlinkSync('busybox', join(rootfs, 'bin', cmd));
   }
   const tar = spawnSync('tar', ['-C', rootfs, '-cf', '-', '.'], { maxBuffer: 64 * 1024 * 1024 });

@@ -104,6 +104,15 @@ test('docker: a Poseidon-shaped job runs; exec; meta-only update keeps the conta
     const tty = await execFrames(agent.address, alloc.ID, { task: 'default-task', command: ['cat'], tty: true, size: { height: 24, width: 80 }, stdin: ['hello tty\n'] });
     assert.match(tty.stdout, /hello tty\r\n/);
     assert.equal(tty.exitCode, 0);
+    // What the container's main process writes reaches the task's log files (alloc logs, fs API).
+    await execFrames(agent.address, alloc.ID, { task: 'default-task', command: ['sh', '-c', 'echo to-pid1-stdout > /proc/1/fd/1; echo to-pid1-stderr > /proc/1/fd/2'] });
+    const logs = await waitUntil('the container output in alloc/logs', async () => {
+      const r = await api(agent.address, 'GET', `/v1/client/fs/cat/${alloc.ID}?path=${encodeURIComponent('alloc/logs/default-task.stdout.0')}`);
+      return r.status === 200 && r.text.includes('to-pid1-stdout') ? r.text : undefined;
+    });
+    assert.equal(logs, 'to-pid1-stdout\n');
+    const errLog = await api(agent.address, 'GET', `/v1/client/fs/cat/${alloc.ID}?path=${encodeURIComponent('alloc/logs/default-task.stderr.0')}`);
+    assert.equal(errLog.text, 'to-pid1-stderr\n');
     // The container has no network.
     const net = await execFrames(agent.address, alloc.ID, { task: 'default-task', command: ['sh', '-c', 'ls /sys/class/net'] });
     assert.equal(net.stdout.trim(), 'lo');
@@ -186,6 +195,32 @@ test('docker: the node fingerprints driver.docker from the engine; refused confi
     const failed = await waitUntil('the privileged alloc failed', async () => (await allocsOf(agent.address, 'privileged')).find((a) => a.ClientStatus === 'failed'), 30_000);
     const df = events(failed).find((e) => e.Type === 'Driver Failure');
     assert.match(df?.DriverError ?? '', /"privileged" is not allowed/);
+  } finally {
+    await agent.kill();
+    await agent.cleanup();
+  }
+});
+
+test('docker: a container that ends while the agent is down reports its exit code after the restart', async () => {
+  let agent = await devAgent();
+  try {
+    const job = poseidonJob('ends-while-down', 'false');
+    (job.TaskGroups as Array<Record<string, unknown>>)[1]!.RestartPolicy = { Attempts: 0, Interval: 3_600_000_000_000, Delay: 1_000_000_000, Mode: 'fail' };
+    await register(agent.address, job);
+    const alloc = await runningAlloc(agent.address, 'ends-while-down');
+    const [c] = await containersOf(alloc.ID);
+    const { dataDir, port } = agent;
+    await agent.kill();
+    // The container is killed while no agent watches it.
+    const { engineCall } = await import('../drivers/private-dockerd.js');
+    await engineCall(dockerd.socket, 'POST', `/containers/${c!.Id}/kill?signal=SIGKILL`);
+    await waitUntil('the container exited', async () => (await containersOf(alloc.ID))[0]?.State === 'exited');
+    agent = await devAgent({ dataDir, port });
+    const failed = await waitUntil('the alloc failed with the exit code', async () => (await allocsOf(agent.address, 'ends-while-down')).find((a) => a.ID === alloc.ID && a.ClientStatus === 'failed'), 30_000);
+    const term = events(failed).find((e) => e.Type === 'Terminated');
+    assert.equal(term?.ExitCode, 137, JSON.stringify(events(failed)));
+    // The dead task's container is removed, not restarted.
+    await waitUntil('the container removed', async () => (await containersOf(alloc.ID)).length === 0, 30_000);
   } finally {
     await agent.kill();
     await agent.cleanup();
