@@ -100,12 +100,10 @@ export class SpreadScorer {
     return id;
   }
 
-  /**
-   * The weighted spread score of the node at candidate position `at` (-1: not a candidate),
-   * left in `result` (a number field, so the per-candidate call allocates no boxed return value).
-   */
+  /** What score() computed last (a number field: the per-candidate call returns no boxed value). */
   result = 0;
 
+  /** The weighted spread score of the node at candidate position `at` (-1: not a candidate), into `result`. */
   score(node: Node, at: number): void {
     let total = 0;
     const k = this.spreads.length;
