@@ -3,6 +3,7 @@
  * keeps data, where it listens, and what the client advertises. Built from defaults, then
  * config files (`-config`, later files win), then command-line flags, as Nomad does.
  */
+import { CaravanError } from '../structs/caravan-error.js';
 import { hostname } from 'node:os';
 
 /** The server block of the agent configuration. */
@@ -58,13 +59,12 @@ export interface AgentConfigLayer {
 }
 
 /** A configuration problem; `field` names the setting (e.g. "ports.http"). */
-export class AgentConfigError extends Error {
-  readonly code = 'AGENT_CONFIG_INVALID';
+export class AgentConfigError extends CaravanError<'AGENT_CONFIG_INVALID'> {
   constructor(
     readonly field: string,
-    message: string,
+    reason: string,
   ) {
-    super(`${field}: ${message}`);
+    super('AGENT_CONFIG_INVALID', { field, reason });
     this.name = 'AgentConfigError';
   }
 }

@@ -4,6 +4,7 @@
  * compose an agent from fakes; `defaultRoles` (default-roles.ts) binds the real Server and
  * Client.
  */
+import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
 import type { Logger } from 'pino';
 import type { ClientHttpApi } from '../http/client-http-api.js';
 import type { ServerApi } from '../server/server-api.js';
@@ -57,14 +58,13 @@ export interface RoleFactories {
 }
 
 /** Raised when a role cannot be started; the agent exits with its message. */
-export class AgentRoleError extends Error {
-  readonly code = 'AGENT_ROLE_UNAVAILABLE';
+export class AgentRoleError extends CaravanError<'AGENT_ROLE_UNAVAILABLE'> {
   constructor(
     readonly role: 'server' | 'client',
-    message: string,
-    options?: { cause?: unknown },
+    reason: string,
+    options?: CaravanErrorOptions,
   ) {
-    super(message, options);
+    super('AGENT_ROLE_UNAVAILABLE', { reason }, options);
     this.name = 'AgentRoleError';
   }
 }

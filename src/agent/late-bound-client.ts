@@ -4,14 +4,13 @@
  * A Proxy forwards every method, so the interface can grow without touching this file; until
  * bound, every call fails with a 503.
  */
+import { CaravanError } from '../structs/caravan-error.js';
 import type { ClientHttpApi } from '../http/client-http-api.js';
 
 /** Raised when a client route is used before the client has started. */
-export class ClientNotReadyError extends Error {
-  readonly code = 'CLIENT_NOT_READY';
-  readonly statusCode = 503;
+export class ClientNotReadyError extends CaravanError<'CLIENT_NOT_READY'> {
   constructor() {
-    super('the client is still starting');
+    super('CLIENT_NOT_READY', { reason: 'the client is still starting' });
     this.name = 'ClientNotReadyError';
   }
 }

@@ -1,4 +1,5 @@
 /** Typed errors of the client, matched by `code`, never by message text. */
+import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
 
 export const ClientErrorCode = {
   HookFailed: 'CLIENT_HOOK_FAILED',
@@ -6,6 +7,7 @@ export const ClientErrorCode = {
   NoDriver: 'CLIENT_NO_DRIVER',
   StateDb: 'CLIENT_STATE_DB',
   ServerUnreachable: 'CLIENT_SERVER_UNREACHABLE',
+  NoServers: 'CLIENT_NO_SERVERS',
   ServerRejected: 'CLIENT_SERVER_REJECTED',
   NodeUnknown: 'CLIENT_NODE_UNKNOWN',
   TaskNotRunning: 'CLIENT_TASK_NOT_RUNNING',
@@ -13,14 +15,9 @@ export const ClientErrorCode = {
 export type ClientErrorCode = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
 
 /** An error raised by the client; `recoverable` tells the restart tracker whether retrying may help. */
-export class ClientError extends Error {
-  constructor(
-    readonly code: ClientErrorCode,
-    message: string,
-    readonly recoverable = true,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class ClientError extends CaravanError<ClientErrorCode> {
+  constructor(code: ClientErrorCode, reason: string, options?: CaravanErrorOptions) {
+    super(code, { reason }, options);
     this.name = 'ClientError';
   }
 }

@@ -26,10 +26,10 @@ function ttlMs(ns: number): number {
 function fromServerError(err: unknown, what: string): never {
   if (err instanceof ClientError) throw err;
   if (err instanceof ServerError) {
-    if (err.status === 404) throw new ClientError(ClientErrorCode.NodeUnknown, `${what}: ${err.message}`, true, { cause: err });
-    throw new ClientError(ClientErrorCode.ServerRejected, `${what}: ${err.message}`, true, { cause: err });
+    if (err.status === 404) throw new ClientError(ClientErrorCode.NodeUnknown, `${what}: ${err.message}`, { cause: err });
+    throw new ClientError(ClientErrorCode.ServerRejected, `${what}: ${err.message}`, { cause: err });
   }
-  throw new ClientError(ClientErrorCode.ServerRejected, `${what}: ${errorMessage(err)}`, true, { cause: err });
+  throw new ClientError(ClientErrorCode.ServerRejected, `${what}: ${errorMessage(err)}`, { cause: err });
 }
 
 /** A connection to a server in the same process (-dev mode). */
@@ -77,7 +77,7 @@ const RETRY_ROUNDS = 3;
  * backoff, before failing with ServerUnreachable.
  */
 export function httpServerConnection(servers: string[], token?: string): ServerConnection {
-  if (servers.length === 0) throw new ClientError(ClientErrorCode.ServerUnreachable, 'no servers configured', false);
+  if (servers.length === 0) throw new ClientError(ClientErrorCode.NoServers, 'no servers configured');
   const bases = servers.map((s) => (/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`));
   let current = 0;
 
@@ -103,7 +103,7 @@ export function httpServerConnection(servers: string[], token?: string): ServerC
       }
       await new Promise((r) => setTimeout(r, RETRY_BASE_MS * 2 ** round));
     }
-    throw new ClientError(ClientErrorCode.ServerUnreachable, `no server reachable (${bases.join(', ')}): ${errorMessage(lastErr)}`, true, { cause: lastErr });
+    throw new ClientError(ClientErrorCode.ServerUnreachable, `no server reachable (${bases.join(', ')}): ${errorMessage(lastErr)}`, { cause: lastErr });
   }
 
   function ttlOf(json: unknown): { heartbeatTtlMs: number } {

@@ -13,6 +13,7 @@
  *   walked descriptor (`/proc/self/fd/N/name`, Linux's openat without native bindings). The
  *   opened object must be a regular file.
  */
+import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readlinkSync, realpathSync, unlinkSync, type Stats } from 'node:fs';
 import { open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
@@ -27,13 +28,9 @@ export const ConfinementCode = {
 export type ConfinementCode = (typeof ConfinementCode)[keyof typeof ConfinementCode];
 
 /** A path the confinement refused; `code` says why. */
-export class ConfinementError extends Error {
-  constructor(
-    readonly code: ConfinementCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class ConfinementError extends CaravanError<ConfinementCode> {
+  constructor(code: ConfinementCode, reason: string, options?: CaravanErrorOptions) {
+    super(code, { reason }, options);
     this.name = 'ConfinementError';
   }
 }

@@ -1,4 +1,5 @@
 import type { ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
+import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
 
 /**
  * What the HTTP layer needs of a client agent in this process. The client-side routes
@@ -26,7 +27,7 @@ export interface ClientHttpApi {
   allocStats(allocId: string): Promise<Record<string, TaskResourceUsage>>;
 }
 
-/** Codes of the errors a ClientHttpApi implementation throws, with the HTTP status each maps to. */
+/** Codes of the errors a ClientHttpApi implementation throws (statuses in the error catalogue). */
 export const ClientApiErrorCode = {
   AllocNotFound: 'CLIENT_ALLOC_NOT_FOUND',
   TaskNotFound: 'CLIENT_TASK_NOT_FOUND',
@@ -35,28 +36,10 @@ export const ClientApiErrorCode = {
 } as const;
 export type ClientApiErrorCode = (typeof ClientApiErrorCode)[keyof typeof ClientApiErrorCode];
 
-const STATUS: Record<ClientApiErrorCode, number> = {
-  CLIENT_ALLOC_NOT_FOUND: 404,
-  CLIENT_TASK_NOT_FOUND: 404,
-  CLIENT_TASK_NOT_RUNNING: 400,
-  CLIENT_BAD_SIGNAL: 400,
-};
-
-/**
- * A failure of a client operation requested over HTTP; `status` (also as `statusCode`, which
- * the HTTP error handler reads) is the HTTP answer.
- */
-export class ClientApiError extends Error {
-  readonly status: number;
-  readonly statusCode: number;
-  constructor(
-    readonly code: ClientApiErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+/** A failure of a client operation requested over HTTP; the catalogue gives its status. */
+export class ClientApiError extends CaravanError<ClientApiErrorCode> {
+  constructor(code: ClientApiErrorCode, reason: string, options?: CaravanErrorOptions) {
+    super(code, { reason }, options);
     this.name = 'ClientApiError';
-    this.status = STATUS[code];
-    this.statusCode = this.status;
   }
 }

@@ -1,52 +1,33 @@
 /**
- * Errors of the HTTP layer: every failure becomes a status code and a plain-text body, as
- * Nomad answers. Routes throw HttpError (or a ServerError from the server core); the fastify
- * error handler turns anything else into a 500 without crashing the process.
+ * Errors of the HTTP layer: every failure becomes the status the error catalogue gives its code
+ * and a plain-text body, as Nomad answers. Routes throw HttpError, or let a CaravanError from the
+ * server core or the client through; the fastify error handler turns anything else into a 500
+ * without crashing the process. No status is chosen here: each comes from the catalogue.
  */
-import { ConfinementCode, ConfinementError } from '../fs/confined-fs.js';
-import { ServerError } from '../server/server-api.js';
+import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
+import type { ErrorCode, ErrorFields } from '../structs/error-catalogue.js';
 
-/** The status of a refused file path: a path outside the allocation is forbidden, a missing one not found. */
-const CONFINEMENT_STATUS: Record<ConfinementCode, number> = {
-  CONFINE_BAD_PATH: 400,
-  CONFINE_PATH_ESCAPE: 403,
-  CONFINE_NOT_FOUND: 404,
-  CONFINE_NOT_REGULAR_FILE: 403,
-};
-
-/** Machine-readable codes of the errors the HTTP layer raises itself. */
-export const HttpErrorCode = {
-  BadRequest: 'HTTP_BAD_REQUEST',
-  MalformedJson: 'HTTP_MALFORMED_JSON',
-  NotFound: 'HTTP_NOT_FOUND',
-  MethodNotAllowed: 'HTTP_METHOD_NOT_ALLOWED',
-  NoServer: 'HTTP_NO_SERVER',
-  NoClient: 'HTTP_NO_CLIENT',
-  Internal: 'HTTP_INTERNAL',
-} as const;
-export type HttpErrorCode = (typeof HttpErrorCode)[keyof typeof HttpErrorCode];
-
-/** An error with the HTTP status to answer and the plain-text message to send. */
-export class HttpError extends Error {
-  constructor(
-    readonly code: HttpErrorCode | string,
-    readonly status: number,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+/** An error raised by the HTTP layer itself; status and message come from its code. */
+export class HttpError<C extends ErrorCode = ErrorCode> extends CaravanError<C> {
+  constructor(code: C, fields: ErrorFields<C>, options?: CaravanErrorOptions) {
+    super(code, fields, options);
     this.name = 'HttpError';
   }
 }
 
 /** A 400 whose message names the offending field or parameter. */
-export function badRequest(message: string): HttpError {
-  return new HttpError(HttpErrorCode.BadRequest, 400, message);
+export function badRequest(reason: string): HttpError<'HTTP_BAD_REQUEST'> {
+  return new HttpError('HTTP_BAD_REQUEST', { reason });
 }
 
-/** A 404 such as "job not found". */
-export function notFound(what: string): HttpError {
-  return new HttpError(HttpErrorCode.NotFound, 404, `${what} not found`);
+/** A 404 such as "job not found" (Nomad's text, which its clients match). */
+export function notFound(what: string): HttpError<'HTTP_NOT_FOUND'> {
+  return new HttpError('HTTP_NOT_FOUND', { what });
+}
+
+/** A 405 for a route that exists with other methods (Nomad's text). */
+export function methodNotAllowed(method: string, path: string): HttpError<'HTTP_METHOD_NOT_ALLOWED'> {
+  return new HttpError('HTTP_METHOD_NOT_ALLOWED', { method, path });
 }
 
 interface FastifyLikeError {
@@ -56,22 +37,19 @@ interface FastifyLikeError {
 }
 
 /**
- * Maps any thrown value to an HttpError: HttpError as is, ServerError by its status, fastify's
- * own errors (body too large, bad content type) by their statusCode, everything else to 500.
+ * Maps any thrown value to a CaravanError: CaravanErrors as they are, fastify's own errors
+ * (body too large, bad content type, unparsable body) to their catalogue codes, anything else
+ * to HTTP_INTERNAL (500).
  */
-export function toHttpError(err: unknown): HttpError {
-  if (err instanceof HttpError) return err;
-  if (err instanceof ConfinementError) return new HttpError(err.code, CONFINEMENT_STATUS[err.code], err.message, { cause: err });
-  if (err instanceof ServerError) {
-    const status = Number.isInteger(err.status) && err.status >= 400 && err.status < 600 ? err.status : 500;
-    return new HttpError(err.code, status, err.message, { cause: err });
-  }
+export function toCaravanError(err: unknown): CaravanError {
+  if (err instanceof CaravanError) return err;
   if (typeof err === 'object' && err !== null) {
     const e = err as FastifyLikeError;
-    if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 600) {
-      return new HttpError(e.code ?? HttpErrorCode.BadRequest, e.statusCode, e.message ?? 'bad request', { cause: err });
-    }
+    const reason = e.message ?? 'bad request';
+    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpError('HTTP_BODY_TOO_LARGE', {}, { cause: err });
+    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new HttpError('HTTP_UNSUPPORTED_MEDIA_TYPE', { reason }, { cause: err });
+    if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return new HttpError('HTTP_BAD_REQUEST', { reason }, { cause: err });
   }
-  const message = err instanceof Error ? err.message : String(err);
-  return new HttpError(HttpErrorCode.Internal, 500, message, { cause: err });
+  const reason = err instanceof Error ? err.message : String(err);
+  return new HttpError('HTTP_INTERNAL', { reason }, { cause: err });
 }

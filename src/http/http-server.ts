@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { ServerApi } from '../server/server-api.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import type { ClientHttpApi } from './client-http-api.js';
-import { toHttpError } from './http-errors.js';
+import { HttpError, toCaravanError } from './http-errors.js';
 import { HttpMetrics } from './http-metrics.js';
 import type { JobAdmission } from './job-admission.js';
 import { CARAVAN_VERSION } from '../structs/version.js';
@@ -124,14 +124,14 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   });
 
   app.setErrorHandler((err, req, reply) => {
-    const h = toHttpError(err);
+    const h = toCaravanError(err);
     if (h.status >= 500) ctx.logger?.error({ err, url: req.url }, 'HTTP request failed');
     else ctx.logger?.debug({ url: req.url, status: h.status, msg: h.message }, 'HTTP request rejected');
     return reply.code(h.status).header('Content-Type', 'text/plain; charset=utf-8').send(h.message);
   });
-  app.setNotFoundHandler((_req, reply) =>
-    reply.code(404).header('Content-Type', 'text/plain; charset=utf-8').send('404 page not found'),
-  );
+  app.setNotFoundHandler(async () => {
+    throw new HttpError('HTTP_ROUTE_NOT_FOUND', {});
+  });
 
   registerJobRoutes(app, ctx);
   registerAllocRoutes(app, ctx);

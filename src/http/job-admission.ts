@@ -3,6 +3,7 @@
  * canonical job (Nomad's defaults filled), validation, and parsing HCL (POST /v1/jobs/parse).
  * Injected into the HTTP server so tests can stub it; `defaultJobAdmission` is the real one.
  */
+import { CaravanError } from '../structs/caravan-error.js';
 import { DecodeContext } from '../jobspec/decode-context.js';
 import { JobspecParseError, formatJobspecProblem } from '../jobspec/jobspec-error.js';
 import { jobFromApiJson } from '../jobspec/job-from-json.js';
@@ -12,10 +13,9 @@ import { formatValidationProblem, validateJob } from '../structs/job-validate.js
 import type { Job } from '../structs/job.js';
 
 /** Thrown by a JobAdmission when the submitted job cannot be decoded; `problems` name fields. */
-export class JobDecodeError extends Error {
-  readonly code = 'JOB_DECODE';
+export class JobDecodeError extends CaravanError<'JOB_INVALID'> {
   constructor(readonly problems: string[]) {
-    super(problems.join('\n'));
+    super('JOB_INVALID', { reason: problems.join('\n') });
     this.name = 'JobDecodeError';
   }
 }

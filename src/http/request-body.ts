@@ -2,7 +2,7 @@
  * Decoding request bodies: the JSON parser registered for every content type (Nomad's
  * clients do not always send one), and typed accessors that answer 400 naming the field.
  */
-import { HttpError, HttpErrorCode, badRequest } from './http-errors.js';
+import { HttpError, badRequest } from './http-errors.js';
 
 /** Parses a request body as JSON; an empty body is `undefined`; malformed JSON is a 400. */
 export function parseJsonBody(text: string): unknown {
@@ -11,7 +11,7 @@ export function parseJsonBody(text: string): unknown {
     return JSON.parse(text) as unknown;
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
-    throw new HttpError(HttpErrorCode.MalformedJson, 400, `failed to parse JSON request body: ${detail}`, { cause: err });
+    throw new HttpError('HTTP_MALFORMED_JSON', { reason: detail }, { cause: err });
   }
 }
 

@@ -11,7 +11,7 @@ import type { ClientHttpApi } from './client-http-api.js';
 import type { JobAdmission } from './job-admission.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { blockingQuery } from './blocking-query.js';
-import { HttpError, HttpErrorCode } from './http-errors.js';
+import { HttpError } from './http-errors.js';
 import { parseQueryOptions, type QueryOptions, type RawHeaders, type RawQuery } from './query-options.js';
 
 /** Static facts about the agent serving the API, for /v1/agent/* and /v1/status/*. */
@@ -44,7 +44,7 @@ export interface RouteContext {
 
 /** The server of this agent; a 400 explaining the agent is client-only when there is none. */
 export function requireServer(ctx: RouteContext): ServerApi {
-  if (!ctx.server) throw new HttpError(HttpErrorCode.NoServer, 400, 'this agent is not a server: no server API available');
+  if (!ctx.server) throw new HttpError('HTTP_NO_SERVER', {});
   return ctx.server;
 }
 

@@ -2,6 +2,7 @@
  * Errors of jobspec parsing: every problem found in a file, each naming the file, the field
  * path and (when it can be found in the source text) the line.
  */
+import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
 
 /** One problem in a job file. */
 export interface JobspecProblem {
@@ -22,13 +23,12 @@ export function formatJobspecProblem(p: JobspecProblem): string {
 }
 
 /** Thrown when a job file cannot be read, is not valid HCL/JSON, or does not fit the jobspec schema. */
-export class JobspecParseError extends Error {
-  readonly code = 'JOBSPEC_INVALID';
+export class JobspecParseError extends CaravanError<'JOBSPEC_INVALID'> {
   constructor(
     readonly problems: JobspecProblem[],
-    options?: { cause?: unknown },
+    options?: CaravanErrorOptions,
   ) {
-    super(problems.map(formatJobspecProblem).join('\n'), options);
+    super('JOBSPEC_INVALID', { reason: problems.map(formatJobspecProblem).join('\n') }, options);
     this.name = 'JobspecParseError';
   }
 }

@@ -7,7 +7,6 @@ import { GenericScheduler } from './generic-scheduler.js';
 import { SystemScheduler } from './system-scheduler.js';
 
 export type { Planner, Scheduler, SchedulerContext, SchedulerFactory, SchedulerState } from './interfaces.js';
-export { SchedulerError, SchedulerErrorCode } from './errors.js';
 export { tasksUpdated } from './tasks-updated.js';
 
 /** The factory for a scheduler type ("service", "batch", "system", "sysbatch"), or undefined. */

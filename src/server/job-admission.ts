@@ -10,19 +10,19 @@ import { periodicProblems } from './periodic/periodic-launch.js';
 
 /** Canonicalizes and validates a job; throws ServerError 400 (JOB_INVALID) listing every problem. */
 export async function prepareJob(input: Job, region: string): Promise<Job> {
-  if (!input || typeof input !== 'object') throw new ServerError('JOB_INVALID', 'Job: a job object is required', 400);
+  if (!input || typeof input !== 'object') throw new ServerError('JOB_INVALID', { reason: 'Job: a job object is required' });
   let job: Job;
   try {
     job = canonicalizeJob(input as Parameters<typeof canonicalizeJob>[0]);
   } catch (err) {
-    throw new ServerError('JOB_INVALID', `Job: ${(err as Error).message}`, 400, { cause: err });
+    throw new ServerError('JOB_INVALID', { reason: `Job: ${(err as Error).message}` }, { cause: err });
   }
   job = { ...job, Region: job.Region || region, Namespace: job.Namespace || 'default' };
   const problems = validateJob(job);
   if (problems.length > 0) {
-    throw new ServerError('JOB_INVALID', problems.map(formatValidationProblem).join('; '), 400);
+    throw new ServerError('JOB_INVALID', { reason: problems.map(formatValidationProblem).join('; ') });
   }
   const periodic = periodicProblems(job);
-  if (periodic.length > 0) throw new ServerError('JOB_INVALID', periodic.map((p) => `job "${job.ID}": ${p}`).join('; '), 400);
+  if (periodic.length > 0) throw new ServerError('JOB_INVALID', { reason: periodic.map((p) => `job "${job.ID}": ${p}`).join('; ') });
   return job;
 }

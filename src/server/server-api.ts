@@ -19,6 +19,8 @@ import type {
   AllocDeploymentStatus,
   DesiredUpdates,
 } from '../structs/index.js';
+import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
+import type { ErrorCode, ErrorFields } from '../structs/error-catalogue.js';
 import type { EventBatch } from './events/event.js';
 import type { SubscribeRequest } from './events/event-broker.js';
 
@@ -108,15 +110,10 @@ export interface JobPlanResult {
   diffType: string;
 }
 
-/** Typed server errors; the HTTP layer maps `status` to the response code. */
-export class ServerError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly status: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+/** An error of the server core; its status and message come from the error catalogue. */
+export class ServerError<C extends ErrorCode = ErrorCode> extends CaravanError<C> {
+  constructor(code: C, fields: ErrorFields<C>, options?: CaravanErrorOptions) {
+    super(code, fields, options);
     this.name = 'ServerError';
   }
 }
@@ -156,10 +153,7 @@ export interface ServerApi {
    * drain; the leader's drainer then migrates its allocations. Optional: servers without it
    * answer the drain route with an error.
    */
-  updateNodeDrain?(
-    nodeId: string,
-    req: { DrainSpec: { Deadline: number; IgnoreSystemJobs: boolean } | null; MarkEligible: boolean; Meta: Record<string, string> | null },
-  ): Promise<{ index: number; evalIds: string[] }>;
+  updateNodeDrain?(nodeId: string, req: unknown): Promise<{ index: number; evalIds: string[] }>;
   /** Applies a batch of client allocation updates; creates evals for failed allocs. */
   updateAllocsFromClient(updates: AllocClientUpdate[]): Promise<{ index: number }>;
   /**

@@ -46,7 +46,7 @@ import { dryRunPlan } from './plan-dry-run.js';
 import { prepareJob } from './job-admission.js';
 import { findGarbage } from './gc/garbage.js';
 import { NodeDrainer } from './drain/node-drainer.js';
-import { DrainRequestError, drainCompleteCommand, drainUpdateCommand, parseDrainRequest } from './drain/node-drain-update.js';
+import { drainCompleteCommand, drainUpdateCommand, parseDrainRequest } from './drain/node-drain-update.js';
 import type { Timer } from '../time/clock.js';
 import { PeriodicDispatcher } from './periodic/periodic-dispatcher.js';
 import { DeploymentWatcher } from './deployment/deployment-watcher.js';
@@ -248,7 +248,7 @@ export class Server implements ServerApi {
         upsertEvals: async (evals, by) => {
           // As Nomad's Eval.Update/Create/Reblock: only the worker holding the eval may write.
           if (this.broker.outstanding(by.evalId) !== by.token) {
-            throw new ServerError('EVAL_TOKEN_MISMATCH', `evaluation ${by.evalId}: token is not outstanding (stale worker)`, 409);
+            throw new ServerError('EVAL_TOKEN_MISMATCH', { evalId: by.evalId });
           }
           await this.apply({ Type: 'EvalUpdate', Evals: evals, Now: this.nowNanos() });
         },
@@ -320,13 +320,13 @@ export class Server implements ServerApi {
    * applied. Commands are applied strictly in log order whatever order appends resolve in.
    */
   apply(cmd: Command): Promise<number> {
-    if (this.closed) return Promise.reject(new ServerError('SERVER_CLOSED', 'server is shutting down', 503));
+    if (this.closed) return Promise.reject(new ServerError('SERVER_CLOSED', {}));
     let payload: string;
     try {
       checkCommand(cmd);
       payload = encodeCommand(cmd);
     } catch (err) {
-      return Promise.reject(new ServerError('COMMAND_INVALID', `invalid ${String(cmd?.Type)} command: ${(err as Error).message}`, 500, { cause: err }));
+      return Promise.reject(new ServerError('COMMAND_INVALID', { field: `${String(cmd?.Type)} command`, reason: (err as Error).message }, { cause: err }));
     }
     return new Promise<number>((resolve, reject) => {
       this.log.append([{ type: cmd.Type, payload }]).then(
@@ -334,7 +334,7 @@ export class Server implements ServerApi {
           this.pending.set(index!, { payload, resolve, reject });
           this.applyReady();
         },
-        (err: unknown) => reject(new ServerError('LOG_WRITE_FAILED', `log write failed: ${(err as Error).message}`, 500, { cause: err })),
+        (err: unknown) => reject(new ServerError('LOG_WRITE_FAILED', { reason: (err as Error).message }, { cause: err })),
       );
     });
   }
@@ -351,7 +351,7 @@ export class Server implements ServerApi {
       const applied = applyEntry(this.fsm, next.payload, index);
       if (applied instanceof Error) {
         this.config.logger?.error({ err: applied, index }, 'server: log entry failed to apply');
-        next.reject(new ServerError('APPLY_FAILED', `applying log entry ${index} failed: ${applied.message}`, 500, { cause: applied }));
+        next.reject(new ServerError('APPLY_FAILED', { index, reason: applied.message }, { cause: applied }));
         continue;
       }
       this.events.publish(index, applied.events);
@@ -421,7 +421,7 @@ export class Server implements ServerApi {
   async snapshotNow(): Promise<number> {
     // One at a time: wait out a snapshot in progress, then take one at the current index.
     while (this.snapshotTask) await this.snapshotTask.catch(() => undefined);
-    if (this.closed) throw new ServerError('SERVER_CLOSED', 'server is shutting down', 503);
+    if (this.closed) throw new ServerError('SERVER_CLOSED', {});
     return (await this.startSnapshot()).index;
   }
 
@@ -433,14 +433,10 @@ export class Server implements ServerApi {
     if (opts.enforceIndex) {
       const want = opts.jobModifyIndex ?? 0;
       if (want === 0 && existing) {
-        throw new ServerError('JOB_EXISTS', `Enforcing job modify index 0: job already exists`, 409);
+        throw new ServerError('JOB_EXISTS', {});
       }
       if (want !== 0 && (!existing || existing.JobModifyIndex !== want)) {
-        throw new ServerError(
-          'JOB_MODIFY_INDEX_CONFLICT',
-          `Enforcing job modify index ${want}: job exists with conflicting job modify index: ${existing?.JobModifyIndex ?? 0}`,
-          409,
-        );
+        throw new ServerError('JOB_MODIFY_INDEX_CONFLICT', { expected: want, actual: existing?.JobModifyIndex ?? 0 });
       }
     }
     if (opts.preserveCounts && existing) {
@@ -465,7 +461,7 @@ export class Server implements ServerApi {
 
   async deregisterJob(namespace: string, jobId: string, purge: boolean): Promise<DeregisterJobResult> {
     const job = this.store.jobById(namespace, jobId);
-    if (!job) throw new ServerError('JOB_NOT_FOUND', `job "${jobId}" not found`, 404);
+    if (!job) throw new ServerError('JOB_NOT_FOUND', { job: jobId });
     const now = this.nowNanos();
     const needsEval = !job.Periodic?.Enabled && !job.ParameterizedJob;
     const evaluation = needsEval ? newEvaluation(job, 'job-deregister', now) : null;
@@ -480,9 +476,9 @@ export class Server implements ServerApi {
 
   async evaluateJob(namespace: string, jobId: string): Promise<{ evalId: string; index: number }> {
     const job = this.store.jobById(namespace, jobId);
-    if (!job) throw new ServerError('JOB_NOT_FOUND', `job "${jobId}" not found`, 404);
+    if (!job) throw new ServerError('JOB_NOT_FOUND', { job: jobId });
     if (job.Periodic?.Enabled || job.ParameterizedJob) {
-      throw new ServerError('JOB_NOT_EVALUABLE', `can't evaluate periodic or parameterized job "${jobId}"`, 400);
+      throw new ServerError('JOB_NOT_EVALUABLE', { job: jobId });
     }
     const e = newEvaluation(job, 'job-register', this.nowNanos());
     const index = await this.apply({ Type: 'EvalUpdate', Evals: [e], Now: this.nowNanos() });
@@ -503,7 +499,7 @@ export class Server implements ServerApi {
       Version: !existing ? 0 : changed ? existing.Version + 1 : existing.Version,
     };
     const factory = this.factoryFor(job.Type);
-    if (!factory) throw new ServerError('NO_SCHEDULER', `no scheduler for job type "${job.Type}"`, 400);
+    if (!factory) throw new ServerError('NO_SCHEDULER', { reason: `no scheduler for job type "${job.Type}"` });
     const evaluation = newEvaluation(candidate, 'job-register', this.nowNanos(), { AnnotatePlan: true });
     return dryRunPlan({
       snapshot,
@@ -519,9 +515,9 @@ export class Server implements ServerApi {
 
   async stopAlloc(allocId: string): Promise<{ evalId: string; index: number }> {
     const alloc = this.store.allocById(allocId);
-    if (!alloc) throw new ServerError('ALLOC_NOT_FOUND', `allocation "${allocId}" not found`, 404);
+    if (!alloc) throw new ServerError('ALLOC_NOT_FOUND', { alloc: allocId });
     const job = this.store.jobById(alloc.Namespace, alloc.JobID) ?? alloc.Job;
-    if (!job) throw new ServerError('JOB_NOT_FOUND', `job "${alloc.JobID}" of allocation not found`, 404);
+    if (!job) throw new ServerError('JOB_NOT_FOUND', { job: alloc.JobID });
     const now = this.nowNanos();
     const e = newEvaluation(job, 'alloc-stop', now);
     const index = await this.apply({
@@ -537,14 +533,14 @@ export class Server implements ServerApi {
 
   async registerNode(input: Node): Promise<NodeRegisterResult> {
     if (!input || typeof input.ID !== 'string' || input.ID === '') {
-      throw new ServerError('NODE_INVALID', 'node: ID is required', 400);
+      throw new ServerError('NODE_INVALID', { field: 'Node.ID', reason: 'must be specified' });
     }
     if (typeof input.Datacenter !== 'string' || input.Datacenter === '') {
-      throw new ServerError('NODE_INVALID', 'node: Datacenter is required', 400);
+      throw new ServerError('NODE_INVALID', { field: 'Node.Datacenter', reason: 'must be specified' });
     }
     const prev = this.store.nodeById(input.ID);
     if (prev && prev.SecretID && input.SecretID && prev.SecretID !== input.SecretID) {
-      throw new ServerError('NODE_SECRET_MISMATCH', `node "${input.ID}": SecretID does not match`, 400);
+      throw new ServerError('NODE_SECRET_MISMATCH', {});
     }
     const node: Node = {
       ...input,
@@ -563,8 +559,8 @@ export class Server implements ServerApi {
 
   async heartbeatNode(nodeId: string, status: NodeStatus): Promise<NodeRegisterResult> {
     const node = this.store.nodeById(nodeId);
-    if (!node) throw new ServerError('NODE_NOT_FOUND', `node "${nodeId}" not found`, 404);
-    if (status && !isNodeStatus(status)) throw new ServerError('NODE_STATUS_INVALID', `status: invalid node status "${status}"`, 400);
+    if (!node) throw new ServerError('NODE_NOT_FOUND', { node: nodeId });
+    if (status && !isNodeStatus(status)) throw new ServerError('NODE_STATUS_INVALID', { status: JSON.stringify(status) });
     let index = node.ModifyIndex;
     if (status && status !== node.Status) index = await this.setNodeStatus(nodeId, status, `Node heartbeat: status ${status}`);
     const ttl = status === 'down' ? 0 : this.heartbeats.reset(nodeId);
@@ -574,9 +570,9 @@ export class Server implements ServerApi {
 
   async updateNodeEligibility(nodeId: string, eligibility: NodeEligibility): Promise<{ index: number }> {
     const node = this.store.nodeById(nodeId);
-    if (!node) throw new ServerError('NODE_NOT_FOUND', `node "${nodeId}" not found`, 404);
+    if (!node) throw new ServerError('NODE_NOT_FOUND', { node: nodeId });
     if (eligibility !== 'eligible' && eligibility !== 'ineligible') {
-      throw new ServerError('NODE_ELIGIBILITY_INVALID', `eligibility: must be "eligible" or "ineligible", got "${String(eligibility)}"`, 400);
+      throw new ServerError('NODE_ELIGIBILITY_INVALID', { eligibility: String(eligibility) });
     }
     const index = await this.apply({ Type: 'NodeUpdateEligibility', NodeID: nodeId, Eligibility: eligibility, Evals: [], Now: this.nowNanos() });
     return { index };
@@ -585,14 +581,8 @@ export class Server implements ServerApi {
   /** Sets, replaces or cancels a node's drain (PUT /v1/node/:id/drain); the drainer does the rest. */
   async updateNodeDrain(nodeId: string, req: unknown): Promise<{ index: number; evalIds: string[] }> {
     const node = this.store.nodeById(nodeId);
-    if (!node) throw new ServerError('NODE_NOT_FOUND', `node "${nodeId}" not found`, 404);
-    let parsed;
-    try {
-      parsed = parseDrainRequest(req);
-    } catch (err) {
-      if (err instanceof DrainRequestError) throw new ServerError(err.code, err.message, 400, { cause: err });
-      throw err;
-    }
+    if (!node) throw new ServerError('NODE_NOT_FOUND', { node: nodeId });
+    const parsed = parseDrainRequest(req);
     // A node made eligible again is worth scheduling on: evaluate what could use it.
     const eligibleAgain = !parsed.DrainSpec && parsed.MarkEligible && node.SchedulingEligibility !== 'eligible';
     const evals = eligibleAgain ? nodeUpdateEvals(this.store, nodeId, this.store.latestIndex() + 1, this.nowNanos()) : [];
@@ -629,14 +619,14 @@ export class Server implements ServerApi {
   // ---- allocations ----
 
   async updateAllocsFromClient(updates: AllocClientUpdate[]): Promise<{ index: number }> {
-    if (!Array.isArray(updates)) throw new ServerError('ALLOC_UPDATE_INVALID', 'Alloc: a list of allocation updates is required', 400);
+    if (!Array.isArray(updates)) throw new ServerError('ALLOC_UPDATE_INVALID', { field: 'Allocs', reason: 'a list of allocation updates is required' });
     const known: AllocClientUpdate[] = [];
     const failedJobs = new Map<string, Evaluation>();
     const now = this.nowNanos();
     updates.forEach((u, i) => {
-      if (!u || typeof u.ID !== 'string') throw new ServerError('ALLOC_UPDATE_INVALID', `Alloc[${i}].ID: is required`, 400);
+      if (!u || typeof u.ID !== 'string') throw new ServerError('ALLOC_UPDATE_INVALID', { field: `Allocs[${i}].ID`, reason: 'must be specified' });
       if (!isAllocClientStatus(u.ClientStatus)) {
-        throw new ServerError('ALLOC_UPDATE_INVALID', `Alloc[${i}].ClientStatus: invalid status "${String(u.ClientStatus)}"`, 400);
+        throw new ServerError('ALLOC_UPDATE_INVALID', { field: `Allocs[${i}].ClientStatus`, reason: `${JSON.stringify(u.ClientStatus)} is not a client status` });
       }
       const prev = this.store.allocById(u.ID);
       if (!prev) return;

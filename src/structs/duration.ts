@@ -2,6 +2,7 @@
  * Durations as Nomad carries them on the wire: integer nanoseconds.
  * Parsing accepts Go duration strings ("15s", "1h30m", "250ms", "1.5h").
  */
+import { CaravanError } from './caravan-error.js';
 
 /** A duration in integer nanoseconds, as in Nomad's API JSON. */
 export type Nanos = number;
@@ -21,10 +22,9 @@ const UNITS: Record<string, number> = {
 };
 
 /** Error thrown when a duration string is malformed; `value` is the offending input. */
-export class DurationParseError extends Error {
-  readonly code = 'DURATION_INVALID';
+export class DurationParseError extends CaravanError<'DURATION_INVALID'> {
   constructor(readonly value: string) {
-    super(`invalid duration "${value}"`);
+    super('DURATION_INVALID', { value });
     this.name = 'DurationParseError';
   }
 }

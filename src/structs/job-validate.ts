@@ -3,6 +3,7 @@
  * path, e.g. `job "web": group "api": task "srv": driver is required`. The HTTP API answers 400
  * with these messages; the CLI prints them and exits 1.
  */
+import { CaravanError } from './caravan-error.js';
 import { formatDuration } from './duration.js';
 import {
   DelayFunction,
@@ -34,14 +35,13 @@ export function formatValidationProblem(p: ValidationProblem): string {
 }
 
 /** Thrown when a job is invalid; `problems` lists every problem found, in document order. */
-export class JobValidationError extends Error {
-  readonly code = 'JOB_INVALID';
+export class JobValidationError extends CaravanError<'JOB_INVALID'> {
   constructor(readonly problems: ValidationProblem[]) {
-    super(
-      problems.length === 1
+    super('JOB_INVALID', {
+      reason: problems.length === 1
         ? formatValidationProblem(problems[0]!)
         : `${problems.length} problems:\n${problems.map((p) => `  * ${formatValidationProblem(p)}`).join('\n')}`,
-    );
+    });
     this.name = 'JobValidationError';
   }
 }

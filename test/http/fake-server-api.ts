@@ -258,7 +258,7 @@ export class FakeServerApi implements ServerApi {
     this.calls.push({ method: 'registerJob', args: [job, opts] });
     const existing = this.state.jobById(job.Namespace, job.ID);
     if (opts?.enforceIndex && (existing?.JobModifyIndex ?? 0) !== (opts.jobModifyIndex ?? 0)) {
-      throw new ServerError('JOB_INDEX_MISMATCH', `Enforcing job modify index ${opts.jobModifyIndex}: job exists with conflicting job modify index: ${existing?.JobModifyIndex ?? 0}`, 400);
+      throw new ServerError('JOB_MODIFY_INDEX_CONFLICT', { expected: opts.jobModifyIndex ?? 0, actual: existing?.JobModifyIndex ?? 0 });
     }
     const jobIndex = this.putJob(job);
     const ev = this.newEval(job.ID, job.Namespace, 'job-register');
@@ -268,7 +268,7 @@ export class FakeServerApi implements ServerApi {
   async deregisterJob(namespace: string, jobId: string, purge: boolean): Promise<DeregisterJobResult> {
     this.calls.push({ method: 'deregisterJob', args: [namespace, jobId, purge] });
     const job = this.state.jobById(namespace, jobId);
-    if (!job) throw new ServerError('JOB_NOT_FOUND', 'job not found', 404);
+    if (!job) throw new ServerError('JOB_NOT_FOUND', { job: jobId });
     if (purge) {
       this.jobsByKey.delete(key(namespace, jobId));
       this.touch(Table.Jobs);
@@ -296,7 +296,7 @@ export class FakeServerApi implements ServerApi {
 
   async stopAlloc(allocId: string): Promise<{ evalId: string; index: number }> {
     const a = this.allocsById.get(allocId);
-    if (!a) throw new ServerError('ALLOC_NOT_FOUND', 'alloc not found', 404);
+    if (!a) throw new ServerError('ALLOC_NOT_FOUND', { alloc: allocId });
     this.putAlloc({ ...a, DesiredStatus: 'stop' });
     const ev = this.newEval(a.JobID, a.Namespace, 'alloc-stop');
     return { evalId: ev.ID, index: this.index };
@@ -310,14 +310,14 @@ export class FakeServerApi implements ServerApi {
 
   async heartbeatNode(nodeId: string, status: NodeStatus): Promise<NodeRegisterResult> {
     const n = this.nodesById.get(nodeId);
-    if (!n) throw new ServerError('NODE_NOT_FOUND', 'node not found', 404);
+    if (!n) throw new ServerError('NODE_NOT_FOUND', { node: nodeId });
     const idx = this.putNode({ ...n, Status: status });
     return { heartbeatTtl: 10_000_000_000, index: idx };
   }
 
   async updateNodeEligibility(nodeId: string, eligibility: NodeEligibility): Promise<{ index: number }> {
     const n = this.nodesById.get(nodeId);
-    if (!n) throw new ServerError('NODE_NOT_FOUND', 'node not found', 404);
+    if (!n) throw new ServerError('NODE_NOT_FOUND', { node: nodeId });
     return { index: this.putNode({ ...n, SchedulingEligibility: eligibility }) };
   }
 

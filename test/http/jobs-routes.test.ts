@@ -85,7 +85,7 @@ test('EnforceIndex conflicts from the server map to their status', async () => {
   const { app } = setup();
   await app.inject({ method: 'PUT', url: '/v1/jobs', payload: { Job: { ID: 'web', TaskGroups: [group] } } });
   const res = await app.inject({ method: 'PUT', url: '/v1/jobs', payload: { Job: { ID: 'web', TaskGroups: [group] }, EnforceIndex: true, JobModifyIndex: 1 } });
-  assert.equal(res.statusCode, 400);
+  assert.equal(res.statusCode, 409);
   assert.match(res.body, /conflicting job modify index/);
 });
 

@@ -62,11 +62,11 @@ describe('Server', () => {
 
   it('rejects invalid jobs with 400 and EnforceIndex conflicts with 409', async () => {
     const s = await start();
-    await assert.rejects(s.registerJob(mockJob({ ID: '' })), (e: unknown) => e instanceof ServerError && e.status === 400);
+    await assert.rejects(s.registerJob(mockJob({ ID: '' })), (e: unknown) => e instanceof ServerError && e.code === 'JOB_INVALID' && e.status === 400);
     const r = await s.registerJob(mockJob({ ID: 'web' }));
     await assert.rejects(
       s.registerJob(mockJob({ ID: 'web' }), { enforceIndex: true, jobModifyIndex: 0 }),
-      (e: unknown) => e instanceof ServerError && e.status === 409,
+      (e: unknown) => e instanceof ServerError && e.code === 'JOB_EXISTS' && e.status === 409,
     );
     const ok = await s.registerJob(mockJob({ ID: 'web', Meta: { v: '2' } }), { enforceIndex: true, jobModifyIndex: r.jobModifyIndex });
     assert.equal(s.state.jobById('default', 'web')?.Version, 1);
@@ -140,7 +140,7 @@ describe('Server', () => {
   it('stopAlloc sets the migrate transition and creates an alloc-stop eval', async () => {
     const s = await start();
     await s.registerNode(mockNode());
-    await assert.rejects(s.stopAlloc('nope'), (e: unknown) => e instanceof ServerError && e.status === 404);
+    await assert.rejects(s.stopAlloc('nope'), (e: unknown) => e instanceof ServerError && e.code === 'ALLOC_NOT_FOUND' && e.status === 404);
     const r = await s.registerJob(smallJob('web', 1));
     await until(s, () => s.state.evalById(r.evalId)?.Status === 'complete', 'placement');
     const [alloc] = s.state.allocsByJob('default', 'web');

@@ -61,7 +61,7 @@ export class StateDb implements ClientStateStore {
         CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
       `);
     } catch (err) {
-      throw new ClientError(ClientErrorCode.StateDb, `opening client state db ${path}: ${String(err)}`, false, { cause: err });
+      throw new ClientError(ClientErrorCode.StateDb, `opening client state db ${path}: ${String(err)}`, { cause: err });
     }
     this.stmts = {
       putAlloc: this.db.prepare('INSERT INTO allocs (id, body) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body'),

@@ -3,15 +3,15 @@
  * single/double quoted values, `#` comments, blank lines) into environment variables, as Nomad
  * reads such templates into the task's environment.
  */
+import { CaravanError } from '../../structs/caravan-error.js';
 
 /** A line of an env template that is not `KEY=value`; names the line. */
-export class EnvFileParseError extends Error {
-  readonly code = 'TEMPLATE_ENV_PARSE';
+export class EnvFileParseError extends CaravanError<'TEMPLATE_ENV_PARSE'> {
   constructor(
     readonly line: number,
     detail: string,
   ) {
-    super(`line ${line}: ${detail}`);
+    super('TEMPLATE_ENV_PARSE', { line, reason: detail });
     this.name = 'EnvFileParseError';
   }
 }

@@ -5,12 +5,12 @@
  * `toLower`, `trimSpace`. Everything else (Consul/Vault/Nomad lookups, `.Fields`, control
  * structures, variables) is rejected with a TemplateRenderError naming it, never rendered as junk.
  */
+import { CaravanError } from '../../structs/caravan-error.js';
 
 /** Why a template could not be rendered; `message` names the offending function or syntax. */
-export class TemplateRenderError extends Error {
-  readonly code = 'TEMPLATE_RENDER';
-  constructor(message: string) {
-    super(message);
+export class TemplateRenderError extends CaravanError<'TEMPLATE_RENDER'> {
+  constructor(reason: string) {
+    super('TEMPLATE_RENDER', { reason });
     this.name = 'TemplateRenderError';
   }
 }

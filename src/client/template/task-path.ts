@@ -1,14 +1,14 @@
 /** Resolution of paths a job gives relative to the task directory, refusing ones that escape it. */
+import { CaravanError } from '../../structs/caravan-error.js';
 import { isAbsolute, relative, resolve } from 'node:path';
 
 /** A template or artifact path that would land outside the task directory. */
-export class TaskPathEscapeError extends Error {
-  readonly code = 'TASK_PATH_ESCAPE';
+export class TaskPathEscapeError extends CaravanError<'TASK_PATH_ESCAPE'> {
   constructor(
     readonly field: string,
     readonly path: string,
   ) {
-    super(`${field} ${JSON.stringify(path)} escapes the task directory`);
+    super('TASK_PATH_ESCAPE', { field, path: JSON.stringify(path) });
     this.name = 'TaskPathEscapeError';
   }
 }

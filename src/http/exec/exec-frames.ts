@@ -8,6 +8,7 @@
  *   server → client: {"stdout":{"data":"…"}} | {"stderr":{"data":"…"}} |
  *                    {"stdout":{"close":true}} | {"exited":true,"result":{"exit_code":N}}
  */
+import { CaravanError } from '../../structs/caravan-error.js';
 
 /** A stdin/stdout/stderr operation: some bytes, or the end of the stream. */
 export interface ExecIoOperation {
@@ -37,13 +38,12 @@ export interface ExecOutputFrame {
 }
 
 /** Input that does not follow the frame protocol; `field` names the offending part. */
-export class ExecFrameError extends Error {
-  readonly code = 'EXEC_BAD_FRAME';
+export class ExecFrameError extends CaravanError<'EXEC_BAD_FRAME'> {
   constructor(
     readonly field: string,
-    message: string,
+    reason: string,
   ) {
-    super(message);
+    super('EXEC_BAD_FRAME', { reason });
     this.name = 'ExecFrameError';
   }
 }

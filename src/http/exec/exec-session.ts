@@ -67,7 +67,7 @@ export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean): voi
       if (!(err instanceof ExecFrameError)) throw err;
       done = true;
       proc.kill();
-      closeWithError(ws, 400, `bad exec frame: ${err.message}`);
+      closeWithError(ws, err.status, err.message);
     }
   });
   ws.on('close', () => {

@@ -6,7 +6,7 @@
  */
 import type { StateReader } from '../../server/server-api.js';
 import type { ClientHttpApi } from '../client-http-api.js';
-import { HttpError, HttpErrorCode } from '../http-errors.js';
+import { HttpError, badRequest } from '../http-errors.js';
 
 /** Marks a request that a server already forwarded to a client. */
 export const FORWARDED_HEADER = 'x-caravan-forwarded';
@@ -47,11 +47,11 @@ export function resolveAllocTarget(
   locate: AllocLocator | undefined,
   alreadyForwarded: boolean,
 ): AllocTarget {
-  if (allocId === '') throw new HttpError(HttpErrorCode.BadRequest, 400, 'allocation ID is required');
+  if (allocId === '') throw badRequest('allocation ID is required');
   if (client?.hasAlloc(allocId)) return { kind: 'local', client };
   if (!alreadyForwarded && locate) {
     const remote = locate(allocId);
     if (remote && (!client || remote.nodeId !== client.nodeId())) return { kind: 'remote', remote };
   }
-  throw new HttpError(HttpErrorCode.NotFound, 404, `Unknown allocation "${allocId}"`);
+  throw new HttpError('ALLOC_UNKNOWN', { alloc: allocId, detail: '' });
 }

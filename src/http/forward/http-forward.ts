@@ -20,7 +20,6 @@ export function endToEndHeaders(h: IncomingHttpHeaders): OutgoingHttpHeaders {
 }
 
 /** The error code of a failed forward. */
-export const FORWARD_FAILED = 'HTTP_FORWARD_FAILED';
 
 /**
  * Sends `req` to `remote` and pipes the response into `reply` (hijacked once the remote
@@ -55,7 +54,7 @@ export function forwardHttp(req: FastifyRequest, reply: FastifyReply, remote: Re
     });
     out.on('error', (err) => {
       if (reply.sent || reply.raw.headersSent) return resolve();
-      reject(new HttpError(FORWARD_FAILED, 502, `cannot reach the client of node ${remote.nodeId} at ${remote.baseUrl}: ${err.message}`, { cause: err }));
+      reject(new HttpError('HTTP_FORWARD_FAILED', { node: remote.nodeId, address: remote.baseUrl, reason: err.message }, { cause: err }));
     });
     if (body !== undefined) out.write(body);
     out.end();

@@ -4,29 +4,19 @@
  * does); whatever it names — after `..` and symlinks are resolved — must stay inside it.
  */
 import { resolveInside, type ConfinedPath } from '../../fs/confined-fs.js';
-import { HttpError, toHttpError } from '../http-errors.js';
+import { HttpError, toCaravanError } from '../http-errors.js';
 
-/** Codes of the file-system errors; each maps to one HTTP status. */
+/** Codes of the file-system errors (statuses in the error catalogue). */
 export const AllocFsErrorCode = {
-  BadPath: 'ALLOC_FS_BAD_PATH',
-  Escape: 'ALLOC_FS_PATH_ESCAPE',
   NotFound: 'ALLOC_FS_NOT_FOUND',
   IsDirectory: 'ALLOC_FS_IS_DIRECTORY',
   NotDirectory: 'ALLOC_FS_NOT_DIRECTORY',
 } as const;
 export type AllocFsErrorCode = (typeof AllocFsErrorCode)[keyof typeof AllocFsErrorCode];
 
-const STATUS: Record<AllocFsErrorCode, number> = {
-  ALLOC_FS_BAD_PATH: 400,
-  ALLOC_FS_PATH_ESCAPE: 403,
-  ALLOC_FS_NOT_FOUND: 404,
-  ALLOC_FS_IS_DIRECTORY: 400,
-  ALLOC_FS_NOT_DIRECTORY: 400,
-};
-
-/** An HttpError for a file-system request, with the status its code implies. */
-export function allocFsError(code: AllocFsErrorCode, message: string, cause?: unknown): HttpError {
-  return new HttpError(code, STATUS[code], message, cause === undefined ? undefined : { cause });
+/** An HttpError for a file-system request; the catalogue gives its status. */
+export function allocFsError(code: AllocFsErrorCode, reason: string, cause?: unknown): HttpError<AllocFsErrorCode> {
+  return new HttpError(code, { reason }, cause === undefined ? undefined : { cause });
 }
 
 /** A path inside an allocation: where it is on disk and how Nomad names it (no leading "/"). */
@@ -41,6 +31,6 @@ export async function resolveAllocPath(allocDir: string, requested: string | und
   try {
     return await resolveInside(allocDir, requested ?? '/');
   } catch (err) {
-    throw toHttpError(err);
+    throw toCaravanError(err);
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { CARAVAN_VERSION } from '../../structs/version.js';
-import { HttpError, HttpErrorCode } from '../http-errors.js';
+import { HttpError } from '../http-errors.js';
 import { queryOptions, sendJson, type AgentInfo, type RouteContext } from '../route-context.js';
 
 /** Nomad's RPC port, reported in member tags and by /v1/status/leader. */
@@ -106,7 +106,7 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
   });
 
   app.get('/v1/agent/servers', (req, reply) => {
-    if (!ctx.client) throw new HttpError(HttpErrorCode.NoClient, 501, 'this agent is not a client: no servers list');
+    if (!ctx.client) throw new HttpError('HTTP_NO_CLIENT', { reason: 'no servers list' });
     return sendJson(reply, clientServers(ctx), queryOptions(req).pretty);
   });
 }

@@ -14,7 +14,7 @@ import { parseExecRequest } from '../exec/exec-request.js';
 import { forwardWebSocket } from '../forward/ws-forward.js';
 import { FORWARDED_BY_CLIENT_HEADER, shouldProxy, type ServerProxy } from '../forward-to-server/server-proxy.js';
 import { requestTarget } from '../forward/request-target.js';
-import { badRequest, toHttpError } from '../http-errors.js';
+import { badRequest, toCaravanError } from '../http-errors.js';
 import type { RawQuery } from '../query-options.js';
 import type { RouteContext } from '../route-context.js';
 
@@ -57,7 +57,7 @@ function serveExec(ctx: RouteContext, proxy: ServerProxy | undefined, ws: WebSoc
     const spec = target.client.execSpec(allocId, execReq.task, execReq.command);
     runExecSession(ws, spec, execReq.tty);
   } catch (err) {
-    const h = toHttpError(err);
+    const h = toCaravanError(err);
     if (h.status >= 500) ctx.logger?.error({ err, url: req.url }, 'alloc exec failed');
     closeWithError(ws, h.status, h.message);
   }

@@ -15,7 +15,7 @@ import { localAllocDir } from '../fs/local-alloc-dir.js';
 import { streamChunks } from '../fs/stream-response.js';
 import { forwardHttp } from '../forward/http-forward.js';
 import { requestTarget } from '../forward/request-target.js';
-import { HttpError, HttpErrorCode } from '../http-errors.js';
+import { badRequest, notFound } from '../http-errors.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { logTypeParam } from '../fs/fs-query.js';
 import type { RouteContext } from '../route-context.js';
@@ -39,7 +39,7 @@ export function registerClientLogsRoutes(app: FastifyInstance, ctx: RouteContext
     const q = req.query;
     const task = requiredParam(q, 'task', 'the task whose logs to read');
     if (task.includes('/') || task.includes('\0') || task === '.' || task === '..') {
-      throw new HttpError(HttpErrorCode.BadRequest, 400, `invalid value for "task": ${JSON.stringify(task)}`);
+      throw badRequest(`invalid value for "task": ${JSON.stringify(task)}`);
     }
     const type = logTypeParam(q);
     const follow = queryFlag(q, 'follow');
@@ -53,7 +53,7 @@ export function registerClientLogsRoutes(app: FastifyInstance, ctx: RouteContext
     assertLogDirNotLinked(allocDir);
     const files = await listLogFiles(join(allocDir, LOG_DIR_RELATIVE), task, type);
     if (files.length === 0 && !follow) {
-      throw new HttpError(HttpErrorCode.NotFound, 404, `log entry for task "${task}" and log type "${type}" not found`);
+      throw notFound(`log entry for task "${task}" and log type "${type}"`);
     }
     const start = locateOffset(files, offset, origin);
     await streamChunks(req, reply, (signal) => followLogs(allocDir, task, type, start, { follow, signal, realRoot }), { plain });

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table, type DeploymentAction } from '../../server/server-api.js';
 import { allocStub } from '../../structs/alloc.js';
 import type { Deployment } from '../../structs/index.js';
-import { HttpError, HttpErrorCode, badRequest, notFound } from '../http-errors.js';
+import { HttpError, badRequest, notFound } from '../http-errors.js';
 import { optionalBool, optionalObjectBody } from '../request-body.js';
 import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
 
@@ -83,7 +83,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext
 
   const write = (kind: 'promote' | 'fail' | 'pause' | 'alloc-health') => async (req: IdRequest, reply: FastifyReply) => {
     const server = requireServer(ctx);
-    if (!server.deploymentAction) throw new HttpError(HttpErrorCode.Internal, 501, 'deployments are not supported by this server');
+    if (!server.deploymentAction) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'deployments' });
     const body = optionalObjectBody(req.body);
     const action = actionOf(kind, body);
     if (!server.state.deploymentById(req.params.id)) throw notFound('deployment');

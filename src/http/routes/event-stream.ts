@@ -128,7 +128,7 @@ export function registerEventStreamRoutes(app: FastifyInstance, ctx: RouteContex
     const server = requireServer(ctx);
     const subReq = parseSubscribeRequest(req.query);
     const broker = server.eventBroker;
-    if (!broker) throw new HttpError('HTTP_NO_EVENTS', 501, 'this server does not publish events');
+    if (!broker) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'the event stream' });
     await streamEvents(req, reply, broker, subReq);
   });
 }

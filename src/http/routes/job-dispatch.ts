@@ -6,13 +6,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { dispatchJob, parseDispatchBody } from '../../server/dispatch/dispatch-job.js';
 import { forcePeriodicLaunch } from '../../server/periodic/periodic-force.js';
-import { HttpError, HttpErrorCode } from '../http-errors.js';
+import { methodNotAllowed } from '../http-errors.js';
 import { optionalObjectBody } from '../request-body.js';
 import { answerWrite, queryOptions, requireServer, type RouteContext } from '../route-context.js';
 
 function requireWrite(req: FastifyRequest): void {
   if (req.method !== 'PUT' && req.method !== 'POST') {
-    throw new HttpError(HttpErrorCode.MethodNotAllowed, 405, `Invalid method ${req.method} for ${req.url}`);
+    throw methodNotAllowed(req.method, req.url);
   }
 }
 

@@ -10,7 +10,7 @@ import type { Job } from '../../structs/job.js';
 import { JobDecodeError } from '../job-admission.js';
 import { admitJob, formatProblems } from '../job-submission.js';
 import { dispatchRoute, periodicForceRoute } from './job-dispatch.js';
-import { HttpError, HttpErrorCode, badRequest, notFound } from '../http-errors.js';
+import { HttpError, badRequest, methodNotAllowed, notFound } from '../http-errors.js';
 import { jobScaleStatus } from '../job-scale-status.js';
 import { jobListStub } from '../list-stubs.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
@@ -66,7 +66,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
     const body = objectBody(req.body);
     const hcl = body['JobHCL'];
     if (typeof hcl !== 'string' || hcl.trim() === '') throw badRequest('JobHCL must be specified');
-    if (!ctx.admission) throw new HttpError(HttpErrorCode.Internal, 500, 'job parsing is not available on this agent');
+    if (!ctx.admission) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'job parsing' });
     const vars = parseVariables(body['Variables']);
     let job: Job;
     try {
@@ -111,9 +111,7 @@ function parseVariables(v: unknown): Record<string, string> {
 
 type RegisterFn = (req: FastifyRequest, reply: FastifyReply, pathJobId?: string) => Promise<FastifyReply>;
 
-function methodNotAllowed(method: string, path: string): HttpError {
-  return new HttpError(HttpErrorCode.MethodNotAllowed, 405, `Invalid method ${method} for ${path}`);
-}
+
 
 async function jobRoute(
   ctx: RouteContext,

@@ -4,24 +4,16 @@
  * NodeDrainUpdateResponse. The leader's drainer (src/server/drain) migrates the allocations.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, HttpErrorCode, notFound } from '../http-errors.js';
+import { HttpError } from '../http-errors.js';
 import { answerWrite, requireServer, type RouteContext } from '../route-context.js';
-import { parseDrainRequest, DrainRequestError } from '../../server/drain/node-drain-update.js';
 
 /** Registers the node drain route. */
 export function registerNodeDrainRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const drain = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
     const server = requireServer(ctx);
-    if (!server.updateNodeDrain) throw new HttpError(HttpErrorCode.Internal, 501, 'node drain is not supported by this server');
-    let body;
-    try {
-      body = parseDrainRequest(req.body);
-    } catch (err) {
-      if (err instanceof DrainRequestError) throw new HttpError(HttpErrorCode.BadRequest, 400, err.message);
-      throw err;
-    }
-    if (!server.state.nodeById(req.params.id)) throw notFound('node');
-    const res = await server.updateNodeDrain(req.params.id, body);
+    if (!server.updateNodeDrain) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'node drain' });
+    // The server decodes and checks the request (one admission boundary for every transport).
+    const res = await server.updateNodeDrain(req.params.id, req.body);
     return answerWrite(req, reply, res.index, {
       EvalIDs: res.evalIds.length > 0 ? res.evalIds : null,
       EvalCreateIndex: res.evalIds.length > 0 ? res.index : 0,

@@ -4,6 +4,7 @@
  * ([namespace, job]), tasks ([namespace, job, group]), nodes ([node ID]) and allocations
  * ([namespace, alloc ID]). Exact names sort first, then prefixes, then the rest by name.
  */
+import { CaravanError } from '../../structs/caravan-error.js';
 import type { StateReader } from '../../server/server-api.js';
 import { Table } from '../../server/server-api.js';
 import { SEARCH_LIMIT, SearchContext } from './prefix-search.js';
@@ -25,10 +26,9 @@ export interface FuzzySearchResult {
 }
 
 /** A fuzzy search text shorter than FUZZY_MIN_TERM_LENGTH. */
-export class FuzzyTextError extends Error {
-  readonly code = 'SEARCH_FUZZY_TEXT_TOO_SHORT';
+export class FuzzyTextError extends CaravanError<'SEARCH_FUZZY_TEXT_TOO_SHORT'> {
   constructor(readonly length: number) {
-    super(`invalid value for "Text": fuzzy search query must be at least ${FUZZY_MIN_TERM_LENGTH} characters, got ${length}`);
+    super('SEARCH_FUZZY_TEXT_TOO_SHORT', { min: FUZZY_MIN_TERM_LENGTH, length });
     this.name = 'FuzzyTextError';
   }
 }

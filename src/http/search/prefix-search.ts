@@ -3,6 +3,7 @@
  * start with a prefix, at most SEARCH_LIMIT per context with a truncation flag. `nomad status
  * <prefix>` uses it with context "all" to decide which object a prefix names.
  */
+import { CaravanError } from '../../structs/caravan-error.js';
 import type { StateReader } from '../../server/server-api.js';
 import { Table } from '../../server/server-api.js';
 
@@ -38,10 +39,9 @@ export const ALL_PREFIX_CONTEXTS: readonly SearchContext[] = [
 export const SEARCH_LIMIT = 20;
 
 /** A search context name that is not one of SearchContext. */
-export class SearchContextError extends Error {
-  readonly code = 'SEARCH_BAD_CONTEXT';
+export class SearchContextError extends CaravanError<'SEARCH_BAD_CONTEXT'> {
   constructor(readonly context: string) {
-    super(`invalid value for "Context": ${JSON.stringify(context)} (want one of ${Object.values(SearchContext).join(', ')})`);
+    super('SEARCH_BAD_CONTEXT', { context: JSON.stringify(context), contexts: Object.values(SearchContext).join(', ') });
     this.name = 'SearchContextError';
   }
 }

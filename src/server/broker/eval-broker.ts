@@ -10,18 +10,16 @@
  * list, and when the job's slot frees the newest pending one goes ahead while the older ones
  * are handed to onCancelable (they are superseded). Takes a Clock; no timers of its own.
  */
+import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import { randomUUID } from 'node:crypto';
 import type { Evaluation } from '../../structs/index.js';
 import type { Clock, Timer } from '../../time/clock.js';
 import { EvalHeap } from './eval-heap.js';
 
 /** Broker errors; `code` says which. */
-export class EvalBrokerError extends Error {
-  constructor(
-    readonly code: 'EVAL_NOT_OUTSTANDING' | 'TOKEN_MISMATCH' | 'BROKER_DISABLED',
-    message: string,
-  ) {
-    super(message);
+export class EvalBrokerError extends CaravanError<'EVAL_NOT_OUTSTANDING' | 'TOKEN_MISMATCH' | 'BROKER_DISABLED'> {
+  constructor(code: 'EVAL_NOT_OUTSTANDING' | 'TOKEN_MISMATCH' | 'BROKER_DISABLED', reason: string, options?: CaravanErrorOptions) {
+    super(code, { reason }, options);
     this.name = 'EvalBrokerError';
   }
 }

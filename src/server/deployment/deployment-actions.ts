@@ -24,7 +24,7 @@ export interface ActionPlan {
 }
 
 function invalid(message: string): ServerError {
-  return new ServerError('DEPLOYMENT_INVALID', message, 400);
+  return new ServerError('DEPLOYMENT_INVALID', { reason: message });
 }
 
 function canaryGroupsReady(groups: [string, DeploymentState][], healthyOf: (id: string) => boolean): void {
@@ -48,9 +48,9 @@ export function planDeploymentAction(
   newEval: (job: Job, deploymentId: string) => Evaluation,
 ): ActionPlan {
   const d = state.deploymentById(deploymentId);
-  if (!d) throw new ServerError('DEPLOYMENT_NOT_FOUND', `deployment "${deploymentId}" not found`, 404);
+  if (!d) throw new ServerError('DEPLOYMENT_NOT_FOUND', { deployment: deploymentId });
   const job = state.jobById(d.Namespace, d.JobID);
-  if (!job) throw new ServerError('JOB_NOT_FOUND', `job "${d.JobID}" of deployment not found`, 404);
+  if (!job) throw new ServerError('JOB_NOT_FOUND', { job: d.JobID });
   const active = d.Status === 'running' || d.Status === 'paused';
   if (!active) throw invalid(`can't ${action.Type === 'alloc-health' ? 'set health of allocations of' : action.Type} terminal deployment`);
   const evaluation = newEval(job, d.ID);

@@ -36,7 +36,7 @@ export interface DispatchResult {
 }
 
 function invalid(message: string): ServerError {
-  return new ServerError('DISPATCH_INVALID', message, 400);
+  return new ServerError('DISPATCH_INVALID', { reason: message });
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -119,7 +119,7 @@ export function dispatchedJob(parent: Job, req: DispatchRequest, nowMs: number):
 /** Dispatches `parentId` through the server's job registration (see the file comment). */
 export async function dispatchJob(server: ServerApi, namespace: string, parentId: string, req: DispatchRequest, nowMs: number): Promise<DispatchResult> {
   const parent = server.state.jobById(namespace, parentId);
-  if (!parent) throw new ServerError('JOB_NOT_FOUND', `job "${parentId}" not found`, 404);
+  if (!parent) throw new ServerError('JOB_NOT_FOUND', { job: parentId });
   validateDispatch(parent, req);
   if (req.idempotencyToken) {
     const existing = server.state

@@ -6,6 +6,7 @@
  * a drain is set, as Nomad's state store does). Also the command with
  * which the drainer completes a drain.
  */
+import { CaravanError } from '../../structs/caravan-error.js';
 import type { DrainStrategy, Evaluation, Node, NodeEvent } from '../../structs/index.js';
 import type { NodeUpdateDrainCommand } from '../fsm/commands.js';
 import { DrainStatus } from './drain-status.js';
@@ -22,13 +23,12 @@ export interface NodeDrainRequest {
 }
 
 /** A drain request that cannot be applied; `field` names the offending input. */
-export class DrainRequestError extends Error {
-  readonly code = 'NODE_DRAIN_INVALID';
+export class DrainRequestError extends CaravanError<'NODE_DRAIN_INVALID'> {
   constructor(
     readonly field: string,
-    message: string,
+    reason: string,
   ) {
-    super(`${field}: ${message}`);
+    super('NODE_DRAIN_INVALID', { field, reason });
     this.name = 'DrainRequestError';
   }
 }

@@ -3,16 +3,14 @@
  * serves subscriptions that replay from an index and then follow new events. A subscriber that
  * falls further behind than the buffer holds is closed with EventStreamError.
  */
+import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { EventBatch, EventTopic, StreamEvent } from './event.js';
 import { sanitizeEvent } from './sanitize-event.js';
 
 /** Why a subscription ended abnormally. */
-export class EventStreamError extends Error {
-  constructor(
-    readonly code: 'SUBSCRIBER_TOO_SLOW' | 'BROKER_CLOSED',
-    message: string,
-  ) {
-    super(message);
+export class EventStreamError extends CaravanError<'SUBSCRIBER_TOO_SLOW' | 'BROKER_CLOSED'> {
+  constructor(code: 'SUBSCRIBER_TOO_SLOW' | 'BROKER_CLOSED', reason: string, options?: CaravanErrorOptions) {
+    super(code, { reason }, options);
     this.name = 'EventStreamError';
   }
 }

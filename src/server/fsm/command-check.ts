@@ -4,13 +4,13 @@
  * malformed commands that would make the FSM throw on every replay; the FSM's own rollback
  * (StateStore.transact) covers whatever slips through.
  */
+import { CaravanError } from '../../structs/caravan-error.js';
 import { CommandType, type Command } from './commands.js';
 
 /** Raised for a command that must not reach the log; `field` names what is wrong. */
-export class CommandInvalidError extends Error {
-  readonly code = 'COMMAND_INVALID';
-  constructor(readonly field: string, message: string) {
-    super(`${field}: ${message}`);
+export class CommandInvalidError extends CaravanError<'COMMAND_INVALID'> {
+  constructor(readonly field: string, reason: string) {
+    super('COMMAND_INVALID', { field, reason });
     this.name = 'CommandInvalidError';
   }
 }

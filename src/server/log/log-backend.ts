@@ -3,6 +3,7 @@
  * Backends (embedded SQLite, etcd) implement LogBackend; the conformance suite in
  * test/server/log-conformance.ts runs against each of them.
  */
+import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 
 /** One entry in the log: a command type and its serialized payload, at an index. */
 export interface LogEntry {
@@ -48,13 +49,9 @@ export interface NewLogEntry {
 }
 
 /** Error raised by a log backend; `code` says which failure. */
-export class LogError extends Error {
-  constructor(
-    readonly code: 'LOG_CLOSED' | 'LOG_IO' | 'LOG_COMPACTED' | 'LOG_FENCED',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class LogError extends CaravanError<'LOG_CLOSED' | 'LOG_IO' | 'LOG_COMPACTED' | 'LOG_FENCED'> {
+  constructor(code: 'LOG_CLOSED' | 'LOG_IO' | 'LOG_COMPACTED' | 'LOG_FENCED', reason: string, options?: CaravanErrorOptions) {
+    super(code, { reason }, options);
     this.name = 'LogError';
   }
 }

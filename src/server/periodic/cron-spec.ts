@@ -5,12 +5,12 @@
  * launch strictly after an instant in an IANA time zone (via Intl), searching in wall-clock
  * time so daylight-saving shifts never skip a whole day.
  */
+import { CaravanError } from '../../structs/caravan-error.js';
 
 /** A cron expression that could not be parsed; the message names the field. */
-export class CronSpecError extends Error {
-  readonly code = 'CRON_SPEC_INVALID';
-  constructor(message: string) {
-    super(message);
+export class CronSpecError extends CaravanError<'CRON_SPEC_INVALID'> {
+  constructor(reason: string) {
+    super('CRON_SPEC_INVALID', { reason });
     this.name = 'CronSpecError';
   }
 }

@@ -16,11 +16,11 @@ export interface PeriodicForceResult {
 /** Registers the child of periodic job `jobId` for launch time `nowMs`. */
 export async function forcePeriodicLaunch(server: ServerApi, namespace: string, jobId: string, nowMs: number): Promise<PeriodicForceResult> {
   const job = server.state.jobById(namespace, jobId);
-  if (!job) throw new ServerError('JOB_NOT_FOUND', `job "${jobId}" not found`, 404);
+  if (!job) throw new ServerError('JOB_NOT_FOUND', { job: jobId });
   if (!job.Periodic?.Enabled || job.ParameterizedJob) {
-    throw new ServerError('JOB_NOT_PERIODIC', `can't force run non-periodic job "${jobId}"`, 400);
+    throw new ServerError('JOB_NOT_PERIODIC', { job: jobId });
   }
-  if (job.Stop) throw new ServerError('JOB_STOPPED', `can't force run stopped periodic job "${jobId}"`, 400);
+  if (job.Stop) throw new ServerError('JOB_STOPPED', { job: jobId });
   const child = periodicChildJob(job, nowMs);
   const res = await server.registerJob(child);
   return { EvalID: res.evalId, EvalCreateIndex: res.evalCreateIndex, Index: res.index, DispatchedJobID: child.ID };

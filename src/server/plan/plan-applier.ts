@@ -5,6 +5,7 @@
  * what the plan stops. What fits is committed in one log command; what doesn't is dropped and
  * the worker is told to refresh (RefreshIndex). With AllAtOnce a single misfit drops the plan.
  */
+import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { Allocation, Plan, PlanResult } from '../../structs/index.js';
 import type { ApplyPlanResultsCommand, AllocStopUpdate, Command } from '../fsm/commands.js';
 import type { StateStore } from '../state/state-store.js';
@@ -13,12 +14,9 @@ import { allocResources, nodeCapacity, nodeReservedPorts } from '../../structs/r
 import { isServerDecidedClientStatus, isTerminalAlloc } from '../../structs/alloc.js';
 
 /** Plan applier errors; `code` says which. */
-export class PlanApplyError extends Error {
-  constructor(
-    readonly code: 'BAD_TOKEN' | 'APPLIER_CLOSED',
-    message: string,
-  ) {
-    super(message);
+export class PlanApplyError extends CaravanError<'BAD_TOKEN' | 'APPLIER_CLOSED'> {
+  constructor(code: 'BAD_TOKEN' | 'APPLIER_CLOSED', reason: string, options?: CaravanErrorOptions) {
+    super(code, { reason }, options);
     this.name = 'PlanApplyError';
   }
 }

@@ -6,6 +6,7 @@
  * (`jv` holds that version), and packed like plan placements (command-codec.ts) when the
  * rows of a batch share their keys.
  */
+import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import type { Packed } from '../fsm/command-codec.js';
 
@@ -66,13 +67,9 @@ export interface EndLine {
 export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | EndLine;
 
 /** Error reading or writing a snapshot; `code` says which failure. */
-export class SnapshotError extends Error {
-  constructor(
-    readonly code: 'SNAPSHOT_ABORTED' | 'SNAPSHOT_CORRUPT',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class SnapshotError extends CaravanError<'SNAPSHOT_ABORTED' | 'SNAPSHOT_CORRUPT'> {
+  constructor(code: 'SNAPSHOT_ABORTED' | 'SNAPSHOT_CORRUPT', reason: string, options?: CaravanErrorOptions) {
+    super(code, { reason }, options);
     this.name = 'SnapshotError';
   }
 }

@@ -3,6 +3,7 @@
  * ModifyIndex (bounded) → snapshot → run the eval type's scheduler with this worker as its
  * Planner → ack; nack on any error, with exponential backoff. Several run concurrently.
  */
+import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { Evaluation, Plan, PlanResult } from '../../structs/index.js';
 import type { Planner, SchedulerFactory, SchedulerState } from '../../scheduler/interfaces.js';
 import type { Clock, RandomSource } from '../../time/clock.js';
@@ -18,12 +19,9 @@ const SYNC_LIMIT_MS = 5_000;
 const DEQUEUE_TIMEOUT_MS = 500;
 
 /** Worker failure modes; `code` says which. */
-export class WorkerError extends Error {
-  constructor(
-    readonly code: 'NO_SCHEDULER' | 'SYNC_TIMEOUT' | 'SHUTDOWN',
-    message: string,
-  ) {
-    super(message);
+export class WorkerError extends CaravanError<'NO_SCHEDULER' | 'SYNC_TIMEOUT' | 'SHUTDOWN'> {
+  constructor(code: 'NO_SCHEDULER' | 'SYNC_TIMEOUT' | 'SHUTDOWN', reason: string, options?: CaravanErrorOptions) {
+    super(code, { reason }, options);
     this.name = 'WorkerError';
   }
 }

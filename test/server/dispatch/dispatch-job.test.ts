@@ -32,7 +32,7 @@ function req(over: Partial<DispatchRequest> = {}): DispatchRequest {
 }
 
 function rejects400(fn: () => unknown, re: RegExp): void {
-  assert.throws(fn, (e: unknown) => e instanceof ServerError && e.status === 400 && re.test(e.message));
+  assert.throws(fn, (e: unknown) => e instanceof ServerError && e.code === 'DISPATCH_INVALID' && e.status === 400 && re.test(e.message));
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -136,6 +136,6 @@ describe('dispatch through the server', () => {
 
     await s.deregisterJob('default', other.DispatchedJobID, true);
     assert.deepEqual(s.state.jobSummary('default', 'greet')?.Children, { Pending: 0, Running: 1, Dead: 0 });
-    await assert.rejects(dispatchJob(s, 'default', 'nope', req(), clock.now()), (e: unknown) => e instanceof ServerError && e.status === 404);
+    await assert.rejects(dispatchJob(s, 'default', 'nope', req(), clock.now()), (e: unknown) => e instanceof ServerError && e.code === 'JOB_NOT_FOUND' && e.status === 404);
   });
 });

@@ -3,15 +3,15 @@
  * block, writes the job's payload (base64 in Job.Payload) to `local/<file>` before each start,
  * as Nomad's client does. Runs after the task-dir hook, which provides the directories.
  */
+import { CaravanError } from '../../../structs/caravan-error.js';
 import { relative, resolve, isAbsolute } from 'node:path';
 import { writeFileInsideSync } from '../../../fs/confined-write.js';
 import type { PrestartHook, TaskHookRequest, TaskPrep } from '../interfaces.js';
 
 /** A dispatch_payload file that would land outside the task's local/ directory. */
-export class DispatchPayloadPathError extends Error {
-  readonly code = 'DISPATCH_PAYLOAD_PATH';
+export class DispatchPayloadPathError extends CaravanError<'DISPATCH_PAYLOAD_PATH'> {
   constructor(file: string) {
-    super(`dispatch_payload: file ${JSON.stringify(file)} escapes the task's local directory`);
+    super('DISPATCH_PAYLOAD_PATH', { file: JSON.stringify(file) });
     this.name = 'DispatchPayloadPathError';
   }
 }

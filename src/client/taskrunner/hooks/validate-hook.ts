@@ -15,7 +15,7 @@ export class ValidateHook implements PrestartHook {
     if (task.KillSignal && !/^SIG[A-Z0-9]+$/.test(task.KillSignal)) problems.push(`kill_signal "${task.KillSignal}" is not a signal name`);
     if (task.Config !== null && (typeof task.Config !== 'object' || Array.isArray(task.Config))) problems.push('config must be an object');
     if (problems.length > 0) {
-      throw new ClientError(ClientErrorCode.BadTask, `task "${task.Name}": ${problems.join('; ')}`, false);
+      throw new ClientError(ClientErrorCode.BadTask, `task "${task.Name}": ${problems.join('; ')}`);
     }
     return {};
   }

@@ -1,0 +1,226 @@
+/**
+ * Every error code Caravan raises, in one table: the HTTP status an API answer carries, the
+ * message template (`{name}` placeholders are the error's typed fields) and whether retrying
+ * may help. Statuses are chosen here and nowhere else; callers match errors by `code`.
+ * Nomad's texts are kept where its clients read them ("job not found", "Permission denied").
+ * A test (test/structs/error-catalogue.test.ts) fails when a code is undocumented in this
+ * table or never thrown in src/.
+ */
+
+/** One row of the catalogue. */
+export interface ErrorSpec {
+  /** The HTTP status of an answer carrying this error (500 for errors that never should). */
+  readonly status: number;
+  /** The message, with `{field}` placeholders filled from the error's fields. */
+  readonly message: string;
+  /** Whether the same operation may succeed when retried unchanged. */
+  readonly recoverable: boolean;
+}
+
+// A row; the message keeps its literal type, so the placeholders type the error's fields.
+function e<M extends string>(status: number, message: M, recoverable = false): { readonly status: number; readonly message: M; readonly recoverable: boolean } {
+  return { status, message, recoverable };
+}
+
+/** The catalogue: code → status, message template, recoverable. */
+export const ErrorCatalogue = {
+  // ---- server core ----
+  /** The server is stopping; the request was not applied. */
+  SERVER_CLOSED: e(503, 'server is shutting down', true),
+  /** A command failed its shape check before it was appended to the log. */
+  COMMAND_INVALID: e(500, '{field}: {reason}'),
+  /** The log refused or failed an append. */
+  LOG_WRITE_FAILED: e(500, 'log write failed: {reason}', true),
+  /** Applying a committed log entry threw; nothing of it was applied. */
+  APPLY_FAILED: e(500, 'applying log entry {index} failed: {reason}'),
+  /** A worker's write carried a broker lease that is no longer outstanding. */
+  EVAL_TOKEN_MISMATCH: e(409, 'evaluation {evalId}: token is not outstanding (stale worker)'),
+  /** EnforceIndex with index 0, but the job exists. */
+  JOB_EXISTS: e(409, 'Enforcing job modify index 0: job already exists'),
+  /** EnforceIndex with an index that is not the job's JobModifyIndex. */
+  JOB_MODIFY_INDEX_CONFLICT: e(409, 'Enforcing job modify index {expected}: job exists with conflicting job modify index: {actual}'),
+  /** No job of that ID in the namespace. */
+  JOB_NOT_FOUND: e(404, 'job "{job}" not found'),
+  /** Periodic and parameterized jobs are never evaluated directly. */
+  JOB_NOT_EVALUABLE: e(400, 'can\'t evaluate periodic or parameterized job "{job}"'),
+  /** A submitted job failed decoding, canonicalization or validation; `reason` lists every problem. */
+  JOB_INVALID: e(400, '{reason}'),
+  /** Force-launching a job that is not periodic. */
+  JOB_NOT_PERIODIC: e(400, 'can\'t force run non-periodic job "{job}"'),
+  /** Force-launching a stopped periodic job. */
+  JOB_STOPPED: e(400, 'can\'t force run stopped periodic job "{job}"'),
+  /** A dispatch request that does not fit the parameterized job. */
+  DISPATCH_INVALID: e(400, '{reason}'),
+  /** The job's type has no scheduler. */
+  NO_SCHEDULER: e(400, '{reason}'),
+  /** No allocation of that ID. */
+  ALLOC_NOT_FOUND: e(404, 'allocation "{alloc}" not found'),
+  /** A client's allocation update of the wrong shape. */
+  ALLOC_UPDATE_INVALID: e(400, '{field}: {reason}'),
+  /** A node registration of the wrong shape. */
+  NODE_INVALID: e(400, '{field}: {reason}'),
+  /** A client call for a node without the node's SecretID (Nomad's text). */
+  NODE_SECRET_MISMATCH: e(403, 'Permission denied'),
+  /** No node of that ID. */
+  NODE_NOT_FOUND: e(404, 'node "{node}" not found'),
+  /** A heartbeat naming an unknown node status. */
+  NODE_STATUS_INVALID: e(400, 'Status {status} is not a node status'),
+  /** An eligibility that is neither eligible nor ineligible. */
+  NODE_ELIGIBILITY_INVALID: e(400, 'eligibility: must be "eligible" or "ineligible", got "{eligibility}"'),
+  /** A drain request that cannot be applied. */
+  NODE_DRAIN_INVALID: e(400, '{field}: {reason}'),
+  /** No deployment of that ID. */
+  DEPLOYMENT_NOT_FOUND: e(404, 'deployment "{deployment}" not found'),
+  /** A deployment action that does not apply to the deployment. */
+  DEPLOYMENT_INVALID: e(400, '{reason}'),
+  /** A cron expression that cannot be parsed. */
+  CRON_SPEC_INVALID: e(400, '{reason}'),
+  /** The log is closed. */
+  LOG_CLOSED: e(503, '{reason}', true),
+  /** The log's storage failed. */
+  LOG_IO: e(500, '{reason}', true),
+  /** The requested entries were compacted into a snapshot. */
+  LOG_COMPACTED: e(500, '{reason}'),
+  /** Another writer holds the log. */
+  LOG_FENCED: e(503, '{reason}'),
+  /** A snapshot write was abandoned. */
+  SNAPSHOT_ABORTED: e(500, '{reason}', true),
+  /** A snapshot cannot be read back. */
+  SNAPSHOT_CORRUPT: e(500, '{reason}'),
+  /** A plan carried a stale broker token. */
+  BAD_TOKEN: e(409, '{reason}'),
+  /** The plan applier is stopping. */
+  APPLIER_CLOSED: e(503, '{reason}', true),
+  /** A worker waited too long for the state to catch up. */
+  SYNC_TIMEOUT: e(503, '{reason}', true),
+  /** The worker is stopping. */
+  SHUTDOWN: e(503, '{reason}', true),
+  /** An event-stream subscriber fell too far behind and was dropped. */
+  SUBSCRIBER_TOO_SLOW: e(500, '{reason}', true),
+  /** The event broker is closed. */
+  BROKER_CLOSED: e(503, '{reason}', true),
+  /** An eval ack/nack for an eval not outstanding. */
+  EVAL_NOT_OUTSTANDING: e(409, '{reason}'),
+  /** An eval ack/nack with the wrong token. */
+  TOKEN_MISMATCH: e(409, '{reason}'),
+  /** The eval broker is disabled (not the leader). */
+  BROKER_DISABLED: e(503, '{reason}', true),
+
+  // ---- HTTP layer ----
+  /** A bad parameter or body field; the message names it. */
+  HTTP_BAD_REQUEST: e(400, '{reason}'),
+  /** The body is not JSON. */
+  HTTP_MALFORMED_JSON: e(400, 'failed to parse JSON request body: {reason}'),
+  /** The body exceeds the limit. */
+  HTTP_BODY_TOO_LARGE: e(413, 'Request body is too large'),
+  /** The body's content type is not accepted. */
+  HTTP_UNSUPPORTED_MEDIA_TYPE: e(415, 'Unsupported Media Type: {reason}'),
+  /** A path no route serves (Go's http.NotFound text, as Nomad answers). */
+  HTTP_ROUTE_NOT_FOUND: e(404, '404 page not found'),
+  /** Nomad's "<thing> not found". */
+  HTTP_NOT_FOUND: e(404, '{what} not found'),
+  /** A route that exists with other methods. */
+  HTTP_METHOD_NOT_ALLOWED: e(405, 'Invalid method {method} for {path}'),
+  /** A server route on an agent that runs no server. */
+  HTTP_NO_SERVER: e(400, 'this agent is not a server: no server API available'),
+  /** A client route on an agent that runs no client. */
+  HTTP_NO_CLIENT: e(501, 'this agent is not a client: {reason}'),
+  /** A feature this server does not offer. */
+  HTTP_NOT_SUPPORTED: e(501, '{feature} is not supported by this server'),
+  /** The client holding an allocation could not be reached. */
+  HTTP_FORWARD_FAILED: e(502, 'cannot reach the client of node {node} at {address}: {reason}', true),
+  /** No server answered a client agent's proxied request. */
+  HTTP_NO_SERVER_REACHABLE: e(503, 'no server reachable: {reason}', true),
+  /** Anything unexpected. */
+  HTTP_INTERNAL: e(500, '{reason}'),
+  /** An allocation this agent cannot find (Nomad's "Unknown allocation"). */
+  ALLOC_UNKNOWN: e(404, 'Unknown allocation "{alloc}"{detail}'),
+  /** An exec frame that cannot be decoded. */
+  EXEC_BAD_FRAME: e(400, 'bad exec frame: {reason}'),
+  /** A fuzzy search text shorter than the minimum. */
+  SEARCH_FUZZY_TEXT_TOO_SHORT: e(400, 'invalid value for "Text": fuzzy search query must be at least {min} characters, got {length}'),
+  /** A search context that does not exist. */
+  SEARCH_BAD_CONTEXT: e(400, 'invalid value for "Context": {context} (want one of {contexts})'),
+  /** A file-system path that does not exist. */
+  ALLOC_FS_NOT_FOUND: e(404, '{reason}'),
+  /** A file operation on a directory. */
+  ALLOC_FS_IS_DIRECTORY: e(400, '{reason}'),
+  /** A directory operation on a file. */
+  ALLOC_FS_NOT_DIRECTORY: e(400, '{reason}'),
+
+  /** A task file path that cannot be used. */
+  CONFINE_BAD_PATH: e(400, '{reason}'),
+  /** A task file path that leaves the allowed directory or goes through a symlink. */
+  CONFINE_PATH_ESCAPE: e(403, '{reason}'),
+  /** A task file path that does not exist. */
+  CONFINE_NOT_FOUND: e(404, '{reason}'),
+  /** A task file that is not a regular file (a FIFO, a device). */
+  CONFINE_NOT_REGULAR_FILE: e(403, '{reason}'),
+
+  // ---- client (the agent's client role) ----
+  /** The client holds no such allocation. */
+  CLIENT_ALLOC_NOT_FOUND: e(404, '{reason}'),
+  /** The allocation has no such task. */
+  CLIENT_TASK_NOT_FOUND: e(404, '{reason}'),
+  /** The task is not running. */
+  CLIENT_TASK_NOT_RUNNING: e(400, '{reason}', true),
+  /** A signal name the client does not know. */
+  CLIENT_BAD_SIGNAL: e(400, '{reason}'),
+  /** A client route used before the client started. */
+  CLIENT_NOT_READY: e(503, '{reason}', true),
+  /** A task-runner hook failed. */
+  CLIENT_HOOK_FAILED: e(500, '{reason}'),
+  /** A task that cannot run as configured. */
+  CLIENT_BAD_TASK: e(500, '{reason}'),
+  /** The task's driver is not available on this client. */
+  CLIENT_NO_DRIVER: e(500, '{reason}'),
+  /** The client's state database failed. */
+  CLIENT_STATE_DB: e(500, '{reason}'),
+  /** No server answered the client. */
+  CLIENT_SERVER_UNREACHABLE: e(503, '{reason}', true),
+  /** A server refused the client's call. */
+  CLIENT_SERVER_REJECTED: e(500, '{reason}', true),
+  /** The client has no server addresses to try. */
+  CLIENT_NO_SERVERS: e(500, 'no servers configured'),
+  /** The servers do not know this node. */
+  CLIENT_NODE_UNKNOWN: e(500, '{reason}', true),
+  /** A task's setup failed before it started. */
+  TASK_SETUP_FAILED: e(500, '{reason}'),
+  /** A template could not be rendered. */
+  TEMPLATE_RENDER: e(500, '{reason}'),
+  /** An env template's output could not be parsed. */
+  TEMPLATE_ENV_PARSE: e(500, 'line {line}: {reason}'),
+  /** A template or artifact path escapes the task directory. */
+  TASK_PATH_ESCAPE: e(500, '{field} {path} escapes the task directory'),
+  /** A dispatch_payload file escapes the task's local directory. */
+  DISPATCH_PAYLOAD_PATH: e(500, 'dispatch_payload: file {file} escapes the task\'s local directory'),
+
+  // ---- jobspec, structs, agent ----
+  /** A jobspec that cannot be parsed; `reason` lists every problem. */
+  JOBSPEC_INVALID: e(400, '{reason}'),
+  /** A duration string that cannot be parsed. */
+  DURATION_INVALID: e(400, 'invalid duration "{value}"'),
+  /** An agent flag or config file value that cannot be used. */
+  AGENT_CONFIG_INVALID: e(500, '{field}: {reason}'),
+  /** A role (server or client) this agent does not run. */
+  AGENT_ROLE_UNAVAILABLE: e(500, '{reason}'),
+} as const satisfies Record<string, ErrorSpec>;
+
+/** Every error code. */
+export type ErrorCode = keyof typeof ErrorCatalogue;
+
+type Placeholders<T extends string> = T extends `${string}{${infer Name}}${infer Rest}` ? Name | Placeholders<Rest> : never;
+
+/** The typed fields of an error with code C: one per placeholder of its template. */
+export type ErrorFields<C extends ErrorCode> = { readonly [K in Placeholders<(typeof ErrorCatalogue)[C]['message']>]: string | number };
+
+/** True when `v` is a code of the catalogue. */
+export function isErrorCode(v: unknown): v is ErrorCode {
+  return typeof v === 'string' && Object.prototype.hasOwnProperty.call(ErrorCatalogue, v);
+}
+
+/** The message of an error with code `code` and fields `fields`. */
+export function formatErrorMessage<C extends ErrorCode>(code: C, fields: ErrorFields<C>): string {
+  const values = fields as Readonly<Record<string, string | number>>;
+  return ErrorCatalogue[code].message.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''));
+}
