@@ -131,6 +131,8 @@ export const ErrorCatalogue = {
   HTTP_FORWARD_FAILED: e(502, 'cannot reach the client of node {node} at {address}: {reason}', true),
   /** No server answered a client agent's proxied request. */
   HTTP_NO_SERVER_REACHABLE: e(503, 'no server reachable: {reason}', true),
+  /** The web UI's files are missing from the build. */
+  HTTP_UI_NOT_BUILT: e(503, 'the web UI is not built (no {index}): run npm run build', true),
   /** Anything unexpected. */
   HTTP_INTERNAL: e(500, '{reason}'),
   /** An allocation this agent cannot find (Nomad's "Unknown allocation"). */

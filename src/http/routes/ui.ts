@@ -3,6 +3,7 @@
  * to `/ui/`. A path that is not a file is a client-side route and gets index.html (deep links
  * work); a missing file under `assets/` is a 404, so a stale page does not run HTML as script.
  */
+import { HttpError, badRequest } from '../http-errors.js';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,7 +49,7 @@ export function registerUiRoutes(app: FastifyInstance, uiDir: string = DEFAULT_U
     try {
       rel = decodeURIComponent(req.params['*'] ?? '');
     } catch {
-      return reply.code(400).type('text/plain; charset=utf-8').send('invalid path encoding');
+      throw badRequest('invalid path encoding');
     }
     const file = resolve(root, rel);
     // Confined to the UI dir: "../" never reaches the rest of the disk.
@@ -62,11 +63,11 @@ export function registerUiRoutes(app: FastifyInstance, uiDir: string = DEFAULT_U
         .send(await readFile(file));
     }
     if (rel.startsWith('assets/') || !inside) {
-      return reply.code(404).type('text/plain; charset=utf-8').send('404 page not found');
+      throw new HttpError('HTTP_ROUTE_NOT_FOUND', {});
     }
     const index = join(root, 'index.html');
     if (!(await isFile(index))) {
-      return reply.code(503).type('text/plain; charset=utf-8').send(`the web UI is not built (no ${index}): run npm run build`);
+      throw new HttpError('HTTP_UI_NOT_BUILT', { index });
     }
     return reply.type('text/html; charset=utf-8').header('Cache-Control', 'no-cache').send(await readFile(index));
   };
