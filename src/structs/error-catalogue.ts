@@ -79,10 +79,6 @@ export const ErrorCatalogue = {
   LOG_CLOSED: e(503, '{reason}', true),
   /** The log's storage failed. */
   LOG_IO: e(500, '{reason}', true),
-  /** The requested entries were compacted into a snapshot. */
-  LOG_COMPACTED: e(500, '{reason}'),
-  /** Another writer holds the log. */
-  LOG_FENCED: e(503, '{reason}'),
   /** A snapshot write was abandoned. */
   SNAPSHOT_ABORTED: e(500, '{reason}', true),
   /** A snapshot cannot be read back. */
@@ -93,8 +89,6 @@ export const ErrorCatalogue = {
   APPLIER_CLOSED: e(503, '{reason}', true),
   /** A worker waited too long for the state to catch up. */
   SYNC_TIMEOUT: e(503, '{reason}', true),
-  /** The worker is stopping. */
-  SHUTDOWN: e(503, '{reason}', true),
   /** An event-stream subscriber fell too far behind and was dropped. */
   SUBSCRIBER_TOO_SLOW: e(500, '{reason}', true),
   /** The event broker is closed. */

@@ -49,8 +49,8 @@ export interface NewLogEntry {
 }
 
 /** Error raised by a log backend; `code` says which failure. */
-export class LogError extends CaravanError<'LOG_CLOSED' | 'LOG_IO' | 'LOG_COMPACTED' | 'LOG_FENCED'> {
-  constructor(code: 'LOG_CLOSED' | 'LOG_IO' | 'LOG_COMPACTED' | 'LOG_FENCED', reason: string, options?: CaravanErrorOptions) {
+export class LogError extends CaravanError<'LOG_CLOSED' | 'LOG_IO'> {
+  constructor(code: 'LOG_CLOSED' | 'LOG_IO', reason: string, options?: CaravanErrorOptions) {
     super(code, { reason }, options);
     this.name = 'LogError';
   }

@@ -19,8 +19,8 @@ const SYNC_LIMIT_MS = 5_000;
 const DEQUEUE_TIMEOUT_MS = 500;
 
 /** Worker failure modes; `code` says which. */
-export class WorkerError extends CaravanError<'NO_SCHEDULER' | 'SYNC_TIMEOUT' | 'SHUTDOWN'> {
-  constructor(code: 'NO_SCHEDULER' | 'SYNC_TIMEOUT' | 'SHUTDOWN', reason: string, options?: CaravanErrorOptions) {
+export class WorkerError extends CaravanError<'NO_SCHEDULER' | 'SYNC_TIMEOUT'> {
+  constructor(code: 'NO_SCHEDULER' | 'SYNC_TIMEOUT', reason: string, options?: CaravanErrorOptions) {
     super(code, { reason }, options);
     this.name = 'WorkerError';
   }
