@@ -6,7 +6,7 @@
  * makes to that node (placements and stops go through the stack).
  */
 import type { Node } from '../structs/index.js';
-import { nodeCapacity, type ProposedNodeUsage, type ProposedUsage } from './node-usage.js';
+import { nodeCapacity, type ProposedUsage } from './node-usage.js';
 
 export class CandidateUsage {
   /** Schedulable capacity; NaN until the position is loaded. */
@@ -17,7 +17,6 @@ export class CandidateUsage {
   readonly usedCpu: Float64Array;
   readonly usedMemory: Float64Array;
   readonly usedDisk: Float64Array;
-  private readonly objects: (ProposedNodeUsage | undefined)[];
 
   constructor(private readonly usage: ProposedUsage, n: number) {
     this.capCpu = new Float64Array(n).fill(Number.NaN);
@@ -26,7 +25,6 @@ export class CandidateUsage {
     this.usedCpu = new Float64Array(n);
     this.usedMemory = new Float64Array(n);
     this.usedDisk = new Float64Array(n);
-    this.objects = new Array<ProposedNodeUsage | undefined>(n);
   }
 
   /** True once the position's figures are loaded. */
@@ -37,8 +35,7 @@ export class CandidateUsage {
   /** Loads the position's capacity and usage from the node and ProposedUsage. */
   load(at: number, node: Node): void {
     const cap = nodeCapacity(node);
-    const u = this.usage.get(node.ID);
-    this.objects[at] = u;
+    const u = this.usage.peek(node.ID);
     this.capMemory[at] = cap.memory;
     this.capDisk[at] = cap.disk;
     this.capCpu[at] = cap.cpu;
@@ -47,15 +44,10 @@ export class CandidateUsage {
     this.usedDisk[at] = u.disk;
   }
 
-  /** The ProposedUsage entry of a loaded position (for its ports). */
-  object(at: number): ProposedNodeUsage {
-    return this.objects[at]!;
-  }
-
   /** Re-reads a loaded position after ProposedUsage changed for its node. */
-  refresh(at: number): void {
-    const u = this.objects[at];
-    if (!u) return;
+  refresh(at: number, node: Node): void {
+    if (!this.loaded(at)) return;
+    const u = this.usage.peek(node.ID);
     this.usedCpu[at] = u.cpu;
     this.usedMemory[at] = u.memory;
     this.usedDisk[at] = u.disk;

@@ -10,25 +10,54 @@ import { versionSatisfies } from './version-constraint.js';
 /** Operators that need the set of proposed allocations, not just the node. */
 export const DistinctOperator = { Hosts: 'distinct_hosts', Property: 'distinct_property' } as const;
 
+/** Reads one target's value from a node. */
+export type TargetResolver = (node: Node) => string | undefined;
+
+const resolvers = new Map<string, TargetResolver>();
+
+function compileTarget(target: string): TargetResolver {
+  if (!target.startsWith('${') || !target.endsWith('}')) return () => target;
+  const key = target.slice(2, -1);
+  switch (key) {
+    case 'node.unique.id': return (n) => n.ID;
+    case 'node.datacenter': return (n) => n.Datacenter;
+    case 'node.unique.name': return (n) => n.Name;
+    case 'node.class': return (n) => n.NodeClass;
+    case 'node.pool': return (n) => n.NodePool;
+    default:
+  }
+  if (key.startsWith('attr.')) {
+    const name = key.slice(5);
+    return (n) => n.Attributes[name];
+  }
+  if (key.startsWith('meta.')) {
+    const name = key.slice(5);
+    return (n) => n.Meta?.[name];
+  }
+  return () => undefined;
+}
+
+/**
+ * The resolver of a target, parsed once per distinct target text: resolving then costs a
+ * property read, with no string slicing per node.
+ */
+export function targetResolver(target: string): TargetResolver {
+  let r = resolvers.get(target);
+  if (!r) {
+    r = compileTarget(target);
+    if (resolvers.size > 10_000) resolvers.clear();
+    resolvers.set(target, r);
+  }
+  return r;
+}
+
 /**
  * Resolves a constraint target on a node: `${attr.x}`, `${meta.x}`, `${node.unique.id}`,
  * `${node.datacenter}`, `${node.unique.name}`, `${node.class}`, `${node.pool}`; anything not
  * wrapped in `${}` is a literal. Undefined when the node has no such value.
  */
 export function resolveTarget(target: string, node: Node): string | undefined {
-  if (!target.startsWith('${') || !target.endsWith('}')) return target;
-  const key = target.slice(2, -1);
-  switch (key) {
-    case 'node.unique.id': return node.ID;
-    case 'node.datacenter': return node.Datacenter;
-    case 'node.unique.name': return node.Name;
-    case 'node.class': return node.NodeClass;
-    case 'node.pool': return node.NodePool;
-    default:
-  }
-  if (key.startsWith('attr.')) return node.Attributes[key.slice(5)];
-  if (key.startsWith('meta.')) return node.Meta?.[key.slice(5)];
-  return undefined;
+  return targetResolver(target)(node);
 }
 
 /** Nomad's text of a constraint, used as the key of ConstraintFiltered. */

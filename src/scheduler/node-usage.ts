@@ -99,6 +99,18 @@ export class ProposedUsage {
     return u;
   }
 
+  /**
+   * The node's cpu, memory and disk in use as this plan sees it, without keeping an entry for
+   * it: reading every candidate of a large cluster then allocates nothing for the many nodes the
+   * plan never changes. Read-only.
+   */
+  peek(nodeId: string): { readonly cpu: number; readonly memory: number; readonly disk: number } {
+    const u = this.usage.get(nodeId);
+    if (u) return u;
+    if (this.released.has(nodeId)) return this.get(nodeId);
+    return this.state.nodeAllocatedUsage ? this.state.nodeAllocatedUsage(nodeId) : baseUsage(this.state.allocsByNode(nodeId));
+  }
+
   /** Frees a live allocation this plan stops. Call at most once per allocation. */
   release(a: Allocation): void {
     if (!isLiveAlloc(a)) return;

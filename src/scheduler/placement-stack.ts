@@ -409,7 +409,7 @@ export class PlacementStack {
 
   /** The plan changed the node at `at`: its fast-path answers are stale for every group. */
   private invalidate(at: number): void {
-    this.at.refresh(at);
+    this.at.refresh(at, this.candidates[at]!);
     for (const g of this.groups.values()) g.fitByIndex[at] = FIT_UNKNOWN;
   }
 
@@ -454,7 +454,7 @@ export class PlacementStack {
     }
     let ports = NO_PORTS;
     if (ask.networks.length > 0) {
-      const assigned = assignPorts(node, at >= 0 ? c.object(at) : u!, ask, this.random);
+      const assigned = assignPorts(node, at >= 0 ? this.usage.get(node.ID) : u!, ask, this.random);
       if (typeof assigned === 'string') {
         recordExhausted(metric, node.NodeClass, assigned);
         return false;

@@ -7,7 +7,7 @@
  * cached by its position, so scoring a candidate is a few array reads.
  */
 import type { Node, Spread } from '../structs/index.js';
-import { resolveTarget } from './constraint-check.js';
+import { targetResolver, type TargetResolver } from './constraint-check.js';
 import { spreadBoostWith, spreadStats, type SpreadStats } from './rank.js';
 
 /** Value number of a node without the attribute. */
@@ -19,6 +19,7 @@ const MISSING_BOOST = -1;
 
 interface OneSpread {
   spread: Spread;
+  resolve: TargetResolver;
   /** Its share of the group's spread weight. */
   weight: number;
   counts: ReadonlyMap<string, number>;
@@ -45,6 +46,7 @@ export class SpreadScorer {
     for (const s of spreads) weights += Math.abs(s.Weight || 0) || 1;
     this.spreads = spreads.map((spread, i) => ({
       spread,
+      resolve: targetResolver(spread.Attribute),
       weight: (Math.abs(spread.Weight || 0) || 1) / weights,
       counts: counts[i]!,
       stats: { min: Number.POSITIVE_INFINITY, max: 0 },
@@ -87,7 +89,7 @@ export class SpreadScorer {
   }
 
   private idOf(s: OneSpread, node: Node): number {
-    const v = resolveTarget(s.spread.Attribute, node);
+    const v = s.resolve(node);
     if (v === undefined) return MISSING;
     let id = s.ids.get(v);
     if (id === undefined) {
