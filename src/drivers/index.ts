@@ -1,4 +1,6 @@
 /** The drivers package: the contract, the built-in drivers and their factories. */
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
 import type { Clock } from '../time/clock.js';
 import type { Driver } from './driver.js';
 import { createDockerDriver } from './docker/docker-driver.js';
@@ -25,7 +27,9 @@ export function builtinDrivers(opts: BuiltinDriverOptions): Map<string, Driver> 
   const out = new Map<string, Driver>();
   const raw = createRawExecDriver(opts);
   out.set(raw.name, raw);
-  const docker = createDockerDriver({ pluginConfig: opts.plugins?.['docker'], clock: opts.clock, logger: opts.logger });
+  // The client's data dir names it on its containers: a stable id across agent restarts.
+  const clientId = createHash('sha256').update(resolve(opts.dataDir)).digest('hex').slice(0, 16);
+  const docker = createDockerDriver({ pluginConfig: opts.plugins?.['docker'], clock: opts.clock, logger: opts.logger, clientId });
   out.set(docker.name, docker);
   if (opts.mock !== false) {
     const mock = createMockDriver({ clock: opts.clock });

@@ -89,7 +89,7 @@ test('docker: exec without a tty keeps stdout, stderr and the exit code apart; w
     assert.deepEqual(r, { stdout: 'out\n', stderr: 'err\n', code: 3 });
     const cat = await runExec(d, h.taskId, ['cat'], false, 'piped stdin\n');
     assert.deepEqual(cat, { stdout: 'piped stdin\n', stderr: '', code: 0 });
-    const tty = await runExec(d, h.taskId, ['sh', '-c', 'read line; echo "got $line"; stty size'], true, 'hello\n');
+    const tty = await runExec(d, h.taskId, ['sh', '-c', 'read line; echo "got $line"; sleep 0.5; stty size'], true, 'hello\n');
     assert.match(tty.stdout, /hello/);
     assert.match(tty.stdout, /got hello/);
     assert.match(tty.stdout, /30 100/, 'the terminal has the size the client asked for');
@@ -164,6 +164,7 @@ test('docker: config that is not allowed is refused naming the option', async ()
   const root = tempRoot('caravan-docker-');
   const d = newDriver();
   try {
+    const before = (await listContainers(dockerd)).length;
     const refused = async (cfg: Record<string, unknown>, re: RegExp) =>
       assert.rejects(d.startTask(mockTaskConfig(root, cfg)), (e: { code?: string; message: string }) => e.code === DriverErrorCode.BadConfig && re.test(e.message));
     await refused({ image: BUSYBOX_IMAGE, privileged: true }, /"privileged"/);
@@ -175,7 +176,7 @@ test('docker: config that is not allowed is refused naming the option', async ()
     await refused({ command: 'sh' }, /"image" is required/);
     await refused({ image: BUSYBOX_IMAGE, ports: ['http'] }, /"ports\[0\]".*http/);
     await refused({ image: BUSYBOX_IMAGE, ulimit: { nofile: 'lots' } }, /"ulimit\.nofile"/);
-    assert.deepEqual(await listContainers(dockerd).then((l) => l.length), 0, 'nothing created for refused config');
+    assert.equal((await listContainers(dockerd)).length, before, 'nothing created for refused config');
 
     // What the plugin config allows goes through. (`privileged` itself cannot run on a machine
     // whose own capability bounding set lacks some capability, as this one lacks sys_resource.)
@@ -282,3 +283,37 @@ test('docker: images no task uses are removed after gc.image_delay; containers a
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('docker: dangling containers of this client are removed; tracked ones and other clients\' are kept', async () => {
+  const root = tempRoot('caravan-docker-');
+  const { engineCall } = await import('./private-dockerd.js');
+  const d = new DockerDriver({ pluginConfig: { endpoint: dockerd.endpoint, gc: [{ dangling_containers: [{ period: '200ms', creation_grace: '0s' }] }] }, clientId: 'client-a' });
+  try {
+    const h = await d.startTask(mockTaskConfig(root, sh('sleep 1000')));
+    const create = async (name: string, client: string) => {
+      const r = await engineCall(dockerd.socket, 'POST', `/containers/create?name=${name}`, { Image: BUSYBOX_IMAGE, Cmd: ['sleep', '1000'], Labels: { 'io.caravan.client_id': client, 'com.hashicorp.nomad.alloc_id': name } });
+      assert.equal(r.status, 201, r.text);
+      return (JSON.parse(r.text) as { Id: string }).Id;
+    };
+    const dangling = await create('dangling-a', 'client-a');
+    const other = await create('other-b', 'client-b');
+    await waitFor(async () => !(await listContainers(dockerd)).some((c) => c.Id === dangling));
+    const ids = (await listContainers(dockerd)).map((c) => c.Id);
+    assert.ok(ids.includes(other), "another client's container is kept");
+    assert.ok(ids.includes(String(h.state['containerId'])), 'the tracked task keeps its container');
+    assert.equal(d.inspectTask(h.taskId).state, TaskRunState.Running);
+    await engineCall(dockerd.socket, 'DELETE', `/containers/${other}?force=1`);
+    await d.destroyTask(h.taskId, true);
+  } finally {
+    await d.shutdown();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+async function waitFor(cond: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await sleep(100);
+  }
+}

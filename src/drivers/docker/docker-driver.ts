@@ -30,6 +30,7 @@ import type { Obj } from './config-values.js';
 import { ContainerLogCopy, resumePoint } from './container-logs.js';
 import { startContainerExec } from './container-exec.js';
 import { EngineClient, EngineError, isNotFound, parseEndpoint } from './engine-client.js';
+import { DanglingReconciler, LABEL_CLIENT } from './dangling-reconciler.js';
 import { ImageCoordinator } from './images.js';
 import { parseDockerPluginConfig, type DockerPluginConfig } from './plugin-config.js';
 import { containerName, LABEL_ALLOC_ID, LABEL_TASK_NAME, parseDockerTask } from './task-config.js';
@@ -43,6 +44,11 @@ export interface DockerDriverOptions {
   pluginConfig?: Obj;
   clock?: Clock;
   logger?: { warn(msg: string): void; debug?(msg: string): void };
+  /**
+   * Names this client on its containers (label io.caravan.client_id), so dangling containers
+   * it left can be told from other clients' on a shared engine; without it none are collected.
+   */
+  clientId?: string;
 }
 
 /** What the driver keeps in TaskHandle.state to reattach. */
@@ -91,6 +97,9 @@ export class DockerDriver implements Driver {
   private readonly clock: Clock;
   private readonly images: ImageCoordinator;
   private readonly tasks = new Map<string, DockerTask>();
+  /** Containers created by a start still in progress (not tracked yet). */
+  private readonly starting = new Set<string>();
+  private readonly dangling: DanglingReconciler | null = null;
   private shutDown = false;
 
   constructor(private readonly opts: DockerDriverOptions = {}) {
@@ -104,6 +113,17 @@ export class DockerDriver implements Driver {
     this.engine = new EngineClient(endpoint);
     this.clock = opts.clock ?? systemClock;
     this.images = new ImageCoordinator(this.engine, this.config, this.clock, opts.logger);
+    if (opts.clientId && this.config.gc.container && this.config.gc.dangling.enabled) {
+      this.dangling = new DanglingReconciler(this.engine, opts.clientId, this.config.gc.dangling, this.clock, () => this.trackedContainers(), opts.logger);
+      this.dangling.start();
+    }
+  }
+
+  /** Container IDs tracked by a task or being started. */
+  private trackedContainers(): Set<string> {
+    const out = new Set(this.starting);
+    for (const t of this.tasks.values()) out.add(t.containerId);
+    return out;
   }
 
   async fingerprint(): Promise<DriverFingerprint> {
@@ -135,15 +155,17 @@ export class DockerDriver implements Driver {
     if (existing && existing.status.state === TaskRunState.Running) {
       throw new DriverError(DriverErrorCode.StartFailed, `docker: task "${config.id}" is already running`, false);
     }
-    const task = parseDockerTask(config, this.config);
+    const task = parseDockerTask(config, this.config, this.opts.clientId ? { [LABEL_CLIENT]: this.opts.clientId } : {});
     const imageId = await this.images.ensure(task.image, { forcePull: task.forcePull, auth: task.auth, emit: (m) => events?.emit(m) });
     const name = containerName(config.allocId, config.taskName);
     const containerId = await this.createContainer(name, task.create, config);
+    this.starting.add(containerId);
     let info: ContainerInfo;
     try {
       await this.engine.json({ method: 'POST', path: `/containers/${containerId}/start` });
       info = await this.inspect(containerId);
     } catch (err) {
+      this.starting.delete(containerId);
       await this.removeContainer(containerId);
       throw new DriverError(DriverErrorCode.StartFailed, `docker: starting container for "${config.id}": ${errText(err)}`, !(err instanceof EngineError && err.status === 400), { cause: err });
     }
@@ -159,6 +181,7 @@ export class DockerDriver implements Driver {
     };
     this.images.acquire(imageId, config.id);
     this.track(handle, info, '0');
+    this.starting.delete(containerId);
     return handle;
   }
 
@@ -321,6 +344,7 @@ export class DockerDriver implements Driver {
 
   async shutdown(): Promise<void> {
     this.shutDown = true;
+    this.dangling?.stop();
     for (const t of this.tasks.values()) {
       t.logs?.stop();
       t.waitCtl.abort();

@@ -20,7 +20,13 @@ export interface DockerPluginConfig {
   allowCaps: string[];
   allowRuntimes: string[];
   volumesEnabled: boolean;
-  gc: { image: boolean; imageDelayMs: number; container: boolean };
+  gc: {
+    image: boolean;
+    imageDelayMs: number;
+    container: boolean;
+    /** Removal of containers this client created but no task tracks (Nomad's dangling_containers). */
+    dangling: { enabled: boolean; periodMs: number; creationGraceMs: number; dryRun: boolean };
+  };
   /** A pull with no progress for this long is aborted. */
   pullActivityTimeoutMs: number;
   /** Extra runtime args passed by `runtime` name are not configurable here: the engine's own. */
@@ -51,6 +57,12 @@ export function parseDockerPluginConfig(raw: Obj | undefined, env: NodeJS.Proces
   refuseUnknown(gc, ['image', 'image_delay', 'container', 'dangling_containers'], 'plugin.docker.config.gc.');
   const imageDelayMs = durationMsOf(gc, 'image_delay', 'gc.image_delay') ?? 3 * 60_000;
   if (imageDelayMs < 0) throw badConfig('gc.image_delay', 'must not be negative');
+  const dangling = blockOf(gc, 'dangling_containers', 'gc.dangling_containers') ?? {};
+  refuseUnknown(dangling, ['enabled', 'period', 'creation_grace', 'dry_run'], 'plugin.docker.config.gc.dangling_containers.');
+  const periodMs = durationMsOf(dangling, 'period', 'gc.dangling_containers.period') ?? 5 * 60_000;
+  if (periodMs <= 0) throw badConfig('gc.dangling_containers.period', 'must be positive');
+  const creationGraceMs = durationMsOf(dangling, 'creation_grace', 'gc.dangling_containers.creation_grace') ?? 5 * 60_000;
+  if (creationGraceMs < 0) throw badConfig('gc.dangling_containers.creation_grace', 'must not be negative');
   const pullMs = durationMsOf(o, 'pull_activity_timeout', 'pull_activity_timeout') ?? 2 * 60_000;
   if (pullMs <= 0) throw badConfig('pull_activity_timeout', 'must be positive');
   return {
@@ -63,6 +75,12 @@ export function parseDockerPluginConfig(raw: Obj | undefined, env: NodeJS.Proces
       image: boolOf(gc, 'image', 'gc.image') ?? true,
       imageDelayMs,
       container: boolOf(gc, 'container', 'gc.container') ?? true,
+      dangling: {
+        enabled: boolOf(dangling, 'enabled', 'gc.dangling_containers.enabled') ?? true,
+        periodMs,
+        creationGraceMs,
+        dryRun: boolOf(dangling, 'dry_run', 'gc.dangling_containers.dry_run') ?? false,
+      },
     },
     pullActivityTimeoutMs: pullMs,
     extraLabels: strListOf(o, 'extra_labels', 'extra_labels') ?? [],

@@ -209,8 +209,11 @@ function cpuQuota(cpuShares: number, periodUs: number): number {
   return Math.max(1000, Math.round((cpuShares / total) * periodUs * cores));
 }
 
-/** Validates a task's docker config against the plugin config; throws DriverError naming the option. */
-export function parseDockerTask(cfg: TaskConfig, plugin: DockerPluginConfig): DockerTask {
+/**
+ * Validates a task's docker config against the plugin config; throws DriverError naming the
+ * option. `extraLabels` (the creating client's id) are added to the container's labels.
+ */
+export function parseDockerTask(cfg: TaskConfig, plugin: DockerPluginConfig, extraLabels: Record<string, string> = {}): DockerTask {
   const o = cfg.driverConfig ?? {};
   refuseUnknown(o, KNOWN, '');
   const image = strOf(o, 'image', 'image');
@@ -260,6 +263,7 @@ export function parseDockerTask(cfg: TaskConfig, plugin: DockerPluginConfig): Do
     [LABEL_TASK_NAME]: cfg.taskName,
     [LABEL_JOB_NAME]: cfg.jobName,
     [LABEL_GROUP_NAME]: cfg.groupName,
+    ...extraLabels,
   };
 
   const hostConfig: Obj = {
