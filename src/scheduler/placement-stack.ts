@@ -123,6 +123,8 @@ export class PlacementStack {
   private positions: Map<string, number> | null = null;
   private readonly tally = new FilterTally();
   private readonly exhausted = new FilterTally('exhausted');
+  /** The last bin-packing score prepare() computed, with what it was computed from. */
+  private readonly binPackMemo = { ask: null as GroupAsk | null, capCpu: -1, capMemory: -1, usedCpu: -1, usedMemory: -1, score: 0 };
   /** The score and ports of the last node score() accepted (fields, so scoring allocates nothing). */
   private lastScore = 0;
   private lastPorts: PortAssignment = NO_PORTS;
@@ -393,7 +395,17 @@ export class PlacementStack {
       g.exhaustedByIndex[at] = this.exhausted.idFor(dim, node.NodeClass);
       return (g.fitByIndex[at] = NO_ROOM);
     }
-    let sum = binPackScore(capCpu, capMemory, usedCpu + ask.cpu, usedMemory + ask.memory);
+    // Nodes of one shape with the same load score the same; most of a cluster is that.
+    const memo = this.binPackMemo;
+    if (memo.ask !== ask || memo.capCpu !== capCpu || memo.capMemory !== capMemory || memo.usedCpu !== usedCpu || memo.usedMemory !== usedMemory) {
+      memo.ask = ask;
+      memo.capCpu = capCpu;
+      memo.capMemory = capMemory;
+      memo.usedCpu = usedCpu;
+      memo.usedMemory = usedMemory;
+      memo.score = binPackScore(capCpu, capMemory, usedCpu + ask.cpu, usedMemory + ask.memory);
+    }
+    let sum = memo.score;
     let parts = 1;
     const anti = antiAffinityScore(g.mineByIndex[at]!, group.Count);
     if (anti !== null) { sum += anti; parts++; }
