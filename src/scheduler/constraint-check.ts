@@ -81,6 +81,19 @@ function cachedRegex(pattern: string): RegExp | null {
   return re;
 }
 
+// A constraint's right side is the same text for every node checked; parse it once.
+const setCache = new Map<string, readonly string[]>();
+
+function cachedSplitSet(s: string): readonly string[] {
+  let list = setCache.get(s);
+  if (list === undefined) {
+    list = splitSet(s);
+    if (setCache.size > 1000) setCache.clear();
+    setCache.set(s, list);
+  }
+  return list;
+}
+
 function splitSet(s: string): string[] {
   return s.split(',').map((x) => x.trim()).filter((x) => x !== '');
 }
@@ -128,11 +141,11 @@ export function checkOperand(operand: string, lv: string | undefined, rv: string
     case 'set_contains':
     case 'set_contains_all': {
       const have = new Set(splitSet(lv));
-      return splitSet(rv).every((x) => have.has(x));
+      return cachedSplitSet(rv).every((x) => have.has(x));
     }
     case 'set_contains_any': {
-      const have = new Set(splitSet(lv));
-      return splitSet(rv).some((x) => have.has(x));
+      const have = splitSet(lv);
+      return have.length === 1 ? cachedSplitSet(rv).includes(have[0]!) : cachedSplitSet(rv).some((x) => have.includes(x));
     }
     default:
       return false;
