@@ -80,6 +80,8 @@ describe('web UI: serving and the jobs list', () => {
     const jsRes = await fetch(`${agent.address}${js}`);
     assert.equal(jsRes.status, 200);
     assert.match(jsRes.headers.get('content-type') ?? '', /^text\/javascript/);
+    assert.equal(jsRes.headers.get('content-encoding'), 'gzip', 'assets are sent compressed');
+    assert.match(jsRes.headers.get('cache-control') ?? '', /immutable/);
     const cssRes = await fetch(`${agent.address}${css}`);
     assert.match(cssRes.headers.get('content-type') ?? '', /^text\/css/);
     assert.equal((await fetch(`${agent.address}/ui/assets/nope.js`)).status, 404);

@@ -4,7 +4,7 @@
  * changes during it coalesced into one more). A failed read keeps the last data, shows the
  * error and retries with exponential backoff (1 s … 30 s) — never a tight loop.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { StreamEvent } from '../../../src/server/events/event.js';
 import { apiGet } from './api.js';
 import { hub } from './event-hub.js';
@@ -38,7 +38,8 @@ export function useLive<T>(path: string | undefined, watch: Watch): LiveState<T>
   watchRef.current = watch;
   const refreshRef = useRef<() => void>(() => {});
 
-  useEffect(() => {
+  // A layout effect starts the first read during the render that mounts the view, not a frame later.
+  useLayoutEffect(() => {
     setData(undefined);
     setError(undefined);
     setLoading(path !== undefined);
