@@ -28,17 +28,16 @@ export function setLongTimeout(fn: () => void, ms: number, chunkMs: number = MAX
   let handle: NodeJS.Timeout | undefined;
   let unrefed = false;
   let cancelled = false;
+  // Never calls fn synchronously (callers assign the returned handle before it may fire).
   const arm = (): void => {
     const left = deadline - performance.now();
-    if (left <= 0) {
-      handle = undefined;
-      fn();
-      return;
-    }
     // Timers may fire up to a millisecond early; the next round covers the rest.
     handle = setTimeout(() => {
-      if (!cancelled) arm();
-    }, Math.min(Math.ceil(left), chunk));
+      if (cancelled) return;
+      if (deadline - performance.now() > 0) return arm();
+      handle = undefined;
+      fn();
+    }, Math.max(0, Math.min(Math.ceil(left), chunk)));
     if (unrefed) handle.unref();
   };
   arm();

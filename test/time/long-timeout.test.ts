@@ -35,6 +35,33 @@ test('long timeout: chained timers fire once the whole delay has passed, never b
   assert.ok(firedAt >= 120, `fired after ${firedAt} ms`);
 });
 
+test('long timeout: never calls back synchronously, even for 0 ms, and cancel before the turn prevents it', async () => {
+  let calls = 0;
+  setLongTimeout(() => calls++, 0);
+  setLongTimeout(() => calls++, -5);
+  assert.equal(calls, 0, 'called back inside setLongTimeout');
+  const t = setLongTimeout(() => calls++, 0);
+  t.cancel();
+  await pause(20);
+  assert.equal(calls, 2);
+});
+
+test('system clock: a 0 ms timer re-armed from its own callback is cancelled by its last handle', async () => {
+  // The stats hook's pattern: tick() re-arms and stores its timer; cancel() must reach the newest.
+  let timer: { cancel(): void } | null = null;
+  let ticks = 0;
+  const tick = (): void => {
+    ticks++;
+    timer = systemClock.setTimer(5, tick);
+  };
+  timer = systemClock.setTimer(0, tick);
+  await pause(30);
+  timer.cancel();
+  const at = ticks;
+  await pause(40);
+  assert.equal(ticks, at, 'the timer kept ticking after cancel');
+});
+
 test('long timeout: cancel stops a chain between links', async () => {
   let fired = false;
   const t = setLongTimeout(() => (fired = true), 60, 20);
