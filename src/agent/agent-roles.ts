@@ -19,8 +19,11 @@ export interface ServerRole {
 /** What the agent asks of a client it started. */
 export interface ClientRole {
   readonly http: ClientHttpApi;
-  /** Stops the client but leaves its tasks running (Nomad's agent shutdown). */
-  shutdown(): Promise<void>;
+  /**
+   * Stops the client but leaves its tasks running (Nomad's agent shutdown); with
+   * `destroyAllocs` (a -dev agent) destroys every allocation and leaves no process behind.
+   */
+  shutdown(opts?: { destroyAllocs?: boolean }): Promise<void>;
 }
 
 /** Options for opening the server role. */

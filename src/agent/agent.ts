@@ -1,7 +1,8 @@
 /**
  * The agent: composes the server role, the client role and the HTTP API in one process.
  * Start order: server (so the API has state), HTTP (so the client can advertise its address),
- * client. Shutdown runs in reverse; the client's shutdown leaves tasks running, as Nomad's.
+ * client. Shutdown runs in reverse; the client's shutdown leaves tasks running, as Nomad's,
+ * except in -dev mode, where it destroys every allocation first (Nomad's -dev does too).
  */
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { tmpdir, availableParallelism } from 'node:os';
@@ -109,7 +110,7 @@ export class Agent {
     }
   }
 
-  /** Graceful shutdown: client (tasks keep running), HTTP, server. Idempotent. */
+  /** Graceful shutdown: client (tasks keep running, unless -dev), HTTP, server. Idempotent. */
   async shutdown(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
@@ -120,12 +121,13 @@ export class Agent {
         this.logger.error({ err }, `shutdown of ${name} failed`);
       }
     };
-    if (this.client) await step('client', () => this.client!.shutdown());
+    // A -dev agent destroys its allocations, as Nomad's does: nothing it started outlives it.
+    if (this.client) await step('client', () => this.client!.shutdown({ destroyAllocs: this.config.dev }));
     await step('http', () => this.http.close());
     if (this.server) await step('server', () => this.server!.close());
-    // A -dev agent without -data-dir keeps nothing, but only once its tasks are not ours to
-    // reattach: the directory holds their logs, so remove it only when there is no client.
-    if (this.tempDataDir && !this.client) await step('data dir', () => rm(this.dataDir, { recursive: true, force: true }));
+    // A temporary data dir (no -data-dir) is removed once no task of it is left to reattach:
+    // it holds their logs, so a client's stays unless that client destroyed its allocations.
+    if (this.tempDataDir && (!this.client || this.config.dev)) await step('data dir', () => rm(this.dataDir, { recursive: true, force: true }));
   }
 }
 

@@ -39,7 +39,7 @@ export const defaultRoles: RoleFactories = {
         plugins: opts.plugins,
         logger: opts.logger,
       });
-      return { http: client, shutdown: () => client.shutdown() };
+      return { http: client, shutdown: (o) => client.shutdown(o) };
     } catch (err) {
       throw new AgentRoleError('client', `cannot start the client: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }

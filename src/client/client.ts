@@ -126,15 +126,28 @@ export class Client implements ClientHttpApi {
     return [...this.runners.values()];
   }
 
-  /** Stops the agent: loops end, pending updates are flushed, tasks keep running. */
-  async shutdown(): Promise<void> {
+  /**
+   * Stops the agent: loops end, pending updates are flushed, tasks keep running to be reattached
+   * by the next agent on this data dir. With `destroyAllocs` (a -dev agent, as Nomad's) every
+   * allocation is destroyed instead — tasks killed, directories removed — and the drivers stop
+   * their helper processes, so nothing is left running.
+   */
+  async shutdown(opts: { destroyAllocs?: boolean } = {}): Promise<void> {
     if (this.stopCtl.signal.aborted) return;
     this.stopCtl.abort();
     await Promise.allSettled(this.loops);
-    await Promise.all([...this.runners.values()].map((r) => r.shutdown()));
+    const runners = [...this.runners.values()];
+    if (opts.destroyAllocs) {
+      await Promise.all(
+        runners.map((r) => r.destroy().catch((err: unknown) => this.logger.warn({ alloc: r.allocId, err: errorMessage(err) }, 'destroying allocation failed'))),
+      );
+      this.runners.clear();
+    } else {
+      await Promise.all(runners.map((r) => r.shutdown()));
+    }
     await this.batcher.flush().catch(() => undefined);
     this.batcher.stop();
-    for (const d of this.drivers.values()) await d.shutdown().catch(() => undefined);
+    for (const d of this.drivers.values()) await d.shutdown({ stopHelpers: opts.destroyAllocs === true }).catch(() => undefined);
     this.store.close();
   }
 

@@ -191,6 +191,10 @@ export interface Driver {
   /** How to run a command in the task's environment, for alloc exec. */
   execSpec(taskId: string, command: string[]): ExecSpec;
   taskStats(taskId: string): Promise<TaskResourceUsage>;
-  /** Called when the agent shuts down: release resources, leave tasks running. */
-  shutdown(): Promise<void>;
+  /**
+   * Called when the agent shuts down: release resources, leave tasks running. With
+   * `stopHelpers` (a -dev agent, after it destroyed every task) also stop the helper processes
+   * the driver started, so nothing outlives the agent.
+   */
+  shutdown(opts?: { stopHelpers?: boolean }): Promise<void>;
 }

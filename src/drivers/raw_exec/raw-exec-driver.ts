@@ -307,10 +307,11 @@ export class RawExecDriver implements Driver {
     return { timestamp: now * 1_000_000, memoryRssBytes: usage.rssBytes, cpuTotalTicks: usage.cpuTicks, cpuPercent, pids: usage.pids };
   }
 
-  async shutdown(): Promise<void> {
+  async shutdown(opts: { stopHelpers?: boolean } = {}): Promise<void> {
     this.shutDown = true;
     for (const t of this.tasks.values()) t.pollTimer?.cancel();
-    this.client.close();
+    if (opts.stopHelpers) await this.client.stopDaemon();
+    else this.client.close();
   }
 
   private mustGet(taskId: string): RawTask {

@@ -63,7 +63,9 @@ export type SupervisorRequest =
   | { id: number; op: 'list' }
   | { id: number; op: 'stats'; taskId: string }
   | { id: number; op: 'forget'; taskId: string; force: boolean }
-  | { id: number; op: 'subscribe' };
+  | { id: number; op: 'subscribe' }
+  /** Exit once this reply is sent, if no task runs (a -dev agent leaving nothing behind). */
+  | { id: number; op: 'exit' };
 
 /** The request operations. */
 export type SupervisorOp = SupervisorRequest['op'];
@@ -79,6 +81,8 @@ export interface SupervisorResults {
   stats: SupervisedTaskStats;
   forget: Record<string, never>;
   subscribe: Record<string, never>;
+  /** Whether the supervisor exits (false while a task still runs); `pid` to wait for. */
+  exit: { exiting: boolean; pid: number };
 }
 
 /** Error codes the supervisor answers with. */

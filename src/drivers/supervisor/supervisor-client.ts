@@ -92,6 +92,37 @@ export class SupervisorClient {
     return this.connecting;
   }
 
+  /**
+   * Asks the daemon this client is connected to to exit, and waits (up to `timeoutMs`) until its
+   * process is gone; resolves false if it did not exit (a task still runs) or none was connected.
+   * Closes the connection either way. For a -dev agent's shutdown, after every task was destroyed.
+   */
+  async stopDaemon(timeoutMs = 5_000): Promise<boolean> {
+    if (!this.connected) {
+      this.close();
+      return false;
+    }
+    let answer: SupervisorResults['exit'];
+    try {
+      answer = await this.request('exit', {});
+    } catch {
+      this.close();
+      return false;
+    }
+    this.close();
+    if (!answer.exiting) return false;
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      try {
+        process.kill(answer.pid, 0);
+      } catch {
+        return true;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return false;
+  }
+
   /** Closes the connection; the daemon and its tasks keep running. */
   close(): void {
     this.closed = true;

@@ -114,7 +114,7 @@ export class Supervisor {
     }
   }
 
-  /** Called when the idle timeout fires; the entry point replaces it to clean up and exit. */
+  /** Called when the idle timeout fires or an `exit` is asked for with no task running; the entry point replaces it to clean up and exit. */
   onIdleExit: () => void = () => {};
 
   private onConnection(sock: Socket): void {
@@ -175,6 +175,12 @@ export class Supervisor {
       case 'subscribe':
         this.subscribers.add(sock);
         return {};
+      case 'exit': {
+        const exiting = this.runningCount() === 0;
+        // After the reply is written: the entry point's shutdown closes every connection.
+        if (exiting) setImmediate(() => this.onIdleExit());
+        return { exiting, pid: process.pid };
+      }
       default: {
         const op: never = req;
         throw new SupervisorError(SupervisorErrorCode.BadRequest, `unknown op ${JSON.stringify((op as { op: unknown }).op)}`);
