@@ -163,11 +163,58 @@ describe('web UI: serving and the jobs list', () => {
     await page.getByRole('heading', { name: 'from-ui' }).waitFor();
   });
 
+  test('scaling from the job page registers a new version; the versions tab shows the diff and reverts', async () => {
+    await page.goto(`${agent.address}/ui/jobs/from-ui`);
+    const count = page.getByLabel('Count of group g');
+    await count.fill('3');
+    await page.getByRole('button', { name: 'Scale' }).click();
+    await page.locator('[data-testid=task-group]').getByText('3 running').waitFor({ timeout: 30_000 });
+
+    await page.getByRole('link', { name: 'Versions' }).click();
+    const latest = page.locator('[data-testid=version]').first();
+    await latest.getByText('Version 1').waitFor();
+    await latest.getByText('Changes from version 0').click();
+    await latest.locator('.diff .del').getByText('"Count": 2').waitFor();
+    await latest.locator('.diff .add').getByText('"Count": 3').waitFor();
+    await screenshot(page, 'job-versions');
+    const v0 = page.locator('[data-testid=version]').filter({ hasText: 'Version 0' });
+    await v0.getByRole('button', { name: 'Revert to version 0' }).click();
+    await v0.getByRole('button', { name: 'Yes, revert to 0' }).click();
+    await page.locator('[data-testid=version]').first().getByText('Version 2').waitFor();
+    const job = await api<{ TaskGroups: Array<{ Count: number }> }>(agent.address, 'GET', '/v1/job/from-ui');
+    assert.equal(job.body.TaskGroups[0]?.Count, 2);
+  });
+
+  test('pages are readable at phone width: nothing wider than the screen', async () => {
+    const phone = await browser.context.newPage();
+    try {
+      await phone.setViewportSize({ width: 390, height: 844 });
+      for (const [path, name] of [['/ui/jobs', 'phone-jobs'], ['/ui/jobs/from-ui', 'phone-job'], ['/ui/clients', 'phone-clients']] as const) {
+        await phone.goto(`${agent.address}${path}`);
+        await phone.locator('main h1').first().waitFor();
+        await phone.locator('table').first().waitFor();
+        const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        await screenshot(phone, name);
+        assert.ok(overflow <= 0, `${path} is ${overflow}px wider than a 390px screen`);
+      }
+    } finally {
+      await phone.close();
+    }
+  });
+
   test('a broken request shows the API error instead of a blank page', async () => {
     await page.goto(`${agent.address}/ui/jobs/does-not-exist`);
     const alert = page.getByRole('alert').first();
     await alert.waitFor();
     assert.match((await alert.textContent()) ?? '', /404|not found/i);
     await screenshot(page, 'error');
+  });
+
+  test('when the agent goes away the page says so and retries with backoff', async () => {
+    await page.goto(`${agent.address}/ui/jobs`);
+    await page.getByText('Live', { exact: true }).waitFor();
+    await agent.kill();
+    await page.getByText(/Live updates lost .*retrying in \d+s/).waitFor();
+    await screenshot(page, 'agent-gone');
   });
 });

@@ -57,10 +57,10 @@ export function JobsListPage() {
               <thead>
                 <tr>
                   <th scope="col">Name</th>
-                  <th scope="col">Namespace</th>
+                  <th scope="col" class="hide-narrow">Namespace</th>
                   <th scope="col">Type</th>
                   <th scope="col">Status</th>
-                  <th scope="col">Priority</th>
+                  <th scope="col" class="hide-narrow">Priority</th>
                   <th scope="col">Allocations</th>
                   <th scope="col" class="hide-narrow">Submitted</th>
                 </tr>
@@ -72,12 +72,12 @@ export function JobsListPage() {
                       <a href={href(`/jobs/${seg(j.ID)}${nsQuery(j.Namespace)}`)}>{j.Name}</a>
                       {j.ParentID && <span class="muted"> (child of {j.ParentID})</span>}
                     </td>
-                    <td>{j.Namespace}</td>
+                    <td class="hide-narrow">{j.Namespace}</td>
                     <td>{j.Type}</td>
                     <td>
                       <StatusBadge status={j.Stop && j.Status !== 'dead' ? 'stopping' : j.Status} />
                     </td>
-                    <td>{j.Priority}</td>
+                    <td class="hide-narrow">{j.Priority}</td>
                     <td>
                       <SummaryBar counts={totalSummary(j.JobSummary)} />
                     </td>
