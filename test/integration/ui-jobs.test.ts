@@ -114,6 +114,8 @@ describe('web UI: serving and the jobs list', () => {
     await page.waitForURL(/\/ui\/jobs\/web$/);
     await page.getByRole('heading', { name: 'web' }).waitFor();
     await page.locator('[data-testid=task-group]').getByText('3 running').waitFor();
+    // The allocations table is its own read: wait for its rows before counting them.
+    await page.locator('[data-testid=alloc-row]').filter({ hasText: 'running' }).nth(2).waitFor();
     assert.equal(await page.locator('[data-testid=alloc-row]').count(), 3);
     await screenshot(page, 'job-overview');
 
