@@ -134,4 +134,29 @@ describe('web UI: allocation, logs, exec, files', () => {
     await page.getByRole('link', { name: 'Servers' }).click();
     await page.locator('[data-testid=server-row]').getByText('leader').waitFor();
   });
+
+  test('restarting an allocation from its page restarts the task', async () => {
+    await page.goto(`${agent.address}/ui/allocations/${allocId}`);
+    const task = page.locator('[data-testid=task-state][data-task=ticker]');
+    await task.getByText('Restarts: 0.').waitFor();
+    await page.getByRole('button', { name: 'Restart' }).click();
+    await page.getByRole('button', { name: 'Yes, restart' }).click();
+    await task.getByText('Restarts: 1.').waitFor();
+    await task.getByText('Restart Signaled').waitFor();
+  });
+
+  test("an evaluation's placement failure is explained on the job page", async () => {
+    const job = tickerJob('unplaceable') as { TaskGroups: Array<Record<string, unknown>> };
+    job.TaskGroups[0]!.Constraints = [{ LTarget: '${attr.kernel.name}', RTarget: 'plan9', Operand: '=' }];
+    const reg = await api(agent.address, 'PUT', '/v1/jobs', { Job: job });
+    assert.equal(reg.status, 200, reg.text);
+    await page.goto(`${agent.address}/ui/jobs/unplaceable`);
+    await page.getByTestId('placement-failures').getByText(/Filtered by constraint/).waitFor();
+    await page.getByRole('navigation', { name: 'Job sections' }).getByRole('link', { name: 'Evaluations' }).click();
+    await page.getByText('waiting for a node with room').waitFor();
+    const failures = page.getByTestId('placement-failures').first();
+    await failures.getByText(/not placed/).waitFor();
+    await failures.getByText(/Filtered by constraint/).waitFor();
+    await screenshot(page, 'placement-failure');
+  });
 });

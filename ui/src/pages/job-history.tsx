@@ -129,7 +129,13 @@ export function EvalTable({ evals, showJob = false }: { evals: Evaluation[]; sho
             <td>
               <StatusBadge status={e.Status} /> {e.StatusDescription && <span class="muted">{e.StatusDescription}</span>}
             </td>
-            <td>{e.FailedTGAllocs && Object.keys(e.FailedTGAllocs).length > 0 ? <PlacementFailures failed={e.FailedTGAllocs} /> : <span class="muted">ok</span>}</td>
+            <td>
+              {e.FailedTGAllocs && Object.keys(e.FailedTGAllocs).length > 0 ? (
+                <PlacementFailures failed={e.FailedTGAllocs} />
+              ) : (
+                <span class="muted">{e.Status === 'blocked' ? 'waiting for a node with room' : e.Status === 'pending' ? 'not scheduled yet' : 'ok'}</span>
+              )}
+            </td>
             <td class="hide-narrow">{ago(nanosToMs(e.CreateTime))}</td>
           </tr>
         ))}

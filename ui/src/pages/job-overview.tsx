@@ -2,7 +2,9 @@
 import { useState } from 'preact/hooks';
 import type { AllocListStub } from '../../../src/structs/alloc.js';
 import type { Deployment } from '../../../src/structs/deployment.js';
+import type { Evaluation } from '../../../src/structs/eval.js';
 import type { Job, JobSummary, TaskGroup } from '../../../src/structs/job.js';
+import { PlacementFailures } from '../components/placement-failure.js';
 import { ActionButton } from '../components/action-button.js';
 import { AllocTable } from '../components/alloc-table.js';
 import { LiveView } from '../components/states.js';
@@ -94,6 +96,10 @@ export function JobOverview({ job }: { job: Job }) {
   const summary = useLive<JobSummary>(jobPath(job.ID, job.Namespace, 'summary'), watch);
   const deployment = useLive<Deployment | null>(job.Type === 'service' ? jobPath(job.ID, job.Namespace, 'deployment') : undefined, watch);
   const allocs = useLive<AllocListStub[]>(jobPath(job.ID, job.Namespace, 'allocations'), watch);
+  const evals = useLive<Evaluation[]>(jobPath(job.ID, job.Namespace, 'evaluations'), watch);
+  const queued = Object.values(summary.data?.Summary ?? {}).reduce((n, g) => n + g.Queued, 0);
+  // While allocations wait to be placed, the latest evaluation that failed to place says why.
+  const failed = queued > 0 ? [...(evals.data ?? [])].sort((a, b) => b.CreateIndex - a.CreateIndex).find((e) => e.FailedTGAllocs && Object.keys(e.FailedTGAllocs).length > 0) : undefined;
   return (
     <>
       <dl class="facts">
@@ -110,6 +116,12 @@ export function JobOverview({ job }: { job: Job }) {
           </>
         )}
       </dl>
+      {failed?.FailedTGAllocs && (
+        <>
+          <h2>Placement failures</h2>
+          <PlacementFailures failed={failed.FailedTGAllocs} />
+        </>
+      )}
       <h2>Task groups</h2>
       <div class="cards">
         {job.TaskGroups.map((g) => {
