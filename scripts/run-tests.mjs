@@ -26,5 +26,14 @@ if (files.length === 0) {
   console.error('no test files found under dist/test (run npm run build first)');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=1', ...files], { stdio: 'inherit' });
+// A hang must fail the run, not hold CI until its own limit: every test has 5 minutes, and the
+// whole run 60 (a test file kept alive by a leaked handle never ends on its own).
+const PER_TEST_MS = 5 * 60_000;
+const WHOLE_RUN_MS = 60 * 60_000;
+const r = spawnSync(
+  process.execPath,
+  ['--test', '--test-reporter=spec', '--test-concurrency=1', `--test-timeout=${PER_TEST_MS}`, ...files],
+  { stdio: 'inherit', timeout: WHOLE_RUN_MS, killSignal: 'SIGKILL' },
+);
+if (r.error || r.signal) console.error(`test run stopped: ${r.error?.message ?? r.signal} (limit ${WHOLE_RUN_MS / 60_000} min)`);
 process.exit(r.status ?? 1);
