@@ -12,6 +12,7 @@ import { HttpError, toCaravanError } from './http-errors.js';
 import { HttpMetrics } from './http-metrics.js';
 import type { JobAdmission } from './job-admission.js';
 import { CARAVAN_VERSION } from '../structs/version.js';
+import { queryParam, type RawQuery } from './query-options.js';
 import { parseJsonBody } from './request-body.js';
 import type { AgentInfo, RouteContext } from './route-context.js';
 import { registerAgentRoutes } from './routes/agent.js';
@@ -116,6 +117,13 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
       done();
     });
   }
+
+  // `region=` names where a request should go: this agent serves its own region only.
+  app.addHook('onRequest', (req, _reply, done) => {
+    const region = queryParam(req.query as RawQuery, 'region');
+    if (region !== undefined && region !== '' && region !== agent.region) return done(new HttpError('HTTP_NO_REGION_PATH', { region }));
+    done();
+  });
 
   app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unknown';

@@ -12,6 +12,7 @@ import type { JobAdmission } from './job-admission.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { blockingQuery } from './blocking-query.js';
 import { HttpError } from './http-errors.js';
+import { applyListOptions, parseListOptions } from './list-options.js';
 import { parseQueryOptions, type QueryOptions, type RawHeaders, type RawQuery } from './query-options.js';
 
 /** Static facts about the agent serving the API, for /v1/agent/* and /v1/status/*. */
@@ -92,7 +93,8 @@ export function setQueryMeta(reply: FastifyReply, index: number, knownLeader = t
  * Answers a read: blocks as the query asks on `tables`, runs `read`, sets the query-meta
  * headers and sends the JSON. A read of one object passes `indexOf` (see blockingQuery): it
  * waits for that object and answers its index. `read` throwing (e.g. a 404) is answered by the error handler,
- * with the index header still set.
+ * with the index header still set. A list answer is filtered and paged here, for every list
+ * route alike (list-options.ts): `filter`, `per_page`, `next_token`, `reverse`.
  */
 export async function answerRead<T>(
   ctx: RouteContext,
@@ -104,13 +106,21 @@ export async function answerRead<T>(
 ): Promise<FastifyReply> {
   const server = requireServer(ctx);
   const opts = queryOptions(req);
+  // Parsed before blocking, so a malformed filter is a 400 at once, not after the wait.
+  const listOpts = parseListOptions(req.query as RawQuery);
   const signal = requestSignal(req, reply, ctx.shutdown.signal);
   let index = 0;
   try {
     const result = await blockingQuery({ server, clock: ctx.clock, random: ctx.random }, tables, opts, () => read(server, opts), signal, indexOf);
     index = result.index;
     setQueryMeta(reply, index, server.isLeader() || server.leaderAddress() !== '');
-    return sendJson(reply, result.value, opts.pretty);
+    let body: unknown = result.value;
+    if (Array.isArray(body)) {
+      const page = applyListOptions(body as unknown[], listOpts);
+      body = page.items;
+      if (page.nextToken !== '') reply.header('X-Nomad-NextToken', page.nextToken);
+    }
+    return sendJson(reply, body, opts.pretty);
   } catch (err) {
     if (index === 0) setQueryMeta(reply, Math.max(1, server.state.latestIndex()));
     throw err;

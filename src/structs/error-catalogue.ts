@@ -129,6 +129,10 @@ export const ErrorCatalogue = {
   HTTP_UI_NOT_BUILT: e(503, 'the web UI is not built (no {index}): run npm run build', true),
   /** Anything unexpected. */
   HTTP_INTERNAL: e(500, '{reason}'),
+  /** A list `filter=` expression that does not parse; the reason names the problem and where. */
+  HTTP_BAD_FILTER: e(400, 'failed to read filter expression: {reason}'),
+  /** A request for a region this agent is not in (Nomad's text; there is one region). */
+  HTTP_NO_REGION_PATH: e(400, 'No path to region "{region}"'),
   /** An allocation this agent cannot find (Nomad's "Unknown allocation"). */
   ALLOC_UNKNOWN: e(404, 'Unknown allocation "{alloc}"{detail}'),
   /** An exec frame that cannot be decoded. */

@@ -5,13 +5,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/server-api.js';
 import { allocStub } from '../../structs/alloc.js';
 import { notFound } from '../http-errors.js';
+import { stubOf } from '../list-options.js';
 import { optionalObjectBody } from '../request-body.js';
 import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
 
 /** Registers the allocation routes. */
 export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get('/v1/allocations', (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Allocs], (server, opts) => server.state.allocs(opts.prefix || undefined).map(allocStub)),
+    answerRead(ctx, req, reply, [Table.Allocs], (server, opts) => server.state.allocs(opts.prefix || undefined).map((a) => stubOf(allocStub(a), a))),
   );
 
   app.get<{ Params: { id: string } }>('/v1/allocation/:id', (req, reply) =>

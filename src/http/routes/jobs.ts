@@ -13,6 +13,7 @@ import { dispatchRoute, periodicForceRoute } from './job-dispatch.js';
 import { HttpError, badRequest, methodNotAllowed, notFound } from '../http-errors.js';
 import { jobScaleStatus } from '../job-scale-status.js';
 import { jobListStub } from '../list-stubs.js';
+import { stubOf } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, optionalBool, optionalObjectBody, optionalUint } from '../request-body.js';
 import { answerRead, answerWrite, queryOptions, requireServer, sendJson, modifyIndex, type RouteContext } from '../route-context.js';
@@ -35,7 +36,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
     answerRead(ctx, req, reply, [Table.Jobs, Table.JobSummaries], (server, opts) =>
       server.state
         .jobs(opts.namespace, opts.prefix || undefined)
-        .map((job) => jobListStub(job, server.state.jobSummary(job.Namespace, job.ID))),
+        .map((job) => stubOf(jobListStub(job, server.state.jobSummary(job.Namespace, job.ID)), job)),
     ),
   );
 

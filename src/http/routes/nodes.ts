@@ -7,6 +7,7 @@ import { Table } from '../../server/server-api.js';
 import { NodeEligibility } from '../../structs/node.js';
 import { badRequest, notFound } from '../http-errors.js';
 import { nodeListStub } from '../list-stubs.js';
+import { stubOf } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, stringField } from '../request-body.js';
 import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
@@ -17,7 +18,7 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
     answerRead(ctx, req, reply, [Table.Nodes], (server, opts) => {
       const withOs = queryFlag(req.query as RawQuery, 'os');
       const withResources = queryFlag(req.query as RawQuery, 'resources');
-      return server.state.nodes(opts.prefix || undefined).map((n) => nodeListStub(n, withOs, withResources));
+      return server.state.nodes(opts.prefix || undefined).map((n) => stubOf(nodeListStub(n, withOs, withResources), n));
     }),
   );
 
