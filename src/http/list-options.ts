@@ -5,8 +5,8 @@
  * no route handles them itself. Malformed values are a 400 naming the problem.
  */
 import { evaluateFilter } from './filter/bexpr-eval.js';
-import { FilterSyntaxError, parseFilter, type FilterExpr } from './filter/bexpr-parse.js';
-import { HttpError, badRequest } from './http-errors.js';
+import { parseFilter, type FilterExpr } from './filter/bexpr-parse.js';
+import { badRequest } from './http-errors.js';
 import { queryFlag, queryParam, type RawQuery } from './query-options.js';
 
 /** Where a list item's filter datum hides: stubs are filtered on the object they summarise. */
@@ -44,12 +44,8 @@ export function parseListOptions(q: RawQuery): ListOptions {
   const rawFilter = queryParam(q, 'filter');
   let filter: FilterExpr | undefined;
   if (rawFilter !== undefined && rawFilter.trim() !== '') {
-    try {
-      filter = parseFilter(rawFilter);
-    } catch (err) {
-      if (err instanceof FilterSyntaxError) throw new HttpError('HTTP_BAD_FILTER', { reason: err.message });
-      throw err;
-    }
+    // A malformed filter throws FilterSyntaxError: a 400 naming the problem.
+    filter = parseFilter(rawFilter);
   }
   const rawPerPage = queryParam(q, 'per_page');
   let perPage = 0;

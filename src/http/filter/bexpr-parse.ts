@@ -16,6 +16,7 @@
  * Malformed input throws FilterSyntaxError naming the problem and its position; nothing
  * about a filter is ever silently ignored.
  */
+import { CaravanError } from '../../structs/caravan-error.js';
 
 /** A selector path: `Meta.team` → ["Meta", "team"]. */
 export type Selector = readonly string[];
@@ -29,10 +30,10 @@ export type FilterExpr =
   | { kind: 'not'; expr: FilterExpr }
   | { kind: 'match'; op: MatchOp; selector: Selector; value: string | undefined; regex: RegExp | undefined };
 
-/** A filter that cannot be parsed; the message names the problem and where. */
-export class FilterSyntaxError extends Error {
-  constructor(message: string) {
-    super(message);
+/** A filter that cannot be parsed (a 400); the message names the problem and where. */
+export class FilterSyntaxError extends CaravanError<'HTTP_BAD_FILTER'> {
+  constructor(reason: string) {
+    super('HTTP_BAD_FILTER', { reason });
     this.name = 'FilterSyntaxError';
   }
 }
