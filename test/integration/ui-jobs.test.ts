@@ -187,6 +187,35 @@ describe('web UI: serving and the jobs list', () => {
     assert.equal(job.body.TaskGroups[0]?.Count, 2);
   });
 
+  test('a parameterized job is dispatched from its page with meta and a payload', async () => {
+    const parent = {
+      ID: 'batcher',
+      Type: 'batch',
+      Datacenters: ['dc1'],
+      ParameterizedJob: { Payload: 'optional', MetaRequired: ['who'], MetaOptional: null },
+      TaskGroups: [
+        {
+          Name: 'g',
+          Count: 1,
+          Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/sh', args: ['-c', 'echo hi $NOMAD_META_who'] }, Resources: { CPU: 20, MemoryMB: 16 } }],
+        },
+      ],
+    };
+    const reg = await api(agent.address, 'PUT', '/v1/jobs', { Job: parent });
+    assert.equal(reg.status, 200, reg.text);
+    await page.goto(`${agent.address}/ui/jobs/batcher`);
+    // Missing required meta: the API's message is shown.
+    await page.getByRole('button', { name: 'Dispatch' }).click();
+    await page.getByRole('alert').getByText(/who/).waitFor();
+    await page.getByLabel('Meta (one key=value per line)').fill('who=ui');
+    await page.getByLabel('Payload').fill('some input');
+    await page.getByRole('button', { name: 'Dispatch' }).click();
+    await page.waitForURL(/\/ui\/jobs\/batcher%2Fdispatch-/);
+    await page.getByRole('heading', { name: /^batcher\/dispatch-/ }).waitFor();
+    const children = await api<Array<{ ID: string; ParentID: string }>>(agent.address, 'GET', '/v1/jobs');
+    assert.ok(children.body.some((j) => j.ParentID === 'batcher'), 'a child job was dispatched');
+  });
+
   test('pages are readable at phone width: nothing wider than the screen', async () => {
     const phone = await browser.context.newPage();
     try {
