@@ -20,6 +20,7 @@ import { registerAllocRoutes } from './routes/allocs.js';
 import { registerEvalRoutes } from './routes/evals.js';
 import { registerInternalRoutes } from './routes/internal.js';
 import { registerJobRoutes } from './routes/jobs.js';
+import { registerJobStatusesRoutes } from './routes/job-statuses.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerNodeRoutes } from './routes/nodes.js';
 import { registerNodeDrainRoutes } from './routes/node-drain.js';
@@ -142,6 +143,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   });
 
   registerJobRoutes(app, ctx);
+  registerJobStatusesRoutes(app, ctx);
   registerAllocRoutes(app, ctx);
   registerEvalRoutes(app, ctx);
   registerNodeRoutes(app, ctx);

@@ -81,6 +81,7 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'NodeDeregister':
     case 'AllocUpdateDesiredTransition':
     case 'DeploymentUpsert':
+    case 'JobStability':
       break;
     default: {
       const never: never = cmd;

@@ -141,6 +141,15 @@ export interface ServerApi {
   /** Creates a new evaluation for a job (POST /v1/job/:id/evaluate). */
   evaluateJob(namespace: string, jobId: string): Promise<{ evalId: string; index: number }>;
   planJob(job: Job): Promise<JobPlanResult>;
+  /**
+   * Registers version `version` of a job again as its newest version (PUT /v1/job/:id/revert);
+   * `enforcePriorVersion` must then be the current version. Optional: older servers lack it.
+   */
+  revertJob?(namespace: string, jobId: string, version: number, enforcePriorVersion?: number): Promise<RegisterJobResult>;
+  /** Marks one version of a job stable or not (PUT /v1/job/:id/stable). */
+  setJobStability?(namespace: string, jobId: string, version: number, stable: boolean): Promise<{ index: number }>;
+  /** Sets one group's count (PUT /v1/job/:id/scale): a new job version and its evaluation. */
+  scaleJobGroup?(namespace: string, jobId: string, group: string, count: number): Promise<RegisterJobResult>;
   /** Stops one allocation and lets the scheduler replace it. */
   stopAlloc(allocId: string): Promise<{ evalId: string; index: number }>;
 

@@ -194,7 +194,7 @@ export class Server implements ServerApi {
         await this.apply({ Type: 'EvalUpdate', Evals: [evaluation], Now: this.nowNanos() });
       },
       revert: async (job) => {
-        await this.revertJob(job);
+        await this.autoRevert(job);
       },
       newEval: (job, deploymentId) => newEvaluation(job, 'deployment-watcher', this.nowNanos(), { DeploymentID: deploymentId }),
       onError: (err) => this.logError(err, 'deployment watcher'),
@@ -651,12 +651,45 @@ export class Server implements ServerApi {
       newEvaluation(job, 'deployment-watcher', now, { DeploymentID: id }),
     );
     const index = await this.apply(plan.command);
-    if (plan.revertTo) await this.revertJob(plan.revertTo);
+    if (plan.revertTo) await this.autoRevert(plan.revertTo);
     return { evalId: plan.evaluation?.ID ?? '', index };
   }
 
+  async revertJob(namespace: string, jobId: string, version: number, enforcePriorVersion?: number): Promise<RegisterJobResult> {
+    const current = this.store.jobById(namespace, jobId);
+    if (!current) throw new ServerError('JOB_NOT_FOUND', { job: jobId });
+    if (enforcePriorVersion !== undefined && current.Version !== enforcePriorVersion) {
+      throw new ServerError('JOB_ACTION_INVALID', { reason: `current job has version ${current.Version}; enforcing version ${enforcePriorVersion}` });
+    }
+    if (current.Version === version) throw new ServerError('JOB_ACTION_INVALID', { reason: "can't revert to current version" });
+    const target = this.store.jobVersions(namespace, jobId).find((v) => v.Version === version);
+    if (!target) throw new ServerError('JOB_VERSION_NOT_FOUND', { job: jobId, namespace, version });
+    return this.registerJob({ ...target, Stable: false, Stop: false });
+  }
+
+  async setJobStability(namespace: string, jobId: string, version: number, stable: boolean): Promise<{ index: number }> {
+    if (!this.store.jobById(namespace, jobId)) throw new ServerError('JOB_NOT_FOUND', { job: jobId });
+    if (!this.store.jobVersions(namespace, jobId).some((v) => v.Version === version)) throw new ServerError('JOB_VERSION_NOT_FOUND', { job: jobId, namespace, version });
+    const index = await this.apply({ Type: 'JobStability', Namespace: namespace, JobID: jobId, Version: version, Stable: stable, Now: this.nowNanos() });
+    return { index };
+  }
+
+  async scaleJobGroup(namespace: string, jobId: string, group: string, count: number): Promise<RegisterJobResult> {
+    const current = this.store.jobById(namespace, jobId);
+    if (!current) throw new ServerError('JOB_NOT_FOUND', { job: jobId });
+    if (current.Stop) throw new ServerError('JOB_ACTION_INVALID', { reason: `job "${jobId}" is stopped: cannot scale` });
+    if (current.Type === 'system' || current.Type === 'sysbatch') throw new ServerError('JOB_ACTION_INVALID', { reason: `cannot scale jobs of type "${current.Type}"` });
+    const tg = current.TaskGroups.find((g) => g.Name === group);
+    if (!tg) throw new ServerError('JOB_ACTION_INVALID', { reason: `task group "${group}" specified for scaling does not exist in job` });
+    const policy = (tg as { Scaling?: { Min?: number; Max?: number } | null }).Scaling;
+    if (policy && typeof policy.Min === 'number' && count < policy.Min) throw new ServerError('JOB_ACTION_INVALID', { reason: `group count was less than scaling policy minimum: ${count} < ${policy.Min}` });
+    if (policy && typeof policy.Max === 'number' && count > policy.Max) throw new ServerError('JOB_ACTION_INVALID', { reason: `group count was greater than scaling policy maximum: ${count} > ${policy.Max}` });
+    const job: Job = { ...current, TaskGroups: current.TaskGroups.map((g) => (g.Name === group ? { ...g, Count: count } : g)) };
+    return this.registerJob(job);
+  }
+
   /** Registers an earlier version of a job again as its newest version (auto-revert). */
-  private async revertJob(version: Job): Promise<void> {
+  private async autoRevert(version: Job): Promise<void> {
     const current = this.store.jobById(version.Namespace, version.ID);
     if (!current || current.Stop) return;
     await this.registerJob({ ...version, Stable: false, Stop: false });

@@ -39,6 +39,10 @@ export const ErrorCatalogue = {
   JOB_EXISTS: e(409, 'Enforcing job modify index 0: job already exists'),
   /** EnforceIndex with an index that is not the job's JobModifyIndex. */
   JOB_MODIFY_INDEX_CONFLICT: e(409, 'Enforcing job modify index {expected}: job exists with conflicting job modify index: {actual}'),
+  /** A job version that is not stored (revert, stable). */
+  JOB_VERSION_NOT_FOUND: e(404, 'job "{job}" in namespace "{namespace}" at version {version} not found'),
+  /** A revert, stability or scale request that does not fit the job; the reason names it. */
+  JOB_ACTION_INVALID: e(400, '{reason}'),
   /** No job of that ID in the namespace. */
   JOB_NOT_FOUND: e(404, 'job "{job}" not found'),
   /** Periodic and parameterized jobs are never evaluated directly. */

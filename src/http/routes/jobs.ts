@@ -10,8 +10,8 @@ import type { Job } from '../../structs/job.js';
 import { JobDecodeError } from '../job-admission.js';
 import { admitJob, formatProblems } from '../job-submission.js';
 import { dispatchRoute, periodicForceRoute } from './job-dispatch.js';
+import { revertRoute, scaleRoute, stableRoute } from './job-actions.js';
 import { HttpError, badRequest, methodNotAllowed, notFound } from '../http-errors.js';
-import { jobScaleStatus } from '../job-scale-status.js';
 import { jobListStub } from '../list-stubs.js';
 import { stubOf } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
@@ -19,7 +19,7 @@ import { objectBody, optionalBool, optionalObjectBody, optionalUint } from '../r
 import { answerRead, answerWrite, queryOptions, requireServer, sendJson, modifyIndex, type RouteContext } from '../route-context.js';
 
 /** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
-const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale'] as const;
+const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable'] as const;
 type JobSubresource = (typeof JOB_SUBRESOURCES)[number];
 
 /** Splits the tail of /v1/job/<tail> into the job ID and the sub-resource ("" for the job). */
@@ -225,13 +225,11 @@ async function jobRoute(
     case 'periodic/force':
       return periodicForceRoute(ctx, req, reply, jobId);
     case 'scale':
-      // Scaling a group (PUT/POST) is not implemented yet; the status is.
-      if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Jobs, Table.Allocs, Table.Deployments], (server, opts) => {
-        const job = server.state.jobById(opts.namespace, jobId);
-        if (!job) throw notFound('job');
-        return jobScaleStatus(job, server.state.allocsByJob(opts.namespace, jobId));
-      });
+      return scaleRoute(ctx, req, reply, jobId);
+    case 'revert':
+      return revertRoute(ctx, req, reply, jobId);
+    case 'stable':
+      return stableRoute(ctx, req, reply, jobId);
     default: {
       const never: never = sub;
       throw notFound(`route ${String(never)}`);

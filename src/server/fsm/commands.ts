@@ -37,6 +37,7 @@ export const CommandType = {
   DeploymentStatusUpdate: 'DeploymentStatusUpdate',
   DeploymentPromote: 'DeploymentPromote',
   DeploymentAllocHealth: 'DeploymentAllocHealth',
+  JobStability: 'JobStability',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -45,6 +46,16 @@ export interface JobRegisterCommand {
   Type: 'JobRegister';
   Job: Job;
   Eval: Evaluation | null;
+  Now: number;
+}
+
+/** Marks one version of a job stable or not (PUT /v1/job/:id/stable); makes no new version. */
+export interface JobStabilityCommand {
+  Type: 'JobStability';
+  Namespace: string;
+  JobID: string;
+  Version: number;
+  Stable: boolean;
   Now: number;
 }
 
@@ -215,4 +226,5 @@ export type Command =
   | DeploymentUpsertCommand
   | DeploymentStatusUpdateCommand
   | DeploymentPromoteCommand
-  | DeploymentAllocHealthCommand;
+  | DeploymentAllocHealthCommand
+  | JobStabilityCommand;

@@ -147,6 +147,12 @@ export class Fsm {
         applyDeploymentAllocHealth(this.state, cmd, index, ev);
         if (cmd.Eval) this.putEval(cmd.Eval, index, cmd.Now, ev);
         break;
+      case 'JobStability': {
+        const changed = this.state.setJobVersionStable(cmd.Namespace, cmd.JobID, cmd.Version, cmd.Stable, index);
+        const cur = this.state.jobById(cmd.Namespace, cmd.JobID);
+        if (changed && cur) ev.push(jobEvent('JobRegistered', cur, index));
+        break;
+      }
       default: {
         const never: never = cmd;
         throw new Error(`unknown command ${(never as { Type: string }).Type}`);

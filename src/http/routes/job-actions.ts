@@ -1,0 +1,99 @@
+/**
+ * Write sub-resources of /v1/job/<id> that change a job without a new spec from the user:
+ * `revert` (Nomad's JobRevertRequest), `stable` (JobStabilityRequest) and `scale`
+ * (ScalingRequest; GET answers the scale status). Reached through the /v1/job/* router of
+ * jobs.ts. Bad input (a missing version, a negative count, an unknown group) is a 400 naming
+ * the field, and nothing changes.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Table } from '../../server/server-api.js';
+import type { RegisterJobResult } from '../../server/server-api.js';
+import { HttpError, badRequest, methodNotAllowed, notFound } from '../http-errors.js';
+import { jobScaleStatus } from '../job-scale-status.js';
+import { objectBody, optionalBool } from '../request-body.js';
+import { answerRead, answerWrite, queryOptions, requireServer, type RouteContext } from '../route-context.js';
+
+function requireWrite(req: FastifyRequest): void {
+  if (req.method !== 'PUT' && req.method !== 'POST') throw methodNotAllowed(req.method, req.url);
+}
+
+/** A required non-negative integer field, a 400 naming it otherwise. */
+function requiredUint(body: Record<string, unknown>, name: string): number {
+  const v = body[name];
+  if (v === undefined || v === null) throw badRequest(`${name} must be specified`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw badRequest(`${name} must be a non-negative integer`);
+  return v;
+}
+
+/** The body's JobID, when given, must be the path's. */
+function checkJobId(body: Record<string, unknown>, jobId: string): void {
+  const id = body['JobID'];
+  if (id !== undefined && id !== null && id !== '' && id !== jobId) throw badRequest('Job ID does not match');
+}
+
+function registerAnswer(req: FastifyRequest, reply: FastifyReply, res: RegisterJobResult): FastifyReply {
+  return answerWrite(req, reply, res.index, {
+    EvalID: res.evalId,
+    EvalCreateIndex: res.evalCreateIndex,
+    JobModifyIndex: res.jobModifyIndex,
+    Warnings: res.warnings,
+    Index: res.index,
+    LastContact: 0,
+    KnownLeader: true,
+  });
+}
+
+/** Answers PUT|POST /v1/job/<id>/revert. */
+export async function revertRoute(ctx: RouteContext, req: FastifyRequest, reply: FastifyReply, jobId: string): Promise<FastifyReply> {
+  requireWrite(req);
+  const server = requireServer(ctx);
+  if (!server.revertJob) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'job revert' });
+  const body = objectBody(req.body);
+  checkJobId(body, jobId);
+  const version = requiredUint(body, 'JobVersion');
+  const enforce = body['EnforcePriorVersion'];
+  const prior = enforce === undefined || enforce === null ? undefined : requiredUint(body, 'EnforcePriorVersion');
+  const res = await server.revertJob(queryOptions(req).namespace, jobId, version, prior);
+  return registerAnswer(req, reply, res);
+}
+
+/** Answers PUT|POST /v1/job/<id>/stable. */
+export async function stableRoute(ctx: RouteContext, req: FastifyRequest, reply: FastifyReply, jobId: string): Promise<FastifyReply> {
+  requireWrite(req);
+  const server = requireServer(ctx);
+  if (!server.setJobStability) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'job stability' });
+  const body = objectBody(req.body);
+  checkJobId(body, jobId);
+  const version = requiredUint(body, 'JobVersion');
+  const res = await server.setJobStability(queryOptions(req).namespace, jobId, version, optionalBool(body, 'Stable'));
+  return answerWrite(req, reply, res.index, { Index: res.index });
+}
+
+/** Answers GET (scale status) and PUT|POST (set a group's count) /v1/job/<id>/scale. */
+export async function scaleRoute(ctx: RouteContext, req: FastifyRequest, reply: FastifyReply, jobId: string): Promise<FastifyReply> {
+  if (req.method === 'GET') {
+    return answerRead(ctx, req, reply, [Table.Jobs, Table.Allocs, Table.Deployments], (server, opts) => {
+      const job = server.state.jobById(opts.namespace, jobId);
+      if (!job) throw notFound('job');
+      return jobScaleStatus(job, server.state.allocsByJob(opts.namespace, jobId));
+    });
+  }
+  requireWrite(req);
+  const server = requireServer(ctx);
+  if (!server.scaleJobGroup) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'job scaling' });
+  const body = objectBody(req.body);
+  const target = body['Target'];
+  if (target === null || typeof target !== 'object' || Array.isArray(target)) throw badRequest('Target must be an object naming the Group');
+  const group = (target as Record<string, unknown>)['Group'];
+  if (typeof group !== 'string' || group === '') throw badRequest('Target.Group must be specified');
+  const targetJob = (target as Record<string, unknown>)['Job'];
+  if (targetJob !== undefined && targetJob !== null && targetJob !== '' && targetJob !== jobId) throw badRequest('Target.Job does not match the job in the path');
+  if (body['Count'] === undefined || body['Count'] === null) {
+    // Nomad records a count-less request as a scaling event only; Caravan keeps no scaling events yet.
+    throw badRequest('Count must be specified (scaling events without a count are not recorded)');
+  }
+  const count = body['Count'];
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) throw badRequest('Count must be a non-negative integer');
+  const res = await server.scaleJobGroup(queryOptions(req).namespace, jobId, group, count);
+  return registerAnswer(req, reply, res);
+}
