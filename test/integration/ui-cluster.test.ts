@@ -1,0 +1,107 @@
+/**
+ * The web UI's cluster-wide controls in a real browser against a real dev agent: promoting a
+ * canary deployment, the namespace selector, and the ACL token sent as X-Nomad-Token.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import type { Deployment } from '../../src/structs/index.js';
+import { api, startAgent, type AgentProcess } from './helpers/agent-process.js';
+import { launchBrowser, screenshot, type TestBrowser } from './helpers/browser.js';
+import { waitUntil } from './helpers/poseidon-client.js';
+
+const S = 1_000_000_000;
+
+function canaryJob(id: string, version: string, namespace = 'default'): Record<string, unknown> {
+  return {
+    ID: id,
+    Namespace: namespace,
+    Type: 'service',
+    Datacenters: ['dc1'],
+    TaskGroups: [
+      {
+        Name: 'web',
+        Count: 1,
+        Update: { MaxParallel: 1, Canary: 1, HealthCheck: 'task_states', MinHealthyTime: 1 * S, HealthyDeadline: 60 * S, ProgressDeadline: 120 * S, AutoRevert: false, AutoPromote: false, Stagger: 30 * S },
+        Tasks: [
+          {
+            Name: 't',
+            Driver: 'raw_exec',
+            Env: { VERSION: version },
+            Config: { command: '/bin/sh', args: ['-c', 'while true; do sleep 1; done'] },
+            Resources: { CPU: 20, MemoryMB: 16 },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+async function latestDeployment(address: string, id: string): Promise<Deployment | null> {
+  return (await api<Deployment | null>(address, 'GET', `/v1/job/${id}/deployment`)).body;
+}
+
+describe('web UI: deployments, namespaces, token', () => {
+  let agent: AgentProcess;
+  let browser: TestBrowser;
+  let page: Page;
+
+  before(async () => {
+    agent = await startAgent({ roleArgs: ['-dev'] });
+    browser = await launchBrowser();
+    page = await browser.newPage();
+  });
+  after(async () => {
+    await browser?.close();
+    await agent?.stop();
+    await agent?.cleanup();
+  });
+
+  test('a canary deployment is promoted from the job page', async () => {
+    assert.equal((await api(agent.address, 'PUT', '/v1/jobs', { Job: canaryJob('canary', 'v0') })).status, 200);
+    await waitUntil('version 0 deployed', async () => (await latestDeployment(agent.address, 'canary'))?.Status === 'successful', 30_000);
+    assert.equal((await api(agent.address, 'PUT', '/v1/jobs', { Job: canaryJob('canary', 'v1') })).status, 200);
+    await waitUntil('a healthy canary', async () => {
+      const d = await latestDeployment(agent.address, 'canary');
+      return d && d.JobVersion === 1 && d.TaskGroups.web!.HealthyAllocs >= 1 ? d : undefined;
+    }, 30_000);
+
+    await page.goto(`${agent.address}/ui/jobs/canary`);
+    const card = page.getByTestId('deployment');
+    await card.getByText('Version 1.').waitFor();
+    await screenshot(page, 'deployment-canary');
+    await card.getByRole('button', { name: 'Promote' }).click();
+    await card.getByText('(promoted)').waitFor();
+    await card.getByText('successful', { exact: true }).waitFor({ timeout: 30_000 });
+    const d = await latestDeployment(agent.address, 'canary');
+    assert.equal(d?.TaskGroups.web?.Promoted, true);
+  });
+
+  test('the namespace selector scopes the jobs list', async () => {
+    assert.equal((await api(agent.address, 'PUT', '/v1/jobs?namespace=team-b', { Job: canaryJob('other-team', 'v0', 'team-b') })).status, 200);
+    await page.goto(`${agent.address}/ui/jobs`);
+    await page.locator('[data-testid=job-row][data-job=canary]').waitFor();
+    assert.equal(await page.locator('[data-testid=job-row][data-job=other-team]').count(), 0);
+    await page.getByLabel('Namespace').selectOption('team-b');
+    await page.locator('[data-testid=job-row][data-job=other-team]').waitFor();
+    assert.equal(await page.locator('[data-testid=job-row][data-job=canary]').count(), 0);
+    await page.getByLabel('Namespace').selectOption('*');
+    await page.locator('[data-testid=job-row][data-job=canary]').waitFor();
+    await page.locator('[data-testid=job-row][data-job=other-team]').waitFor();
+    await page.getByLabel('Namespace').selectOption('default');
+  });
+
+  test('the token field sends X-Nomad-Token with every request and keeps it in the browser', async () => {
+    await page.goto(`${agent.address}/ui/jobs`);
+    await page.getByRole('button', { name: 'Token' }).click();
+    await page.getByLabel('ACL token (secret ID)').fill('secret-123');
+    const sent = page.waitForRequest((r) => r.url().includes('/v1/jobs') && r.headers()['x-nomad-token'] === 'secret-123');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await sent;
+    // After a reload the token is still there (localStorage) and still sent.
+    const again = page.waitForRequest((r) => r.url().includes('/v1/') && r.headers()['x-nomad-token'] === 'secret-123');
+    await page.reload();
+    await page.getByRole('button', { name: 'Token set' }).waitFor();
+    await again;
+  });
+});
