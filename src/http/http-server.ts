@@ -21,6 +21,9 @@ import { registerEvalRoutes } from './routes/evals.js';
 import { registerInternalRoutes } from './routes/internal.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerJobStatusesRoutes } from './routes/job-statuses.js';
+import { registerSystemRoutes } from './routes/system.js';
+import { registerFeaturesOffRoutes } from './routes/features-off.js';
+import { registerAgentHostRoutes } from './routes/agent-host.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerNodeRoutes } from './routes/nodes.js';
 import { registerNodeDrainRoutes } from './routes/node-drain.js';
@@ -144,6 +147,9 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
 
   registerJobRoutes(app, ctx);
   registerJobStatusesRoutes(app, ctx);
+  registerSystemRoutes(app, ctx);
+  registerFeaturesOffRoutes(app, ctx);
+  registerAgentHostRoutes(app, ctx);
   registerAllocRoutes(app, ctx);
   registerEvalRoutes(app, ctx);
   registerNodeRoutes(app, ctx);

@@ -82,6 +82,7 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'AllocUpdateDesiredTransition':
     case 'DeploymentUpsert':
     case 'JobStability':
+    case 'JobSummaryReconcile':
       break;
     default: {
       const never: never = cmd;

@@ -150,6 +150,14 @@ export interface ServerApi {
   setJobStability?(namespace: string, jobId: string, version: number, stable: boolean): Promise<{ index: number }>;
   /** Sets one group's count (PUT /v1/job/:id/scale): a new job version and its evaluation. */
   scaleJobGroup?(namespace: string, jobId: string, group: string, count: number): Promise<RegisterJobResult>;
+  /**
+   * Nomad's forced garbage collection (PUT /v1/system/gc): every terminal evaluation whose job is
+   * dead or stopped goes with its terminal allocations, whatever its age, then dead jobs with
+   * nothing left. Optional: servers without it answer 501.
+   */
+  forceGarbageCollection?(): Promise<{ evals: number; jobs: number }>;
+  /** Recomputes every job summary from the allocations (PUT /v1/system/reconcile/summaries). */
+  reconcileJobSummaries?(): Promise<{ index: number }>;
   /** Stops one allocation and lets the scheduler replace it. */
   stopAlloc(allocId: string): Promise<{ evalId: string; index: number }>;
 

@@ -278,6 +278,22 @@ export class Server implements ServerApi {
     return g.evalIds.length;
   }
 
+  async forceGarbageCollection(): Promise<{ evals: number; jobs: number }> {
+    const g = findGarbage(this.store, this.nowNanos(), 0);
+    if (g.evalIds.length > 0) await this.apply({ Type: 'EvalDelete', EvalIDs: g.evalIds, AllocIDs: g.allocIds });
+    // A dead job goes once nothing of it is left; periodic and parameterized parents only when stopped.
+    const dead = this.store
+      .jobs('*')
+      .filter((j) => j.Status === 'dead' && (j.Stop || !(j.Periodic?.Enabled || j.ParameterizedJob)))
+      .filter((j) => this.store.evalsByJob(j.Namespace, j.ID).length === 0 && this.store.allocsByJob(j.Namespace, j.ID).length === 0);
+    for (const j of dead) await this.apply({ Type: 'JobDeregister', Namespace: j.Namespace, JobID: j.ID, Purge: true, Eval: null, Now: this.nowNanos() });
+    return { evals: g.evalIds.length, jobs: dead.length };
+  }
+
+  async reconcileJobSummaries(): Promise<{ index: number }> {
+    return { index: await this.apply({ Type: 'JobSummaryReconcile', Now: this.nowNanos() }) };
+  }
+
   /** Stops the workers and timers and closes the log. Acknowledged writes are already durable. */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -135,6 +135,10 @@ export const ErrorCatalogue = {
   HTTP_INTERNAL: e(500, '{reason}'),
   /** A list `filter=` expression that does not parse; the reason names the problem and where. */
   HTTP_BAD_FILTER: e(400, 'failed to read filter expression: {reason}'),
+  /** An endpoint Nomad serves only in its Enterprise edition (Nomad's text and status). */
+  HTTP_ENTERPRISE_ONLY: e(501, 'Nomad Enterprise only endpoint'),
+  /** An ACL endpoint while ACLs are off (Nomad's text and status). */
+  HTTP_ACL_DISABLED: e(400, 'ACL support disabled'),
   /** A request for a region this agent is not in (Nomad's text; there is one region). */
   HTTP_NO_REGION_PATH: e(400, 'No path to region "{region}"'),
   /** An allocation this agent cannot find (Nomad's "Unknown allocation"). */

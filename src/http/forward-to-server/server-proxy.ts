@@ -37,7 +37,7 @@ export interface ServerProxyOptions {
 
 /**
  * True for routes a client-only agent answers itself: its own allocations (/v1/client/…),
- * its own facts, health and servers (/v1/agent/self, /health, /servers) and its metrics. Everything
+ * its own facts, health, host and servers (/v1/agent/self, /health, /host, /servers) and its metrics. Everything
  * else under /v1/ belongs to the servers.
  */
 export function isLocalRoute(url: string): boolean {
@@ -47,6 +47,7 @@ export function isLocalRoute(url: string): boolean {
     path.startsWith('/v1/client/') ||
     path === '/v1/agent/self' ||
     path === '/v1/agent/health' ||
+    path === '/v1/agent/host' ||
     path === '/v1/agent/servers' ||
     path === '/v1/metrics'
   );

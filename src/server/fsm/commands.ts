@@ -38,6 +38,7 @@ export const CommandType = {
   DeploymentPromote: 'DeploymentPromote',
   DeploymentAllocHealth: 'DeploymentAllocHealth',
   JobStability: 'JobStability',
+  JobSummaryReconcile: 'JobSummaryReconcile',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -56,6 +57,12 @@ export interface JobStabilityCommand {
   JobID: string;
   Version: number;
   Stable: boolean;
+  Now: number;
+}
+
+/** Recomputes every job summary from the allocations (PUT /v1/system/reconcile/summaries). */
+export interface JobSummaryReconcileCommand {
+  Type: 'JobSummaryReconcile';
   Now: number;
 }
 
@@ -227,4 +234,5 @@ export type Command =
   | DeploymentStatusUpdateCommand
   | DeploymentPromoteCommand
   | DeploymentAllocHealthCommand
-  | JobStabilityCommand;
+  | JobStabilityCommand
+  | JobSummaryReconcileCommand;

@@ -153,6 +153,9 @@ export class Fsm {
         if (changed && cur) ev.push(jobEvent('JobRegistered', cur, index));
         break;
       }
+      case 'JobSummaryReconcile':
+        this.state.reconcileJobSummaries(index);
+        break;
       default: {
         const never: never = cmd;
         throw new Error(`unknown command ${(never as { Type: string }).Type}`);

@@ -7,7 +7,7 @@
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import { Table, type StateReader } from '../server-api.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
-import { computeJobStatus, summaryForJob, summaryWithAlloc } from './job-status.js';
+import { computeJobStatus, emptyTgSummary, summaryForJob, summaryWithAlloc } from './job-status.js';
 import { isTerminalAlloc } from '../../structs/alloc.js';
 import { childrenSummary, sameChildren } from '../dispatch/children-summary.js';
 import { NodeUsageTable } from './node-usage-table.js';
@@ -305,6 +305,23 @@ export class StateStore implements StateReader {
     }
     this.touch(index, Table.Allocs);
     this.touchedJobs.add(key);
+  }
+
+  /**
+   * Recomputes every job's summary from its allocations (PUT /v1/system/reconcile/summaries),
+   * keeping each group's Queued count (which comes from evaluations) and the children counts.
+   */
+  reconcileJobSummaries(index: number): void {
+    for (const job of this.jobsT.values()) {
+      const key = jobKey(job.Namespace, job.ID);
+      const existing = this.summariesT.get(key);
+      let summary = summaryForJob(job, undefined, index);
+      for (const tg of Object.keys(summary.Summary)) summary.Summary[tg] = { ...emptyTgSummary(), Queued: existing?.Summary[tg]?.Queued ?? 0 };
+      summary = { ...summary, Children: existing?.Children ?? summary.Children, CreateIndex: existing?.CreateIndex ?? index };
+      for (const a of this.allocsByJob(job.Namespace, job.ID)) summary = summaryWithAlloc(summary, undefined, a, index) ?? summary;
+      this.summariesT.set(key, summary);
+    }
+    this.touch(index, Table.JobSummaries);
   }
 
   deleteAlloc(id: string, index: number): void {

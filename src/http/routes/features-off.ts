@@ -1,0 +1,45 @@
+/**
+ * Endpoints of features Caravan does not run, answered as Nomad answers them when the feature
+ * is off, so that its clients take their "disabled" path instead of failing on a 404:
+ * - `/v1/acl/token/self` → Nomad's "acls-disabled" token (the web UI and CLI read it);
+ *   every other `/v1/acl/…` route → 400 "ACL support disabled";
+ * - `/v1/operator/license` → 501 "Nomad Enterprise only endpoint", as Nomad's community edition.
+ */
+import type { FastifyInstance } from 'fastify';
+import { HttpError } from '../http-errors.js';
+import { queryOptions, sendJson, type RouteContext } from '../route-context.js';
+
+/** Nomad's ACLsDisabledToken, in its ACLToken JSON shape. */
+export const ACLS_DISABLED_TOKEN = {
+  AccessorID: 'acls-disabled',
+  SecretID: '',
+  Name: 'ACLs disabled token',
+  Type: 'client',
+  Policies: null,
+  Roles: null,
+  Global: false,
+  CreateTime: '0001-01-01T00:00:00Z',
+  ExpirationTime: null,
+  ExpirationTTL: 0,
+  CreateIndex: 0,
+  ModifyIndex: 0,
+} as const;
+
+/** Registers the ACL and license routes. */
+export function registerFeaturesOffRoutes(app: FastifyInstance, _ctx: RouteContext): void {
+  app.get('/v1/acl/token/self', (req, reply) => sendJson(reply, ACLS_DISABLED_TOKEN, queryOptions(req).pretty));
+  app.route({
+    method: ['GET', 'PUT', 'POST', 'DELETE'],
+    url: '/v1/acl/*',
+    handler: async () => {
+      throw new HttpError('HTTP_ACL_DISABLED', {});
+    },
+  });
+  app.route({
+    method: ['GET', 'PUT', 'POST'],
+    url: '/v1/operator/license',
+    handler: async () => {
+      throw new HttpError('HTTP_ENTERPRISE_ONLY', {});
+    },
+  });
+}
