@@ -159,4 +159,21 @@ describe('web UI: allocation, logs, exec, files', () => {
     await failures.getByText(/Filtered by constraint/).waitFor();
     await screenshot(page, 'placement-failure');
   });
+
+  test('a client is drained and the drain stopped from its page', async () => {
+    await page.goto(`${agent.address}/ui/clients`);
+    await page.locator('[data-testid=client-row] a').first().click();
+    await page.getByLabel('Deadline').fill('10m');
+    await page.getByRole('button', { name: 'Drain' }).click();
+    await page.getByRole('button', { name: 'Yes, drain this client' }).click();
+    await page.getByText(/Draining since/).waitFor();
+    const drained = await api<Array<{ Drain: boolean; SchedulingEligibility: string }>>(agent.address, 'GET', '/v1/nodes');
+    assert.equal(drained.body[0]?.Drain, true);
+    assert.equal(drained.body[0]?.SchedulingEligibility, 'ineligible');
+    await screenshot(page, 'client-draining');
+    await page.getByRole('button', { name: 'Stop drain' }).click();
+    await page.getByRole('button', { name: 'Drain' }).waitFor();
+    const after = await api<Array<{ Drain: boolean; SchedulingEligibility: string }>>(agent.address, 'GET', '/v1/nodes');
+    assert.equal(after.body[0]?.Drain, false);
+  });
 });
