@@ -22,6 +22,7 @@ import { registerInternalRoutes } from './routes/internal.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerJobStatusesRoutes } from './routes/job-statuses.js';
 import { registerSystemRoutes } from './routes/system.js';
+import { registerSchedulerConfigRoutes } from './routes/scheduler-config.js';
 import { registerFeaturesOffRoutes } from './routes/features-off.js';
 import { registerAgentHostRoutes } from './routes/agent-host.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
@@ -148,6 +149,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerJobRoutes(app, ctx);
   registerJobStatusesRoutes(app, ctx);
   registerSystemRoutes(app, ctx);
+  registerSchedulerConfigRoutes(app, ctx);
   registerFeaturesOffRoutes(app, ctx);
   registerAgentHostRoutes(app, ctx);
   registerAllocRoutes(app, ctx);

@@ -5,6 +5,7 @@
  */
 import type { Allocation, Deployment, Evaluation, Job, Node, Plan, PlanResult } from '../structs/index.js';
 import type { NodeAllocatedUsage } from '../structs/resource-accounting.js';
+import type { SchedulerAlgorithm } from '../structs/scheduler-config.js';
 
 /** A read-only snapshot of cluster state at one index. Returned objects must not be mutated. */
 export interface SchedulerState {
@@ -27,6 +28,8 @@ export interface SchedulerState {
    * hold, kept incrementally by the store. When absent the scheduler sums allocsByNode itself.
    */
   nodeAllocatedUsage?(nodeId: string): NodeAllocatedUsage;
+  /** The operator's placement algorithm (binpack when absent): spread prefers the emptiest node. */
+  schedulerAlgorithm?(): SchedulerAlgorithm;
 }
 
 

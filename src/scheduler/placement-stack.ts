@@ -21,7 +21,7 @@ import { nodeCapacity, ProposedUsage, type ProposedNodeUsage } from './node-usag
 import { CandidateUsage } from './candidate-usage.js';
 import { FeasibleSkip, MAX_SKIP_REASONS } from './feasible-skip.js';
 import { assignPorts, NO_PORTS, type PortAssignment } from './port-assignment.js';
-import { affinityScore, antiAffinityScore, binPackScore } from './rank.js';
+import { affinityScore, antiAffinityScore, binPackScore, spreadFitScore } from './rank.js';
 import { SpreadScorer } from './spread-score.js';
 
 /** A chosen node with its score and the ports assigned there. */
@@ -129,6 +129,7 @@ export class PlacementStack {
   private lastScore = 0;
   private lastPorts: PortAssignment = NO_PORTS;
   readonly nodesAvailable: Record<string, number> = {};
+  private readonly fitScore: typeof binPackScore;
 
   constructor(
     private readonly job: Job,
@@ -139,6 +140,8 @@ export class PlacementStack {
     private readonly random: () => number,
     jobAllocs: readonly Allocation[],
   ) {
+    // The operator's algorithm, fixed for this evaluation as the state snapshot is.
+    this.fitScore = state.schedulerAlgorithm?.() === 'spread' ? spreadFitScore : binPackScore;
     shuffle(this.candidates, random);
     for (const n of candidates) this.nodesAvailable[n.Datacenter] = (this.nodesAvailable[n.Datacenter] ?? 0) + 1;
     this.at = new CandidateUsage(usage, candidates.length);
@@ -403,7 +406,7 @@ export class PlacementStack {
       memo.capMemory = capMemory;
       memo.usedCpu = usedCpu;
       memo.usedMemory = usedMemory;
-      memo.score = binPackScore(capCpu, capMemory, usedCpu + ask.cpu, usedMemory + ask.memory);
+      memo.score = this.fitScore(capCpu, capMemory, usedCpu + ask.cpu, usedMemory + ask.memory);
     }
     let sum = memo.score;
     let parts = 1;

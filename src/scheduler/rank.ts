@@ -20,6 +20,17 @@ export function binPackScore(capCpu: number, capMem: number, usedCpu: number, us
   return fit / BINPACK_MAX_FIT;
 }
 
+/**
+ * Spread-algorithm score: prefers nodes the placement leaves emptiest, Nomad's inverse of the
+ * bin-packing fit: (10^freeCpu + 10^freeMem) - 2, clamped to [0, 18], over 18.
+ */
+export function spreadFitScore(capCpu: number, capMem: number, usedCpu: number, usedMem: number): number {
+  const freeCpu = capCpu > 0 ? 1 - usedCpu / capCpu : 0;
+  const freeMem = capMem > 0 ? 1 - usedMem / capMem : 0;
+  const fit = Math.min(BINPACK_MAX_FIT, Math.max(0, Math.pow(10, freeCpu) + Math.pow(10, freeMem) - 2));
+  return fit / BINPACK_MAX_FIT;
+}
+
 /** Penalty for co-locating allocations of the same job and group: -(collisions+1)/count. */
 export function antiAffinityScore(collisions: number, desiredCount: number): number | null {
   if (collisions <= 0) return null;

@@ -83,6 +83,7 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'DeploymentUpsert':
     case 'JobStability':
     case 'JobSummaryReconcile':
+    case 'SchedulerConfigSet':
       break;
     default: {
       const never: never = cmd;

@@ -4,6 +4,7 @@
  * go through the log. Implemented by `Server` (src/server/server.ts); every write resolves only
  * once its log entry is durable and applied.
  */
+import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type {
   AllocClientStatus,
   Allocation,
@@ -33,6 +34,7 @@ export const Table = {
   Evals: 'evals',
   Nodes: 'nodes',
   Deployments: 'deployment',
+  SchedulerConfig: 'scheduler_config',
 } as const;
 export type Table = (typeof Table)[keyof typeof Table];
 
@@ -158,6 +160,13 @@ export interface ServerApi {
   forceGarbageCollection?(): Promise<{ evals: number; jobs: number }>;
   /** Recomputes every job summary from the allocations (PUT /v1/system/reconcile/summaries). */
   reconcileJobSummaries?(): Promise<{ index: number }>;
+  /** The scheduler configuration (GET /v1/operator/scheduler/configuration). */
+  schedulerConfig?(): SchedulerConfiguration;
+  /**
+   * Replaces the scheduler configuration; with `cas` set, only when the stored ModifyIndex is
+   * `cas` (Updated false otherwise), as Nomad's check-and-set.
+   */
+  setSchedulerConfig?(config: Omit<SchedulerConfiguration, 'CreateIndex' | 'ModifyIndex'>, cas?: number): Promise<{ updated: boolean; index: number }>;
   /** Stops one allocation and lets the scheduler replace it. */
   stopAlloc(allocId: string): Promise<{ evalId: string; index: number }>;
 

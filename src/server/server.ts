@@ -4,6 +4,7 @@
  * scheduling workers and heartbeat timers. Every write goes through `apply()`: appended to the
  * durable log, then applied by the FSM in log order, and only then acknowledged.
  */
+import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type pino from 'pino';
@@ -278,6 +279,16 @@ export class Server implements ServerApi {
     return g.evalIds.length;
   }
 
+  schedulerConfig(): SchedulerConfiguration {
+    return this.store.schedulerConfig();
+  }
+
+  async setSchedulerConfig(config: Omit<SchedulerConfiguration, 'CreateIndex' | 'ModifyIndex'>, cas?: number): Promise<{ updated: boolean; index: number }> {
+    if (cas !== undefined && this.store.schedulerConfig().ModifyIndex !== cas) return { updated: false, index: this.store.latestIndex() };
+    const index = await this.apply({ Type: 'SchedulerConfigSet', Config: config, Now: this.nowNanos() });
+    return { updated: true, index };
+  }
+
   async forceGarbageCollection(): Promise<{ evals: number; jobs: number }> {
     const g = findGarbage(this.store, this.nowNanos(), 0);
     if (g.evalIds.length > 0) await this.apply({ Type: 'EvalDelete', EvalIDs: g.evalIds, AllocIDs: g.allocIds });
@@ -444,6 +455,7 @@ export class Server implements ServerApi {
   // ---- jobs ----
 
   async registerJob(input: Job, opts: RegisterJobOptions = {}): Promise<RegisterJobResult> {
+    if (this.store.schedulerConfig().RejectJobRegistration) throw new ServerError('JOB_REGISTRATION_REJECTED', {});
     const job = await prepareJob(input, this.config.region ?? 'global');
     const existing = this.store.jobById(job.Namespace, job.ID);
     if (opts.enforceIndex) {

@@ -43,6 +43,10 @@ export const ErrorCatalogue = {
   JOB_VERSION_NOT_FOUND: e(404, 'job "{job}" in namespace "{namespace}" at version {version} not found'),
   /** A revert, stability or scale request that does not fit the job; the reason names it. */
   JOB_ACTION_INVALID: e(400, '{reason}'),
+  /** The operator turned job registration off (SchedulerConfiguration.RejectJobRegistration). */
+  JOB_REGISTRATION_REJECTED: e(400, 'job registration, dispatch, and scale are disabled by the scheduler configuration'),
+  /** A scheduler configuration update of the wrong shape. */
+  SCHEDULER_CONFIG_INVALID: e(400, '{field}: {reason}'),
   /** No job of that ID in the namespace. */
   JOB_NOT_FOUND: e(404, 'job "{job}" not found'),
   /** Periodic and parameterized jobs are never evaluated directly. */

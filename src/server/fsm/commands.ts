@@ -3,6 +3,7 @@
  * and applied by the FSM. Time travels inside the command (`Now`, Unix nanoseconds) so that
  * replaying the log reproduces the same state.
  */
+import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type {
   Allocation,
   Deployment,
@@ -39,6 +40,7 @@ export const CommandType = {
   DeploymentAllocHealth: 'DeploymentAllocHealth',
   JobStability: 'JobStability',
   JobSummaryReconcile: 'JobSummaryReconcile',
+  SchedulerConfigSet: 'SchedulerConfigSet',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -63,6 +65,13 @@ export interface JobStabilityCommand {
 /** Recomputes every job summary from the allocations (PUT /v1/system/reconcile/summaries). */
 export interface JobSummaryReconcileCommand {
   Type: 'JobSummaryReconcile';
+  Now: number;
+}
+
+/** Replaces the scheduler configuration (PUT /v1/operator/scheduler/configuration). */
+export interface SchedulerConfigSetCommand {
+  Type: 'SchedulerConfigSet';
+  Config: Omit<SchedulerConfiguration, 'CreateIndex' | 'ModifyIndex'>;
   Now: number;
 }
 
@@ -235,4 +244,5 @@ export type Command =
   | DeploymentPromoteCommand
   | DeploymentAllocHealthCommand
   | JobStabilityCommand
-  | JobSummaryReconcileCommand;
+  | JobSummaryReconcileCommand
+  | SchedulerConfigSetCommand;

@@ -153,6 +153,9 @@ export class Fsm {
         if (changed && cur) ev.push(jobEvent('JobRegistered', cur, index));
         break;
       }
+      case 'SchedulerConfigSet':
+        this.state.setSchedulerConfig(cmd.Config, index);
+        break;
       case 'JobSummaryReconcile':
         this.state.reconcileJobSummaries(index);
         break;

@@ -7,6 +7,7 @@ import type { SchedulerState } from '../../scheduler/interfaces.js';
 import type { NodeAllocatedUsage } from '../../structs/resource-accounting.js';
 import type { Epoch } from './cow-table.js';
 import type { StateStore } from './state-store.js';
+import type { SchedulerAlgorithm, SchedulerConfiguration } from '../../structs/scheduler-config.js';
 
 /** The state as it was when the snapshot was taken; later writes are invisible. */
 export class StateSnapshot implements SchedulerState {
@@ -14,7 +15,12 @@ export class StateSnapshot implements SchedulerState {
     private readonly store: StateStore,
     private readonly epoch: Epoch,
     private readonly atIndex: number,
+    private readonly schedulerConf?: SchedulerConfiguration,
   ) {}
+
+  schedulerAlgorithm(): SchedulerAlgorithm {
+    return this.schedulerConf?.SchedulerAlgorithm ?? 'binpack';
+  }
 
   index(): number {
     return this.atIndex;

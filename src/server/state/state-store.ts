@@ -4,6 +4,7 @@
  * notification for blocking queries, and O(1) snapshots for the scheduler. Only the FSM
  * writes; every write takes the log index it happens at.
  */
+import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import { Table, type StateReader } from '../server-api.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
@@ -40,6 +41,8 @@ export interface SerializedState {
   evals: Evaluation[];
   nodes: Node[];
   deployments: Deployment[];
+  /** Absent in snapshots written before the scheduler configuration existed: the default. */
+  schedulerConfig?: SchedulerConfiguration;
 }
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
@@ -47,6 +50,7 @@ export class StateStore implements StateReader {
   readonly epochs = new EpochClock();
   readonly jobsT = new CowTable<string, Job>('jobs', this.epochs);
   readonly jobVersionsT = new CowTable<string, Job[]>('job_versions', this.epochs);
+  private schedulerConf: SchedulerConfiguration = defaultSchedulerConfig();
   readonly summariesT = new CowTable<string, JobSummary>('job_summary', this.epochs);
   readonly allocsT = new CowTable<string, Allocation>('allocs', this.epochs);
   readonly evalsT = new CowTable<string, Evaluation>('evals', this.epochs);
@@ -159,7 +163,18 @@ export class StateStore implements StateReader {
 
   /** A consistent read-only view of the state as it is now; O(1). */
   snapshot(): StateSnapshot {
-    return new StateSnapshot(this, this.epochs.begin(), this.index);
+    return new StateSnapshot(this, this.epochs.begin(), this.index, this.schedulerConf);
+  }
+
+  /** The scheduler configuration (replaced whole on change, so snapshots keep theirs). */
+  schedulerConfig(): SchedulerConfiguration {
+    return this.schedulerConf;
+  }
+
+  setSchedulerConfig(c: Omit<SchedulerConfiguration, 'CreateIndex' | 'ModifyIndex'>, index: number): void {
+    const createIndex = this.schedulerConf.CreateIndex || index;
+    this.schedulerConf = { ...c, CreateIndex: createIndex, ModifyIndex: index };
+    this.touch(index, Table.SchedulerConfig);
   }
 
   /**
@@ -452,6 +467,7 @@ export class StateStore implements StateReader {
       evals: [...this.evalsT.values()],
       nodes: [...this.nodesT.values()],
       deployments: [...this.deploymentsT.values()],
+      schedulerConfig: this.schedulerConf,
     };
   }
 
@@ -491,6 +507,7 @@ export class StateStore implements StateReader {
       this.deploymentsT.set(d.ID, d);
       this.deploymentsByJobI.add(jobKey(d.Namespace, d.JobID), d.ID);
     }
+    this.schedulerConf = s.schedulerConfig ?? defaultSchedulerConfig();
     this.tableIdx.clear();
     for (const [t, i] of Object.entries(s.tableIndexes)) this.tableIdx.set(t as Table, i);
     this.index = s.index;
