@@ -8,6 +8,7 @@ import type { WebSocket } from 'ws';
 import type { ExecSpec } from '../../drivers/driver.js';
 import { ExecFrameError, exitedFrame, outputFrame, parseExecInput } from './exec-frames.js';
 import { type ExecProcess, startPipeProcess, startPtyProcess } from './exec-process.js';
+import type { ExecSpawner } from './exec-spawner.js';
 
 /** Websocket close codes the session uses (RFC 6455 §7.4.1). */
 export const WsCloseCode = {
@@ -36,8 +37,11 @@ export function closeWithError(ws: WebSocket, status: number, message: string): 
   if (ws.readyState === ws.OPEN) ws.close(closeCodeForStatus(status), closeReason(message));
 }
 
-/** Runs `spec` for the websocket `ws` until the command exits or the socket closes. */
-export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean): void {
+/**
+ * Runs `spec` for the websocket `ws` until the command exits or the socket closes. A host
+ * command is started by `spawner` (a small helper process) when given, else by this process.
+ */
+export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean, spawner?: ExecSpawner): void {
   let done = false;
   const send = (text: string) => {
     if (ws.readyState === ws.OPEN) ws.send(text);
@@ -53,7 +57,13 @@ export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean): voi
       if (ws.readyState === ws.OPEN) ws.close(WsCloseCode.Normal);
     },
   };
-  const proc: ExecProcess = spec.start ? spec.start(tty, events) : tty ? startPtyProcess(spec, undefined, events) : startPipeProcess(spec, events);
+  const proc: ExecProcess = spec.start
+    ? spec.start(tty, events)
+    : spawner
+      ? spawner.start(spec, tty, events)
+      : tty
+        ? startPtyProcess(spec, undefined, events)
+        : startPipeProcess(spec, events);
 
   ws.on('message', (data, isBinary) => {
     if (done) return;

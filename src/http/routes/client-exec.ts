@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { runExecSession, closeWithError } from '../exec/exec-session.js';
 import { parseExecRequest } from '../exec/exec-request.js';
+import { ExecSpawner } from '../exec/exec-spawner.js';
 import { forwardWebSocket } from '../forward/ws-forward.js';
 import { FORWARDED_BY_CLIENT_HEADER, shouldProxy, type ServerProxy } from '../forward-to-server/server-proxy.js';
 import { requestTarget } from '../forward/request-target.js';
@@ -41,7 +42,7 @@ function proxyServer(ctx: RouteContext, proxy: ServerProxy | undefined, req: Inc
 }
 
 /** Serves one upgraded exec socket: validate, then run locally or forward. */
-function serveExec(ctx: RouteContext, proxy: ServerProxy | undefined, ws: WebSocket, req: IncomingMessage, allocId: string, url: URL): void {
+function serveExec(ctx: RouteContext, proxy: ServerProxy | undefined, spawner: ExecSpawner, ws: WebSocket, req: IncomingMessage, allocId: string, url: URL): void {
   try {
     const execReq = parseExecRequest(queryOf(url));
     const server = proxyServer(ctx, proxy, req);
@@ -55,7 +56,7 @@ function serveExec(ctx: RouteContext, proxy: ServerProxy | undefined, ws: WebSoc
       return;
     }
     const spec = target.client.execSpec(allocId, execReq.task, execReq.command);
-    runExecSession(ws, spec, execReq.tty);
+    runExecSession(ws, spec, execReq.tty, spawner);
   } catch (err) {
     const h = toCaravanError(err);
     if (h.status >= 500) ctx.logger?.error({ err, url: req.url }, 'alloc exec failed');
@@ -69,6 +70,8 @@ function serveExec(ctx: RouteContext, proxy: ServerProxy | undefined, ws: WebSoc
  */
 export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext, proxy?: ServerProxy): void {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
+  // Commands are forked from a small helper, not from the agent (see exec-spawner.ts).
+  const spawner = new ExecSpawner();
 
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // This listener runs outside fastify's error handling: a throw here would end the agent, so
@@ -89,7 +92,7 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
       return;
     }
     try {
-      wss.handleUpgrade(req, socket, head, (ws) => serveExec(ctx, proxy, ws, req, allocId, url));
+      wss.handleUpgrade(req, socket, head, (ws) => serveExec(ctx, proxy, spawner, ws, req, allocId, url));
     } catch (err) {
       ctx.logger?.error({ err, url: req.url }, 'exec upgrade failed');
       rejectUpgrade(socket, 'exec upgrade failed');
@@ -98,6 +101,7 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
   app.addHook('onClose', (_app, done) => {
     for (const ws of wss.clients) ws.terminate();
     wss.close();
+    spawner.close();
     done();
   });
 
