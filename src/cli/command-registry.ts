@@ -22,6 +22,7 @@ const GROUP_DESCRIPTIONS: Record<string, string> = {
   operator: 'Cluster operations',
   acl: 'Interact with ACL policies and tokens',
   deployment: 'Interact with deployments',
+  system: 'Interact with the system API',
 };
 
 /**

@@ -4,6 +4,10 @@
  * long flags are accepted (argv is normalised for commander). Exit codes: 0 ok, 1 error or
  * invalid input, 2 usage.
  */
+import { expandTopLevelAlias } from './top-level-aliases.js';
+import { jobActionCommands } from './commands/job-actions.js';
+import { systemCommands } from './commands/system-commands.js';
+import { operatorSchedulerCommands } from './commands/operator-scheduler.js';
 import { Command, CommanderError } from 'commander';
 import { CliUsageError, ExitCode, type CliContext } from './cli-context.js';
 import type { CommandModule } from './command-registry.js';
@@ -60,6 +64,9 @@ export const COMMANDS: readonly CommandModule[] = [
   allocStopCommand,
   statusCommand,
   serverMembersCommand,
+  jobActionCommands,
+  systemCommands,
+  operatorSchedulerCommands,
 ];
 
 /** Builds the commander program with every command registered against `ctx`. */
@@ -103,7 +110,7 @@ export async function main(argv: string[], io: Partial<Omit<CliContext, 'exitCod
     cwd: io.cwd ?? process.cwd(),
     exitCode: ExitCode.Ok,
   };
-  const args = normalizeArgv(argv.slice(2));
+  const args = normalizeArgv(expandTopLevelAlias(argv.slice(2)));
   const program = buildProgram(ctx);
   if (args.length === 0) {
     ctx.stderr.write(program.helpInformation());

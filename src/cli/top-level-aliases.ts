@@ -1,0 +1,22 @@
+/**
+ * Nomad's top-level shortcuts: `run`, `stop`, `plan`, `validate` and `inspect` are `job …`;
+ * `exec`, `logs` and `fs` are `alloc …` (`status` is its own command). Expanded in argv before
+ * parsing, so each shortcut behaves exactly as the command it stands for.
+ */
+const ALIASES: Readonly<Record<string, readonly [string, string]>> = {
+  run: ['job', 'run'],
+  stop: ['job', 'stop'],
+  plan: ['job', 'plan'],
+  validate: ['job', 'validate'],
+  inspect: ['job', 'inspect'],
+  exec: ['alloc', 'exec'],
+  logs: ['alloc', 'logs'],
+  fs: ['alloc', 'fs'],
+};
+
+/** argv (without node and script) with a leading shortcut replaced by its full command. */
+export function expandTopLevelAlias(args: readonly string[]): string[] {
+  const first = args[0];
+  const full = first === undefined ? undefined : ALIASES[first];
+  return full ? [...full, ...args.slice(1)] : [...args];
+}
