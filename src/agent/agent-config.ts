@@ -21,6 +21,8 @@ export interface ClientConfig {
   nodeClass: string;
   meta: Record<string, string>;
   options: Record<string, string>;
+  /** `chroot_env`: host path → path inside exec tasks; undefined for Nomad's default. */
+  chrootEnv?: Record<string, string>;
 }
 
 /** The complete, validated agent configuration. */
@@ -114,6 +116,7 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
       nodeClass: def(layer.client?.nodeClass, base.client.nodeClass),
       meta: { ...base.client.meta, ...layer.client?.meta },
       options: { ...base.client.options, ...layer.client?.options },
+      ...((layer.client?.chrootEnv ?? base.client.chrootEnv) ? { chrootEnv: layer.client?.chrootEnv ?? base.client.chrootEnv } : {}),
     },
     // A later file's plugin block replaces an earlier one's for the same plugin, as in Nomad.
     plugins: { ...base.plugins, ...layer.plugins },

@@ -51,6 +51,8 @@ export interface StartClientOptions {
   options: Record<string, string>;
   /** Bodies of `plugin "<name>" { config { … } }` blocks, by plugin name. */
   plugins?: Record<string, Record<string, unknown>>;
+  /** `client { chroot_env }` for the exec driver. */
+  chrootEnv?: Record<string, string>;
   logger: Logger;
 }
 

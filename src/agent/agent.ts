@@ -96,6 +96,7 @@ export class Agent {
           meta: config.client.meta,
           options: config.client.options,
           plugins: config.plugins,
+          ...(config.client.chrootEnv ? { chrootEnv: config.client.chrootEnv } : {}),
           logger: logger.child({ component: 'client' }),
         });
         lateClient.bind(client.http);

@@ -99,6 +99,8 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     if (meta) layer.client.meta = meta;
     const options = stringMap(client, 'options', 'client.options');
     if (options) layer.client.options = options;
+    const chrootEnv = stringMap(client, 'chroot_env', 'client.chroot_env');
+    if (chrootEnv) layer.client.chrootEnv = chrootEnv;
   }
   const plugins = pluginBlocks(tree);
   if (plugins) layer.plugins = plugins;

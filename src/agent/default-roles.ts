@@ -37,6 +37,7 @@ export const defaultRoles: RoleFactories = {
         meta: opts.meta,
         options: opts.options,
         plugins: opts.plugins,
+        ...(opts.chrootEnv ? { chrootEnv: opts.chrootEnv } : {}),
         logger: opts.logger,
       });
       return { http: client, shutdown: (o) => client.shutdown(o) };

@@ -44,6 +44,8 @@ export interface ClientConfig {
   options?: Record<string, string>;
   /** Bodies of the agent's `plugin "<name>" { config { … } }` blocks (e.g. docker's). */
   plugins?: Record<string, Record<string, unknown>>;
+  /** `client { chroot_env { … } }`: host path → path inside exec tasks; Nomad's default when undefined. */
+  chrootEnv?: Record<string, string>;
   /** Randomness for heartbeat jitter and restart delays (tests). */
   random?: RandomSource;
   /** State store override (tests); default SQLite under `<dataDir>/client/state.db`. */
@@ -98,7 +100,7 @@ export class Client implements ClientHttpApi {
   static async start(config: ClientConfig): Promise<Client> {
     mkdirSync(config.dataDir, { recursive: true });
     const store = config.store ?? new StateDb(join(config.dataDir, 'client', 'state.db'));
-    const drivers = config.drivers ?? [...builtinDrivers({ dataDir: config.dataDir, clock: config.clock, plugins: config.plugins }).values()];
+    const drivers = config.drivers ?? [...builtinDrivers({ dataDir: config.dataDir, clock: config.clock, plugins: config.plugins, ...(config.chrootEnv ? { chrootEnv: config.chrootEnv } : {}) }).values()];
     const c = new Client(config, store, drivers);
     await c.fingerprint();
     await c.restore();

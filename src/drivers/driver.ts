@@ -51,8 +51,11 @@ export interface TaskConfig {
   env: Record<string, string>;
   user: string;
   dirs: TaskDirs;
-  resources: { cpuShares: number; memoryMB: number; memoryMaxMB: number };
+  /** `cores`: how many whole cores the task reserved (0: none), for drivers that enforce CPU quota. */
+  resources: { cpuShares: number; memoryMB: number; memoryMaxMB: number; cores?: number };
   logs: TaskLogConfig;
+  /** The group's `network { mode }` ("host" when unset), for drivers that isolate the network. */
+  networkMode?: string;
 }
 
 /**

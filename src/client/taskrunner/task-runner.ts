@@ -376,6 +376,7 @@ export class TaskRunner {
       dirs,
       resources: this.resources(),
       logs: prep.logs ?? { dir: dirs.logDir, maxFiles: 10, maxFileSizeMB: 10 },
+      networkMode: this.group.Networks?.[0]?.Mode || 'host',
     };
     try {
       const handle = await this.cfg.driver.startTask(config, {
@@ -476,6 +477,7 @@ export class TaskRunner {
       cpuShares: tr?.Cpu.CpuShares ?? this.task.Resources?.CPU ?? 100,
       memoryMB: tr?.Memory.MemoryMB ?? this.task.Resources?.MemoryMB ?? 300,
       memoryMaxMB: tr?.Memory.MemoryMaxMB ?? this.task.Resources?.MemoryMaxMB ?? 0,
+      cores: tr?.Cpu.ReservedCores?.length ?? this.task.Resources?.Cores ?? 0,
     };
   }
 

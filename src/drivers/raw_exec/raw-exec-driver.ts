@@ -58,7 +58,19 @@ interface RawExecState {
   startTime: number;
 }
 
-interface RawTask {
+/** What the supervisor is to spawn for a task (see RawExecDriver.prepareStart). */
+export interface PreparedStart {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  signalProcs?: string[];
+  state: Record<string, unknown>;
+  cleanup: () => void | Promise<void>;
+}
+
+/** One tracked task run (shared with drivers built on raw_exec, such as exec). */
+export interface RawTask {
   handle: TaskHandle;
   status: TaskStatus;
   startTime: number;
@@ -97,10 +109,10 @@ function driverErrorFrom(err: unknown, what: string): DriverError {
 
 /** The raw_exec driver. One instance per agent; see the file comment for the design. */
 export class RawExecDriver implements Driver {
-  readonly name = RAW_EXEC_DRIVER_NAME;
-  private readonly client: SupervisorClient;
-  private readonly clock: Clock;
-  private readonly tasks = new Map<string, RawTask>();
+  readonly name: string = RAW_EXEC_DRIVER_NAME;
+  protected readonly client: SupervisorClient;
+  protected readonly clock: Clock;
+  protected readonly tasks = new Map<string, RawTask>();
   private shutDown = false;
   private resyncing: Promise<void> | null = null;
   /** Task ids with a start or recover request in flight, counted (a restart may overlap a recover). */
@@ -112,7 +124,7 @@ export class RawExecDriver implements Driver {
    */
   private readonly earlyExits = new Map<string, SupervisorExitEvent>();
 
-  constructor(private readonly opts: RawExecDriverOptions) {
+  constructor(protected readonly opts: RawExecDriverOptions) {
     this.clock = opts.clock ?? systemClock;
     this.client = new SupervisorClient({ dataDir: opts.dataDir, idleMs: opts.supervisorIdleMs });
     this.client.onExit = (ev) => this.onExitEvent(ev);
@@ -131,11 +143,12 @@ export class RawExecDriver implements Driver {
     };
   }
 
-  async startTask(config: TaskConfig): Promise<TaskHandle> {
-    const existing = this.tasks.get(config.id);
-    if (existing && existing.status.state === TaskRunState.Running) {
-      throw new DriverError(DriverErrorCode.StartFailed, `raw_exec: task "${config.id}" is already running`, false);
-    }
+  /**
+   * What the supervisor spawns for `config`, and the driver state to persist with the handle.
+   * Drivers built on raw_exec (exec) wrap the command; `cleanup` undoes what this prepared when
+   * the start fails.
+   */
+  protected async prepareStart(config: TaskConfig): Promise<PreparedStart> {
     const cfg = parseRawExecConfig(config.driverConfig ?? {});
     const env = buildTaskEnv(
       config.env ?? {},
@@ -143,26 +156,37 @@ export class RawExecDriver implements Driver {
       this.opts.envDenylist ?? DEFAULT_ENV_DENYLIST,
     );
     const file = resolveCommand(cfg.command, config.dirs.dir, env['PATH']);
+    // Absolute: the supervisor does not share the agent's working directory.
+    return { file: resolve(file), args: cfg.args, cwd: resolve(config.dirs.dir), env, state: {}, cleanup: () => {} };
+  }
+
+  async startTask(config: TaskConfig): Promise<TaskHandle> {
+    const existing = this.tasks.get(config.id);
+    if (existing && existing.status.state === TaskRunState.Running) {
+      throw new DriverError(DriverErrorCode.StartFailed, `${this.name}: task "${config.id}" is already running`, false);
+    }
+    const prep = await this.prepareStart(config);
     let st: SupervisedTaskStatus;
     this.beginAttach(config.id);
     try {
       st = await this.client.request('start', {
         spec: {
           taskId: config.id,
-          file: resolve(file),
-          args: cfg.args,
-          // Absolute: the supervisor does not share the agent's working directory.
-          cwd: resolve(config.dirs.dir),
-          env,
+          file: prep.file,
+          args: prep.args,
+          cwd: prep.cwd,
+          env: prep.env,
           taskName: config.taskName,
           logDir: resolve(config.logs.dir),
           maxFiles: config.logs.maxFiles,
           maxFileSizeMB: config.logs.maxFileSizeMB,
+          ...(prep.signalProcs ? { signalProcs: prep.signalProcs } : {}),
         },
       });
     } catch (err) {
       this.endAttach(config.id);
-      throw driverErrorFrom(err, `raw_exec: starting task "${config.id}"`);
+      await prep.cleanup();
+      throw driverErrorFrom(err, `${this.name}: starting task "${config.id}"`);
     }
     const handle: TaskHandle = {
       taskId: config.id,
@@ -170,7 +194,7 @@ export class RawExecDriver implements Driver {
       config,
       startedAt: st.startedAt,
       pid: st.pid,
-      state: { startTime: st.startTime } satisfies RawExecState as unknown as Record<string, unknown>,
+      state: { ...prep.state, startTime: st.startTime },
     };
     this.track(handle, st.startTime, st.exit, false);
     this.endAttach(config.id);
@@ -193,7 +217,7 @@ export class RawExecDriver implements Driver {
     try {
       st = await this.client.request('status', { taskId: handle.taskId });
     } catch (err) {
-      this.opts.logger?.warn(`raw_exec: supervisor unavailable while recovering "${handle.taskId}": ${(err as Error).message}`);
+      this.opts.logger?.warn(`${this.name}: supervisor unavailable while recovering "${handle.taskId}": ${(err as Error).message}`);
     }
     if (st && st.state !== 'unknown' && st.pid === handle.pid) {
       this.track(handle, startTime, st.exit, false);
@@ -204,13 +228,13 @@ export class RawExecDriver implements Driver {
     // stranger, and attaching to one would later signal it.
     if (isLiveGroupLeader(handle.pid, startTime)) {
       // Its supervisor is gone: the process lives on but its exit code is lost to us.
-      this.opts.logger?.warn(`raw_exec: task "${handle.taskId}" (pid ${handle.pid}) has no supervisor; reattaching degraded`);
+      this.opts.logger?.warn(`${this.name}: task "${handle.taskId}" (pid ${handle.pid}) has no supervisor; reattaching degraded`);
       this.track(handle, startTime, null, true);
       return;
     }
     throw new DriverError(
       DriverErrorCode.TaskNotFound,
-      `raw_exec: task "${handle.taskId}" (pid ${handle.pid}) is gone and its exit was not recorded`,
+      `${this.name}: task "${handle.taskId}" (pid ${handle.pid}) is gone and its exit was not recorded`,
       true,
     );
   }
@@ -229,7 +253,7 @@ export class RawExecDriver implements Driver {
         try {
           this.killGroup(t, 'SIGKILL');
         } catch (err) {
-          this.opts.logger?.warn(`raw_exec: SIGKILL to degraded task "${taskId}": ${(err as Error).message}`);
+          this.opts.logger?.warn(`${this.name}: SIGKILL to degraded task "${taskId}": ${(err as Error).message}`);
         }
       });
       await t.exited;
@@ -238,9 +262,9 @@ export class RawExecDriver implements Driver {
     }
     try {
       const st = await this.client.request('stop', { taskId, timeoutMs, signal: signal || 'SIGTERM' });
-      if (st.exit) t.settle(toExitResult(st.exit));
+      if (st.exit) t.settle(this.exitResult(t.handle, st.exit));
     } catch (err) {
-      throw driverErrorFrom(err, `raw_exec: stopping task "${taskId}"`);
+      throw driverErrorFrom(err, `${this.name}: stopping task "${taskId}"`);
     }
   }
 
@@ -248,7 +272,7 @@ export class RawExecDriver implements Driver {
     const t = this.tasks.get(taskId);
     if (!t) return;
     if (t.status.state === TaskRunState.Running) {
-      if (!force) throw new DriverError(DriverErrorCode.StartFailed, `raw_exec: cannot destroy running task "${taskId}"`, false);
+      if (!force) throw new DriverError(DriverErrorCode.StartFailed, `${this.name}: cannot destroy running task "${taskId}"`, false);
       await this.stopTask(taskId, 0, 'SIGKILL');
     }
     t.pollTimer?.cancel();
@@ -257,7 +281,7 @@ export class RawExecDriver implements Driver {
       try {
         await this.client.request('forget', { taskId, force: true });
       } catch (err) {
-        this.opts.logger?.warn(`raw_exec: forget "${taskId}": ${(err as Error).message}`);
+        this.opts.logger?.warn(`${this.name}: forget "${taskId}": ${(err as Error).message}`);
       }
     }
   }
@@ -275,7 +299,7 @@ export class RawExecDriver implements Driver {
     try {
       await this.client.request('signal', { taskId, signal });
     } catch (err) {
-      throw driverErrorFrom(err, `raw_exec: signalling task "${taskId}"`);
+      throw driverErrorFrom(err, `${this.name}: signalling task "${taskId}"`);
     }
   }
 
@@ -314,9 +338,14 @@ export class RawExecDriver implements Driver {
     else this.client.close();
   }
 
-  private mustGet(taskId: string): RawTask {
+  /** How a supervised exit reads as the task's result; exec adds what its cgroup knows (OOM). */
+  protected exitResult(_handle: TaskHandle, e: SupervisedExit): ExitResult {
+    return toExitResult(e);
+  }
+
+  protected mustGet(taskId: string): RawTask {
     const t = this.tasks.get(taskId);
-    if (!t) throw new DriverError(DriverErrorCode.TaskNotFound, `raw_exec: task "${taskId}" not found`, false);
+    if (!t) throw new DriverError(DriverErrorCode.TaskNotFound, `${this.name}: task "${taskId}" not found`, false);
     return t;
   }
 
@@ -325,7 +354,7 @@ export class RawExecDriver implements Driver {
     const t = this.tasks.get(ev.taskId);
     // A pid tells this run from an earlier run of the same id that is still in the map.
     if (t && t.status.state === TaskRunState.Running && (ev.pid === undefined || ev.pid === t.handle.pid)) {
-      t.settle(toExitResult(ev.exit));
+      t.settle(this.exitResult(t.handle, ev.exit));
       return;
     }
     if (this.attaching.has(ev.taskId)) this.earlyExits.set(ev.taskId, ev);
@@ -382,7 +411,7 @@ export class RawExecDriver implements Driver {
       },
     };
     this.tasks.set(handle.taskId, t);
-    if (exit) t.settle(toExitResult(exit));
+    if (exit) t.settle(this.exitResult(handle, exit));
     else if (degraded) this.pollDegraded(t);
   }
 
@@ -408,7 +437,7 @@ export class RawExecDriver implements Driver {
     try {
       sig = signalNumber(signal || 'SIGTERM');
     } catch (err) {
-      throw driverErrorFrom(err, `raw_exec: signal to task "${t.handle.taskId}"`);
+      throw driverErrorFrom(err, `${this.name}: signal to task "${t.handle.taskId}"`);
     }
     if (t.status.state !== TaskRunState.Running) return;
     if (!isLiveGroupLeader(t.handle.pid, t.startTime)) return this.settleUnsupervised(t);
@@ -416,7 +445,7 @@ export class RawExecDriver implements Driver {
       process.kill(-t.handle.pid, sig);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ESRCH') return this.settleUnsupervised(t);
-      throw driverErrorFrom(err, `raw_exec: signal to task "${t.handle.taskId}"`);
+      throw driverErrorFrom(err, `${this.name}: signal to task "${t.handle.taskId}"`);
     }
   }
 
@@ -432,7 +461,7 @@ export class RawExecDriver implements Driver {
         } catch {
           st = null;
         }
-        if (st?.exit && st.pid === t.handle.pid) t.settle(toExitResult(st.exit));
+        if (st?.exit && st.pid === t.handle.pid) t.settle(this.exitResult(t.handle, st.exit));
         else if (st?.state === 'running' && st.pid === t.handle.pid) continue;
         else {
           t.degraded = true;

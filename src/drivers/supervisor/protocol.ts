@@ -24,6 +24,12 @@ export interface SupervisedTaskSpec {
   logDir: string;
   maxFiles: number;
   maxFileSizeMB: number;
+  /**
+   * For a sandboxed task (exec driver): its cgroup's `cgroup.procs` files. Signals other than
+   * SIGKILL go to the processes listed there instead of the process group — the spawned process
+   * is the sandbox's outer wrapper, which a signal would kill before the task could react.
+   */
+  signalProcs?: string[];
 }
 
 /** How a supervised process ended. `exitCode` is 128+signal when a signal killed it (as a shell reports). */

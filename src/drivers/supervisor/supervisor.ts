@@ -8,6 +8,7 @@
  *                              └──┴─ exit → ExitStore (fsync) → `exit` event to subscribers
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { RotatingFileWriter, megabytes } from '../logs/rotating-file-writer.js';
 import { processGroupMembers, readProcStat } from '../proc/proc-stat.js';
@@ -55,6 +56,10 @@ interface SupervisedTask {
 /** How often, and how many times, a task's leftover process group is re-checked after a SIGKILL. */
 const GROUP_RECHECK_MS = 50;
 const GROUP_RECHECK_TRIES = 20;
+const SIGKILL = 9;
+/** How often, and how many times, a signal is retried while a sandbox is still starting. */
+const SANDBOX_SIGNAL_RETRY_MS = 25;
+const SANDBOX_SIGNAL_TRIES = 80;
 
 /** One supervisor: serves the socket, owns the task processes. */
 export class Supervisor {
@@ -226,6 +231,10 @@ export class Supervisor {
     need(!!spec.env && typeof spec.env === 'object', 'env');
     need(typeof spec.taskName === 'string' && spec.taskName !== '', 'taskName');
     need(typeof spec.logDir === 'string' && spec.logDir !== '', 'logDir');
+    need(
+      spec.signalProcs === undefined || (Array.isArray(spec.signalProcs) && spec.signalProcs.every((f) => typeof f === 'string' && f.startsWith('/sys/fs/cgroup/'))),
+      'signalProcs',
+    );
   }
 
   private async start(spec: SupervisedTaskSpec): Promise<SupervisedTaskStatus> {
@@ -318,11 +327,47 @@ export class Supervisor {
 
   private signalGroup(task: SupervisedTask, sig: number): void {
     if (task.exit) throw new SupervisorError(SupervisorErrorCode.SignalFailed, `task "${task.spec.taskId}" has exited`);
+    if (task.spec.signalProcs && sig !== SIGKILL) return this.signalSandbox(task, sig, task.spec.signalProcs);
     try {
       process.kill(-task.pid, sig);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       if (e.code !== 'ESRCH') throw new SupervisorError(SupervisorErrorCode.SignalFailed, `signal ${sig} to task "${task.spec.taskId}": ${e.message}`);
+    }
+  }
+
+  /**
+   * Signals every process of a sandboxed task's cgroup but the outer wrapper (which would die of
+   * it). While the sandbox is still being set up only bwrap's own processes exist (its pid-1 init
+   * ignores signals): the signal is retried until the task's command is there to receive it.
+   */
+  private signalSandbox(task: SupervisedTask, sig: number, procsFiles: string[], attempt = 0): void {
+    const pids = new Set<number>();
+    for (const f of procsFiles) {
+      try {
+        for (const l of readFileSync(f, 'utf8').split('\n')) if (l !== '') pids.add(Number(l));
+      } catch {
+        // The cgroup is gone: nothing left to signal.
+      }
+    }
+    pids.delete(task.pid);
+    const comm = (pid: number) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+      } catch {
+        return '';
+      }
+    };
+    if (![...pids].some((p) => comm(p) !== 'bwrap' && comm(p) !== '') && attempt < SANDBOX_SIGNAL_TRIES && !task.exit) {
+      setTimeout(() => this.signalSandbox(task, sig, procsFiles, attempt + 1), SANDBOX_SIGNAL_RETRY_MS).unref();
+      return;
+    }
+    for (const pid of pids) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // Exited meanwhile.
+      }
     }
   }
 

@@ -75,7 +75,9 @@ export async function killDataDirProcesses(dataDir: string): Promise<void> {
     if (p.pid === process.pid) continue;
     const ownsTask = [...p.env.values()].some((v) => v.startsWith(dataDir));
     const isSupervisor = p.cmdline.includes('supervisor') && p.cmdline.includes(dataDir);
-    if (!ownsTask && !isSupervisor) continue;
+    // A sandboxed (exec) task's environment names only in-sandbox paths; its outer bwrap's command line names the data dir.
+    const isSandbox = p.cmdline.includes('bwrap') && p.cmdline.includes(dataDir);
+    if (!ownsTask && !isSupervisor && !isSandbox) continue;
     try {
       process.kill(p.pid, 'SIGKILL');
     } catch {

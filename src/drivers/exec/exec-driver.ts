@@ -1,0 +1,258 @@
+/**
+ * Nomad's exec driver: the task's command isolated in a bubblewrap sandbox (own PID, mount, UTS,
+ * IPC and — with network mode "none" — network namespaces; the task directory as its root with
+ * the client's chroot_env bound read-only; the task's user, a capability bounding set and
+ * no_new_privs) and limited by a cgroup (memory hard and soft limit, CPU shares, pids).
+ *
+ * It is raw_exec's supervision with a different command line: the per-data-dir supervisor spawns
+ * `sh → bwrap → setpriv → command`, so tasks outlive the agent and are reattached after a
+ * restart exactly as raw_exec's are; the cgroup's directories are kept in the task handle. An
+ * exit is an OOM kill when the cgroup's memory controller counted one.
+ */
+import { readFileSync } from 'node:fs';
+import { chmod } from 'node:fs/promises';
+import {
+  DriverError,
+  DriverErrorCode,
+  TaskRunState,
+  type DriverFingerprint,
+  type ExecSpec,
+  type ExitResult,
+  type TaskConfig,
+  type TaskHandle,
+  type TaskResourceUsage,
+} from '../driver.js';
+import { RawExecDriver, type PreparedStart, type RawExecDriverOptions } from '../raw_exec/raw-exec-driver.js';
+import type { SupervisedExit } from '../supervisor/protocol.js';
+import { type CgroupSystem, type TaskCgroup } from './cgroups.js';
+import { parseExecPluginConfig, parseExecTaskConfig, taskCapabilities, type ExecPluginConfig } from './exec-config.js';
+import { probeExecSupport, type ExecSupport } from './exec-fingerprint.js';
+import { sandboxExecArgv, sandboxStartArgv, type SandboxTools, type TaskUser } from './sandbox-command.js';
+
+/** The driver's name, as in jobspecs. */
+export const EXEC_DRIVER_NAME = 'exec';
+
+/** Options of the exec driver. */
+export interface ExecDriverOptions extends RawExecDriverOptions {
+  /** The body of the client's `plugin "exec" { config { … } }`. */
+  pluginConfig?: Record<string, unknown>;
+  /** The client's `chroot_env` (host path → path inside); Nomad's default when undefined. */
+  chrootEnv?: Record<string, string>;
+}
+
+/** What exec keeps in TaskHandle.state, besides raw_exec's start time. */
+interface ExecState {
+  cgroupDirs: string[];
+  cgroupVersion: 'v1' | 'v2';
+  uid: number;
+  gid: number;
+  user: string;
+  caps: string[];
+  networkNone: boolean;
+  pidMode: 'private' | 'host';
+  ipcMode: 'private' | 'host';
+  workDir: string;
+}
+
+const NOBODY = 'nobody';
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** Looks a user up in the host's /etc/passwd (a name or a numeric uid). */
+export function lookupUser(name: string): TaskUser {
+  const lines = readFileSync('/etc/passwd', 'utf8').split('\n');
+  for (const line of lines) {
+    const f = line.split(':');
+    if (f.length < 4) continue;
+    if (f[0] === name || f[2] === name) return { name: f[0]!, uid: Number(f[2]), gid: Number(f[3]) };
+  }
+  throw new DriverError(DriverErrorCode.BadConfig, `exec: user ${JSON.stringify(name)} does not exist on this client`, false);
+}
+
+/** The environment inside the sandbox: the task's, with Nomad's in-sandbox directory paths. */
+function sandboxEnv(env: Record<string, string>): Record<string, string> {
+  return {
+    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    ...env,
+    NOMAD_ALLOC_DIR: '/alloc',
+    NOMAD_TASK_DIR: '/local',
+    NOMAD_SECRETS_DIR: '/secrets',
+  };
+}
+
+/** A cgroup name for a task id `<alloc>/<task>`: one path segment. */
+function cgroupName(taskId: string): string {
+  return taskId.replace(/[^A-Za-z0-9_.-]/g, '_');
+}
+
+/** The exec driver (see the file comment). */
+export class ExecDriver extends RawExecDriver {
+  override readonly name: string = EXEC_DRIVER_NAME;
+  private readonly plugin: ExecPluginConfig;
+  private support: ExecSupport | null = null;
+
+  constructor(execOpts: ExecDriverOptions) {
+    super(execOpts);
+    this.plugin = parseExecPluginConfig(execOpts.pluginConfig, execOpts.chrootEnv);
+  }
+
+  override async fingerprint(): Promise<DriverFingerprint> {
+    this.support = await probeExecSupport();
+    const s = this.support;
+    if (!s.ok) return { detected: false, healthy: false, healthDescription: s.reason, attributes: {} };
+    return { detected: true, healthy: true, healthDescription: 'Healthy', attributes: { 'driver.exec': '1', 'driver.exec.cgroup': s.cgroups.version } };
+  }
+
+  private async ready(): Promise<{ tools: SandboxTools; cgroups: CgroupSystem }> {
+    if (!this.support) this.support = await probeExecSupport();
+    const s = this.support;
+    if (!s.ok) throw new DriverError(DriverErrorCode.StartFailed, `exec: this client cannot isolate tasks: ${s.reason}`, false);
+    return { tools: s.tools, cgroups: s.cgroups };
+  }
+
+  protected override async prepareStart(config: TaskConfig): Promise<PreparedStart> {
+    const { tools, cgroups } = await this.ready();
+    const task = parseExecTaskConfig(config.driverConfig ?? {}, this.plugin);
+    const caps = taskCapabilities(task, this.plugin);
+    const user = lookupUser(config.user || NOBODY);
+    const networkMode = config.networkMode || 'host';
+    if (networkMode !== 'none' && networkMode !== 'host') {
+      throw new DriverError(DriverErrorCode.BadConfig, `exec: network mode ${JSON.stringify(networkMode)} is not supported (only "none" and "host")`, false);
+    }
+    // The task's user writes its own local/ and tmp/ (Nomad makes them world-writable too).
+    for (const d of [config.dirs.localDir, config.dirs.tmpDir]) await chmod(d, 0o777).catch(() => {});
+    const memMB = config.resources.memoryMaxMB > 0 ? config.resources.memoryMaxMB : config.resources.memoryMB;
+    let cg: TaskCgroup;
+    try {
+      cg = cgroups.create(cgroupName(config.id), {
+        memoryBytes: Math.max(memMB, 1) * 1024 * 1024,
+        memorySoftBytes: config.resources.memoryMaxMB > 0 ? config.resources.memoryMB * 1024 * 1024 : 0,
+        cpuShares: config.resources.cpuShares,
+        cpuCores: config.resources.cores ?? 0,
+        pidsMax: this.plugin.pidsLimit,
+      });
+    } catch (err) {
+      throw new DriverError(DriverErrorCode.StartFailed, `exec: ${(err as Error).message}`, true, { cause: err });
+    }
+    const argv = sandboxStartArgv(tools, {
+      taskDir: config.dirs.dir,
+      sharedAllocDir: config.dirs.sharedAllocDir,
+      chrootEnv: this.plugin.chrootEnv,
+      networkNone: networkMode === 'none',
+      task,
+      user,
+      caps,
+      hostname: config.taskName.replace(/[^A-Za-z0-9-]/g, '-').slice(0, 63) || 'task',
+      procsFiles: cg.procsFiles,
+    });
+    const state: ExecState = {
+      cgroupDirs: cg.dirs,
+      cgroupVersion: cgroups.version,
+      uid: user.uid,
+      gid: user.gid,
+      user: user.name,
+      caps,
+      networkNone: networkMode === 'none',
+      pidMode: task.pidMode,
+      ipcMode: task.ipcMode,
+      workDir: task.workDir,
+    };
+    return {
+      file: argv[0]!,
+      args: argv.slice(1),
+      cwd: config.dirs.dir,
+      env: sandboxEnv(config.env ?? {}),
+      signalProcs: cg.procsFiles,
+      state: state as unknown as Record<string, unknown>,
+      cleanup: async () => {
+        await cg.killAll();
+        cg.remove();
+      },
+    };
+  }
+
+  private stateOf(handle: TaskHandle): ExecState {
+    return handle.state as unknown as ExecState;
+  }
+
+  private cgroupOf(handle: TaskHandle): TaskCgroup | null {
+    const st = this.stateOf(handle);
+    if (!this.support?.ok || !Array.isArray(st.cgroupDirs)) return null;
+    return this.support.cgroups.open(st.cgroupDirs);
+  }
+
+  /** An exit after the kernel's OOM killer struck in the task's cgroup reads as Nomad's "OOM Killed". */
+  protected override exitResult(handle: TaskHandle, e: SupervisedExit): ExitResult {
+    const r = super.exitResult(handle, e);
+    const cg = this.cgroupOf(handle);
+    const oom = cg?.oomKilled() ?? false;
+    // Read, the cgroup has served: whatever the task left in it dies, and it goes.
+    if (cg) void this.removeCgroup(handle.taskId, cg);
+    if (oom) return { ...r, exitCode: 137, signal: 9, oomKilled: true };
+    // bwrap reports a signal death of the command as 128+signal.
+    if (r.signal === 0 && r.exitCode > 128 && r.exitCode < 160) return { ...r, signal: r.exitCode - 128 };
+    return r;
+  }
+
+  override async recoverTask(handle: TaskHandle): Promise<void> {
+    await this.ready();
+    await super.recoverTask(handle);
+  }
+
+  override async destroyTask(taskId: string, force: boolean): Promise<void> {
+    const t = this.tasks.get(taskId);
+    await super.destroyTask(taskId, force);
+    const cg = t ? this.cgroupOf(t.handle) : null;
+    if (cg) await this.removeCgroup(taskId, cg);
+  }
+
+  /** Kills what is left in a task's cgroup (e.g. a daemon of a task in the host pid namespace) and removes it. */
+  private async removeCgroup(taskId: string, cg: TaskCgroup): Promise<void> {
+    await cg.killAll();
+    if (!cg.remove()) this.opts.logger?.warn(`exec: cgroup of "${taskId}" could not be removed`);
+  }
+
+  override execSpec(taskId: string, command: string[]): ExecSpec {
+    const t = this.mustGet(taskId);
+    const st = this.stateOf(t.handle);
+    if (!this.support?.ok) throw new DriverError(DriverErrorCode.Unsupported, 'exec: the sandbox tools are not available', false);
+    const target = this.sandboxInitPid(t.handle.pid);
+    if (target === undefined) throw new DriverError(DriverErrorCode.TaskNotFound, `exec: task "${taskId}" has no running sandbox`, false);
+    const argv = sandboxExecArgv(
+      this.support.tools,
+      { user: { name: st.user, uid: st.uid, gid: st.gid }, caps: st.caps, procsFiles: this.cgroupOf(t.handle)?.procsFiles ?? [], networkNone: st.networkNone, task: st },
+      target,
+      command.length > 0 ? command : ['/bin/sh'],
+    );
+    return { file: argv[0]!, args: argv.slice(1), cwd: t.handle.config.dirs.dir, env: sandboxEnv(t.handle.config.env ?? {}) };
+  }
+
+  /** The sandbox's first process: the child of the outer bwrap (bwrap's init in a pid namespace). */
+  private sandboxInitPid(outerPid: number): number | undefined {
+    try {
+      const kids = readFileSync(`/proc/${outerPid}/task/${outerPid}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '');
+      return kids.length > 0 ? Number(kids[0]) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  override async taskStats(taskId: string): Promise<TaskResourceUsage> {
+    const t = this.mustGet(taskId);
+    const cg = this.cgroupOf(t.handle);
+    const now = this.clock.now();
+    if (!cg || t.status.state !== TaskRunState.Running) {
+      return { timestamp: now * 1_000_000, memoryRssBytes: 0, cpuTotalTicks: 0, cpuPercent: 0, pids: [] };
+    }
+    const u = cg.usage();
+    const ticks = (u.cpuNanos / 1e9) * CLOCK_TICKS_PER_SECOND;
+    let cpuPercent = 0;
+    if (t.lastCpu && now > t.lastCpu.at) cpuPercent = Math.max(0, ((ticks - t.lastCpu.ticks) / CLOCK_TICKS_PER_SECOND / ((now - t.lastCpu.at) / 1000)) * 100);
+    t.lastCpu = { ticks, at: now };
+    return { timestamp: now * 1_000_000, memoryRssBytes: u.memoryBytes, cpuTotalTicks: ticks, cpuPercent, pids: u.pids };
+  }
+}
+
+/** Creates the exec driver for a client data dir. */
+export function createExecDriver(opts: ExecDriverOptions): ExecDriver {
+  return new ExecDriver(opts);
+}
