@@ -79,9 +79,12 @@ function sandboxEnv(env: Record<string, string>): Record<string, string> {
   };
 }
 
-/** A cgroup name for a task id `<alloc>/<task>`: one path segment. */
+/**
+ * A cgroup name for one run of a task `<alloc>/<task>`: one path segment, new for every start, so
+ * the removal of a previous run's cgroup can never touch the next run's.
+ */
 function cgroupName(taskId: string): string {
-  return taskId.replace(/[^A-Za-z0-9_.-]/g, '_');
+  return `${taskId.replace(/[^A-Za-z0-9_-]/g, '_')}.${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
 }
 
 /** The exec driver (see the file comment). */
