@@ -1,11 +1,23 @@
 // `npm run dev`: start a dev agent (server + client in one process), wait until it answers,
 // submit the example job, then keep the agent in the foreground until Ctrl-C.
+// CARAVAN_ADDR (default http://127.0.0.1:4646) sets the address the agent listens on.
 import { spawn, spawnSync } from 'node:child_process';
 
 const addr = process.env.CARAVAN_ADDR ?? 'http://127.0.0.1:4646';
+const port = new URL(addr).port || '4646';
 const example = process.argv[2] ?? 'examples/service.hcl';
-const agent = spawn(process.execPath, ['bin/caravan.js', 'agent', '-dev'], { stdio: 'inherit' });
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => agent.kill(sig));
+// The agent runs in its own process group, so a Ctrl-C reaches it once, from here: a terminal
+// signals the whole foreground group (and npm forwards it again), and an agent that gets a
+// second signal during its graceful shutdown exits at once, leaving its tasks behind.
+const agent = spawn(process.execPath, ['bin/caravan.js', 'agent', '-dev', '-http-port', port], { stdio: 'inherit', detached: true });
+let forwarded = false;
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    if (forwarded) return;
+    forwarded = true;
+    agent.kill(sig);
+  });
+}
 agent.on('exit', (code) => process.exit(code ?? 0));
 
 async function healthy() {

@@ -106,3 +106,47 @@ test('agent (not -dev): SIGTERM leaves the tasks running and the next agent reat
     await rm(tmp, { recursive: true, force: true });
   }
 });
+
+test('npm run dev (scripts/dev.mjs): Ctrl-C stops the agent, its example tasks and its supervisor, and removes its data dir', { timeout: 120_000 }, async () => {
+  const port = await freePort();
+  const address = `http://127.0.0.1:${port}`;
+  // Its own process group, as a terminal's foreground job: Ctrl-C signals the whole group.
+  const dev = spawn(process.execPath, ['scripts/dev.mjs'], { cwd: REPO_ROOT, env: { ...process.env, CARAVAN_ADDR: address }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  dev.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  dev.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const exited = new Promise<number | null>((r) => dev.once('exit', (code) => r(code)));
+  let dataDir = '';
+  try {
+    await waitFor('the example to run', () => (out.includes('The example is running') ? true : undefined), 60_000);
+    dataDir = (await api<{ config: { DataDir: string } }>(address, 'GET', '/v1/agent/self')).body.config.DataDir;
+    await waitRunning(address, 'web', 3, 30_000);
+    process.kill(-dev.pid!, 'SIGINT');
+    const timeout = new Promise<string>((r) => setTimeout(() => r('still running after 30 s'), 30_000).unref());
+    assert.equal(await Promise.race([exited, timeout]), 0, out.slice(-2000));
+    await waitFor('every process of the dev data dir to end', async () => ((await dataDirProcessCount(dataDir)) === 0 ? true : undefined), 10_000, 100);
+    assert.equal(existsSync(dataDir), false, `the temporary data dir ${dataDir} was left behind`);
+  } finally {
+    if (dev.exitCode === null && dev.signalCode === null) process.kill(-dev.pid!, 'SIGKILL');
+    if (dataDir) {
+      await killDataDirProcesses(dataDir);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }
+});
+
+/** How many live processes name `dataDir` in their command line or environment. */
+async function dataDirProcessCount(dataDir: string): Promise<number> {
+  const { readdir, readFile: read } = await import('node:fs/promises');
+  let n = 0;
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const [env, cmd] = await Promise.all([read(`/proc/${name}/environ`, 'utf8'), read(`/proc/${name}/cmdline`, 'utf8')]);
+      if ((env.includes(dataDir) || cmd.includes(dataDir)) && pidAlive(Number(name))) n++;
+    } catch {
+      // gone
+    }
+  }
+  return n;
+}
