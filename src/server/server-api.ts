@@ -4,6 +4,7 @@
  * go through the log. Implemented by `Server` (src/server/server.ts); every write resolves only
  * once its log entry is durable and applied.
  */
+import type { JobSubmission, SubmittedSource } from './state/job-submissions.js';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type {
   AllocClientStatus,
@@ -68,6 +69,8 @@ export interface RegisterJobOptions {
   enforceIndex?: boolean;
   jobModifyIndex?: number;
   preserveCounts?: boolean;
+  /** The job's source (Nomad's Submission), kept with the version this registration makes. */
+  submission?: SubmittedSource;
 }
 
 export interface RegisterJobResult {
@@ -167,6 +170,8 @@ export interface ServerApi {
    * `cas` (Updated false otherwise), as Nomad's check-and-set.
    */
   setSchedulerConfig?(config: Omit<SchedulerConfiguration, 'CreateIndex' | 'ModifyIndex'>, cas?: number): Promise<{ updated: boolean; index: number }>;
+  /** The source registered with one version of a job, if it was sent and kept. */
+  jobSubmission?(namespace: string, jobId: string, version: number): JobSubmission | undefined;
   /** Stops one allocation and lets the scheduler replace it. */
   stopAlloc(allocId: string): Promise<{ evalId: string; index: number }>;
 

@@ -4,6 +4,7 @@
  * scheduling workers and heartbeat timers. Every write goes through `apply()`: appended to the
  * durable log, then applied by the FSM in log order, and only then acknowledged.
  */
+import type { JobSubmission } from './state/job-submissions.js';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -279,6 +280,10 @@ export class Server implements ServerApi {
     return g.evalIds.length;
   }
 
+  jobSubmission(namespace: string, jobId: string, version: number): JobSubmission | undefined {
+    return this.store.submissions.get(namespace, jobId, version);
+  }
+
   schedulerConfig(): SchedulerConfiguration {
     return this.store.schedulerConfig();
   }
@@ -476,7 +481,7 @@ export class Server implements ServerApi {
     const now = this.nowNanos();
     const needsEval = !job.Periodic?.Enabled && !job.ParameterizedJob;
     const evaluation = needsEval ? newEvaluation(job, 'job-register', now) : null;
-    const index = await this.apply({ Type: 'JobRegister', Job: job, Eval: evaluation, Now: now });
+    const index = await this.apply({ Type: 'JobRegister', Job: job, Eval: evaluation, Now: now, ...(opts.submission ? { Submission: opts.submission } : {}) });
     const stored = this.store.jobById(job.Namespace, job.ID);
     return {
       evalId: evaluation?.ID ?? '',

@@ -51,6 +51,22 @@ test('CLI: top-level aliases, job scale/revert, system gc, operator scheduler ge
     assert.equal(inspect.code, 0, inspect.stderr);
     assert.match(inspect.stdout, /"V": "two"/);
 
+    // job run sent each version's source; the server keeps it per version.
+    const sub0 = await api<{ Source: string; Format: string; Version: number; JobID: string }>(a, 'GET', '/v1/job/web/submission?version=0');
+    assert.equal(sub0.status, 200, sub0.text);
+    assert.match(sub0.body.Source, /V = "one"/);
+    assert.equal(sub0.body.Format, 'hcl2');
+    assert.equal(sub0.body.JobID, 'web');
+    const current = await api<{ Source: string; Version: number }>(a, 'GET', '/v1/job/web/submission');
+    assert.equal(current.body.Version, 1);
+    assert.match(current.body.Source, /V = "two"/);
+    assert.equal((await api(a, 'GET', '/v1/job/web/submission?version=9')).status, 404);
+    assert.equal((await api(a, 'GET', '/v1/job/web/submission?version=x')).status, 400);
+    assert.equal((await api(a, 'GET', '/v1/job/nope/submission?version=0')).status, 404);
+    const badSub = await api(a, 'PUT', '/v1/jobs', { Job: (await api(a, 'GET', '/v1/job/web')).body, Submission: { Source: 7 } });
+    assert.equal(badSub.status, 400);
+    assert.match(badSub.text, /Submission.Source must be a string/);
+
     const scale = await runCli(a, ['job', 'scale', 'web', '3']);
     assert.equal(scale.code, 0, `${scale.stdout}\n${scale.stderr}`);
     assert.match(scale.stdout, /Monitoring evaluation/);

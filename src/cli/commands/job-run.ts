@@ -5,6 +5,8 @@
  * enforces the job modify index. Exit 2 when placement failed. When the registration started a
  * deployment, it is monitored to its end (exit 1 when it fails).
  */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadJobFile } from '../../jobspec/parse-jobspec.js';
 import type { Job, JobRegisterResponse } from '../../structs/job.js';
@@ -26,6 +28,24 @@ export interface JobRunFlags extends ApiFlags {
   output?: boolean;
   checkIndex?: string;
   verbose?: boolean;
+}
+
+/**
+ * The source sent with a registration (Nomad's Submission), kept per version by the server
+ * for `GET /v1/job/:id/submission`; undefined when the file cannot be read again.
+ */
+async function jobSubmission(ctx: CliContext, file: string, opts: JobRunFlags): Promise<Record<string, unknown> | undefined> {
+  try {
+    const source = await readFile(resolve(ctx.cwd, file), 'utf8');
+    const flags: Record<string, string> = {};
+    for (const kv of opts.var ?? []) {
+      const eq = kv.indexOf('=');
+      if (eq > 0) flags[kv.slice(0, eq)] = kv.slice(eq + 1);
+    }
+    return { Source: source, Format: /\.json$/i.test(file) ? 'json' : 'hcl2', VariableFlags: flags, Variables: '' };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Loads a job file for a command; undefined (with the error printed) when it is invalid. */
@@ -64,7 +84,7 @@ export const jobRunCommand: CommandModule = {
       }
       await runApiCommand(ctx, 'submitting job', async () => {
         const api = apiClient(ctx, opts);
-        const body: Record<string, unknown> = { Job: job };
+        const body: Record<string, unknown> = { Job: job, Submission: await jobSubmission(ctx, file, opts) };
         if (opts.checkIndex !== undefined) {
           body['EnforceIndex'] = true;
           body['JobModifyIndex'] = Number(opts.checkIndex);

@@ -1,7 +1,7 @@
 /**
  * Write sub-resources of /v1/job/<id> that change a job without a new spec from the user:
  * `revert` (Nomad's JobRevertRequest), `stable` (JobStabilityRequest) and `scale`
- * (ScalingRequest; GET answers the scale status). Reached through the /v1/job/* router of
+ * (ScalingRequest; GET answers the scale status); and `submission`, the source kept per version. Reached through the /v1/job/* router of
  * jobs.ts. Bad input (a missing version, a negative count, an unknown group) is a 400 naming
  * the field, and nothing changes.
  */
@@ -11,6 +11,8 @@ import type { RegisterJobResult } from '../../server/server-api.js';
 import { HttpError, badRequest, methodNotAllowed, notFound } from '../http-errors.js';
 import { jobScaleStatus } from '../job-scale-status.js';
 import { objectBody, optionalBool } from '../request-body.js';
+import { queryParam, type RawQuery } from '../query-options.js';
+import type { SubmittedSource } from '../../server/state/job-submissions.js';
 import { answerRead, answerWrite, queryOptions, requireServer, type RouteContext } from '../route-context.js';
 
 function requireWrite(req: FastifyRequest): void {
@@ -96,4 +98,47 @@ export async function scaleRoute(ctx: RouteContext, req: FastifyRequest, reply: 
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) throw badRequest('Count must be a non-negative integer');
   const res = await server.scaleJobGroup(queryOptions(req).namespace, jobId, group, count);
   return registerAnswer(req, reply, res);
+}
+
+/** The optional `Submission` of a registration body (Nomad's JobSubmission); a 400 naming a bad field. */
+export function parseSubmission(body: Record<string, unknown>): SubmittedSource | undefined {
+  const raw = body['Submission'];
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw badRequest('Submission must be an object');
+  const s = raw as Record<string, unknown>;
+  const str = (name: string): string => {
+    const v = s[name];
+    if (v === undefined || v === null) return '';
+    if (typeof v !== 'string') throw badRequest(`Submission.${name} must be a string`);
+    return v;
+  };
+  const flags = s['VariableFlags'];
+  let variableFlags: Record<string, string> | null = null;
+  if (flags !== undefined && flags !== null) {
+    if (typeof flags !== 'object' || Array.isArray(flags) || !Object.values(flags).every((v) => typeof v === 'string')) {
+      throw badRequest('Submission.VariableFlags must be a map of strings');
+    }
+    variableFlags = flags as Record<string, string>;
+  }
+  const source = str('Source');
+  if (source === '') return undefined;
+  return { Source: source, Format: str('Format'), VariableFlags: variableFlags, Variables: str('Variables') };
+}
+
+/** Answers GET /v1/job/<id>/submission?version=N (the job's current version without it). */
+export async function submissionRoute(ctx: RouteContext, req: FastifyRequest, reply: FastifyReply, jobId: string): Promise<FastifyReply> {
+  if (req.method !== 'GET') throw methodNotAllowed(req.method, req.url);
+  const rawVersion = queryParam(req.query as RawQuery, 'version');
+  if (rawVersion !== undefined && rawVersion !== '' && !/^\d+$/.test(rawVersion)) {
+    throw badRequest(`invalid value for "version": ${JSON.stringify(rawVersion)} (want a non-negative integer)`);
+  }
+  return answerRead(ctx, req, reply, [Table.Jobs, Table.JobVersions], (server, opts) => {
+    if (!server.jobSubmission) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'job submissions' });
+    const job = server.state.jobById(opts.namespace, jobId);
+    if (!job) throw notFound('job');
+    const version = rawVersion === undefined || rawVersion === '' ? job.Version : Number(rawVersion);
+    const sub = server.jobSubmission(opts.namespace, jobId, version);
+    if (!sub) throw notFound('job source');
+    return sub;
+  });
 }

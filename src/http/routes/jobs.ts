@@ -10,7 +10,7 @@ import type { Job } from '../../structs/job.js';
 import { JobDecodeError } from '../job-admission.js';
 import { admitJob, formatProblems } from '../job-submission.js';
 import { dispatchRoute, periodicForceRoute } from './job-dispatch.js';
-import { revertRoute, scaleRoute, stableRoute } from './job-actions.js';
+import { parseSubmission, revertRoute, scaleRoute, stableRoute, submissionRoute } from './job-actions.js';
 import { HttpError, badRequest, methodNotAllowed, notFound } from '../http-errors.js';
 import { jobListStub } from '../list-stubs.js';
 import { stubOf } from '../list-options.js';
@@ -19,7 +19,7 @@ import { objectBody, optionalBool, optionalObjectBody, optionalUint } from '../r
 import { answerRead, answerWrite, queryOptions, requireServer, sendJson, modifyIndex, type RouteContext } from '../route-context.js';
 
 /** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
-const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable'] as const;
+const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable', 'submission'] as const;
 type JobSubresource = (typeof JOB_SUBRESOURCES)[number];
 
 /** Splits the tail of /v1/job/<tail> into the job ID and the sub-resource ("" for the job). */
@@ -49,6 +49,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
       enforceIndex: optionalBool(body, 'EnforceIndex'),
       jobModifyIndex: optionalUint(body, 'JobModifyIndex'),
       preserveCounts: optionalBool(body, 'PreserveCounts'),
+      submission: parseSubmission(body),
     });
     return answerWrite(req, reply, res.index, {
       EvalID: res.evalId,
@@ -230,6 +231,8 @@ async function jobRoute(
       return revertRoute(ctx, req, reply, jobId);
     case 'stable':
       return stableRoute(ctx, req, reply, jobId);
+    case 'submission':
+      return submissionRoute(ctx, req, reply, jobId);
     default: {
       const never: never = sub;
       throw notFound(`route ${String(never)}`);

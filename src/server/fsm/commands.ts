@@ -3,6 +3,7 @@
  * and applied by the FSM. Time travels inside the command (`Now`, Unix nanoseconds) so that
  * replaying the log reproduces the same state.
  */
+import type { SubmittedSource } from '../state/job-submissions.js';
 import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type {
   Allocation,
@@ -50,6 +51,8 @@ export interface JobRegisterCommand {
   Job: Job;
   Eval: Evaluation | null;
   Now: number;
+  /** The source sent with the registration, kept with the version it makes (optional). */
+  Submission?: SubmittedSource | null;
 }
 
 /** Marks one version of a job stable or not (PUT /v1/job/:id/stable); makes no new version. */

@@ -182,6 +182,9 @@ export class Fsm {
       Stable: changed ? false : (existing?.Stable ?? false),
     };
     this.state.putJob(job, index);
+    if (cmd.Submission && changed) {
+      this.state.submissions.put({ ...cmd.Submission, Namespace: job.Namespace, JobID: job.ID, Version: job.Version, JobModifyIndex: job.JobModifyIndex });
+    }
     ev.push(jobEvent('JobRegistered', job, index));
     if (cmd.Eval) this.putEval({ ...cmd.Eval, JobModifyIndex: job.JobModifyIndex }, index, cmd.Now, ev);
   }

@@ -4,6 +4,7 @@
  * notification for blocking queries, and O(1) snapshots for the scheduler. Only the FSM
  * writes; every write takes the log index it happens at.
  */
+import { JobSubmissions, type JobSubmission } from './job-submissions.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import { Table, type StateReader } from '../server-api.js';
@@ -43,6 +44,8 @@ export interface SerializedState {
   deployments: Deployment[];
   /** Absent in snapshots written before the scheduler configuration existed: the default. */
   schedulerConfig?: SchedulerConfiguration;
+  /** Absent in snapshots written before job sources were kept. */
+  submissions?: JobSubmission[];
 }
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
@@ -51,6 +54,8 @@ export class StateStore implements StateReader {
   readonly jobsT = new CowTable<string, Job>('jobs', this.epochs);
   readonly jobVersionsT = new CowTable<string, Job[]>('job_versions', this.epochs);
   private schedulerConf: SchedulerConfiguration = defaultSchedulerConfig();
+  /** Job sources per version (GET /v1/job/:id/submission); written by the FSM only. */
+  readonly submissions = new JobSubmissions();
   readonly summariesT = new CowTable<string, JobSummary>('job_summary', this.epochs);
   readonly allocsT = new CowTable<string, Allocation>('allocs', this.epochs);
   readonly evalsT = new CowTable<string, Evaluation>('evals', this.epochs);
@@ -295,6 +300,7 @@ export class StateStore implements StateReader {
     this.jobsT.delete(key);
     this.jobVersionsT.delete(key);
     this.summariesT.delete(key);
+    this.submissions.deleteJob(namespace, id);
     this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
   }
 
@@ -468,6 +474,7 @@ export class StateStore implements StateReader {
       nodes: [...this.nodesT.values()],
       deployments: [...this.deploymentsT.values()],
       schedulerConfig: this.schedulerConf,
+      submissions: this.submissions.serialize(),
     };
   }
 
@@ -508,6 +515,7 @@ export class StateStore implements StateReader {
       this.deploymentsByJobI.add(jobKey(d.Namespace, d.JobID), d.ID);
     }
     this.schedulerConf = s.schedulerConfig ?? defaultSchedulerConfig();
+    this.submissions.restore(s.submissions);
     this.tableIdx.clear();
     for (const [t, i] of Object.entries(s.tableIndexes)) this.tableIdx.set(t as Table, i);
     this.index = s.index;
