@@ -140,7 +140,10 @@ test('exec: the task runs as nobody, sees only its own processes, cannot read ho
 });
 
 test('exec: with network mode "none" a connection to a host loopback listener fails; with "host" it succeeds', async () => {
-  const server: Server = createServer((s) => s.end('hello\n'));
+  const server: Server = createServer((s) => {
+    s.on('error', () => {}); // the task's bash closes at once: a reset is expected
+    s.end('hello\n');
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   try {
@@ -238,4 +241,23 @@ test('exec: kill -9 of the agent and a restart reattach the sandboxed task with 
   assert.equal(stop.status, 200, stop.text);
   await waitFor('the task cgroups to be removed', () => (taskCgroups().some((d) => d.includes(alloc!.ID)) ? undefined : true), 30_000);
   assert.deepEqual(before.filter((p) => pidAlive(p)), [], 'no sandbox process is left');
+});
+
+test('exec: a task OOM-killed while the agent is down is reported as OOM Killed after the restart', async () => {
+  const script = 'sleep 2; x=$(head -c 200000000 /dev/zero | tr "\\0" a); echo survived';
+  await runJob(agent.address, jobsDir, 'hog-down', job('hog-down', { script, memory: 32 }));
+  const [alloc] = await waitRunning(agent.address, 'hog-down', 1, 30_000);
+  const memDir = await waitFor('the task cgroup', () => taskCgroups().find((d) => d.includes('/memory/') && d.includes(alloc!.ID)));
+  const port = agent.port;
+  await agent.kill();
+  await waitFor('the task to be OOM-killed while the agent is down', () => (/^oom_kill [1-9]/m.test(readFileSync(join(memDir, 'memory.oom_control'), 'utf8')) ? true : undefined), 30_000);
+  await waitFor('the sandbox to end', () => (readFileSync(join(memDir, 'cgroup.procs'), 'utf8').trim() === '' ? true : undefined), 30_000);
+  agent = await startTheAgent(port);
+  const done = await finished('hog-down');
+  assert.equal(done.ClientStatus, 'failed');
+  const term = (done.TaskStates?.['t']?.Events ?? []).find((e) => e.Type === 'Terminated');
+  assert.ok(term, JSON.stringify(done.TaskStates?.['t']?.Events?.map((e) => e.Type)));
+  assert.equal(term.ExitCode, 137);
+  assert.equal(term.Details?.['oom_killed'], 'true');
+  await waitFor('the cgroup to be removed', () => (taskCgroups().some((d) => d.includes(alloc!.ID)) ? undefined : true), 30_000);
 });
