@@ -64,7 +64,8 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
   app.put('/v1/jobs', (req, reply) => register(req, reply));
   app.post('/v1/jobs', (req, reply) => register(req, reply));
 
-  app.post('/v1/jobs/parse', async (req, reply) => {
+  // Nomad accepts PUT and POST (its Go client sends PUT).
+  const parse = async (req: FastifyRequest, reply: FastifyReply) => {
     const body = objectBody(req.body);
     const hcl = body['JobHCL'];
     if (typeof hcl !== 'string' || hcl.trim() === '') throw badRequest('JobHCL must be specified');
@@ -78,7 +79,9 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
       throw badRequest(err instanceof Error ? err.message : String(err));
     }
     return sendJson(reply, job, queryOptions(req).pretty);
-  });
+  };
+  app.put('/v1/jobs/parse', parse);
+  app.post('/v1/jobs/parse', parse);
 
   app.route({
     method: ['GET', 'PUT', 'POST', 'DELETE'],
