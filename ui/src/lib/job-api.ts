@@ -21,12 +21,12 @@ export function jobWatch(id: string, ns: string): (ev: StreamEvent) => boolean {
   };
 }
 
-/** Registers a job (start, scale, revert): `{Job}` to /v1/jobs. */
+/** Registers a job: `{Job}` to /v1/jobs. */
 export function registerJob(job: Job): Promise<{ EvalID: string }> {
   return apiWrite('PUT', withQuery('/v1/jobs', { namespace: job.Namespace }), { Job: job });
 }
 
-/** Reads the job as stored and registers it changed by `edit` (start, scale). */
+/** Reads the job as stored and registers it changed by `edit` (start: Stop = false). */
 export async function updateJob(id: string, ns: string, edit: (job: Job) => void): Promise<{ EvalID: string }> {
   const { data: job } = await apiGet<Job>(jobPath(id, ns));
   edit(job);

@@ -8,7 +8,8 @@ import { LiveView } from '../components/states.js';
 import { StatusBadge } from '../components/summary-bar.js';
 import { changedOnly, diffLines, DiffView, jobLines } from '../lib/diff.js';
 import { ago, dateTime, nanosToMs, shortId } from '../lib/format.js';
-import { jobPath, jobWatch, registerJob } from '../lib/job-api.js';
+import { apiWrite } from '../lib/api.js';
+import { jobPath, jobWatch } from '../lib/job-api.js';
 import { href } from '../lib/router.js';
 import { useLive } from '../lib/use-live.js';
 
@@ -34,7 +35,7 @@ export function JobVersions({ id, ns }: { id: string; ns: string }) {
                     <ActionButton
                       label={`Revert to version ${v.Version}`}
                       confirm={`Yes, revert to ${v.Version}`}
-                      run={() => registerJob({ ...v, Stop: false })}
+                      run={() => apiWrite('PUT', jobPath(id, ns, 'revert'), { JobID: id, JobVersion: v.Version, EnforcePriorVersion: sorted[0]!.Version })}
                     />
                   )}
                 </li>

@@ -11,7 +11,7 @@ import { LiveView } from '../components/states.js';
 import { StatusBadge, SummaryBar } from '../components/summary-bar.js';
 import { apiWrite } from '../lib/api.js';
 import { dateTime, shortId } from '../lib/format.js';
-import { jobPath, jobWatch, updateJob } from '../lib/job-api.js';
+import { jobPath, jobWatch } from '../lib/job-api.js';
 import { useLive } from '../lib/use-live.js';
 
 function ScaleControl({ job, group }: { job: Job; group: TaskGroup }) {
@@ -32,13 +32,7 @@ function ScaleControl({ job, group }: { job: Job; group: TaskGroup }) {
       <ActionButton
         label="Scale"
         disabled={count === group.Count || !Number.isInteger(count) || count < 0}
-        run={() =>
-          updateJob(job.ID, job.Namespace, (j) => {
-            const g = j.TaskGroups.find((x) => x.Name === group.Name);
-            if (!g) throw new Error(`group ${group.Name} is gone from the job`);
-            g.Count = count;
-          })
-        }
+        run={() => apiWrite('PUT', jobPath(job.ID, job.Namespace, 'scale'), { Count: count, Target: { Job: job.ID, Group: group.Name }, Message: 'scaled from the web UI' })}
       />
     </form>
   );
