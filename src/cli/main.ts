@@ -6,6 +6,7 @@
  */
 import { expandTopLevelAlias } from './top-level-aliases.js';
 import { jobActionCommands } from './commands/job-actions.js';
+import { jobScalingEventsCommand } from './commands/job-scaling-events.js';
 import { systemCommands } from './commands/system-commands.js';
 import { operatorSchedulerCommands } from './commands/operator-scheduler.js';
 import { Command, CommanderError } from 'commander';
@@ -65,6 +66,7 @@ export const COMMANDS: readonly CommandModule[] = [
   statusCommand,
   serverMembersCommand,
   jobActionCommands,
+  jobScalingEventsCommand,
   systemCommands,
   operatorSchedulerCommands,
 ];

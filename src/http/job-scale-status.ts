@@ -6,6 +6,7 @@
  */
 import { isTerminalAlloc, type Allocation } from '../structs/alloc.js';
 import type { Job } from '../structs/job.js';
+import type { ScalingEvent } from '../server/state/job-scaling-events.js';
 
 /** One task group's scale status. */
 export interface TaskGroupScaleStatus {
@@ -14,8 +15,8 @@ export interface TaskGroupScaleStatus {
   Running: number;
   Healthy: number;
   Unhealthy: number;
-  /** Scaling events; Caravan keeps none. */
-  Events: null;
+  /** Scaling events, newest first (null when there are none). */
+  Events: ScalingEvent[] | null;
 }
 
 /** The scale status of a job. */
@@ -30,10 +31,11 @@ export interface JobScaleStatus {
 
 /** True when an allocation no longer counts: the servers stopped it or it finished. */
 /** Builds the scale status of `job` from its allocations. */
-export function jobScaleStatus(job: Job, allocs: readonly Allocation[]): JobScaleStatus {
+export function jobScaleStatus(job: Job, allocs: readonly Allocation[], eventsOf?: (group: string) => ScalingEvent[]): JobScaleStatus {
   const groups: Record<string, TaskGroupScaleStatus> = {};
   for (const tg of job.TaskGroups) {
-    groups[tg.Name] = { Desired: tg.Count, Placed: 0, Running: 0, Healthy: 0, Unhealthy: 0, Events: null };
+    const events = eventsOf?.(tg.Name) ?? [];
+    groups[tg.Name] = { Desired: tg.Count, Placed: 0, Running: 0, Healthy: 0, Unhealthy: 0, Events: events.length > 0 ? events : null };
   }
   for (const a of allocs) {
     if (a.DeploymentStatus?.Canary || isTerminalAlloc(a)) continue;

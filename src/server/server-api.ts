@@ -4,6 +4,7 @@
  * go through the log. Implemented by `Server` (src/server/server.ts); every write resolves only
  * once its log entry is durable and applied.
  */
+import type { ScalingEvent } from './state/job-scaling-events.js';
 import type { JobSubmission, SubmittedSource } from './state/job-submissions.js';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type {
@@ -71,6 +72,15 @@ export interface RegisterJobOptions {
   preserveCounts?: boolean;
   /** The job's source (Nomad's Submission), kept with the version this registration makes. */
   submission?: SubmittedSource;
+  /** The scaling event of a scale request (recorded with the version it makes). */
+  scalingEvent?: { Group: string; Event: ScalingEvent };
+}
+
+/** What a scale request says about itself, recorded in its scaling event. */
+export interface ScaleRequestEvent {
+  Message: string;
+  Error: boolean;
+  Meta: Record<string, unknown> | null;
 }
 
 export interface RegisterJobResult {
@@ -153,8 +163,13 @@ export interface ServerApi {
   revertJob?(namespace: string, jobId: string, version: number, enforcePriorVersion?: number): Promise<RegisterJobResult>;
   /** Marks one version of a job stable or not (PUT /v1/job/:id/stable). */
   setJobStability?(namespace: string, jobId: string, version: number, stable: boolean): Promise<{ index: number }>;
-  /** Sets one group's count (PUT /v1/job/:id/scale): a new job version and its evaluation. */
-  scaleJobGroup?(namespace: string, jobId: string, group: string, count: number): Promise<RegisterJobResult>;
+  /**
+   * Sets one group's count (PUT /v1/job/:id/scale): a new job version and its evaluation, with
+   * a scaling event. A null count records the event only (no version, no evaluation).
+   */
+  scaleJobGroup?(namespace: string, jobId: string, group: string, count: number | null, event?: ScaleRequestEvent): Promise<RegisterJobResult>;
+  /** A job group's scaling events, newest first. */
+  scalingEvents?(namespace: string, jobId: string, group: string): ScalingEvent[];
   /**
    * Nomad's forced garbage collection (PUT /v1/system/gc): every terminal evaluation whose job is
    * dead or stopped goes with its terminal allocations, whatever its age, then dead jobs with

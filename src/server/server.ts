@@ -4,6 +4,7 @@
  * scheduling workers and heartbeat timers. Every write goes through `apply()`: appended to the
  * durable log, then applied by the FSM in log order, and only then acknowledged.
  */
+import type { ScalingEvent } from './state/job-scaling-events.js';
 import type { JobSubmission } from './state/job-submissions.js';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import { cpus } from 'node:os';
@@ -25,6 +26,7 @@ import {
   type ServerApi,
   type StateReader,
   type Table,
+  type ScaleRequestEvent,
 } from './server-api.js';
 import type { LogBackend } from './log/log-backend.js';
 import { SqliteLogBackend } from './log/sqlite-log-backend.js';
@@ -481,7 +483,14 @@ export class Server implements ServerApi {
     const now = this.nowNanos();
     const needsEval = !job.Periodic?.Enabled && !job.ParameterizedJob;
     const evaluation = needsEval ? newEvaluation(job, 'job-register', now) : null;
-    const index = await this.apply({ Type: 'JobRegister', Job: job, Eval: evaluation, Now: now, ...(opts.submission ? { Submission: opts.submission } : {}) });
+    const index = await this.apply({
+      Type: 'JobRegister',
+      Job: job,
+      Eval: evaluation,
+      Now: now,
+      ...(opts.submission ? { Submission: opts.submission } : {}),
+      ...(opts.scalingEvent ? { ScalingEvent: opts.scalingEvent } : {}),
+    });
     const stored = this.store.jobById(job.Namespace, job.ID);
     return {
       evalId: evaluation?.ID ?? '',
@@ -707,18 +716,28 @@ export class Server implements ServerApi {
     return { index };
   }
 
-  async scaleJobGroup(namespace: string, jobId: string, group: string, count: number): Promise<RegisterJobResult> {
+  async scaleJobGroup(namespace: string, jobId: string, group: string, count: number | null, event: ScaleRequestEvent = { Message: '', Error: false, Meta: null }): Promise<RegisterJobResult> {
     const current = this.store.jobById(namespace, jobId);
     if (!current) throw new ServerError('JOB_NOT_FOUND', { job: jobId });
-    if (current.Stop) throw new ServerError('JOB_ACTION_INVALID', { reason: `job "${jobId}" is stopped: cannot scale` });
-    if (current.Type === 'system' || current.Type === 'sysbatch') throw new ServerError('JOB_ACTION_INVALID', { reason: `cannot scale jobs of type "${current.Type}"` });
     const tg = current.TaskGroups.find((g) => g.Name === group);
     if (!tg) throw new ServerError('JOB_ACTION_INVALID', { reason: `task group "${group}" specified for scaling does not exist in job` });
+    const now = this.nowNanos();
+    const ev: ScalingEvent = { Time: now, Count: count, PreviousCount: tg.Count, Message: event.Message, Error: event.Error, Meta: event.Meta, EvalID: null, CreateIndex: 0 };
+    if (count === null) {
+      const index = await this.apply({ Type: 'ScalingEventRecord', Namespace: namespace, JobID: jobId, Group: group, Event: ev, Now: now });
+      return { evalId: '', evalCreateIndex: 0, jobModifyIndex: current.JobModifyIndex, index, warnings: '' };
+    }
+    if (current.Stop) throw new ServerError('JOB_ACTION_INVALID', { reason: `job "${jobId}" is stopped: cannot scale` });
+    if (current.Type === 'system' || current.Type === 'sysbatch') throw new ServerError('JOB_ACTION_INVALID', { reason: `cannot scale jobs of type "${current.Type}"` });
     const policy = (tg as { Scaling?: { Min?: number; Max?: number } | null }).Scaling;
     if (policy && typeof policy.Min === 'number' && count < policy.Min) throw new ServerError('JOB_ACTION_INVALID', { reason: `group count was less than scaling policy minimum: ${count} < ${policy.Min}` });
     if (policy && typeof policy.Max === 'number' && count > policy.Max) throw new ServerError('JOB_ACTION_INVALID', { reason: `group count was greater than scaling policy maximum: ${count} > ${policy.Max}` });
     const job: Job = { ...current, TaskGroups: current.TaskGroups.map((g) => (g.Name === group ? { ...g, Count: count } : g)) };
-    return this.registerJob(job);
+    return this.registerJob(job, { scalingEvent: { Group: group, Event: ev } });
+  }
+
+  scalingEvents(namespace: string, jobId: string, group: string): ScalingEvent[] {
+    return this.store.scalingEvents.events(namespace, jobId, group);
   }
 
   /** Registers an earlier version of a job again as its newest version (auto-revert). */

@@ -131,6 +131,10 @@ func TestRevertStableScaleSubmission(t *testing.T) {
 	if status.TaskGroups["g"].Desired != 3 {
 		t.Fatalf("scale status: desired %d", status.TaskGroups["g"].Desired)
 	}
+	events := status.TaskGroups["g"].Events
+	if len(events) != 1 || events[0].Count == nil || *events[0].Count != 3 || events[0].PreviousCount != 1 || events[0].Message != "more" || events[0].EvalID == nil {
+		t.Fatalf("scaling events: %+v", events)
+	}
 	bad := -1
 	if _, _, err := client.Jobs().Scale("r-web", "g", &bad, "", false, nil, nil); err == nil || !strings.Contains(err.Error(), "400") {
 		t.Fatalf("negative count: want a 400, got %v", err)

@@ -73,6 +73,11 @@ test('CLI: top-level aliases, job scale/revert, system gc, operator scheduler ge
     assert.equal((await api<Job>(a, 'GET', '/v1/job/web')).body.TaskGroups[0]!.Count, 3);
     assert.equal((await runCli(a, ['job', 'scale', '-detach', 'web', 'g', '2'])).code, 0);
     assert.equal((await api<Job>(a, 'GET', '/v1/job/web')).body.TaskGroups[0]!.Count, 2);
+    const events = await runCli(a, ['job', 'scaling-events', '-verbose', 'web']);
+    assert.equal(events.code, 0, events.stderr);
+    assert.match(events.stdout, /Task Group +Count +PrevCount +Error +Date +EvalID +Message/);
+    assert.match(events.stdout, /g +2 +3 +false .*\n/);
+    assert.match(events.stdout, /g +3 +1 +false /);
     const badCount = await runCli(a, ['job', 'scale', 'web', 'lots']);
     assert.equal(badCount.code, 2);
     assert.match(badCount.stderr, /count must be a non-negative integer/);

@@ -84,7 +84,6 @@ test('job revert, stable, scale and /v1/jobs/statuses through a real agent', asy
       [{ Count: -1, Target: { Group: 'g' } }, /Count must be a non-negative integer/],
       [{ Count: 2, Target: { Group: 'nope' } }, /task group "nope" specified for scaling does not exist/],
       [{ Count: 2 }, /Target must be an object/],
-      [{ Target: { Group: 'g' } }, /Count must be specified/],
     ] as const) {
       const bad = await api(a, 'PUT', '/v1/job/web/scale', body);
       assert.equal(bad.status, 400, JSON.stringify(body));
@@ -97,8 +96,18 @@ test('job revert, stable, scale and /v1/jobs/statuses through a real agent', asy
     const scaled = await job(a, 'web');
     assert.equal(scaled.TaskGroups[0]!.Count, 3);
     assert.equal(scaled.Version, 3);
-    const status = await api<{ TaskGroups: Record<string, { Desired: number }> }>(a, 'GET', '/v1/job/web/scale');
+    // A request without Count records an event only: no new version.
+    const report = await api<{ EvalID: string }>(a, 'PUT', '/v1/job/web/scale', { Target: { Group: 'g' }, Message: 'autoscaler: no change', Error: true, Meta: { policy: 'p1' } });
+    assert.equal(report.status, 200, report.text);
+    assert.equal(report.body.EvalID, '');
+    assert.equal((await job(a, 'web')).Version, 3);
+    type Ev = { Count: number | null; PreviousCount: number; Message: string; Error: boolean; EvalID: string | null; Meta: Record<string, string> | null };
+    const status = await api<{ TaskGroups: Record<string, { Desired: number; Events: Ev[] }> }>(a, 'GET', '/v1/job/web/scale');
     assert.equal(status.body.TaskGroups['g']!.Desired, 3);
+    const events = status.body.TaskGroups['g']!.Events;
+    assert.equal(events.length, 2);
+    assert.deepEqual([events[0]!.Count, events[0]!.Message, events[0]!.Error, events[0]!.EvalID, events[0]!.Meta], [null, 'autoscaler: no change', true, null, { policy: 'p1' }]);
+    assert.deepEqual([events[1]!.Count, events[1]!.PreviousCount, events[1]!.Message, events[1]!.EvalID], [3, 1, 'more', scale.body.EvalID]);
 
     // Sub-routes never fall through to the job-ID route.
     const getRevert = await api(a, 'GET', '/v1/job/web/revert');

@@ -77,7 +77,7 @@ export async function scaleRoute(ctx: RouteContext, req: FastifyRequest, reply: 
     return answerRead(ctx, req, reply, [Table.Jobs, Table.Allocs, Table.Deployments], (server, opts) => {
       const job = server.state.jobById(opts.namespace, jobId);
       if (!job) throw notFound('job');
-      return jobScaleStatus(job, server.state.allocsByJob(opts.namespace, jobId));
+      return jobScaleStatus(job, server.state.allocsByJob(opts.namespace, jobId), (g) => server.scalingEvents?.(opts.namespace, jobId, g) ?? []);
     });
   }
   requireWrite(req);
@@ -90,13 +90,19 @@ export async function scaleRoute(ctx: RouteContext, req: FastifyRequest, reply: 
   if (typeof group !== 'string' || group === '') throw badRequest('Target.Group must be specified');
   const targetJob = (target as Record<string, unknown>)['Job'];
   if (targetJob !== undefined && targetJob !== null && targetJob !== '' && targetJob !== jobId) throw badRequest('Target.Job does not match the job in the path');
-  if (body['Count'] === undefined || body['Count'] === null) {
-    // Nomad records a count-less request as a scaling event only; Caravan keeps no scaling events yet.
-    throw badRequest('Count must be specified (scaling events without a count are not recorded)');
+  // Without a Count the request only records a scaling event (an autoscaler reporting), as in Nomad.
+  const rawCount = body['Count'];
+  let count: number | null = null;
+  if (rawCount !== undefined && rawCount !== null) {
+    if (typeof rawCount !== 'number' || !Number.isInteger(rawCount) || rawCount < 0) throw badRequest('Count must be a non-negative integer');
+    count = rawCount;
   }
-  const count = body['Count'];
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) throw badRequest('Count must be a non-negative integer');
-  const res = await server.scaleJobGroup(queryOptions(req).namespace, jobId, group, count);
+  const message = body['Message'];
+  if (message !== undefined && message !== null && typeof message !== 'string') throw badRequest('Message must be a string');
+  const meta = body['Meta'];
+  if (meta !== undefined && meta !== null && (typeof meta !== 'object' || Array.isArray(meta))) throw badRequest('Meta must be an object');
+  const event = { Message: typeof message === 'string' ? message : '', Error: optionalBool(body, 'Error'), Meta: (meta as Record<string, unknown> | null | undefined) ?? null };
+  const res = await server.scaleJobGroup(queryOptions(req).namespace, jobId, group, count, event);
   return registerAnswer(req, reply, res);
 }
 

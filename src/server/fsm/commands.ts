@@ -3,6 +3,7 @@
  * and applied by the FSM. Time travels inside the command (`Now`, Unix nanoseconds) so that
  * replaying the log reproduces the same state.
  */
+import type { ScalingEvent } from '../state/job-scaling-events.js';
 import type { SubmittedSource } from '../state/job-submissions.js';
 import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type {
@@ -42,6 +43,7 @@ export const CommandType = {
   JobStability: 'JobStability',
   JobSummaryReconcile: 'JobSummaryReconcile',
   SchedulerConfigSet: 'SchedulerConfigSet',
+  ScalingEventRecord: 'ScalingEventRecord',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -53,6 +55,18 @@ export interface JobRegisterCommand {
   Now: number;
   /** The source sent with the registration, kept with the version it makes (optional). */
   Submission?: SubmittedSource | null;
+  /** The scaling event of a `PUT /v1/job/:id/scale` that changed a count (optional). */
+  ScalingEvent?: { Group: string; Event: ScalingEvent } | null;
+}
+
+/** Records a scaling event that changes no count (a scale request without Count). */
+export interface ScalingEventRecordCommand {
+  Type: 'ScalingEventRecord';
+  Namespace: string;
+  JobID: string;
+  Group: string;
+  Event: ScalingEvent;
+  Now: number;
 }
 
 /** Marks one version of a job stable or not (PUT /v1/job/:id/stable); makes no new version. */
@@ -248,4 +262,5 @@ export type Command =
   | DeploymentAllocHealthCommand
   | JobStabilityCommand
   | JobSummaryReconcileCommand
-  | SchedulerConfigSetCommand;
+  | SchedulerConfigSetCommand
+  | ScalingEventRecordCommand;

@@ -3,6 +3,7 @@
  * publish. apply() is deterministic — everything it needs (time included) is in the command
  * and the index — so replaying the log rebuilds the same state.
  */
+import { Table } from '../server-api.js';
 import type { Allocation, Evaluation, Job, Node, NodeEvent } from '../../structs/index.js';
 import { isServerDecidedClientStatus } from '../../structs/alloc.js';
 import type { StateStore } from '../state/state-store.js';
@@ -153,6 +154,12 @@ export class Fsm {
         if (changed && cur) ev.push(jobEvent('JobRegistered', cur, index));
         break;
       }
+      case 'ScalingEventRecord':
+        if (this.state.jobById(cmd.Namespace, cmd.JobID)) {
+          this.state.scalingEvents.add(cmd.Namespace, cmd.JobID, cmd.Group, { ...cmd.Event, CreateIndex: index });
+          this.state.touch(index, Table.Jobs);
+        }
+        break;
       case 'SchedulerConfigSet':
         this.state.setSchedulerConfig(cmd.Config, index);
         break;
@@ -182,6 +189,10 @@ export class Fsm {
       Stable: changed ? false : (existing?.Stable ?? false),
     };
     this.state.putJob(job, index);
+    if (cmd.ScalingEvent) {
+      this.state.scalingEvents.add(job.Namespace, job.ID, cmd.ScalingEvent.Group, { ...cmd.ScalingEvent.Event, EvalID: cmd.Eval?.ID ?? null, CreateIndex: index });
+      this.state.touch(index, Table.Jobs);
+    }
     if (cmd.Submission && changed) {
       this.state.submissions.put({ ...cmd.Submission, Namespace: job.Namespace, JobID: job.ID, Version: job.Version, JobModifyIndex: job.JobModifyIndex });
     }

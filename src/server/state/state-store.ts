@@ -4,6 +4,7 @@
  * notification for blocking queries, and O(1) snapshots for the scheduler. Only the FSM
  * writes; every write takes the log index it happens at.
  */
+import { JobScalingEvents, type StoredScalingEvent } from './job-scaling-events.js';
 import { JobSubmissions, type JobSubmission } from './job-submissions.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
@@ -46,6 +47,8 @@ export interface SerializedState {
   schedulerConfig?: SchedulerConfiguration;
   /** Absent in snapshots written before job sources were kept. */
   submissions?: JobSubmission[];
+  /** Absent in snapshots written before scaling events were kept. */
+  scalingEvents?: StoredScalingEvent[];
 }
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
@@ -56,6 +59,8 @@ export class StateStore implements StateReader {
   private schedulerConf: SchedulerConfiguration = defaultSchedulerConfig();
   /** Job sources per version (GET /v1/job/:id/submission); written by the FSM only. */
   readonly submissions = new JobSubmissions();
+  /** Scaling events per job and group; written by the FSM only. */
+  readonly scalingEvents = new JobScalingEvents();
   readonly summariesT = new CowTable<string, JobSummary>('job_summary', this.epochs);
   readonly allocsT = new CowTable<string, Allocation>('allocs', this.epochs);
   readonly evalsT = new CowTable<string, Evaluation>('evals', this.epochs);
@@ -301,6 +306,7 @@ export class StateStore implements StateReader {
     this.jobVersionsT.delete(key);
     this.summariesT.delete(key);
     this.submissions.deleteJob(namespace, id);
+    this.scalingEvents.deleteJob(namespace, id);
     this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
   }
 
@@ -475,6 +481,7 @@ export class StateStore implements StateReader {
       deployments: [...this.deploymentsT.values()],
       schedulerConfig: this.schedulerConf,
       submissions: this.submissions.serialize(),
+      scalingEvents: this.scalingEvents.serialize(),
     };
   }
 
@@ -516,6 +523,7 @@ export class StateStore implements StateReader {
     }
     this.schedulerConf = s.schedulerConfig ?? defaultSchedulerConfig();
     this.submissions.restore(s.submissions);
+    this.scalingEvents.restore(s.scalingEvents);
     this.tableIdx.clear();
     for (const [t, i] of Object.entries(s.tableIndexes)) this.tableIdx.set(t as Table, i);
     this.index = s.index;
