@@ -21,7 +21,7 @@ import type { TaskRunner } from './taskrunner/task-runner.js';
 import { AllocUpdateBatcher } from './alloc-update-batcher.js';
 import { StateDb, type ClientStateStore, type StoredAlloc } from './state/state-db.js';
 import { loadNodeIdentity } from './node/node-identity.js';
-import { fingerprintDrivers, fingerprintHost } from './node/fingerprint.js';
+import { driversChanged, fingerprintDrivers, fingerprintHost, withDriverAttributes } from './node/fingerprint.js';
 import type { NodeInfo } from './taskenv/task-env.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 
@@ -54,6 +54,8 @@ export interface ClientConfig {
 
 /** How long one blocking query for allocations waits. */
 const WATCH_WAIT_MS = 30_000;
+/** How often drivers are fingerprinted again (a docker engine may come or go). */
+const DRIVER_FINGERPRINT_MS = 10_000;
 /** Pause after a failed register, heartbeat or watch, doubling up to the cap. */
 const RETRY_BASE_MS = 500;
 const RETRY_MAX_MS = 15_000;
@@ -104,7 +106,7 @@ export class Client implements ClientHttpApi {
     const c = new Client(config, store, drivers);
     await c.fingerprint();
     await c.restore();
-    c.loops.push(c.heartbeatLoop(), c.watchLoop());
+    c.loops.push(c.heartbeatLoop(), c.watchLoop(), c.driverFingerprintLoop());
     return c;
   }
 
@@ -243,6 +245,25 @@ export class Client implements ClientHttpApi {
       attributes,
       meta: this.node.Meta,
     };
+  }
+
+  /**
+   * Fingerprints the drivers again now and then; when one changed (an engine came up or went
+   * away), the node is registered again with the new drivers and attributes, as Nomad updates it.
+   */
+  private async driverFingerprintLoop(): Promise<void> {
+    const signal = this.stopCtl.signal;
+    while (!signal.aborted) {
+      await this.clock.sleep(DRIVER_FINGERPRINT_MS, signal).catch(() => undefined);
+      if (signal.aborted) break;
+      const drv = await fingerprintDrivers([...this.drivers.values()], this.clock.now());
+      if (!driversChanged(this.node.Drivers ?? {}, drv.drivers)) continue;
+      const attributes = withDriverAttributes(this.node.Attributes, drv.attributes);
+      this.node = { ...this.node, Attributes: attributes, Drivers: drv.drivers };
+      this.nodeInfo = { ...this.nodeInfo, attributes };
+      this.logger.info({ drivers: Object.keys(drv.drivers).filter((k) => drv.drivers[k]!.Detected) }, 'driver fingerprint changed; updating the node');
+      this.registered = false;
+    }
   }
 
   private async register(): Promise<void> {

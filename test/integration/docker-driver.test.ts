@@ -226,3 +226,33 @@ test('docker: a container that ends while the agent is down reports its exit cod
     await agent.cleanup();
   }
 });
+
+test('docker: an engine that comes up after the agent is detected by the periodic fingerprint', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cvd-'));
+  const link = join(dir, 'late.sock');
+  writeFileSync(join(dir, 'late.hcl'), `plugin "docker" {\n  config {\n    endpoint = "unix://${link}"\n  }\n}\n`);
+  const agent = await startAgent({ roleArgs: ['-dev'], extraArgs: ['-config', join(dir, 'late.hcl')] });
+  try {
+    type NodeView = { Attributes: Record<string, string>; Drivers: Record<string, { Detected: boolean; HealthDescription: string }> };
+    const nodeId = await waitUntil('the node registered', async () => (await api<Array<{ ID: string }>>(agent.address, 'GET', '/v1/nodes')).body[0]?.ID);
+    const first = (await api<NodeView>(agent.address, 'GET', `/v1/node/${nodeId}`)).body;
+    assert.equal(first.Attributes['driver.docker'], undefined);
+    assert.equal(first.Drivers['docker']?.Detected, false);
+    assert.match(first.Drivers['docker']?.HealthDescription ?? '', /Failed to connect to docker daemon/);
+    const { symlinkSync } = await import('node:fs');
+    symlinkSync(dockerd.socket, link);
+    const later = await waitUntil(
+      'driver.docker on the node',
+      async () => {
+        const n = (await api<NodeView>(agent.address, 'GET', `/v1/node/${nodeId}`)).body;
+        return n.Attributes['driver.docker'] === '1' ? n : undefined;
+      },
+      40_000,
+    );
+    assert.equal(later.Drivers['docker']?.Detected, true);
+  } finally {
+    await agent.kill();
+    await agent.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -119,3 +119,17 @@ export async function fingerprintDrivers(drivers: readonly Driver[], nowMs: numb
   }
   return { drivers: out, attributes };
 }
+
+/** Whether a driver fingerprint differs from the node's, ignoring when each was taken. */
+export function driversChanged(before: Record<string, DriverInfo>, after: Record<string, DriverInfo>): boolean {
+  const strip = (m: Record<string, DriverInfo>) =>
+    JSON.stringify(Object.keys(m).sort().map((k) => [k, m[k]!.Detected, m[k]!.Healthy, m[k]!.HealthDescription, m[k]!.Attributes ?? {}]));
+  return strip(before) !== strip(after);
+}
+
+/** The node's attributes with every `driver.*` attribute replaced by a new driver fingerprint's. */
+export function withDriverAttributes(attributes: Record<string, string>, driverAttributes: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(attributes)) if (!k.startsWith('driver.')) out[k] = v;
+  return { ...out, ...driverAttributes };
+}
