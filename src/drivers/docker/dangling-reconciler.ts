@@ -33,12 +33,16 @@ export class DanglingReconciler {
     private readonly logger?: { warn(msg: string): void; debug?(msg: string): void },
   ) {}
 
+  /** Schedules the next pass (idempotent while one is scheduled). */
   start(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.timer) return;
     this.timer = this.clock.setTimer(this.config.periodMs, () => {
       void this.reconcile()
         .catch((err: unknown) => this.logger?.warn(`docker: dangling container check failed: ${(err as Error).message}`))
-        .finally(() => this.start());
+        .finally(() => {
+          this.timer = null;
+          this.start();
+        });
     });
   }
 

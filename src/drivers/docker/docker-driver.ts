@@ -114,8 +114,9 @@ export class DockerDriver implements Driver {
     this.clock = opts.clock ?? systemClock;
     this.images = new ImageCoordinator(this.engine, this.config, this.clock, opts.logger);
     if (opts.clientId && this.config.gc.container && this.config.gc.dangling.enabled) {
+      // Started with the first task (started or recovered): a client that never runs a docker
+      // task holds no timer for it.
       this.dangling = new DanglingReconciler(this.engine, opts.clientId, this.config.gc.dangling, this.clock, () => this.trackedContainers(), opts.logger);
-      this.dangling.start();
     }
   }
 
@@ -383,6 +384,7 @@ export class DockerDriver implements Driver {
       },
     };
     this.tasks.set(handle.taskId, t);
+    if (!this.shutDown) this.dangling?.start();
     try {
       t.logs = new ContainerLogCopy(this.engine, info.Id, handle.config.logs, handle.config.taskName, since);
     } catch (err) {
