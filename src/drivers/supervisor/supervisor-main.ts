@@ -3,7 +3,7 @@
  * Takes the pid-file lock (so two racing starters yield one daemon), listens on the
  * socket and serves until idle. Started detached by the raw_exec driver.
  */
-import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { appendFileSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { Supervisor } from './supervisor.js';
 import { supervisorPaths, type SupervisorPaths } from './protocol.js';
@@ -22,13 +22,18 @@ function isLiveSupervisor(pid: number): boolean {
 /** Takes `supervisor.pid` exclusively; false when another live supervisor holds it. */
 function takePidLock(paths: SupervisorPaths): boolean {
   for (let attempt = 0; attempt < 5; attempt++) {
+    // The pid file appears with its pid already in it (written aside, then hard-linked into
+    // place, which fails if it exists): a racing starter must never read it empty, take the
+    // holder for dead and remove a live lock.
+    const aside = `${paths.pidFile}.${process.pid}`;
     try {
-      const fd = openSync(paths.pidFile, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      writeFileSync(aside, String(process.pid));
+      linkSync(aside, paths.pidFile);
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      unlinkSafe(aside);
     }
     let holder = NaN;
     try {
