@@ -12,6 +12,8 @@ import type { ServerApi } from '../server/server-api.js';
 /** What the agent asks of a server it opened. */
 export interface ServerRole {
   readonly api: ServerApi;
+  /** Sets the address the server answers as leader and peer: the agent's real HTTP address, once it listens. */
+  advertise(addr: string): void;
   /** Stops leader duties and workers and closes the log; acknowledged writes are durable. */
   close(): Promise<void>;
 }

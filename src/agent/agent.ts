@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createHttpServer } from '../http/http-server.js';
-import { defaultJobAdmission } from '../http/job-admission.js';
 import { ServerProxy } from '../http/forward-to-server/server-proxy.js';
 import type { AgentConfig } from './agent-config.js';
 import type { ClientRole, RoleFactories, ServerRole } from './agent-roles.js';
@@ -69,7 +68,6 @@ export class Agent {
         ...(!server && config.client.enabled && config.client.servers.length > 0
           ? { serverProxy: new ServerProxy({ servers: config.client.servers }) }
           : {}),
-        admission: defaultJobAdmission,
         logger: logger.child({ component: 'http' }),
         agent: {
           name: config.name,
@@ -83,6 +81,7 @@ export class Agent {
       });
       await http.listen({ host: config.bindAddr, port: config.ports.http });
       const httpAddr = listeningAddress(http, config.bindAddr);
+      server?.advertise(advertiseAddress(httpAddr));
       if (config.client.enabled && lateClient) {
         await mkdir(join(dataDir, 'client'), { recursive: true });
         client = await roles.startClient({
@@ -154,7 +153,8 @@ function agentConfigJson(c: AgentConfig, dataDir: string): Record<string, unknow
     BindAddr: c.bindAddr,
     LogLevel: c.logLevel.toUpperCase(),
     DevMode: c.dev,
-    Ports: { HTTP: c.ports.http, RPC: 4647, Serf: 4648 },
+    // Servers are reached over HTTP: Caravan listens on no RPC or gossip (Serf) port.
+    Ports: { HTTP: c.ports.http, RPC: 0, Serf: 0 },
     Server: { Enabled: c.server.enabled, NumSchedulers: c.server.numSchedulers },
     Client: {
       Enabled: c.client.enabled,

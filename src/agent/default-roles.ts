@@ -18,7 +18,7 @@ export const defaultRoles: RoleFactories = {
         numWorkers: opts.numWorkers,
         logger: opts.logger,
       });
-      return { api: server, close: () => server.close() };
+      return { api: server, advertise: (addr) => server.advertise(addr), close: () => server.close() };
     } catch (err) {
       throw new AgentRoleError('server', `cannot open the server: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }

@@ -26,7 +26,7 @@ function ttlMs(ns: number): number {
 function fromServerError(err: unknown, what: string): never {
   if (err instanceof ClientError) throw err;
   if (err instanceof ServerError) {
-    if (err.status === 404) throw new ClientError(ClientErrorCode.NodeUnknown, `${what}: ${err.message}`, { cause: err });
+    if (err.code === 'NODE_NOT_FOUND') throw new ClientError(ClientErrorCode.NodeUnknown, `${what}: ${err.message}`, { cause: err });
     throw new ClientError(ClientErrorCode.ServerRejected, `${what}: ${err.message}`, { cause: err });
   }
   throw new ClientError(ClientErrorCode.ServerRejected, `${what}: ${errorMessage(err)}`, { cause: err });
@@ -34,8 +34,11 @@ function fromServerError(err: unknown, what: string): never {
 
 /** A connection to a server in the same process (-dev mode). */
 export function inProcessServerConnection(server: ServerApi): ServerConnection {
+  // The node's SecretID, sent with every later call as Nomad's clients do.
+  let secretId = '';
   return {
     async registerNode(node) {
+      secretId = node.SecretID;
       try {
         const r = await server.registerNode(node);
         return { heartbeatTtlMs: ttlMs(r.heartbeatTtl) };
@@ -46,7 +49,7 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
     async heartbeat(nodeId, status) {
       if (!server.state.nodeById(nodeId)) throw new ClientError(ClientErrorCode.NodeUnknown, `node ${nodeId} is not registered`);
       try {
-        const r = await server.heartbeatNode(nodeId, status);
+        const r = await server.heartbeatNode(nodeId, status, secretId);
         return { heartbeatTtlMs: ttlMs(r.heartbeatTtl) };
       } catch (err) {
         return fromServerError(err, 'heartbeat');
@@ -59,7 +62,7 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
     },
     async updateAllocs(updates) {
       try {
-        await server.updateAllocsFromClient(updates);
+        await server.updateAllocsFromClient(updates, secretId);
       } catch (err) {
         fromServerError(err, 'update allocs');
       }
@@ -80,15 +83,18 @@ export function httpServerConnection(servers: string[], token?: string): ServerC
   if (servers.length === 0) throw new ClientError(ClientErrorCode.NoServers, 'no servers configured');
   const bases = servers.map((s) => (/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`));
   let current = 0;
+  // The node's SecretID authenticates the internal calls (as Nomad's clients authenticate their
+  // Node.* RPCs); public reads carry the ACL token.
+  let secretId = '';
 
-  async function request(method: string, path: string, body: unknown, signal?: AbortSignal): Promise<{ json: unknown; headers: Headers }> {
+  async function request(method: string, path: string, body: unknown, signal?: AbortSignal, auth = token): Promise<{ json: unknown; headers: Headers }> {
     let lastErr: unknown = null;
     for (let round = 0; round < RETRY_ROUNDS; round++) {
       for (let i = 0; i < bases.length; i++) {
         const base = bases[current]!;
         try {
           const headers: Record<string, string> = { 'content-type': 'application/json' };
-          if (token) headers['X-Nomad-Token'] = token;
+          if (auth) headers['X-Nomad-Token'] = auth;
           const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
           const text = await res.text();
           if (res.status === 404) throw new ClientError(ClientErrorCode.NodeUnknown, `${method} ${path}: ${text.trim() || 'not found'}`);
@@ -113,11 +119,12 @@ export function httpServerConnection(servers: string[], token?: string): ServerC
 
   return {
     async registerNode(node) {
-      const { json } = await request('PUT', '/v1/internal/node/register', { Node: node });
+      secretId = node.SecretID;
+      const { json } = await request('PUT', '/v1/internal/node/register', { Node: node }, undefined, secretId);
       return ttlOf(json);
     },
     async heartbeat(nodeId, status) {
-      const { json } = await request('PUT', `/v1/internal/node/${encodeURIComponent(nodeId)}/heartbeat`, { Status: status });
+      const { json } = await request('PUT', `/v1/internal/node/${encodeURIComponent(nodeId)}/heartbeat`, { Status: status }, undefined, secretId);
       return ttlOf(json);
     },
     async watchAllocs(nodeId, afterIndex, timeoutMs, signal) {
@@ -127,7 +134,7 @@ export function httpServerConnection(servers: string[], token?: string): ServerC
       return { allocs: Array.isArray(json) ? (json as Allocation[]) : [], index: Number.isFinite(index) ? index : afterIndex };
     },
     async updateAllocs(updates) {
-      await request('PUT', '/v1/internal/allocs/update', { Allocs: updates });
+      await request('PUT', '/v1/internal/allocs/update', { Allocs: updates }, undefined, secretId);
     },
   };
 }

@@ -10,7 +10,6 @@ import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import type { ClientHttpApi } from './client-http-api.js';
 import { HttpError, toCaravanError } from './http-errors.js';
 import { HttpMetrics } from './http-metrics.js';
-import type { JobAdmission } from './job-admission.js';
 import { CARAVAN_VERSION } from '../structs/version.js';
 import { queryParam, type RawQuery } from './query-options.js';
 import { parseJsonBody } from './request-body.js';
@@ -45,8 +44,6 @@ import { shouldProxy, type ServerProxy } from './forward-to-server/server-proxy.
 export interface HttpServerOptions {
   server?: ServerApi;
   client?: ClientHttpApi;
-  /** Parsing, defaults and validation of submitted jobs; without it jobs are taken as sent. */
-  admission?: JobAdmission;
   logger?: Logger;
   /** Facts about the agent for /v1/agent/*; sensible defaults for tests. */
   agent?: Partial<AgentInfo>;
@@ -82,10 +79,12 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     config: {},
     ...opts.agent,
   };
+  // Answers carry the address actually listened on (port 0 resolves to the real port).
+  const configuredAddr = agent.httpAddr;
+  Object.defineProperty(agent, 'httpAddr', { enumerable: true, get: () => listenAddress(app, configuredAddr) });
   const ctx: RouteContext = {
     server: opts.server,
     client: opts.client,
-    admission: opts.admission,
     agent,
     clock: opts.clock ?? systemClock,
     random: opts.random ?? Math.random,
@@ -172,4 +171,12 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerClientAllocRoutes(app, ctx);
   registerUiRoutes(app, opts.uiDir);
   return app;
+}
+
+/** "host:port" of the listening socket, the host as configured; `configured` before listen. */
+function listenAddress(app: FastifyInstance, configured: string): string {
+  const addr = app.server.address();
+  if (!addr || typeof addr !== 'object') return configured;
+  const colon = configured.lastIndexOf(':');
+  return `${colon > 0 ? configured.slice(0, colon) : configured}:${addr.port}`;
 }

@@ -1,6 +1,6 @@
 /**
  * What every route module receives: the server and client of this agent (either may be
- * absent), the job admission hooks, time and randomness, and helpers to answer reads and
+ * absent), time and randomness, and helpers to answer reads and
  * writes with Nomad's headers.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -8,7 +8,6 @@ import type { Logger } from 'pino';
 import type { ServerApi, Table } from '../server/server-api.js';
 import type { Clock, RandomSource } from '../time/clock.js';
 import type { ClientHttpApi } from './client-http-api.js';
-import type { JobAdmission } from './job-admission.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { blockingQuery } from './blocking-query.js';
 import { HttpError } from './http-errors.js';
@@ -33,7 +32,6 @@ export interface AgentInfo {
 export interface RouteContext {
   server: ServerApi | undefined;
   client: ClientHttpApi | undefined;
-  admission: JobAdmission | undefined;
   agent: AgentInfo;
   clock: Clock;
   random: RandomSource;

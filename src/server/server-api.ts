@@ -16,7 +16,6 @@ import type {
   JobSummary,
   Node,
   NodeEligibility,
-  NodeStatus,
   Plan,
   TaskState,
   AllocDeploymentStatus,
@@ -65,8 +64,16 @@ export interface StateReader {
   deploymentsByJob(namespace: string, jobId: string): Deployment[];
 }
 
+/** Where a submitted job came from: the namespace to fill and the job ID its route names. */
+export interface JobSubmissionOptions {
+  /** Fills an empty Namespace. */
+  namespace?: string;
+  /** When the route names a job (PUT /v1/job/:id), the job's ID must be this. */
+  pathJobId?: string;
+}
+
 /** Options of a job registration (PUT /v1/jobs). */
-export interface RegisterJobOptions {
+export interface RegisterJobOptions extends JobSubmissionOptions {
   enforceIndex?: boolean;
   jobModifyIndex?: number;
   preserveCounts?: boolean;
@@ -151,11 +158,16 @@ export interface ServerApi {
    */
   waitForChange(tables: Table[], afterIndex: number, timeoutMs: number, signal?: AbortSignal): Promise<number>;
 
-  registerJob(job: Job, opts?: RegisterJobOptions): Promise<RegisterJobResult>;
+  /**
+   * Admits (decodes, canonicalizes, validates) and registers a job as submitted: API JSON or a
+   * Job. Throws JOB_INVALID listing every problem; the state store only ever holds admitted jobs.
+   */
+  registerJob(job: unknown, opts?: RegisterJobOptions): Promise<RegisterJobResult>;
   deregisterJob(namespace: string, jobId: string, purge: boolean): Promise<DeregisterJobResult>;
   /** Creates a new evaluation for a job (POST /v1/job/:id/evaluate). */
   evaluateJob(namespace: string, jobId: string): Promise<{ evalId: string; index: number }>;
-  planJob(job: Job): Promise<JobPlanResult>;
+  /** Admits a job as registerJob does and answers what the scheduler would do with it. */
+  planJob(job: unknown, opts?: JobSubmissionOptions): Promise<JobPlanResult>;
   /**
    * Registers version `version` of a job again as its newest version (PUT /v1/job/:id/revert);
    * `enforcePriorVersion` must then be the current version. Optional: older servers lack it.
@@ -190,9 +202,16 @@ export interface ServerApi {
   /** Stops one allocation and lets the scheduler replace it. */
   stopAlloc(allocId: string): Promise<{ evalId: string; index: number }>;
 
-  registerNode(node: Node): Promise<NodeRegisterResult>;
-  /** A heartbeat: resets the node's TTL and sets its status. */
-  heartbeatNode(nodeId: string, status: NodeStatus): Promise<NodeRegisterResult>;
+  /**
+   * Admits (shape-checks) and registers a node as its client sent it. The Node must carry its
+   * SecretID; re-registering an existing node needs the same one (403 otherwise).
+   */
+  registerNode(node: unknown): Promise<NodeRegisterResult>;
+  /**
+   * A heartbeat: resets the node's TTL and sets its status ("ready" when absent). `secretId` must
+   * be the node's SecretID, as Nomad's clients send it (403 "Permission denied" otherwise).
+   */
+  heartbeatNode(nodeId: string, status: unknown, secretId: string): Promise<NodeRegisterResult>;
   updateNodeEligibility(nodeId: string, eligibility: NodeEligibility): Promise<{ index: number }>;
   /**
    * Sets (DrainSpec), replaces or cancels (DrainSpec null, optionally MarkEligible) a node's
@@ -200,8 +219,11 @@ export interface ServerApi {
    * answer the drain route with an error.
    */
   updateNodeDrain?(nodeId: string, req: unknown): Promise<{ index: number; evalIds: string[] }>;
-  /** Applies a batch of client allocation updates; creates evals for failed allocs. */
-  updateAllocsFromClient(updates: AllocClientUpdate[]): Promise<{ index: number }>;
+  /**
+   * Admits and applies a batch of client allocation updates; creates evals for failed allocs.
+   * `secretId` must be the SecretID of the node of every allocation updated (403 otherwise).
+   */
+  updateAllocsFromClient(updates: unknown, secretId: string): Promise<{ index: number }>;
   /**
    * Promotes, fails, pauses or resumes a deployment, or sets its allocations' health by hand
    * (the /v1/deployment/* write routes). Optional: servers without deployments answer 501.

@@ -11,7 +11,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type pino from 'pino';
 import type { Evaluation, Job, Node, NodeEligibility, NodeStatus } from '../structs/index.js';
-import { isAllocClientStatus, isNodeStatus } from '../structs/index.js';
+import { admitAllocUpdates, admitHeartbeatStatus, admitNodeRegistration } from './client-report-admission.js';
 import type { SchedulerFactory } from '../scheduler/interfaces.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import {
@@ -20,6 +20,7 @@ import {
   type DeploymentAction,
   type DeregisterJobResult,
   type JobPlanResult,
+  type JobSubmissionOptions,
   type NodeRegisterResult,
   type RegisterJobOptions,
   type RegisterJobResult,
@@ -47,7 +48,7 @@ import { Heartbeater } from './heartbeat/heartbeater.js';
 import { newEvaluation } from './new-eval.js';
 import { nodeUpdateEvals } from './node-evals.js';
 import { dryRunPlan } from './plan-dry-run.js';
-import { prepareJob } from './job-admission.js';
+import { admitJob } from './job-admission.js';
 import { findGarbage } from './gc/garbage.js';
 import { NodeDrainer } from './drain/node-drainer.js';
 import { drainCompleteCommand, drainUpdateCommand, parseDrainRequest } from './drain/node-drain-update.js';
@@ -66,6 +67,7 @@ export interface ServerConfig {
   clock?: Clock;
   logger?: pino.Logger;
   nodeName?: string;
+  /** The address to answer as leader and peer until `advertise` sets the real one. */
   advertiseAddr?: string;
   /** Scheduler lookup; defaults to schedulerFactoryFor from src/scheduler/index.ts. */
   schedulerFactory?: (type: string) => SchedulerFactory | undefined;
@@ -121,6 +123,7 @@ export class Server implements ServerApi {
   private appliedIndex: number;
   private lastSnapshotIndex: number;
   private closed = false;
+  private advertised: string;
   /** The snapshot being written, if any; close() waits for it. */
   private snapshotTask: Promise<SnapshotStats> | null = null;
   private gcTimer: Timer | null = null;
@@ -136,6 +139,7 @@ export class Server implements ServerApi {
     private readonly factoryFor: FactoryLookup,
     snapshotIndex: number,
   ) {
+    this.advertised = config.advertiseAddr ?? '';
     this.clock = config.clock ?? systemClock;
     this.random = config.random ?? Math.random;
     this.store = store;
@@ -335,8 +339,17 @@ export class Server implements ServerApi {
     return true;
   }
 
+  /**
+   * The address clients and other agents reach this server at: its agent's HTTP address (Caravan
+   * servers have no separate RPC port), "" until the agent listens and calls advertise.
+   */
   leaderAddress(): string {
-    return this.config.advertiseAddr ?? '127.0.0.1:4647';
+    return this.advertised;
+  }
+
+  /** Sets the address this server answers as leader and peer (the agent's real HTTP "host:port"). */
+  advertise(addr: string): void {
+    this.advertised = addr;
   }
 
   peers(): string[] {
@@ -461,9 +474,9 @@ export class Server implements ServerApi {
 
   // ---- jobs ----
 
-  async registerJob(input: Job, opts: RegisterJobOptions = {}): Promise<RegisterJobResult> {
+  async registerJob(input: unknown, opts: RegisterJobOptions = {}): Promise<RegisterJobResult> {
     if (this.store.schedulerConfig().RejectJobRegistration) throw new ServerError('JOB_REGISTRATION_REJECTED', {});
-    const job = await prepareJob(input, this.config.region ?? 'global');
+    const job = admitJob(input, { region: this.config.region ?? 'global', namespace: opts.namespace, pathJobId: opts.pathJobId });
     const existing = this.store.jobById(job.Namespace, job.ID);
     if (opts.enforceIndex) {
       const want = opts.jobModifyIndex ?? 0;
@@ -527,8 +540,8 @@ export class Server implements ServerApi {
     return { evalId: e.ID, index };
   }
 
-  async planJob(input: Job): Promise<JobPlanResult> {
-    const job = await prepareJob(input, this.config.region ?? 'global');
+  async planJob(input: unknown, opts: JobSubmissionOptions = {}): Promise<JobPlanResult> {
+    const job = admitJob(input, { region: this.config.region ?? 'global', namespace: opts.namespace, pathJobId: opts.pathJobId });
     const snapshot = this.store.snapshot();
     const existing = snapshot.jobById(job.Namespace, job.ID);
     const changed = !existing || jobSpecChanged(existing, job);
@@ -573,17 +586,11 @@ export class Server implements ServerApi {
 
   // ---- nodes ----
 
-  async registerNode(input: Node): Promise<NodeRegisterResult> {
-    if (!input || typeof input.ID !== 'string' || input.ID === '') {
-      throw new ServerError('NODE_INVALID', { field: 'Node.ID', reason: 'must be specified' });
-    }
-    if (typeof input.Datacenter !== 'string' || input.Datacenter === '') {
-      throw new ServerError('NODE_INVALID', { field: 'Node.Datacenter', reason: 'must be specified' });
-    }
+  async registerNode(raw: unknown): Promise<NodeRegisterResult> {
+    const input = admitNodeRegistration(raw);
     const prev = this.store.nodeById(input.ID);
-    if (prev && prev.SecretID && input.SecretID && prev.SecretID !== input.SecretID) {
-      throw new ServerError('NODE_SECRET_MISMATCH', {});
-    }
+    // A registered node is re-registered only by the holder of its SecretID.
+    if (prev && prev.SecretID && prev.SecretID !== input.SecretID) throw new ServerError('NODE_SECRET_MISMATCH', {});
     const node: Node = {
       ...input,
       Status: input.Status || 'ready',
@@ -599,10 +606,11 @@ export class Server implements ServerApi {
     return { heartbeatTtl: ttl * 1_000_000, index };
   }
 
-  async heartbeatNode(nodeId: string, status: NodeStatus): Promise<NodeRegisterResult> {
+  async heartbeatNode(nodeId: string, rawStatus: unknown, secretId: string): Promise<NodeRegisterResult> {
+    const status = admitHeartbeatStatus(rawStatus);
     const node = this.store.nodeById(nodeId);
     if (!node) throw new ServerError('NODE_NOT_FOUND', { node: nodeId });
-    if (status && !isNodeStatus(status)) throw new ServerError('NODE_STATUS_INVALID', { status: JSON.stringify(status) });
+    this.authenticateNode(node, secretId);
     let index = node.ModifyIndex;
     if (status && status !== node.Status) index = await this.setNodeStatus(nodeId, status, `Node heartbeat: status ${status}`);
     const ttl = status === 'down' ? 0 : this.heartbeats.reset(nodeId);
@@ -630,6 +638,14 @@ export class Server implements ServerApi {
     const evals = eligibleAgain ? nodeUpdateEvals(this.store, nodeId, this.store.latestIndex() + 1, this.nowNanos()) : [];
     const index = await this.apply(drainUpdateCommand(node, parsed, this.clock.now(), evals));
     return { index, evalIds: evals.map((e) => e.ID) };
+  }
+
+  /**
+   * Refuses a client call for `node` that does not carry the node's SecretID (as Nomad's clients
+   * authenticate their Node.* RPCs with it): 403 "Permission denied".
+   */
+  private authenticateNode(node: Node, secretId: string): void {
+    if (node.SecretID !== secretId) throw new ServerError('NODE_SECRET_MISMATCH', {});
   }
 
   /** Marks a node down after a missed heartbeat; its allocations are handled by node-update evals. */
@@ -660,25 +676,25 @@ export class Server implements ServerApi {
 
   // ---- allocations ----
 
-  async updateAllocsFromClient(updates: AllocClientUpdate[]): Promise<{ index: number }> {
-    if (!Array.isArray(updates)) throw new ServerError('ALLOC_UPDATE_INVALID', { field: 'Allocs', reason: 'a list of allocation updates is required' });
+  async updateAllocsFromClient(raw: unknown, secretId: string): Promise<{ index: number }> {
+    const updates = admitAllocUpdates(raw);
     const known: AllocClientUpdate[] = [];
     const failedJobs = new Map<string, Evaluation>();
     const now = this.nowNanos();
-    updates.forEach((u, i) => {
-      if (!u || typeof u.ID !== 'string') throw new ServerError('ALLOC_UPDATE_INVALID', { field: `Allocs[${i}].ID`, reason: 'must be specified' });
-      if (!isAllocClientStatus(u.ClientStatus)) {
-        throw new ServerError('ALLOC_UPDATE_INVALID', { field: `Allocs[${i}].ClientStatus`, reason: `${JSON.stringify(u.ClientStatus)} is not a client status` });
-      }
+    for (const u of updates) {
       const prev = this.store.allocById(u.ID);
-      if (!prev) return;
+      if (!prev) continue;
+      // Only the client of the allocation's node (holding its SecretID) reports on it.
+      const node = this.store.nodeById(prev.NodeID);
+      if (!node) continue;
+      this.authenticateNode(node, secretId);
       known.push({ ...u, TaskStates: u.TaskStates ?? prev.TaskStates ?? {} });
       if (u.ClientStatus === 'failed' && prev.ClientStatus !== 'failed' && prev.DesiredStatus === 'run') {
         const job = this.store.jobById(prev.Namespace, prev.JobID);
         const key = `${prev.Namespace}\u0000${prev.JobID}`;
         if (job && !job.Stop && !failedJobs.has(key)) failedJobs.set(key, newEvaluation(job, 'alloc-failure', now));
       }
-    });
+    }
     if (known.length === 0) return { index: this.store.latestIndex() };
     const index = await this.apply({ Type: 'AllocClientUpdate', Allocs: known, Evals: [...failedJobs.values()], Now: now });
     return { index };

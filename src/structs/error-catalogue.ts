@@ -63,10 +63,8 @@ export const ErrorCatalogue = {
   NO_SCHEDULER: e(400, '{reason}'),
   /** No allocation of that ID. */
   ALLOC_NOT_FOUND: e(404, 'allocation "{alloc}" not found'),
-  /** A client's allocation update of the wrong shape. */
-  ALLOC_UPDATE_INVALID: e(400, '{field}: {reason}'),
-  /** A node registration of the wrong shape. */
-  NODE_INVALID: e(400, '{field}: {reason}'),
+  /** A client's report (node registration, allocation update) of the wrong shape; `reason` names the field. */
+  CLIENT_REPORT_INVALID: e(400, '{reason}'),
   /** A client call for a node without the node's SecretID (Nomad's text). */
   NODE_SECRET_MISMATCH: e(403, 'Permission denied'),
   /** No node of that ID. */

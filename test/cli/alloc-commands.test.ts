@@ -4,29 +4,34 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
 import { lastLines } from '../../src/cli/commands/alloc-logs.js';
-import { FakeServerApi, mockAlloc, mockNode } from '../http/fake-server-api.js';
+import { newTaskState } from '../../src/client/taskrunner/task-event.js';
 import { FakeAllocClient, startAgent, type RunningAgent } from '../http/client-harness.js';
+import { placeJob, serviceJob, startServer, type ServerUnderTest } from '../http/real-server.js';
+import { mockNode } from '../mock/factories.js';
 
-const ALLOC = 'abcdef12-1111-2222-3333-444444444444';
+let ALLOC = '';
 let client: FakeAllocClient;
-let server: FakeServerApi;
+let sut: ServerUnderTest;
 let agent: RunningAgent;
 
 before(async () => {
   client = new FakeAllocClient('node-1');
+  sut = await startServer();
+  agent = await startAgent({ server: sut.server, client });
+  const node = mockNode({ ID: 'node-1', HTTPAddr: agent.hostPort });
+  const { allocs } = await placeJob(sut.server, serviceJob('web', 1), node);
+  ALLOC = allocs[0]!.ID;
   const dir = client.addAlloc(ALLOC, ['web']);
   writeFileSync(join(dir, 'alloc', 'logs', 'web.stdout.0'), 'l1\nl2\n');
   writeFileSync(join(dir, 'alloc', 'logs', 'web.stdout.1'), 'l3\nl4\n');
   writeFileSync(join(dir, 'alloc', 'logs', 'web.stderr.0'), 'boom\n');
   writeFileSync(join(dir, 'web', 'local', 'app.conf'), 'port = 8080\n');
-  server = new FakeServerApi();
-  agent = await startAgent({ server, client });
-  server.putNode(mockNode({ ID: 'node-1', HTTPAddr: agent.hostPort }));
-  const base = mockAlloc({ ID: ALLOC, NodeID: 'node-1' });
-  server.putAlloc({ ...base, TaskStates: { web: { State: 'running', Failed: false, Restarts: 0, LastRestart: null, StartedAt: null, FinishedAt: null, Events: [] } } } as typeof base);
+  const web = { ...newTaskState(), State: 'running' as const };
+  await sut.server.updateAllocsFromClient([{ ID: ALLOC, NodeID: node.ID, ClientStatus: 'running', ClientDescription: '', TaskStates: { web } }], node.SecretID);
 });
 after(async () => {
   await agent.close();
+  await sut.close();
   client.cleanup();
 });
 
@@ -42,7 +47,7 @@ async function run(...args: string[]): Promise<{ code: number; out: string; err:
 }
 
 test('alloc exec runs a command by alloc prefix and exits with its exit code', async () => {
-  const r = await run('alloc', 'exec', 'abcdef12', '/bin/sh', '-c', 'echo hi; echo oops >&2; exit 4');
+  const r = await run('alloc', 'exec', ALLOC.slice(0, 8), '/bin/sh', '-c', 'echo hi; echo oops >&2; exit 4');
   assert.equal(r.out, 'hi\n');
   assert.equal(r.err, 'oops\n');
   assert.equal(r.code, 4);

@@ -4,19 +4,20 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
-import { createHttpServer } from '../../src/http/http-server.js';
-import { defaultJobAdmission } from '../../src/http/job-admission.js';
-import { FakeServerApi, mockAlloc, mockEval, mockJob, mockNode } from '../http/fake-server-api.js';
+import type { Server } from '../../src/server/server.js';
+import { placeJob, serviceJob, startServer } from '../http/real-server.js';
+import { mockNode } from '../mock/factories.js';
 
-async function withApi(fn: (address: string, server: FakeServerApi) => Promise<void>): Promise<void> {
-  const server = new FakeServerApi();
-  const app = createHttpServer({ server, admission: defaultJobAdmission });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const port = (app.server.address() as { port: number }).port;
+/** A real server behind the real HTTP layer on a loopback port; `port` is the one it listens on. */
+async function withApi(fn: (address: string, server: Server, port: number) => Promise<void>): Promise<void> {
+  const sut = await startServer({ agent: { name: 'caravan', httpAddr: '127.0.0.1:4646' } });
+  await sut.app.listen({ host: '127.0.0.1', port: 0 });
+  const port = (sut.app.server.address() as { port: number }).port;
+  sut.server.advertise(`127.0.0.1:${port}`);
   try {
-    await fn(`http://127.0.0.1:${port}`, server);
+    await fn(`http://127.0.0.1:${port}`, sut.server, port);
   } finally {
-    await app.close();
+    await sut.close();
   }
 }
 
@@ -34,11 +35,10 @@ async function cli(address: string, args: string[], cwd = process.cwd()): Promis
 
 test('job status lists jobs and shows one by prefix; -json prints API JSON', async () => {
   await withApi(async (address, server) => {
-    server.putJob(mockJob({ ID: 'web', TaskGroups: [] }));
-    server.putAlloc(mockAlloc({ JobID: 'web' }));
+    await placeJob(server, serviceJob('web', 1));
     const list = await cli(address, ['job', 'status']);
     assert.equal(list.code, 0, list.err);
-    assert.match(list.out, /^ID\s+Type\s+Priority\s+Status\s+Submit Date\nweb\s+service\s+50\s+pending/);
+    assert.match(list.out, /^ID\s+Type\s+Priority\s+Status\s+Submit Date\nweb\s+service\s+50\s+running/);
     const one = await cli(address, ['job', 'status', 'we']);
     assert.equal(one.code, 0, one.err);
     assert.match(one.out, /ID\s+= web/);
@@ -53,25 +53,23 @@ test('job status lists jobs and shows one by prefix; -json prints API JSON', asy
 
 test('job run registers and monitors; -detach prints the eval', async () => {
   await withApi(async (address, server) => {
+    const node = mockNode();
+    await server.registerNode(node);
     const dir = await mkdtemp(join(tmpdir(), 'caravan-cli-'));
     try {
-      await writeFile(join(dir, 'j.hcl'), 'job "j" {\n  datacenters = ["dc1"]\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/true"\n      }\n    }\n  }\n}\n');
-      // The fake never processes evals: mark them complete as soon as they appear.
-      const origRegister = server.registerJob.bind(server);
-      server.registerJob = async (job, opts) => {
-        const res = await origRegister(job, opts);
-        server.putEval({ ...server.evalsById.get(res.evalId)!, Status: 'complete' });
-        server.putAlloc(mockAlloc({ ID: 'cccccccc-0000-0000-0000-000000000001', EvalID: res.evalId, JobID: 'j', TaskGroup: 'g' }));
-        return res;
-      };
+      // max_parallel = 0: no deployment for the monitor to follow (no client runs the task here).
+      await writeFile(join(dir, 'j.hcl'), 'job "j" {\n  datacenters = ["dc1"]\n  group "g" {\n    update {\n      max_parallel = 0\n    }\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/true"\n      }\n    }\n  }\n}\n');
       const run = await cli(address, ['job', 'run', 'j.hcl'], dir);
       assert.equal(run.code, 0, run.err);
-      assert.match(run.out, /==> Monitoring evaluation "eeeeeeee"/);
-      assert.match(run.out, /Allocation "cccccccc" created: node "11111111", group "g"/);
+      const [alloc] = server.state.allocsByJob('default', 'j');
+      assert.ok(alloc, 'the real scheduler placed the allocation');
+      assert.match(run.out, new RegExp(`==> Monitoring evaluation "${alloc.EvalID.slice(0, 8)}"`));
+      assert.match(run.out, new RegExp(`Allocation "${alloc.ID.slice(0, 8)}" created: node "${node.ID.slice(0, 8)}", group "g"`));
       assert.match(run.out, /finished with status "complete"/);
       const detach = await cli(address, ['job', 'run', '-detach', 'j.hcl'], dir);
       assert.equal(detach.code, 0, detach.err);
-      assert.match(detach.out, /Evaluation ID: eeeeeeee-/);
+      const evalId = /Evaluation ID: ([0-9a-f-]{36})/.exec(detach.out)?.[1];
+      assert.ok(evalId && server.state.evalById(evalId), detach.out);
       const invalid = await cli(address, ['job', 'run', 'missing.hcl'], dir);
       assert.equal(invalid.code, 1);
     } finally {
@@ -82,18 +80,14 @@ test('job run registers and monitors; -detach prints the eval', async () => {
 
 test('job run exits 2 when placement failed, explaining why', async () => {
   await withApi(async (address, server) => {
+    // A node whose memory (after what it reserves) cannot hold the task's 300 MB.
+    const small = mockNode();
+    await server.registerNode({ ...small, NodeResources: { ...small.NodeResources, Memory: { MemoryMB: 400 } } });
     const dir = await mkdtemp(join(tmpdir(), 'caravan-cli-'));
     try {
-      await writeFile(join(dir, 'j.hcl'), 'job "j" {\n  datacenters = ["dc1"]\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/true"\n      }\n    }\n  }\n}\n');
-      const origRegister = server.registerJob.bind(server);
-      server.registerJob = async (job, opts) => {
-        const res = await origRegister(job, opts);
-        const metric = { NodesEvaluated: 1, NodesFiltered: 0, NodesInPool: 1, NodesAvailable: { dc1: 1 }, ClassFiltered: null, ConstraintFiltered: null, NodesExhausted: 1, ClassExhausted: null, DimensionExhausted: { memory: 1 }, QuotaExhausted: null, ResourcesExhausted: null, Scores: null, ScoreMetaData: null, AllocationTime: 0, CoalescedFailures: 0 };
-        server.putEval({ ...server.evalsById.get(res.evalId)!, Status: 'complete', FailedTGAllocs: { g: metric }, BlockedEval: 'bbbbbbbb-0000' });
-        return res;
-      };
+      await writeFile(join(dir, 'j.hcl'), 'job "j" {\n  datacenters = ["dc1"]\n  group "g" {\n    update {\n      max_parallel = 0\n    }\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/true"\n      }\n    }\n  }\n}\n');
       const run = await cli(address, ['job', 'run', 'j.hcl'], dir);
-      assert.equal(run.code, 2, run.err);
+      assert.equal(run.code, 2, run.err + run.out);
       assert.match(run.out, /failed to place all allocations/);
       assert.match(run.out, /Dimension "memory" exhausted on 1 nodes/);
     } finally {
@@ -103,27 +97,26 @@ test('job run exits 2 when placement failed, explaining why', async () => {
 });
 
 test('node, eval and alloc commands resolve ID prefixes', async () => {
-  await withApi(async (address, server) => {
-    server.putNode(mockNode());
-    server.putEval(mockEval());
-    server.putAlloc(mockAlloc());
-    const node = await cli(address, ['node', 'status', '1111']);
-    assert.equal(node.code, 0, node.err);
-    assert.match(node.out, /Name\s+= node-1/);
+  await withApi(async (address, server, port) => {
+    const { node, allocs, evalId } = await placeJob(server, serviceJob('web', 1), mockNode({ ID: '11111111-2222-3333-4444-555555555555', Name: 'node-1' }));
+    const nodeOut = await cli(address, ['node', 'status', '1111']);
+    assert.equal(nodeOut.code, 0, nodeOut.err);
+    assert.match(nodeOut.out, /Name\s+= node-1/);
     const elig = await cli(address, ['node', 'eligibility', '-disable', '1111']);
     assert.equal(elig.code, 0, elig.err);
-    assert.equal(server.nodesById.get('11111111-2222-3333-4444-555555555555')!.SchedulingEligibility, 'ineligible');
+    assert.equal(server.state.nodeById(node.ID)!.SchedulingEligibility, 'ineligible');
     const usage = await cli(address, ['node', 'eligibility', '1111']);
     assert.equal(usage.code, 2);
-    const ev = await cli(address, ['eval', 'status', 'eeee']);
+    const ev = await cli(address, ['eval', 'status', evalId.slice(0, 8)]);
     assert.equal(ev.code, 0, ev.err);
     assert.match(ev.out, /TriggeredBy\s+= job-register/);
-    const alloc = await cli(address, ['alloc', 'status', 'aaaa']);
+    const alloc = await cli(address, ['alloc', 'status', allocs[0]!.ID.slice(0, 8)]);
     assert.equal(alloc.code, 0, alloc.err);
     assert.match(alloc.out, /Client Status\s+= pending/);
     const members = await cli(address, ['server', 'members']);
     assert.equal(members.code, 0, members.err);
-    assert.match(members.out, /caravan\.global\s+127\.0\.0\.1\s+4648\s+alive\s+true/);
+    // The member's real address and port: Caravan's servers are reached over HTTP.
+    assert.match(members.out, new RegExp(`caravan\\.global\\s+127\\.0\\.0\\.1\\s+${port}\\s+alive\\s+true`));
   });
 });
 

@@ -1,21 +1,29 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { main } from '../../src/cli/main.js';
-import { createHttpServer } from '../../src/http/http-server.js';
-import { defaultJobAdmission } from '../../src/http/job-admission.js';
-import type { Deployment, DeploymentState } from '../../src/structs/index.js';
-import { FakeServerApi, mockJob } from '../http/fake-server-api.js';
+import type { Server } from '../../src/server/server.js';
+import type { Job, UpdateStrategy } from '../../src/structs/index.js';
+import { placeJob, serviceJob, startServer, waitForState } from '../http/real-server.js';
+import { mockBatchJob } from '../mock/factories.js';
 
-async function withApi(fn: (address: string, server: FakeServerApi) => Promise<void>): Promise<void> {
-  const server = new FakeServerApi();
-  const app = createHttpServer({ server, admission: defaultJobAdmission });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const port = (app.server.address() as { port: number }).port;
+async function withApi(fn: (address: string, server: Server) => Promise<void>): Promise<void> {
+  const sut = await startServer();
+  await sut.app.listen({ host: '127.0.0.1', port: 0 });
+  const port = (sut.app.server.address() as { port: number }).port;
   try {
-    await fn(`http://127.0.0.1:${port}`, server);
+    await fn(`http://127.0.0.1:${port}`, sut.server);
   } finally {
-    await app.close();
+    await sut.close();
   }
+}
+
+const S = 1_000_000_000;
+const UPDATE: UpdateStrategy = { Stagger: 30 * S, MaxParallel: 2, HealthCheck: 'task_states', MinHealthyTime: 10 * S, HealthyDeadline: 300 * S, ProgressDeadline: 600 * S, AutoRevert: false, AutoPromote: false, Canary: 0 };
+
+/** Service job "web" of 3 allocations rolled out 2 at a time; `meta` makes a new version. */
+function rolledJob(meta: string): Job {
+  const job = serviceJob('web', 3, { Meta: { v: meta } });
+  return { ...job, TaskGroups: [{ ...job.TaskGroups[0]!, Update: UPDATE }] };
 }
 
 async function cli(address: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -30,46 +38,35 @@ async function cli(address: string, args: string[]): Promise<{ code: number; out
   return { code, out, err };
 }
 
-function groupState(o: Partial<DeploymentState>): DeploymentState {
-  return {
-    AutoRevert: false, AutoPromote: false, ProgressDeadline: 600e9, RequireProgressBy: null, Promoted: false,
-    PlacedCanaries: null, DesiredCanaries: 0, DesiredTotal: 0, PlacedAllocs: 0, HealthyAllocs: 0, UnhealthyAllocs: 0, ...o,
-  };
-}
-
-function deployment(o: Partial<Deployment>): Deployment {
-  return {
-    ID: 'dddddddd-0000-0000-0000-000000000001', Namespace: 'default', JobID: 'web', JobVersion: 0, JobModifyIndex: 1,
-    JobSpecModifyIndex: 1, JobCreateIndex: 1, IsMultiregion: false, TaskGroups: {}, Status: 'running',
-    StatusDescription: 'Deployment is running', CreateIndex: 10, ModifyIndex: 10, ...o,
-  };
-}
-
 test('job status shows the latest deployment of a service job', async () => {
   await withApi(async (address, server) => {
-    server.putJob(mockJob({ ID: 'web', TaskGroups: [] }));
-    // An older deployment is not the one shown.
-    server.deploymentsById.set('old', deployment({ ID: 'eeeeeeee-0000-0000-0000-000000000001', Status: 'successful', StatusDescription: 'old one', CreateIndex: 5 }));
-    server.deploymentsById.set('new', deployment({
-      TaskGroups: { web: groupState({ DesiredTotal: 3, PlacedAllocs: 2, HealthyAllocs: 1, UnhealthyAllocs: 1, RequireProgressBy: '2026-11-21T12:00:00Z' }) },
-    }));
+    await placeJob(server, rolledJob('1'));
+    const [old] = server.state.deploymentsByJob('default', 'web');
+    assert.ok(old, 'version 0 rolled out through a deployment');
+    // Version 1: its deployment replaces the first, which is not the one shown.
+    const res1 = await server.registerJob(rolledJob('2'));
+    await waitForState(server, () => server.state.evalById(res1.evalId)?.Status === 'complete', 'the update eval');
+    const latest = server.state.deploymentsByJob('default', 'web').find((d) => d.ID !== old.ID)!;
+    assert.equal(latest.Status, 'running');
     const res = await cli(address, ['job', 'status', 'web']);
     assert.equal(res.code, 0, res.err);
-    assert.match(res.out, /\n\nLatest Deployment\nID\s+= dddddddd\nStatus\s+= running\nDescription\s+= Deployment is running\n/);
-    assert.match(res.out, /\nDeployed\nTask Group\s+Desired\s+Placed\s+Healthy\s+Unhealthy\s+Progress Deadline\nweb\s+3\s+2\s+1\s+1\s+2026-11-21T12:00:00Z\n/);
-    assert.doesNotMatch(res.out, /old one/);
+    assert.match(res.out, new RegExp(`\\n\\nLatest Deployment\\nID\\s+= ${latest.ID.slice(0, 8)}\\nStatus\\s+= running\\nDescription\\s+= Deployment is running\\n`));
+    assert.match(res.out, /\nDeployed\nTask Group\s+Desired\s+Placed\s+Healthy\s+Unhealthy\s+Progress Deadline\nweb\s+3\s+2\s+0\s+0\s+\S+\n/);
+    assert.doesNotMatch(res.out, new RegExp(`= ${old.ID.slice(0, 8)}`));
     // Between the summary and the allocations, as Nomad orders it.
     assert.ok(res.out.indexOf('Latest Deployment') < res.out.indexOf('Allocations'));
     const json = await cli(address, ['job', 'status', '-json', 'web']);
-    assert.equal(JSON.parse(json.out).LatestDeployment.ID, 'dddddddd-0000-0000-0000-000000000001');
+    assert.equal(JSON.parse(json.out).LatestDeployment.ID, latest.ID);
   });
 });
 
 test('job status has no deployment section without a deployment or for a batch job', async () => {
   await withApi(async (address, server) => {
-    server.putJob(mockJob({ ID: 'web', TaskGroups: [] }));
-    server.putJob(mockJob({ ID: 'b', Type: 'batch', TaskGroups: [] }));
-    server.deploymentsById.set('b', deployment({ JobID: 'b' }));
+    // max_parallel 0: a service job that rolls out without a deployment.
+    const plain = serviceJob('web', 1);
+    await placeJob(server, { ...plain, TaskGroups: [{ ...plain.TaskGroups[0]!, Update: { ...UPDATE, MaxParallel: 0 } }] });
+    await placeJob(server, mockBatchJob({ ID: 'b', Name: 'b', TaskGroups: [{ ...mockBatchJob().TaskGroups[0]!, Count: 1 }] }));
+    assert.deepEqual(server.state.deploymentsByJob('default', 'web'), []);
     for (const id of ['web', 'b']) {
       const res = await cli(address, ['job', 'status', id]);
       assert.equal(res.code, 0, res.err);

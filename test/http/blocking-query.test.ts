@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHttpServer } from '../../src/http/http-server.js';
 import { parseQueryOptions, DEFAULT_WAIT_MS, MAX_WAIT_MS, tokenFromHeaders } from '../../src/http/query-options.js';
-import { mockJob, FakeServerApi } from './fake-server-api.js';
+import { Table } from '../../src/server/server-api.js';
+import { mockNode } from '../mock/factories.js';
+import { placeJob, serviceJob, startServer, type ServerUnderTest } from './real-server.js';
 
 test('parseQueryOptions: wait as a Go duration, default 5m, capped at 10m', () => {
   const rows = [
@@ -24,61 +25,74 @@ test('tokenFromHeaders prefers X-Nomad-Token, accepts Bearer', () => {
   assert.equal(tokenFromHeaders({ authorization: 'Basic xyz' }), '');
 });
 
+/** A real server holding job "a", placed, so nothing else moves the jobs table. */
+async function withJobA(): Promise<ServerUnderTest> {
+  const sut = await startServer({ random: () => 0 });
+  await placeJob(sut.server, serviceJob('a'));
+  return sut;
+}
+
 test('a blocking query waits until the index moves, then answers the new state', async () => {
-  const server = new FakeServerApi();
-  server.putJob(mockJob({ ID: 'a' }));
-  const app = createHttpServer({ server, random: () => 0 });
-  const first = await app.inject({ url: '/v1/jobs' });
-  const index = Number(first.headers['x-nomad-index']);
-  let settled = false;
-  const pending = app.inject({ url: `/v1/jobs?index=${index}&wait=5m` }).then((r) => {
-    settled = true;
-    return r;
-  });
-  // Let the request reach the wait; an unrelated table change must not wake it.
-  await new Promise((r) => setImmediate(r));
-  server.touch('nodes');
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-  assert.equal(settled, false, 'returned before the jobs table changed');
-  server.putJob(mockJob({ ID: 'b' }));
-  const res = await pending;
-  assert.equal(res.statusCode, 200);
-  assert.ok(Number(res.headers['x-nomad-index']) > index);
-  assert.deepEqual(res.json<{ ID: string }[]>().map((j) => j.ID).sort(), ['a', 'b']);
+  const sut = await withJobA();
+  try {
+    const first = await sut.app.inject({ url: '/v1/jobs' });
+    const index = Number(first.headers['x-nomad-index']);
+    let settled = false;
+    const pending = sut.app.inject({ url: `/v1/jobs?index=${index}&wait=5m` }).then((r) => {
+      settled = true;
+      return r;
+    });
+    // Let the request reach the wait; an unrelated table change must not wake it.
+    await new Promise((r) => setImmediate(r));
+    const nodesBefore = sut.server.state.tableIndex(Table.Nodes);
+    await sut.server.registerNode(mockNode({ Datacenter: 'dc9' }));
+    assert.ok(sut.server.state.tableIndex(Table.Nodes) > nodesBefore, 'the nodes table moved');
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(settled, false, 'returned before the jobs table changed');
+    await sut.server.registerJob(serviceJob('b'));
+    const res = await pending;
+    assert.equal(res.statusCode, 200);
+    assert.ok(Number(res.headers['x-nomad-index']) > index);
+    assert.deepEqual(res.json<{ ID: string }[]>().map((j) => j.ID).sort(), ['a', 'b']);
+  } finally {
+    await sut.close();
+  }
 });
 
 test('a blocking query with an old index answers at once', async () => {
-  const server = new FakeServerApi();
-  server.putJob(mockJob({ ID: 'a' }));
-  const app = createHttpServer({ server });
-  const res = await app.inject({ url: '/v1/jobs?index=1&wait=10m' });
-  assert.equal(res.statusCode, 200);
-  assert.equal(res.json<unknown[]>().length, 1);
+  const sut = await withJobA();
+  try {
+    const res = await sut.app.inject({ url: '/v1/jobs?index=1&wait=10m' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json<unknown[]>().length, 1);
+  } finally {
+    await sut.close();
+  }
 });
 
 test('a blocking query times out after its wait with the unchanged index', async () => {
-  const server = new FakeServerApi();
-  server.putJob(mockJob({ ID: 'a' }));
-  const app = createHttpServer({ server, random: () => 0 });
-  const index = server.state.tableIndex('jobs');
-  const res = await app.inject({ url: `/v1/jobs?index=${index}&wait=20ms` });
-  assert.equal(res.statusCode, 200);
-  assert.equal(Number(res.headers['x-nomad-index']), index);
+  const sut = await withJobA();
+  try {
+    const index = Math.max(sut.server.state.tableIndex(Table.Jobs), sut.server.state.tableIndex(Table.JobSummaries));
+    const res = await sut.app.inject({ url: `/v1/jobs?index=${index}&wait=20ms` });
+    assert.equal(res.statusCode, 200);
+    assert.equal(Number(res.headers['x-nomad-index']), index);
+  } finally {
+    await sut.close();
+  }
 });
 
 test('closing the server answers blocked queries at once instead of holding shutdown', async () => {
-  const server = new FakeServerApi();
-  server.putJob(mockJob({ ID: 'a' }));
-  const app = createHttpServer({ server, random: () => 0 });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = app.server.address() as { port: number };
-  const index = server.state.tableIndex('jobs');
+  const sut = await withJobA();
+  await sut.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = sut.app.server.address() as { port: number };
+  const index = Math.max(sut.server.state.tableIndex(Table.Jobs), sut.server.state.tableIndex(Table.JobSummaries));
   const pending = fetch(`http://127.0.0.1:${addr.port}/v1/jobs?index=${index}&wait=10m`).then(
     (r) => r.status,
     () => 'closed',
   );
   await new Promise((r) => setTimeout(r, 50));
-  await app.close();
+  await sut.close();
   const outcome = await pending;
   assert.ok(outcome === 200 || outcome === 'closed', String(outcome));
 });

@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../../src/http/http-server.js';
-import { FakeServerApi, mockAlloc, mockNode } from './fake-server-api.js';
+import { allocOnNode, startServer } from './real-server.js';
 import { FakeAllocClient, startAgent } from './client-harness.js';
 
 const ALLOC = 'dddddddd-1111-2222-3333-444444444444';
@@ -79,16 +79,15 @@ test('stats answer Nomad AllocResourceUsage, summed over tasks', async () => {
 
 test('a server without the allocation forwards lifecycle requests with their body', async () => {
   const direct = await startAgent({ client });
-  const server = new FakeServerApi();
-  server.putNode(mockNode({ ID: 'node-client', HTTPAddr: direct.hostPort }));
-  server.putAlloc(mockAlloc({ ID: ALLOC, NodeID: 'node-client' }));
-  const front = createHttpServer({ server });
+  const front = await startServer();
   try {
+    const id = await allocOnNode(front.server, 'node-client', direct.hostPort);
+    client.aliasAlloc(ALLOC, id);
     client.calls.length = 0;
-    const res = await front.inject({ method: 'PUT', url: `/v1/client/allocation/${ALLOC}/signal`, payload: { Task: 'sidecar', Signal: 'SIGHUP' } });
+    const res = await front.app.inject({ method: 'PUT', url: `/v1/client/allocation/${id}/signal`, payload: { Task: 'sidecar', Signal: 'SIGHUP' } });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(client.calls, [{ method: 'signalAlloc', args: [ALLOC, 'sidecar', 'SIGHUP'] }]);
-    const stats = await front.inject({ url: `/v1/client/allocation/${ALLOC}/stats` });
+    assert.deepEqual(client.calls, [{ method: 'signalAlloc', args: [id, 'sidecar', 'SIGHUP'] }]);
+    const stats = await front.app.inject({ url: `/v1/client/allocation/${id}/stats` });
     assert.equal(stats.statusCode, 200);
     assert.ok((stats.json() as { Tasks: object }).Tasks);
   } finally {
@@ -98,12 +97,13 @@ test('a server without the allocation forwards lifecycle requests with their bod
 });
 
 test('forwarding to an unreachable client is a 502 naming the node', async () => {
-  const server = new FakeServerApi();
-  server.putNode(mockNode({ ID: 'gone', HTTPAddr: '127.0.0.1:1' }));
-  server.putAlloc(mockAlloc({ ID: 'eeee', NodeID: 'gone' }));
-  const front = createHttpServer({ server });
-  const res = await front.inject({ url: `/v1/client/allocation/eeee/stats` });
-  assert.equal(res.statusCode, 502);
-  assert.match(res.body, /node gone/);
-  await front.close();
+  const front = await startServer();
+  try {
+    const id = await allocOnNode(front.server, 'gone', '127.0.0.1:1');
+    const res = await front.app.inject({ url: `/v1/client/allocation/${id}/stats` });
+    assert.equal(res.statusCode, 502);
+    assert.match(res.body, /node gone/);
+  } finally {
+    await front.close();
+  }
 });

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { FakeServerApi, mockAlloc, mockNode } from './fake-server-api.js';
+import { allocOnNode, startServer } from './real-server.js';
 import { b64, FakeAllocClient, runExec, startAgent, until, type RunningAgent } from './client-harness.js';
 
 const ALLOC = 'aaaaaaaa-1111-2222-3333-444444444444';
@@ -100,12 +100,12 @@ test('exec without a websocket upgrade is a 400', async () => {
 });
 
 test('a server without the allocation forwards exec to the client holding it', async () => {
-  const server = new FakeServerApi();
-  server.putNode(mockNode({ ID: 'node-client', HTTPAddr: agent.hostPort }));
-  server.putAlloc(mockAlloc({ ID: ALLOC, NodeID: 'node-client' }));
-  const front = await startAgent({ server });
+  const sut = await startServer();
+  const id = await allocOnNode(sut.server, 'node-client', agent.hostPort);
+  client.aliasAlloc(ALLOC, id);
+  const front = await startAgent({ server: sut.server });
   try {
-    const r = await runExec(front.wsUrl, ALLOC, { task: 'web', command: ['/bin/sh', '-c', 'cat; echo done >&2; exit 5'] }, async (send) => {
+    const r = await runExec(front.wsUrl, id, { task: 'web', command: ['/bin/sh', '-c', 'cat; echo done >&2; exit 5'] }, async (send) => {
       send({ stdin: { data: b64('via server') } });
       send({ stdin: { close: true } });
     });
@@ -116,6 +116,7 @@ test('a server without the allocation forwards exec to the client holding it', a
     assert.match(unknown.closeReason, /Unknown allocation/);
   } finally {
     await front.close();
+    await sut.close();
   }
 });
 

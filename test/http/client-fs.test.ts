@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../../src/http/http-server.js';
-import { FakeServerApi, mockAlloc, mockNode } from './fake-server-api.js';
+import { allocOnNode, startServer } from './real-server.js';
 import { FakeAllocClient, startAgent } from './client-harness.js';
 
 const ALLOC = 'bbbbbbbb-1111-2222-3333-444444444444';
@@ -123,17 +123,16 @@ test('stream without follow sends StreamFrames and ends', async () => {
 
 test('a server without the allocation forwards fs requests to the client holding it', async () => {
   const direct = await startAgent({ client });
-  const server = new FakeServerApi();
-  server.putNode(mockNode({ ID: 'node-client', HTTPAddr: direct.hostPort }));
-  server.putAlloc(mockAlloc({ ID: ALLOC, NodeID: 'node-client' }));
-  const front = createHttpServer({ server });
+  const front = await startServer();
   try {
-    const cat = await front.inject({ url: `/v1/client/fs/cat/${ALLOC}?path=/web/local/config.txt` });
+    const id = await allocOnNode(front.server, 'node-client', direct.hostPort);
+    client.aliasAlloc(ALLOC, id);
+    const cat = await front.app.inject({ url: `/v1/client/fs/cat/${id}?path=/web/local/config.txt` });
     assert.equal(cat.statusCode, 200);
     assert.equal(cat.body, 'hello config\n');
-    const escape = await front.inject({ url: `/v1/client/fs/cat/${ALLOC}?path=../x` });
+    const escape = await front.app.inject({ url: `/v1/client/fs/cat/${id}?path=../x` });
     assert.equal(escape.statusCode, 403);
-    const unknown = await front.inject({ url: `/v1/client/fs/cat/other?path=/` });
+    const unknown = await front.app.inject({ url: `/v1/client/fs/cat/other?path=/` });
     assert.equal(unknown.statusCode, 404);
   } finally {
     await front.close();

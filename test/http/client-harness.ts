@@ -37,6 +37,12 @@ export class FakeAllocClient implements ClientHttpApi {
     return dir;
   }
 
+  /** Makes `alias` (e.g. an ID the real scheduler chose) name the same allocation directory and tasks as `allocId`. */
+  aliasAlloc(allocId: string, alias: string): void {
+    this.dirs.set(alias, this.dirs.get(allocId)!);
+    this.tasks.set(alias, this.tasks.get(allocId)!);
+  }
+
   hasAlloc(allocId: string): boolean {
     return this.dirs.has(allocId);
   }

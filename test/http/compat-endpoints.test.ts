@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../../src/http/http-server.js';
 import { isLocalRoute } from '../../src/http/forward-to-server/server-proxy.js';
-import { jobScaleStatus } from '../../src/http/job-scale-status.js';
+import { jobScaleStatus } from '../../src/http/api-views/job-scale-status.js';
 import { Table } from '../../src/server/server-api.js';
 import { Server } from '../../src/server/server.js';
 import { mockAlloc, mockJob, mockNode } from '../mock/factories.js';

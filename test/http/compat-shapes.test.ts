@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../../src/http/http-server.js';
-import { defaultJobAdmission } from '../../src/http/job-admission.js';
 import { Table } from '../../src/server/server-api.js';
 import { Server } from '../../src/server/server.js';
 import { newTaskEvent, newTaskState } from '../../src/client/taskrunner/task-event.js';
@@ -79,7 +78,7 @@ describe('compatibility with the Go api structs the nomad CLI decodes', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'caravan-compat-'));
     server = await Server.open({ dataDir: dir, numWorkers: 1 });
-    app = createHttpServer({ server, admission: defaultJobAdmission, agent: { name: 'srv1' } });
+    app = createHttpServer({ server, agent: { name: 'srv1' } });
     node = mockNode();
     drained = mockNode();
     await server.registerNode(node);
@@ -95,7 +94,7 @@ describe('compatibility with the Go api structs the nomad CLI decodes', () => {
     st.State = 'running';
     st.StartedAt = '2024-01-02T03:04:05.123Z';
     st.Events = [newTaskEvent('Received', 1_700_000_000_000), newTaskEvent('Started', 1_700_000_001_000)];
-    await server.updateAllocsFromClient([{ ID: alloc.ID, NodeID: alloc.NodeID, ClientStatus: 'running', ClientDescription: '', TaskStates: { web: st } }]);
+    await server.updateAllocsFromClient([{ ID: alloc.ID, NodeID: alloc.NodeID, ClientStatus: 'running', ClientDescription: '', TaskStates: { web: st } }], server.state.nodeById(alloc.NodeID)!.SecretID);
     await server.updateNodeDrain(drained.ID, { DrainSpec: { Deadline: 3_600_000_000_000, IgnoreSystemJobs: false }, MarkEligible: false, Meta: {} });
   });
 

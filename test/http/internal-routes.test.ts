@@ -1,27 +1,69 @@
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHttpServer } from '../../src/http/http-server.js';
-import { FakeServerApi, mockAlloc, mockNode } from './fake-server-api.js';
+import type { Allocation, Node } from '../../src/structs/index.js';
+import { mockNode } from '../mock/factories.js';
+import { placeJob, serviceJob, startServer, type ServerUnderTest } from './real-server.js';
+
+let sut: ServerUnderTest;
+before(async () => {
+  // No heartbeat jitter: the TTL answered is the configured minimum.
+  sut = await startServer({}, { random: () => 0 });
+});
+after(() => sut.close());
+
+const put = (url: string, payload: unknown, token?: string) =>
+  sut.app.inject({ method: 'PUT', url, payload: payload as object, headers: token === undefined ? {} : { 'x-nomad-token': token } });
 
 test('node register and heartbeat answer the TTL in nanoseconds', async () => {
-  const server = new FakeServerApi();
-  const app = createHttpServer({ server });
-  const node = mockNode({ ID: 'n1' });
-  const reg = await app.inject({ method: 'PUT', url: '/v1/internal/node/register', payload: { Node: node } });
+  const node = mockNode({ ID: '00000000-0000-0000-0000-0000000000a1' });
+  const reg = await put('/v1/internal/node/register', { Node: node }, node.SecretID);
   assert.equal(reg.statusCode, 200, reg.body);
   assert.equal(reg.json<{ HeartbeatTTL: number }>().HeartbeatTTL, 10_000_000_000);
-  const hb = await app.inject({ method: 'PUT', url: '/v1/internal/node/n1/heartbeat', payload: { Status: 'ready' } });
+  const hb = await put(`/v1/internal/node/${node.ID}/heartbeat`, { Status: 'ready' }, node.SecretID);
   assert.equal(hb.statusCode, 200, hb.body);
-  const unknown = await app.inject({ method: 'PUT', url: '/v1/internal/node/zzz/heartbeat', payload: { Status: 'ready' } });
+  const bearer = await sut.app.inject({ method: 'PUT', url: `/v1/internal/node/${node.ID}/heartbeat`, payload: { Status: 'ready' }, headers: { authorization: `Bearer ${node.SecretID}` } });
+  assert.equal(bearer.statusCode, 200, bearer.body);
+  const unknown = await put('/v1/internal/node/zzz/heartbeat', { Status: 'ready' }, node.SecretID);
   assert.equal(unknown.statusCode, 404);
 });
 
+test('client calls without the node SecretID are 403 "Permission denied" and change nothing', async () => {
+  const { node, allocs } = await placeJob(sut.server, serviceJob('guarded', 1), mockNode());
+  const alloc = allocs[0] as Allocation;
+  for (const token of [undefined, '', 'not-the-secret']) {
+    const hb = await put(`/v1/internal/node/${node.ID}/heartbeat`, { Status: 'down' }, token);
+    assert.equal(hb.statusCode, 403, String(token));
+    assert.equal(hb.body, 'Permission denied');
+    const upd = await put('/v1/internal/allocs/update', { Allocs: [{ ID: alloc.ID, NodeID: node.ID, ClientStatus: 'failed' }] }, token);
+    assert.equal(upd.statusCode, 403, String(token));
+  }
+  const hijack = await put('/v1/internal/node/register', { Node: { ...node, SecretID: 'mine-now', Status: 'down' } }, 'mine-now');
+  assert.equal(hijack.statusCode, 403);
+  assert.equal(sut.server.state.nodeById(node.ID)!.Status, 'ready');
+  assert.equal(sut.server.state.nodeById(node.ID)!.SecretID, node.SecretID);
+  assert.equal(sut.server.state.allocById(alloc.ID)!.ClientStatus, 'pending');
+  // The node's own client may.
+  const ok = await put('/v1/internal/allocs/update', { Allocs: [{ ID: alloc.ID, NodeID: node.ID, ClientStatus: 'running', TaskStates: {} }] }, node.SecretID);
+  assert.equal(ok.statusCode, 200, ok.body);
+  assert.equal(sut.server.state.allocById(alloc.ID)!.ClientStatus, 'running');
+});
+
+test('GET /v1/node/:id never answers the SecretID', async () => {
+  const node: Node = mockNode();
+  await sut.server.registerNode(node);
+  const res = await sut.app.inject({ url: `/v1/node/${node.ID}` });
+  assert.equal(res.statusCode, 200);
+  assert.equal(res.json<Node>().SecretID, '');
+  assert.ok(!res.body.includes(node.SecretID));
+  assert.equal(sut.server.state.nodeById(node.ID)!.SecretID, node.SecretID, 'the stored node keeps it');
+});
+
 test('internal endpoints reject bad bodies naming the field', async () => {
-  const server = new FakeServerApi();
-  const app = createHttpServer({ server });
+  const nodesBefore = sut.server.state.nodes().length;
   const rows = [
     { name: 'no Node', url: '/v1/internal/node/register', payload: {}, want: /Node must be specified/ },
     { name: 'no Node.ID', url: '/v1/internal/node/register', payload: { Node: { Name: 'x' } }, want: /Node\.ID/ },
+    { name: 'no SecretID', url: '/v1/internal/node/register', payload: { Node: { ...mockNode(), SecretID: '' } }, want: /Node\.SecretID must be specified/ },
     { name: 'bad status', url: '/v1/internal/node/n1/heartbeat', payload: { Status: 'sleepy' }, want: /Status "sleepy"/ },
     { name: 'no Allocs', url: '/v1/internal/allocs/update', payload: {}, want: /Allocs must be specified/ },
     { name: 'bad alloc status', url: '/v1/internal/allocs/update', payload: { Allocs: [{ ID: 'a', ClientStatus: 'weird' }] }, want: /Allocs\[0\]\.ClientStatus/ },
@@ -34,22 +76,10 @@ test('internal endpoints reject bad bodies naming the field', async () => {
     { name: 'bad deployment health', url: '/v1/internal/allocs/update', payload: { Allocs: [{ ID: 'a', ClientStatus: 'running', DeploymentStatus: { Healthy: 'yes' } }] }, want: /DeploymentStatus\.Healthy/ },
   ];
   for (const r of rows) {
-    const res = await app.inject({ method: 'PUT', url: r.url, payload: r.payload });
+    const res = await put(r.url, r.payload);
     assert.equal(res.statusCode, 400, r.name);
     assert.match(res.body, r.want, r.name);
   }
-  assert.equal(server.calls.length, 0);
-});
-
-test('alloc updates from clients are applied', async () => {
-  const server = new FakeServerApi();
-  server.putAlloc(mockAlloc());
-  const app = createHttpServer({ server });
-  const res = await app.inject({
-    method: 'PUT',
-    url: '/v1/internal/allocs/update',
-    payload: { Allocs: [{ ID: 'aaaaaaaa-0000-0000-0000-000000000001', NodeID: 'n', ClientStatus: 'running', TaskStates: {} }] },
-  });
-  assert.equal(res.statusCode, 200, res.body);
-  assert.equal(server.allocsById.get('aaaaaaaa-0000-0000-0000-000000000001')!.ClientStatus, 'running');
+  assert.equal(sut.server.state.nodes().length, nodesBefore, 'no node was registered');
+  assert.equal(sut.server.state.nodeById('n2'), undefined);
 });

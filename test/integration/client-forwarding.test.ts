@@ -43,6 +43,30 @@ test('a client-only agent answers the whole API by forwarding server routes to i
     // Reads, with the server's query meta, through the client.
     const leader = await api<string>(c, 'GET', '/v1/status/leader');
     assert.equal(leader.status, 200, leader.text);
+    // The leader is the server's real address (clients reach servers over HTTP), not a made-up RPC port.
+    assert.equal(leader.body, `127.0.0.1:${server.port}`);
+    const members = await api<{ Members: { Addr: string; Port: number; Tags: Record<string, string> }[] }>(server.address, 'GET', '/v1/agent/members');
+    assert.equal(members.body.Members[0]!.Addr, '127.0.0.1');
+    assert.equal(members.body.Members[0]!.Port, server.port);
+    assert.equal(members.body.Members[0]!.Tags['port'], String(server.port));
+    const self = await api<{ config: { Ports: { HTTP: number } } }>(server.address, 'GET', '/v1/agent/self');
+    assert.equal(self.body.config.Ports.HTTP, server.port);
+
+    // The node's SecretID never leaves the server, and only its holder may speak for the node.
+    const one = await api<Node>(c, 'GET', `/v1/node/${node.ID}`);
+    assert.equal(one.status, 200, one.text);
+    assert.equal(one.body.SecretID, '');
+    const forged = await api(server.address, 'PUT', `/v1/internal/node/${node.ID}/heartbeat`, { Status: 'down' });
+    assert.equal(forged.status, 403, forged.text);
+    assert.equal(forged.text, 'Permission denied');
+    const wrongToken = await fetch(`${server.address}/v1/internal/node/${node.ID}/heartbeat`, {
+      method: 'PUT',
+      headers: { 'X-Nomad-Token': 'not-the-secret' },
+      body: JSON.stringify({ Status: 'down' }),
+    });
+    assert.equal(wrongToken.status, 403);
+    await wrongToken.text();
+    assert.equal((await api<Node>(c, 'GET', `/v1/node/${node.ID}`)).body.Status, 'ready', 'the forged heartbeats changed nothing');
     const nodes = await fetch(`${c}/v1/nodes?prefix=${node.ID.slice(0, 4)}`);
     assert.equal(nodes.status, 200);
     assert.ok(Number(nodes.headers.get('x-nomad-index')) > 0, 'X-Nomad-Index passed through');

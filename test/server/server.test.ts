@@ -113,7 +113,7 @@ describe('Server', () => {
     assert.equal(s.state.allocsByNode(a.ID).length, 2);
     await s.registerNode(b);
     await clock.advanceAsync(9_000);
-    await s.heartbeatNode(b.ID, 'ready');
+    await s.heartbeatNode(b.ID, 'ready', b.SecretID);
     await clock.advanceAsync(7_000);
     await until(s, () => s.state.nodeById(a.ID)?.Status === 'down', 'node down');
     assert.equal(s.state.nodeById(b.ID)?.Status, 'ready');
@@ -132,9 +132,45 @@ describe('Server', () => {
     const r = await s.registerJob(mockJob({ ID: 'web', TaskGroups: [{ ...mockJob().TaskGroups[0]!, Count: 1 }] }));
     await until(s, () => s.state.evalById(r.evalId)?.Status === 'complete', 'placement');
     const [alloc] = s.state.allocsByJob('default', 'web');
-    await s.updateAllocsFromClient([{ ID: alloc!.ID, NodeID: n.ID, ClientStatus: 'failed', ClientDescription: 'boom', TaskStates: {} }]);
+    await s.updateAllocsFromClient([{ ID: alloc!.ID, NodeID: n.ID, ClientStatus: 'failed', ClientDescription: 'boom', TaskStates: {} }], n.SecretID);
     assert.ok(s.state.evalsByJob('default', 'web').some((e) => e.TriggeredBy === 'alloc-failure'));
     await until(s, () => s.state.allocsByJob('default', 'web').length === 2, 'replacement');
+  });
+
+  it('client calls are authenticated by the node SecretID on every transport (403 "Permission denied")', async () => {
+    const s = await start();
+    const n = mockNode();
+    await assert.rejects(
+      s.registerNode({ ...n, SecretID: '' }),
+      (e: unknown) => e instanceof ServerError && e.code === 'CLIENT_REPORT_INVALID' && e.status === 400 && /Node\.SecretID/.test(e.message),
+    );
+    await s.registerNode(n);
+    const denied = (e: unknown) => e instanceof ServerError && e.code === 'NODE_SECRET_MISMATCH' && e.status === 403 && e.message === 'Permission denied';
+    await assert.rejects(s.registerNode({ ...n, SecretID: 'another' }), denied);
+    await assert.rejects(s.heartbeatNode(n.ID, 'down', ''), denied);
+    await assert.rejects(s.heartbeatNode(n.ID, 'down', 'not-the-secret'), denied);
+    assert.equal(s.state.nodeById(n.ID)!.Status, 'ready', 'an unauthenticated heartbeat marks nothing down');
+    const r = await s.registerJob(mockJob({ ID: 'web', TaskGroups: [{ ...mockJob().TaskGroups[0]!, Count: 1 }] }));
+    await until(s, () => s.state.evalById(r.evalId)?.Status === 'complete', 'placement');
+    const [alloc] = s.state.allocsByJob('default', 'web');
+    const update = [{ ID: alloc!.ID, NodeID: n.ID, ClientStatus: 'failed', ClientDescription: 'forged', TaskStates: {} }];
+    await assert.rejects(s.updateAllocsFromClient(update, 'not-the-secret'), denied);
+    assert.notEqual(s.state.allocById(alloc!.ID)!.ClientStatus, 'failed');
+    await s.heartbeatNode(n.ID, 'ready', n.SecretID);
+    await s.updateAllocsFromClient(update, n.SecretID);
+    assert.equal(s.state.allocById(alloc!.ID)!.ClientStatus, 'failed');
+  });
+
+  it('client reports are shape-checked by the server, naming the field', async () => {
+    const s = await start();
+    const bad = (re: RegExp) => (e: unknown) => e instanceof ServerError && e.code === 'CLIENT_REPORT_INVALID' && e.status === 400 && re.test(e.message);
+    await assert.rejects(s.registerNode({ ...mockNode(), NodeResources: null }), bad(/Node\.NodeResources must be a JSON object/));
+    await assert.rejects(s.updateAllocsFromClient([{ ID: 'a', ClientStatus: 'weird' }], ''), bad(/Allocs\[0\]\.ClientStatus "weird"/));
+    await assert.rejects(s.updateAllocsFromClient({}, ''), bad(/Allocs must be a list/));
+    await assert.rejects(
+      s.heartbeatNode('x', 'sleepy', ''),
+      (e: unknown) => e instanceof ServerError && e.code === 'NODE_STATUS_INVALID' && e.status === 400,
+    );
   });
 
   it('stopAlloc sets the migrate transition and creates an alloc-stop eval', async () => {

@@ -8,36 +8,41 @@ import { CARAVAN_VERSION } from '../../structs/version.js';
 import { HttpError } from '../http-errors.js';
 import { queryOptions, sendJson, type AgentInfo, type RouteContext } from '../route-context.js';
 
-/** Nomad's RPC port, reported in member tags and by /v1/status/leader. */
-export const RPC_PORT = 4647;
+/** Splits "host:port" (the port 0 when absent). */
+function hostPort(addr: string): { host: string; port: number } {
+  const colon = addr.lastIndexOf(':');
+  if (colon <= 0) return { host: addr, port: 0 };
+  return { host: addr.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(addr.slice(colon + 1)) || 0 };
+}
 
-/** One member as /v1/agent/members and /v1/agent/self describe it. */
+/**
+ * One member as /v1/agent/members and /v1/agent/self describe it, with what is true of this
+ * agent: servers are reached at its HTTP address (there is no RPC or Serf port), and there is no
+ * gossip, so the protocol and delegate versions are 0 and no Serf/Raft version tags are claimed.
+ */
 export function agentMember(agent: AgentInfo, leader: boolean): Record<string, unknown> {
-  const host = agent.httpAddr.includes(':') ? agent.httpAddr.slice(0, agent.httpAddr.lastIndexOf(':')) : agent.httpAddr;
+  const { host, port } = hostPort(agent.httpAddr);
   return {
     Name: `${agent.name}.${agent.region}`,
     Addr: host,
-    Port: 4648,
+    Port: port,
     Tags: {
       role: 'nomad',
       region: agent.region,
       dc: agent.datacenter,
       build: CARAVAN_VERSION,
-      vsn: '1',
-      mvn: '1',
-      raft_vsn: '3',
-      port: String(RPC_PORT),
+      port: String(port),
       rpc_addr: host,
       bootstrap: leader ? '1' : '0',
       expect: '1',
     },
     Status: 'alive',
-    ProtocolMin: 1,
-    ProtocolMax: 5,
-    ProtocolCur: 2,
-    DelegateMin: 2,
-    DelegateMax: 5,
-    DelegateCur: 4,
+    ProtocolMin: 0,
+    ProtocolMax: 0,
+    ProtocolCur: 0,
+    DelegateMin: 0,
+    DelegateMax: 0,
+    DelegateCur: 0,
   };
 }
 
@@ -76,6 +81,7 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
           Datacenter: ctx.agent.datacenter,
           NodeName: ctx.agent.name,
           ...ctx.agent.config,
+          ...withListenPort(ctx.agent.config, hostPort(ctx.agent.httpAddr).port),
           Version: { Version: CARAVAN_VERSION, Revision: '', VersionPrerelease: '' },
         },
         member: ctx.agent.server ? agentMember(ctx.agent, server?.isLeader() ?? false) : null,
@@ -117,4 +123,11 @@ function clientServers(ctx: RouteContext): string[] {
   const client = ctx.agent.config['Client'];
   const servers = typeof client === 'object' && client !== null ? (client as Record<string, unknown>)['Servers'] : undefined;
   return Array.isArray(servers) ? servers.filter((s): s is string => typeof s === 'string') : [];
+}
+
+/** The config's Ports with HTTP set to the port actually listened on (the flag may say 0). */
+function withListenPort(config: Record<string, unknown>, port: number): Record<string, unknown> {
+  const ports = config['Ports'];
+  if (typeof ports !== 'object' || ports === null) return {};
+  return { Ports: { ...(ports as Record<string, unknown>), HTTP: port } };
 }

@@ -4,6 +4,7 @@
  * flushed as it happens, and a `{}` heartbeat every 10 s while idle. The subscription ends when
  * the client disconnects; a reader too slow to keep up is dropped with an `{"Error":…}` frame.
  */
+import { eventView } from '../api-views/event-views.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SubscribeRequest } from '../../server/events/event-broker.js';
 import type { EventBatch, EventTopic } from '../../server/events/event.js';
@@ -105,7 +106,7 @@ export async function streamEvents(
       if (raw.destroyed) break;
       // Respect backpressure: while the socket is full the subscription stops consuming, so a
       // slow reader lags in the broker's ring (and is cut off there) instead of in our memory.
-      if (!raw.write(JSON.stringify(batch) + '\n') && !(await drained(raw, slowReaderMs))) {
+      if (!raw.write(JSON.stringify({ ...batch, Events: batch.Events.map(eventView) }) + '\n') && !(await drained(raw, slowReaderMs))) {
         raw.destroy();
         break;
       }

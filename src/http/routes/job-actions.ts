@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/server-api.js';
 import type { RegisterJobResult } from '../../server/server-api.js';
 import { HttpError, badRequest, methodNotAllowed, notFound } from '../http-errors.js';
-import { jobScaleStatus } from '../job-scale-status.js';
+import { jobScaleStatus } from '../api-views/job-scale-status.js';
 import { objectBody, optionalBool } from '../request-body.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import type { SubmittedSource } from '../../server/state/job-submissions.js';

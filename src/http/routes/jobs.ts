@@ -6,16 +6,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/server-api.js';
 import { allocStub } from '../../structs/alloc.js';
-import type { Job } from '../../structs/job.js';
-import { JobDecodeError } from '../job-admission.js';
-import { admitJob, formatProblems } from '../job-submission.js';
+import { parseJobHcl } from '../../server/job-admission.js';
 import { dispatchRoute, periodicForceRoute } from './job-dispatch.js';
 import { parseSubmission, revertRoute, scaleRoute, stableRoute, submissionRoute } from './job-actions.js';
-import { HttpError, badRequest, methodNotAllowed, notFound } from '../http-errors.js';
-import { jobListStub } from '../list-stubs.js';
+import { badRequest, methodNotAllowed, notFound } from '../http-errors.js';
+import { jobListStub } from '../api-views/job-views.js';
 import { stubOf } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
-import { objectBody, optionalBool, optionalObjectBody, optionalUint } from '../request-body.js';
+import { objectBody, objectField, optionalBool, optionalObjectBody, optionalUint } from '../request-body.js';
 import { answerRead, answerWrite, queryOptions, requireServer, sendJson, modifyIndex, type RouteContext } from '../route-context.js';
 
 /** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
@@ -44,8 +42,10 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
     const server = requireServer(ctx);
     const body = objectBody(req.body);
     const opts = queryOptions(req);
-    const job = admitJob(ctx.admission, body, opts.namespace, pathJobId);
-    const res = await server.registerJob(job, {
+    // The server admits the job (decode, canonicalize, validate): the one boundary for every caller.
+    const res = await server.registerJob(objectField(body, 'Job'), {
+      namespace: opts.namespace,
+      pathJobId,
       enforceIndex: optionalBool(body, 'EnforceIndex'),
       jobModifyIndex: optionalUint(body, 'JobModifyIndex'),
       preserveCounts: optionalBool(body, 'PreserveCounts'),
@@ -69,15 +69,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
     const body = objectBody(req.body);
     const hcl = body['JobHCL'];
     if (typeof hcl !== 'string' || hcl.trim() === '') throw badRequest('JobHCL must be specified');
-    if (!ctx.admission) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'job parsing' });
-    const vars = parseVariables(body['Variables']);
-    let job: Job;
-    try {
-      job = await ctx.admission.parseHcl(hcl, vars, optionalBool(body, 'Canonicalize'));
-    } catch (err) {
-      if (err instanceof JobDecodeError) throw badRequest(formatProblems(err.problems));
-      throw badRequest(err instanceof Error ? err.message : String(err));
-    }
+    const job = await parseJobHcl(hcl, parseVariables(body['Variables']), optionalBool(body, 'Canonicalize'));
     return sendJson(reply, job, queryOptions(req).pretty);
   };
   app.put('/v1/jobs/parse', parse);
@@ -193,14 +185,13 @@ async function jobRoute(
       if (!isWrite) throw methodNotAllowed(method, req.url);
       const server = requireServer(ctx);
       const body = objectBody(req.body);
-      const job = admitJob(ctx.admission, body, queryOptions(req).namespace, jobId);
-      const res = await server.planJob(job);
+      const res = await server.planJob(objectField(body, 'Job'), { namespace: queryOptions(req).namespace, pathJobId: jobId });
       return answerWrite(req, reply, res.index, {
         Annotations: { DesiredTGUpdates: res.annotations, PreemptedAllocs: null },
         FailedTGAllocs: res.failedTGAllocs,
         JobModifyIndex: res.jobModifyIndex,
         CreatedEvals: null,
-        Diff: optionalBool(body, 'Diff') ? { Type: res.diffType, ID: job.ID, Fields: null, Objects: null, TaskGroups: null } : null,
+        Diff: optionalBool(body, 'Diff') ? { Type: res.diffType, ID: jobId, Fields: null, Objects: null, TaskGroups: null } : null,
         NextPeriodicLaunch: '0001-01-01T00:00:00Z',
         Warnings: '',
         Index: res.index,

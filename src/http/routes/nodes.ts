@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/server-api.js';
 import { NodeEligibility } from '../../structs/node.js';
 import { badRequest, notFound } from '../http-errors.js';
-import { nodeListStub } from '../list-stubs.js';
+import { nodeListStub, nodeView } from '../api-views/node-views.js';
 import { stubOf } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, stringField } from '../request-body.js';
@@ -26,7 +26,7 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
     answerRead(ctx, req, reply, [Table.Nodes], (server) => {
       const node = server.state.nodeById(req.params.id);
       if (!node) throw notFound('node');
-      return node;
+      return nodeView(node);
     }, modifyIndex),
   );
 

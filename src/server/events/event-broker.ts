@@ -5,7 +5,6 @@
  */
 import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { EventBatch, EventTopic, StreamEvent } from './event.js';
-import { sanitizeEvent } from './sanitize-event.js';
 
 /** Why a subscription ended abnormally. */
 export class EventStreamError extends CaravanError<'SUBSCRIBER_TOO_SLOW' | 'BROKER_CLOSED'> {
@@ -42,7 +41,7 @@ export class EventBroker {
   /** Publishes the events of one log index (no-op for an empty list); node secrets are stripped. */
   publish(index: number, events: StreamEvent[]): void {
     if (events.length === 0 || this.closedFlag) return;
-    this.ring.push({ Index: index, Events: events.map(sanitizeEvent) });
+    this.ring.push({ Index: index, Events: events });
     if (this.ring.length > this.capacity) {
       this.ring.shift();
       this.base++;

@@ -5,14 +5,30 @@
 import type { Allocation, Deployment, Evaluation, Job, Node } from '../../structs/index.js';
 import type { SchedulerState } from '../../scheduler/interfaces.js';
 import type { NodeAllocatedUsage } from '../../structs/resource-accounting.js';
-import type { Epoch } from './cow-table.js';
-import type { StateStore } from './state-store.js';
+import type { CowIndex, CowTable, Epoch } from './cow-table.js';
+import type { NodeUsageTable } from './node-usage-table.js';
+
+/**
+ * The copy-on-write tables and indexes a snapshot reads at its epoch. The state store provides
+ * them; naming them here (not the store) keeps the store → snapshot dependency one-way.
+ */
+export interface SnapshotTables {
+  readonly jobsT: CowTable<string, Job>;
+  readonly allocsT: CowTable<string, Allocation>;
+  readonly evalsT: CowTable<string, Evaluation>;
+  readonly nodesT: CowTable<string, Node>;
+  readonly deploymentsT: CowTable<string, Deployment>;
+  readonly allocsByNodeI: CowIndex;
+  readonly allocsByJobI: CowIndex;
+  readonly deploymentsByJobI: CowIndex;
+  readonly nodeUsage: NodeUsageTable;
+}
 import type { SchedulerAlgorithm, SchedulerConfiguration } from '../../structs/scheduler-config.js';
 
 /** The state as it was when the snapshot was taken; later writes are invisible. */
 export class StateSnapshot implements SchedulerState {
   constructor(
-    private readonly store: StateStore,
+    private readonly store: SnapshotTables,
     private readonly epoch: Epoch,
     private readonly atIndex: number,
     private readonly schedulerConf?: SchedulerConfiguration,

@@ -14,7 +14,7 @@ import { computeJobStatus, emptyTgSummary, summaryForJob, summaryWithAlloc } fro
 import { isTerminalAlloc } from '../../structs/alloc.js';
 import { childrenSummary, sameChildren } from '../dispatch/children-summary.js';
 import { NodeUsageTable } from './node-usage-table.js';
-import { StateSnapshot } from './state-snapshot.js';
+import { StateSnapshot, type SnapshotTables } from './state-snapshot.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 
 /** How many versions of a job are kept, as Nomad does. */
@@ -52,7 +52,7 @@ export interface SerializedState {
 }
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
-export class StateStore implements StateReader {
+export class StateStore implements StateReader, SnapshotTables {
   readonly epochs = new EpochClock();
   readonly jobsT = new CowTable<string, Job>('jobs', this.epochs);
   readonly jobVersionsT = new CowTable<string, Job[]>('job_versions', this.epochs);

@@ -31,6 +31,7 @@ async function reportHealth(server: Server, ids: string[], healthy: boolean): Pr
       const a = server.state.allocById(id)!;
       return { ID: id, NodeID: a.NodeID, ClientStatus: 'running', ClientDescription: '', TaskStates: {}, DeploymentStatus: { Healthy: healthy, Timestamp: new Date().toISOString(), Canary: false, ModifyIndex: 0 } };
     }),
+    server.state.nodeById(server.state.allocById(ids[0]!)!.NodeID)!.SecretID,
   );
 }
 

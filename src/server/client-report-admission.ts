@@ -1,10 +1,19 @@
 /**
- * Shape checks for what client agents send the servers (node registrations, task states in
- * alloc updates). These values reach the FSM and the scheduler, which trust their shape, so a
- * malformed report must be refused here with a 400 naming the field rather than stored.
+ * The admission of what client agents send the servers — node registrations, heartbeats and
+ * allocation updates — for every transport (HTTP and the in-process -dev connection alike).
+ * These values reach the FSM and the scheduler, which trust their shape, so a malformed report
+ * is refused here, naming the field (CLIENT_REPORT_INVALID, NODE_STATUS_INVALID:
+ * 400), rather than stored.
  */
-import { isTaskStateName } from '../structs/alloc.js';
-import { badRequest } from './http-errors.js';
+import { isAllocClientStatus, isTaskStateName } from '../structs/alloc.js';
+import { isNodeStatus, type Node, type NodeStatus } from '../structs/node.js';
+import type { AllocClientUpdate } from './server-api.js';
+import { ServerError } from './server-api.js';
+
+// `what` names the field and says what is wrong with it ("Node.ID must be specified").
+function badRequest(what: string): ServerError<'CLIENT_REPORT_INVALID'> {
+  return new ServerError('CLIENT_REPORT_INVALID', { reason: what });
+}
 
 type Obj = Record<string, unknown>;
 
@@ -37,7 +46,7 @@ function optionalTime(o: Obj, key: string, where: string): void {
 }
 
 /** Checks a node registration: identity, attributes and the resources the scheduler reads. */
-export function checkNodeRegistration(node: Obj): void {
+function checkNodeRegistration(node: Obj): void {
   const where = 'Node';
   if (typeof node['ID'] !== 'string' || node['ID'] === '') throw badRequest('Node.ID must be specified');
   for (const key of ['Name', 'Datacenter', 'NodeClass', 'NodePool', 'HTTPAddr']) {
@@ -61,7 +70,7 @@ export function checkNodeRegistration(node: Obj): void {
 }
 
 /** Checks the TaskStates map of one alloc update (`where` names the update, e.g. "Allocs[0]"). */
-export function checkTaskStates(raw: unknown, where: string): void {
+function checkTaskStates(raw: unknown, where: string): void {
   if (raw === undefined || raw === null) return;
   for (const [task, value] of Object.entries(requireObject(raw, `${where}.TaskStates`))) {
     const at = `${where}.TaskStates.${task}`;
@@ -84,9 +93,58 @@ export function checkTaskStates(raw: unknown, where: string): void {
 }
 
 /** Checks an alloc update's DeploymentStatus: null, or an object whose Healthy is a boolean or null. */
-export function checkDeploymentStatus(raw: unknown, where: string): void {
+function checkDeploymentStatus(raw: unknown, where: string): void {
   if (raw === undefined || raw === null) return;
   const ds = requireObject(raw, `${where}.DeploymentStatus`);
   const h = ds['Healthy'];
   if (h !== undefined && h !== null && typeof h !== 'boolean') throw badRequest(`${where}.DeploymentStatus.Healthy must be a boolean or null`);
+}
+
+/** Admits a node registration: the Node of a register request, shape-checked. */
+export function admitNodeRegistration(raw: unknown): Node {
+  const node = requireObject(raw, 'Node');
+  checkNodeRegistration(node);
+  if (typeof node['Datacenter'] !== 'string' || node['Datacenter'] === '') throw badRequest('Node.Datacenter must be specified');
+  if (node['Status'] !== undefined && !isNodeStatus(node['Status'])) {
+    throw badRequest(`Node.Status ${JSON.stringify(node['Status'])} is not a node status`);
+  }
+  // As Nomad: the secret authenticates every later call of this node's client.
+  if (typeof node['SecretID'] !== 'string' || node['SecretID'] === '') throw badRequest('Node.SecretID must be specified');
+  // Every field the servers read has been checked above; the rest is stored as sent.
+  return node as Obj & Node;
+}
+
+/** Admits the Status of a heartbeat: a node status, "ready" when empty or absent. */
+export function admitHeartbeatStatus(raw: unknown): NodeStatus {
+  if (raw === undefined || raw === null || raw === '') return 'ready';
+  if (!isNodeStatus(raw)) throw new ServerError('NODE_STATUS_INVALID', { status: JSON.stringify(raw) });
+  return raw;
+}
+
+/** Checks the shape of one client alloc update; the message names the index and field. */
+function admitAllocUpdate(raw: unknown, i: number): AllocClientUpdate {
+  const where = `Allocs[${i}]`;
+  const u = requireObject(raw, where);
+  if (typeof u['ID'] !== 'string' || u['ID'] === '') throw badRequest(`${where}.ID must be specified`);
+  if (!isAllocClientStatus(u['ClientStatus'])) {
+    throw badRequest(`${where}.ClientStatus ${JSON.stringify(u['ClientStatus'])} is not a client status`);
+  }
+  const ts = u['TaskStates'];
+  checkTaskStates(ts, where);
+  checkDeploymentStatus(u['DeploymentStatus'], where);
+  return {
+    ID: u['ID'],
+    NodeID: typeof u['NodeID'] === 'string' ? u['NodeID'] : '',
+    ClientStatus: u['ClientStatus'],
+    ClientDescription: typeof u['ClientDescription'] === 'string' ? u['ClientDescription'] : '',
+    // Checked by checkTaskStates / checkDeploymentStatus above.
+    TaskStates: (ts ?? {}) as AllocClientUpdate['TaskStates'],
+    DeploymentStatus: (u['DeploymentStatus'] ?? null) as AllocClientUpdate['DeploymentStatus'],
+  };
+}
+
+/** Admits a batch of alloc updates (the Allocs of an update request). */
+export function admitAllocUpdates(raw: unknown): AllocClientUpdate[] {
+  if (!Array.isArray(raw)) throw badRequest('Allocs must be a list of allocation updates');
+  return raw.map(admitAllocUpdate);
 }

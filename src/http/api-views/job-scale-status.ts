@@ -4,9 +4,9 @@
  * allocations are placed, running, healthy and unhealthy. Canaries and terminal allocations
  * are not counted, as in Nomad.
  */
-import { isTerminalAlloc, type Allocation } from '../structs/alloc.js';
-import type { Job } from '../structs/job.js';
-import type { ScalingEvent } from '../server/state/job-scaling-events.js';
+import { isTerminalAlloc, type Allocation } from '../../structs/alloc.js';
+import type { Job } from '../../structs/job.js';
+import type { ScalingEvent } from '../../server/state/job-scaling-events.js';
 
 /** One task group's scale status. */
 export interface TaskGroupScaleStatus {

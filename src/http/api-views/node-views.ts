@@ -1,36 +1,14 @@
 /**
- * The list rows Nomad answers on GET /v1/jobs and GET /v1/nodes, built from the full objects
- * (the allocation stub lives with the Allocation type in src/structs/alloc.ts).
+ * The node answers of the API built in one place, for the routes and the event stream alike: a
+ * node as read (Nomad's `Node.Sanitize()`: its SecretID never leaves the server, it
+ * authenticates the node's client) and the row of GET /v1/nodes.
  */
-import type { Job, JobListStub, JobSummary } from '../structs/job.js';
-import type { Node, NodeListStub } from '../structs/node.js';
-import { CARAVAN_VERSION } from '../structs/version.js';
+import type { Node, NodeListStub } from '../../structs/node.js';
+import { CARAVAN_VERSION } from '../../structs/version.js';
 
-
-/** The row of GET /v1/jobs for a job and its summary. */
-export function jobListStub(job: Job, summary: JobSummary | undefined): JobListStub {
-  return {
-    ID: job.ID,
-    ParentID: job.ParentID,
-    Name: job.Name,
-    Namespace: job.Namespace,
-    Datacenters: job.Datacenters,
-    NodePool: job.NodePool,
-    Multiregion: null,
-    Type: job.Type,
-    Priority: job.Priority,
-    Periodic: job.Periodic !== null && job.Periodic !== undefined && job.Periodic.Enabled,
-    ParameterizedJob: job.ParameterizedJob !== null && job.ParameterizedJob !== undefined,
-    Stop: job.Stop,
-    Status: job.Status,
-    StatusDescription: job.StatusDescription,
-    JobSummary: summary ?? null,
-    CreateIndex: job.CreateIndex,
-    ModifyIndex: job.ModifyIndex,
-    JobModifyIndex: job.JobModifyIndex,
-    SubmitTime: job.SubmitTime,
-    Meta: job.Meta,
-  };
+/** A node as the API answers it: a copy with the SecretID blanked (the state's object is untouched). */
+export function nodeView(node: Node): Node {
+  return node.SecretID === '' ? node : { ...node, SecretID: '' };
 }
 
 /** The host part of a node's HTTP address ("10.0.0.5:4646" → "10.0.0.5"). */
