@@ -8,6 +8,7 @@ import { NANOS_PER_MS } from '../structs/duration.js';
 import type { AllocClientUpdate, ServerApi } from '../server/server-api.js';
 import { ServerError, Table } from '../server/server-api.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
+import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
 
 /** The client's view of the servers. Errors are ClientError (NodeUnknown, ServerUnreachable, ServerRejected). */
 export interface ServerConnection {
@@ -97,7 +98,9 @@ export function httpServerConnection(servers: string[], token?: string): ServerC
           if (auth) headers['X-Nomad-Token'] = auth;
           const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
           const text = await res.text();
-          if (res.status === 404) throw new ClientError(ClientErrorCode.NodeUnknown, `${method} ${path}: ${text.trim() || 'not found'}`);
+          // Matched by the error's code (sent beside the text); a server that sends none is matched as Nomad's by status.
+          const code = res.headers.get(ERROR_CODE_HEADER);
+          if (code === 'NODE_NOT_FOUND' || (code === null && res.status === 404)) throw new ClientError(ClientErrorCode.NodeUnknown, `${method} ${path}: ${text.trim() || 'not found'}`);
           if (res.status >= 400 && res.status < 500) throw new ClientError(ClientErrorCode.ServerRejected, `${method} ${path}: ${res.status} ${text.trim()}`);
           if (res.status >= 500) throw new Error(`${base}: ${res.status} ${text.trim()}`);
           return { json: text ? (JSON.parse(text) as unknown) : null, headers: res.headers };

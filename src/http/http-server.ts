@@ -3,6 +3,7 @@
  * client routes (exec, fs, logs, stats in routes/client-*.ts) need `client`. Every error is answered as Nomad does — a
  * status code and a plain-text body — and none crashes the process.
  */
+import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ServerApi } from '../server/server-api.js';
@@ -139,7 +140,8 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     const h = toCaravanError(err);
     if (h.status >= 500) ctx.logger?.error({ err, url: req.url }, 'HTTP request failed');
     else ctx.logger?.debug({ url: req.url, status: h.status, msg: h.message }, 'HTTP request rejected');
-    return reply.code(h.status).header('Content-Type', 'text/plain; charset=utf-8').send(h.message);
+    // The code travels too, so HTTP callers (Caravan's clients) match by code, never by status or text.
+    return reply.code(h.status).header('Content-Type', 'text/plain; charset=utf-8').header(ERROR_CODE_HEADER, h.code).send(h.message);
   });
   app.setNotFoundHandler(async () => {
     throw new HttpError('HTTP_ROUTE_NOT_FOUND', {});

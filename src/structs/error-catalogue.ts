@@ -133,6 +133,8 @@ export const ErrorCatalogue = {
   HTTP_NO_SERVER_REACHABLE: e(503, 'no server reachable: {reason}', true),
   /** The web UI's files are missing from the build. */
   HTTP_UI_NOT_BUILT: e(503, 'the web UI is not built (no {index}): run npm run build', true),
+  /** An agent whose server knows no leader (GET /v1/agent/health). */
+  HTTP_AGENT_UNHEALTHY: e(500, 'No cluster leader'),
   /** Anything unexpected. */
   HTTP_INTERNAL: e(500, '{reason}'),
   /** A list `filter=` expression that does not parse; the reason names the problem and where. */
@@ -215,6 +217,9 @@ export const ErrorCatalogue = {
   /** A role (server or client) this agent does not run. */
   AGENT_ROLE_UNAVAILABLE: e(500, '{reason}'),
 } as const satisfies Record<string, ErrorSpec>;
+
+/** The response header carrying the code of an API error, beside Nomad's plain-text message. */
+export const ERROR_CODE_HEADER = 'X-Caravan-Error-Code';
 
 /** Every error code. */
 export type ErrorCode = keyof typeof ErrorCatalogue;

@@ -35,8 +35,10 @@ test('unknown routes are 404, bad query parameters 400, wrong methods 4xx', asyn
   const nope = await sut.app.inject({ url: '/v1/nope' });
   assert.equal(nope.statusCode, 404);
   assert.equal(nope.body, '404 page not found');
+  assert.equal(nope.headers['x-caravan-error-code'], 'HTTP_ROUTE_NOT_FOUND', 'the error code travels beside the text');
   const badIndex = await sut.app.inject({ url: '/v1/jobs?index=abc' });
   assert.equal(badIndex.statusCode, 400);
+  assert.equal(badIndex.headers['x-caravan-error-code'], 'HTTP_BAD_REQUEST');
   assert.match(badIndex.body, /"index"/);
   const badWait = await sut.app.inject({ url: '/v1/jobs?index=1&wait=forever' });
   assert.equal(badWait.statusCode, 400);

@@ -37,7 +37,7 @@ function nextVersion(job: Job, env: string): Job {
 /** Marks live allocations of the job running and (un)healthy, as a client would report. */
 function report(h: SchedulerHarness, allocs: Allocation[], healthy: boolean): void {
   for (const a of allocs) {
-    const cur = h.state.allocs.get(a.ID)!;
+    const cur = h.state.allocById(a.ID)!;
     h.state.upsertAlloc({ ...cur, ClientStatus: 'running', DeploymentStatus: { Healthy: healthy, Timestamp: 'now', Canary: cur.DeploymentStatus?.Canary ?? false, ModifyIndex: 0 } });
   }
 }

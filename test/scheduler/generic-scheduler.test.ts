@@ -29,12 +29,14 @@ test('places every allocation of a new service job', async () => {
   const job = mockJob();
   await register(h, job);
   const placed = planPlaced(h.lastPlan());
+  const stored = h.state.jobById('default', 'web')!;
   assert.equal(placed.length, 10);
   assert.deepEqual(placed.map((a) => a.Name).sort(), Array.from({ length: 10 }, (_, i) => `web.web[${i}]`).sort());
   for (const a of placed) {
     assert.equal(a.ClientStatus, 'pending');
     assert.equal(a.DesiredStatus, 'run');
-    assert.equal(a.Job, job, 'allocs share the job object');
+    assert.equal(a.Job, placed[0]!.Job, 'allocs share one job object');
+    assert.equal(a.Job?.JobModifyIndex, stored.JobModifyIndex, 'the registered version');
     assert.equal(a.AllocatedResources?.Tasks.web?.Cpu.CpuShares, 500);
     assert.equal(a.AllocatedResources?.Shared.DiskMB, 150);
     assert.equal(a.CreateTime, h.now * 1_000_000);
@@ -53,7 +55,7 @@ test('scales up at the lowest free indexes and down from the highest', async () 
   await register(h, job);
   const up = withCount(job, 5);
   await register(h, up);
-  const placedUp = planPlaced(h.lastPlan()).filter((a) => a.PreviousAllocation === '' && a.CreateTime > 0 && a.Job === up && a.Name.match(/\[(3|4)\]/));
+  const placedUp = planPlaced(h.lastPlan()).filter((a) => a.PreviousAllocation === '' && a.CreateTime > 0 && a.Job === h.state.jobById('default', 'web') && a.Name.match(/\[(3|4)\]/));
   assert.equal(placedUp.length, 2);
   assert.equal(h.lastPlan().Annotations?.DesiredTGUpdates.web?.Place, 2);
   const down = withCount(up, 2);
@@ -90,7 +92,8 @@ for (const c of updateCases) {
       assert.equal(planStopped(plan).length, 0);
       const updated = planPlaced(plan);
       assert.deepEqual(updated.map((a) => a.ID).sort(), before.map((a) => a.ID).sort());
-      for (const a of updated) assert.equal(a.Job, next);
+      for (const a of updated) assert.equal(a.Job, h.state.jobById('default', 'web'));
+      assert.equal(h.state.jobById('default', 'web')!.JobModifyIndex, next.JobModifyIndex, 'the updated version');
     } else {
       assert.equal(du.DestructiveUpdate, 4);
       assert.equal(planStopped(plan).length, 4);

@@ -1,56 +1,113 @@
 /**
- * SchedulerHarness: an in-memory SchedulerState seeded by the test, and a recording Planner
- * that applies plans to it, as Nomad's scheduler tests do. The planner can be told to reject
- * one node's placements once, which answers RefreshIndex > 0 (a partial commit).
+ * SchedulerHarness: the real state store, written through the real FSM, and a recording Planner
+ * that hands plans to the real plan applier, as Nomad's scheduler tests run over a real in-memory
+ * state store. Tests seed jobs, nodes and allocations through FSM commands, the scheduler reads
+ * a copy-on-write snapshot (so the store's fast paths — indexes, per-node usage — are exercised),
+ * and every plan is re-checked by the leader's applier before it is committed. The planner can be
+ * told to reject one node's placements once, which answers RefreshIndex > 0 (a partial commit).
  */
 import type { Allocation, Deployment, Evaluation, Job, Node, Plan, PlanResult } from '../../src/structs/index.js';
 import type { Planner, SchedulerContext, SchedulerState } from '../../src/scheduler/interfaces.js';
 import { schedulerFactoryFor } from '../../src/scheduler/index.js';
+import type { Command } from '../../src/server/fsm/commands.js';
+import { Fsm } from '../../src/server/fsm/fsm.js';
+import { PlanApplier } from '../../src/server/plan/plan-applier.js';
+import { StateStore } from '../../src/server/state/state-store.js';
+import { isLiveAlloc } from '../../src/structs/alloc.js';
 
-/** A mutable in-memory cluster state implementing SchedulerState. */
-export class InMemoryState implements SchedulerState {
-  private idx = 1000;
-  readonly jobs = new Map<string, Job>();
-  readonly nodeMap = new Map<string, Node>();
-  readonly allocs = new Map<string, Allocation>();
-  readonly evals = new Map<string, Evaluation>();
-  readonly deployments = new Map<string, Deployment>();
+const NOW_NS = 1_700_000_000_000 * 1_000_000;
 
-  index(): number { return this.idx; }
-  bump(): number { return ++this.idx; }
-  jobById(namespace: string, id: string): Job | undefined { return this.jobs.get(`${namespace}/${id}`); }
-  nodes(): Iterable<Node> { return this.nodeMap.values(); }
-  nodeById(id: string): Node | undefined { return this.nodeMap.get(id); }
-  allocById(id: string): Allocation | undefined { return this.allocs.get(id); }
-  allocsByJob(namespace: string, jobId: string): Allocation[] {
-    return [...this.allocs.values()].filter((a) => a.Namespace === namespace && a.JobID === jobId);
+/**
+ * The harness's cluster state: reads are the real StateStore's; writes are FSM commands, each
+ * applied at the next index (what the log would do after committing it).
+ */
+export class HarnessState {
+  readonly store = new StateStore();
+  private readonly fsm = new Fsm(this.store);
+
+  /** Applies one command at the next index; answers the index. */
+  apply(cmd: Command): number {
+    const index = this.store.latestIndex() + 1;
+    this.fsm.apply(cmd, index);
+    return index;
   }
-  allocsByNode(nodeId: string): Allocation[] {
-    return [...this.allocs.values()].filter((a) => a.NodeID === nodeId);
-  }
+
+  index(): number { return this.store.latestIndex(); }
+  jobById(namespace: string, id: string): Job | undefined { return this.store.jobById(namespace, id); }
+  nodes(): Iterable<Node> { return this.store.nodes(); }
+  nodeById(id: string): Node | undefined { return this.store.nodeById(id); }
+  allocById(id: string): Allocation | undefined { return this.store.allocById(id); }
+  allocsByJob(namespace: string, jobId: string): Allocation[] { return this.store.allocsByJob(namespace, jobId); }
+  allocsByNode(nodeId: string): Allocation[] { return this.store.allocsByNode(nodeId); }
   latestDeploymentByJob(namespace: string, jobId: string): Deployment | undefined {
     let latest: Deployment | undefined;
-    for (const d of this.deployments.values()) {
-      if (d.Namespace === namespace && d.JobID === jobId && (!latest || d.CreateIndex > latest.CreateIndex)) latest = d;
-    }
+    for (const d of this.store.deploymentsByJob(namespace, jobId)) if (!latest || d.CreateIndex > latest.CreateIndex) latest = d;
     return latest;
   }
-  upsertDeployment(d: Deployment): void {
-    const prev = this.deployments.get(d.ID);
-    const index = this.bump();
-    this.deployments.set(d.ID, { ...d, CreateIndex: prev?.CreateIndex ?? index, ModifyIndex: index });
-  }
-  evalById(id: string): Evaluation | undefined { return this.evals.get(id); }
+  evalById(id: string): Evaluation | undefined { return this.store.evalById(id); }
+  /** A read-only snapshot at the current index, as a worker hands the scheduler. */
+  snapshot(): SchedulerState { return this.store.snapshot(); }
 
-  upsertJob(job: Job): void { job.ModifyIndex = job.JobModifyIndex = this.bump(); this.jobs.set(`${job.Namespace}/${job.ID}`, job); }
-  upsertNode(node: Node): void { node.ModifyIndex = this.bump(); this.nodeMap.set(node.ID, node); }
-  upsertAlloc(a: Allocation): void { a.ModifyIndex = this.bump(); this.allocs.set(a.ID, a); }
-  deleteJob(namespace: string, id: string): void { this.jobs.delete(`${namespace}/${id}`); }
+  /** Registers (or updates) a job; the stored indexes and version are copied back into `job`. */
+  upsertJob(job: Job): void {
+    this.apply({ Type: 'JobRegister', Job: job, Eval: null, Now: NOW_NS });
+    const stored = this.store.jobById(job.Namespace, job.ID)!;
+    Object.assign(job, { CreateIndex: stored.CreateIndex, ModifyIndex: stored.ModifyIndex, JobModifyIndex: stored.JobModifyIndex, Version: stored.Version });
+  }
+
+  /** Registers (or re-registers) a node, then applies the status, eligibility and drain it carries. */
+  upsertNode(node: Node): void {
+    const prev = this.store.nodeById(node.ID);
+    this.apply({ Type: 'NodeRegister', Node: node, Evals: [], Now: NOW_NS });
+    if (prev && prev.SchedulingEligibility !== node.SchedulingEligibility) {
+      this.apply({ Type: 'NodeUpdateEligibility', NodeID: node.ID, Eligibility: node.SchedulingEligibility, Evals: [], Now: NOW_NS });
+    }
+    node.ModifyIndex = this.store.nodeById(node.ID)!.ModifyIndex;
+  }
+
+  /**
+   * Writes an allocation as the servers and its client would have: what the servers decide (a
+   * plan result) and, when it differs from a fresh placement, what its client reported.
+   */
+  upsertAlloc(a: Allocation): void {
+    const prev = this.store.allocById(a.ID);
+    const job = a.Job ?? this.store.jobById(a.Namespace, a.JobID) ?? null;
+    this.apply({ Type: 'ApplyPlanResults', EvalID: a.EvalID, Job: job, AllocsUpdated: [{ ...a, Job: null }], AllocsStopped: [], Deployment: null, DeploymentUpdates: [], Evals: [], Now: NOW_NS });
+    const stored = this.store.allocById(a.ID)!;
+    if (prev && (stored.DesiredStatus !== a.DesiredStatus || stored.DesiredDescription !== a.DesiredDescription)) {
+      this.apply({ Type: 'ApplyPlanResults', EvalID: a.EvalID, Job: null, AllocsUpdated: [], AllocsStopped: [{ ID: a.ID, DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription, ClientStatus: '', FollowupEvalID: a.FollowupEvalID }], Deployment: null, DeploymentUpdates: [], Evals: [], Now: NOW_NS });
+    }
+    const reported = this.store.allocById(a.ID)!;
+    if (reported.ClientStatus !== a.ClientStatus || reported.TaskStates !== a.TaskStates || reported.DeploymentStatus !== a.DeploymentStatus) {
+      this.apply({
+        Type: 'AllocClientUpdate',
+        Allocs: [{ ID: a.ID, NodeID: a.NodeID, ClientStatus: a.ClientStatus, ClientDescription: a.ClientDescription, TaskStates: a.TaskStates ?? {}, DeploymentStatus: a.DeploymentStatus }],
+        Evals: [],
+        Now: NOW_NS,
+      });
+    }
+    a.ModifyIndex = this.store.allocById(a.ID)!.ModifyIndex;
+  }
+
+  /** Inserts or replaces a deployment. */
+  upsertDeployment(d: Deployment): void {
+    this.apply({ Type: 'DeploymentUpsert', Deployment: d, Now: NOW_NS });
+  }
+
+  /** Purges a job. */
+  deleteJob(namespace: string, id: string): void {
+    this.apply({ Type: 'JobDeregister', Namespace: namespace, JobID: id, Purge: true, Eval: null, Now: NOW_NS });
+  }
+
+  /** Inserts or updates evaluations. */
+  putEvals(evals: Evaluation[]): void {
+    this.apply({ Type: 'EvalUpdate', Evals: evals, Now: NOW_NS });
+  }
 }
 
-/** Records everything a scheduler asked for and applies plans to the state. */
+/** Records everything a scheduler asked for; plans go through the real plan applier. */
 export class SchedulerHarness implements Planner {
-  readonly state = new InMemoryState();
+  readonly state = new HarnessState();
   readonly plans: Plan[] = [];
   readonly evalUpdates: Evaluation[] = [];
   readonly createdEvals: Evaluation[] = [];
@@ -60,6 +117,11 @@ export class SchedulerHarness implements Planner {
   now = 1_700_000_000_000;
   private seed = 42;
   private ids = 0;
+  private readonly applier = new PlanApplier({
+    state: this.state.store,
+    commit: async (cmd) => this.state.apply(cmd),
+    nowNanos: () => this.now * 1_000_000,
+  });
 
   /** A seeded linear-congruential random source, so runs repeat. */
   random = (): number => {
@@ -71,60 +133,39 @@ export class SchedulerHarness implements Planner {
     return { now: this.now, random: this.random, newId: () => `id-${String(++this.ids).padStart(6, '0')}` };
   }
 
-  /** Runs the scheduler for the eval's type over the current state. */
+  /** Runs the scheduler for the eval's type over a snapshot of the current state. */
   async process(evaluation: Evaluation): Promise<void> {
     const factory = schedulerFactoryFor(evaluation.Type);
     if (!factory) throw new Error(`no scheduler for ${evaluation.Type}`);
-    this.state.evals.set(evaluation.ID, evaluation);
-    await factory(this.state, this, this.context()).process(evaluation);
+    this.state.putEvals([evaluation]);
+    await factory(this.state.snapshot(), this, this.context()).process(evaluation);
   }
 
   async submitPlan(plan: Plan): Promise<{ result: PlanResult; newState: SchedulerState | null }> {
     this.plans.push(plan);
-    const index = this.state.bump();
-    const result: PlanResult = {
-      NodeUpdate: {}, NodeAllocation: {}, NodePreemptions: {}, Deployment: null, DeploymentUpdates: [], RefreshIndex: 0, AllocIndex: index,
-    };
-    if (plan.Deployment) this.state.upsertDeployment(plan.Deployment);
-    for (const u of plan.DeploymentUpdates) {
-      const d = this.state.deployments.get(u.DeploymentID);
-      if (d) this.state.upsertDeployment({ ...d, Status: u.Status, StatusDescription: u.StatusDescription });
-    }
-    for (const [nodeId, list] of Object.entries(plan.NodeUpdate)) {
-      result.NodeUpdate[nodeId] = list;
-      for (const a of list) this.state.upsertAlloc({ ...a });
-    }
-    for (const [nodeId, list] of Object.entries(plan.NodeAllocation)) {
-      if (this.rejectNodeOnce.delete(nodeId)) {
-        result.RefreshIndex = index;
-        continue;
-      }
-      result.NodeAllocation[nodeId] = list;
-      for (const a of list) {
-        const prev = this.state.allocs.get(a.ID);
-        this.state.upsertAlloc({ ...a, CreateIndex: prev?.CreateIndex ?? index });
-        if (a.PreviousAllocation) {
-          const p = this.state.allocs.get(a.PreviousAllocation);
-          if (p && p.NextAllocation === '') this.state.upsertAlloc({ ...p, NextAllocation: a.ID });
-        }
-      }
-    }
-    return { result, newState: result.RefreshIndex > 0 ? this.state : null };
+    // A node told to reject: its placements are dropped before the applier sees the plan.
+    const dropped = Object.keys(plan.NodeAllocation).filter((n) => this.rejectNodeOnce.delete(n));
+    const submitted: Plan = dropped.length === 0
+      ? plan
+      : { ...plan, NodeAllocation: Object.fromEntries(Object.entries(plan.NodeAllocation).filter(([n]) => !dropped.includes(n))) };
+    const result = await this.applier.submit(submitted);
+    if (dropped.length > 0) result.RefreshIndex = Math.max(result.RefreshIndex, this.state.index());
+    return { result, newState: result.RefreshIndex > 0 ? this.state.snapshot() : null };
   }
 
   async updateEval(evaluation: Evaluation): Promise<void> {
     this.evalUpdates.push(evaluation);
-    this.state.evals.set(evaluation.ID, evaluation);
+    this.state.putEvals([evaluation]);
   }
 
   async createEval(evaluation: Evaluation): Promise<void> {
     this.createdEvals.push(evaluation);
-    this.state.evals.set(evaluation.ID, evaluation);
+    this.state.putEvals([evaluation]);
   }
 
   async reblockEval(evaluation: Evaluation): Promise<void> {
     this.reblockedEvals.push(evaluation);
-    this.state.evals.set(evaluation.ID, evaluation);
+    this.state.putEvals([evaluation]);
   }
 
   /** The last plan, or throws. */
@@ -154,7 +195,5 @@ export function planStopped(plan: Plan): Allocation[] {
 
 /** Live (desired run, not client-terminal) allocations of a job in the harness state. */
 export function liveAllocs(h: SchedulerHarness, jobId: string, namespace = 'default'): Allocation[] {
-  return h.state.allocsByJob(namespace, jobId).filter(
-    (a) => a.DesiredStatus === 'run' && !['complete', 'failed', 'lost'].includes(a.ClientStatus),
-  );
+  return h.state.allocsByJob(namespace, jobId).filter(isLiveAlloc);
 }

@@ -16,6 +16,7 @@ import { ProcGroupTable } from '../proc/proc-group-table.js';
 import { ExitStore } from './exit-store.js';
 import { signalNumber, signalNumberOf } from './signals.js';
 import { setLongTimeout, type LongTimeout } from '../../time/long-timeout.js';
+import { systemClock, type Clock, type Timer } from '../../time/clock.js';
 import {
   LineDecoder,
   PROTOCOL_VERSION,
@@ -39,6 +40,8 @@ export interface SupervisorOptions {
   /** Exit after this long with no running task and no connected agent. */
   idleMs: number;
   log: (msg: string) => void;
+  /** Time for the idle exit, exit stamps and re-checks; the system clock unless a test injects one. */
+  clock?: Clock;
 }
 
 interface SupervisedTask {
@@ -63,18 +66,22 @@ const SANDBOX_SIGNAL_TRIES = 80;
 
 /** One supervisor: serves the socket, owns the task processes. */
 export class Supervisor {
+  private readonly clock: Clock;
   private readonly paths: SupervisorPaths;
   private readonly exits: ExitStore;
   private readonly tasks = new Map<string, SupervisedTask>();
   /** One /proc scan serves the stats requests of every task for half a second. */
-  private readonly procTable = new ProcGroupTable(() => Date.now());
+  private readonly procTable: ProcGroupTable;
   private readonly conns = new Set<Socket>();
   private readonly subscribers = new Set<Socket>();
   private server: Server | null = null;
-  private idleSince: number = Date.now();
-  private idleTimer: NodeJS.Timeout | null = null;
+  private idleSince: number;
+  private idleTimer: Timer | null = null;
 
   constructor(private readonly opts: SupervisorOptions) {
+    this.clock = opts.clock ?? systemClock;
+    this.procTable = new ProcGroupTable(() => this.clock.now());
+    this.idleSince = this.clock.now();
     this.paths = supervisorPaths(opts.dataDir);
     this.exits = new ExitStore(this.paths.exitsDir);
   }
@@ -90,12 +97,20 @@ export class Supervisor {
       });
     });
     this.server = server;
-    this.idleTimer = setInterval(() => this.checkIdle(), Math.max(250, Math.min(5_000, this.opts.idleMs / 4)));
+    this.armIdleCheck();
+  }
+
+  /** Checks for idleness every idleMs/4 (0.25–5 s) while serving. */
+  private armIdleCheck(): void {
+    this.idleTimer = this.clock.setTimer(Math.max(250, Math.min(5_000, this.opts.idleMs / 4)), () => {
+      this.checkIdle();
+      if (this.server) this.armIdleCheck();
+    });
   }
 
   /** Stops serving; running tasks are left alone (they become orphans). */
   async close(): Promise<void> {
-    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.idleTimer?.cancel();
     for (const s of this.conns) s.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     this.server = null;
@@ -110,10 +125,10 @@ export class Supervisor {
 
   private checkIdle(): void {
     if (this.runningCount() > 0 || this.conns.size > 0) {
-      this.idleSince = Date.now();
+      this.idleSince = this.clock.now();
       return;
     }
-    if (Date.now() - this.idleSince >= this.opts.idleMs) {
+    if (this.clock.now() - this.idleSince >= this.opts.idleMs) {
       this.opts.log('idle: no tasks and no agent; exiting');
       this.onIdleExit();
     }
@@ -133,7 +148,7 @@ export class Supervisor {
     sock.on('close', () => {
       this.conns.delete(sock);
       this.subscribers.delete(sock);
-      this.idleSince = Date.now();
+      this.idleSince = this.clock.now();
     });
   }
 
@@ -276,7 +291,7 @@ export class Supervisor {
       child,
       pid,
       startTime,
-      startedAt: Date.now(),
+      startedAt: this.clock.now(),
       exit: null,
       killTimer: null,
       stopWaiters: [],
@@ -305,7 +320,7 @@ export class Supervisor {
     const signal = sig ? signalNumberOf(sig) : 0;
     // As a shell does (and Nomad's executor), a signal death reads as exit code 128+signal.
     const exitCode = code ?? (signal ? 128 + signal : -1);
-    task.exit = { exitCode, signal, exitedAt: Date.now() };
+    task.exit = { exitCode, signal, exitedAt: this.clock.now() };
     task.child = null;
     task.killTimer?.cancel();
     task.killTimer = null;
@@ -322,7 +337,7 @@ export class Supervisor {
     const line = encodeMessage(ev);
     for (const s of this.subscribers) if (!s.destroyed) s.write(line);
     for (const w of task.stopWaiters.splice(0)) w();
-    this.idleSince = Date.now();
+    this.idleSince = this.clock.now();
   }
 
   private signalGroup(task: SupervisedTask, sig: number): void {
@@ -395,7 +410,7 @@ export class Supervisor {
     if (attempt === 0) this.opts.log(`task ${task.spec.taskId}: killed ${members.length} leftover process(es) of group ${pgid}`);
     if (attempt + 1 >= GROUP_RECHECK_TRIES) return;
     // A member in uninterruptible sleep dies late, and a fork racing the kill adds a member.
-    setTimeout(() => this.killGroupRemnants(task, attempt + 1), GROUP_RECHECK_MS).unref();
+    this.clock.setTimer(GROUP_RECHECK_MS, () => this.killGroupRemnants(task, attempt + 1));
   }
 
   private async stop(taskId: string, timeoutMs: number, signal: string): Promise<SupervisedTaskStatus> {

@@ -11,6 +11,7 @@
  * naming every server and its error. A server that answered (with any status) is not retried:
  * its answer is the answer.
  */
+import { ErrorCatalogue } from '../../structs/error-catalogue.js';
 import { FORWARDED_HEADER } from '../forward/alloc-target.js';
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 
@@ -187,7 +188,7 @@ export class ServerProxy {
           if (timer) clearTimeout(timer);
           answered = true;
           this.preferred = this.bases.indexOf(base);
-          res.writeHead(up.statusCode ?? 502, copyHeaders(up.headers, HOP_RESPONSE_HEADERS));
+          res.writeHead(up.statusCode ?? ErrorCatalogue.HTTP_FORWARD_FAILED.status, copyHeaders(up.headers, HOP_RESPONSE_HEADERS));
           // Streams (events, log follow) must show their first bytes at once.
           res.flushHeaders();
           up.pipe(res);

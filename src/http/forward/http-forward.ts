@@ -2,6 +2,7 @@
  * Proxies one HTTP request to the client agent holding the allocation and streams its answer
  * back as it comes (log follow, file streams), so a server is a transparent hop.
  */
+import { ErrorCatalogue } from '../../structs/error-catalogue.js';
 import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http-errors.js';
@@ -35,7 +36,7 @@ export function forwardHttp(req: FastifyRequest, reply: FastifyReply, remote: Re
     const out = httpRequest(url, { method: req.method, headers }, (res) => {
       reply.hijack();
       const raw = reply.raw;
-      raw.writeHead(res.statusCode ?? 502, endToEndHeaders(res.headers));
+      raw.writeHead(res.statusCode ?? ErrorCatalogue.HTTP_FORWARD_FAILED.status, endToEndHeaders(res.headers));
       raw.flushHeaders();
       res.on('data', (d: Buffer) => raw.write(d));
       res.on('end', () => {

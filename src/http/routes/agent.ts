@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { CARAVAN_VERSION } from '../../structs/version.js';
+import { ErrorCatalogue } from '../../structs/error-catalogue.js';
 import { HttpError } from '../http-errors.js';
 import { queryOptions, sendJson, type AgentInfo, type RouteContext } from '../route-context.js';
 
@@ -96,10 +97,10 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     if (ctx.client) out['client'] = { ok: true, message: 'ok' };
     if (ctx.server) {
       const known = ctx.server.isLeader() || ctx.server.leaderAddress() !== '';
-      out['server'] = known ? { ok: true, message: 'ok' } : { ok: false, message: 'No cluster leader' };
+      out['server'] = known ? { ok: true, message: 'ok' } : { ok: false, message: ErrorCatalogue.HTTP_AGENT_UNHEALTHY.message };
     }
     const ok = Object.values(out).every((v) => v.ok);
-    return sendJson(reply, out, queryOptions(req).pretty, ok ? 200 : 500);
+    return sendJson(reply, out, queryOptions(req).pretty, ok ? 200 : ErrorCatalogue.HTTP_AGENT_UNHEALTHY.status);
   });
 
   app.get('/v1/agent/members', (req, reply) => {
