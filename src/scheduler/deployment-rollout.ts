@@ -12,7 +12,7 @@ import type {
   TaskGroup,
   UpdateStrategy,
 } from '../structs/index.js';
-import { isActiveDeployment } from '../structs/deployment.js';
+import { isActiveDeployment, isHaltedDeployment } from '../structs/deployment.js';
 
 /** The StatusDescription texts of deployments, with Nomad's wording. */
 export const DeploymentDescription = {
@@ -125,7 +125,7 @@ export function isUnpromotedCanary(a: Allocation, d: Deployment | null): boolean
 export function destructiveLimit(strategy: UpdateStrategy | null, d: Deployment | null, liveGroupAllocs: readonly Allocation[]): number {
   if (!strategy) return Number.POSITIVE_INFINITY;
   if (!d) return strategy.MaxParallel;
-  if (d.Status === 'paused' || d.Status === 'failed') return 0;
+  if (isHaltedDeployment(d)) return 0;
   let limit = strategy.MaxParallel;
   for (const a of liveGroupAllocs) {
     if (a.DeploymentID !== d.ID) continue;

@@ -32,6 +32,19 @@ export function isActiveDeployment(d: Pick<Deployment, 'Status'>): boolean {
   return ACTIVE_DEPLOYMENT_STATUSES.has(d.Status);
 }
 
+const OPERABLE_DEPLOYMENT_STATUSES: ReadonlySet<DeploymentStatus> = new Set([DeploymentStatus.Running, DeploymentStatus.Paused]);
+const HALTED_DEPLOYMENT_STATUSES: ReadonlySet<DeploymentStatus> = new Set([DeploymentStatus.Paused, DeploymentStatus.Failed]);
+
+/** True when a user may still promote, pause, fail or set health on a deployment: running or paused. */
+export function isOperableDeployment(d: Pick<Deployment, 'Status'>): boolean {
+  return OPERABLE_DEPLOYMENT_STATUSES.has(d.Status);
+}
+
+/** True when a deployment places no more updates: paused or failed. */
+export function isHaltedDeployment(d: Pick<Deployment, 'Status'>): boolean {
+  return HALTED_DEPLOYMENT_STATUSES.has(d.Status);
+}
+
 /** True once a deployment has ended: successful, failed or cancelled. */
 export function isTerminalDeploymentStatus(s: DeploymentStatus): boolean {
   return TERMINAL_DEPLOYMENT_STATUSES.has(s);

@@ -32,7 +32,9 @@ afterEach(async () => {
 /** A JobRegister that passes the pre-append check but makes the FSM throw halfway (after putJob's first write). */
 function poisonRegister(id: string): Command {
   const job = mockJob({ ID: id });
-  return registerCmd({ ...job, TaskGroups: [null as unknown as Job['TaskGroups'][number]] });
+  // A null group, as a corrupt entry would decode (JSON carries no types).
+  const groups = JSON.parse('[null]') as Job['TaskGroups'];
+  return registerCmd({ ...job, TaskGroups: groups });
 }
 
 describe('FSM apply is all or nothing', () => {

@@ -3,6 +3,7 @@
  * only an active deployment can be promoted, failed, paused or resumed; promotion needs every
  * promoted group's canaries healthy; manual health needs the allocations to be in the deployment.
  */
+import { isOperableDeployment } from '../../structs/deployment.js';
 import type { Deployment, DeploymentState, Evaluation, Job } from '../../structs/index.js';
 import type { Command } from '../fsm/commands.js';
 import { ServerError, type DeploymentAction } from '../server-api.js';
@@ -51,7 +52,7 @@ export function planDeploymentAction(
   if (!d) throw new ServerError('DEPLOYMENT_NOT_FOUND', { deployment: deploymentId });
   const job = state.jobById(d.Namespace, d.JobID);
   if (!job) throw new ServerError('JOB_NOT_FOUND', { job: d.JobID });
-  const active = d.Status === 'running' || d.Status === 'paused';
+  const active = isOperableDeployment(d);
   if (!active) throw invalid(`can't ${action.Type === 'alloc-health' ? 'set health of allocations of' : action.Type} terminal deployment`);
   const evaluation = newEval(job, d.ID);
   switch (action.Type) {
