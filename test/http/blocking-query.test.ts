@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { get as httpGet } from 'node:http';
 import assert from 'node:assert/strict';
 import { parseQueryOptions, DEFAULT_WAIT_MS, MAX_WAIT_MS, tokenFromHeaders } from '../../src/http/query-options.js';
 import { Table } from '../../src/server/server-api.js';
@@ -87,10 +88,15 @@ test('closing the server answers blocked queries at once instead of holding shut
   await sut.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = sut.app.server.address() as { port: number };
   const index = Math.max(sut.server.state.tableIndex(Table.Jobs), sut.server.state.tableIndex(Table.JobSummaries));
-  const pending = fetch(`http://127.0.0.1:${addr.port}/v1/jobs?index=${index}&wait=10m`).then(
-    (r) => r.status,
-    () => 'closed',
-  );
+  // node:http, whose socket reports its close whatever the moment the server drops it.
+  const pending = new Promise<number | 'closed'>((resolve) => {
+    const req = httpGet(`http://127.0.0.1:${addr.port}/v1/jobs?index=${index}&wait=10m`, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve('closed'));
+    req.on('close', () => resolve('closed'));
+  });
   await new Promise((r) => setTimeout(r, 50));
   await sut.close();
   const outcome = await pending;
