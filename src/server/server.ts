@@ -9,7 +9,6 @@ import type { JobSubmission } from './state/job-submissions.js';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import type pino from 'pino';
 import type { Evaluation, Job, Node, NodeEligibility, NodeStatus } from '../structs/index.js';
 import { admitAllocUpdates, admitHeartbeatStatus, admitNodeRegistration } from './client-report-admission.js';
 import type { SchedulerFactory } from '../scheduler/interfaces.js';
@@ -57,39 +56,9 @@ import { PeriodicDispatcher } from './periodic/periodic-dispatcher.js';
 import { DeploymentWatcher } from './deployment/deployment-watcher.js';
 import { reactToApply } from './leader-reactions.js';
 import { planDeploymentAction } from './deployment/deployment-actions.js';
+import type { ServerConfig } from './server-config.js';
 
-/** How to open a server. Fields after `advertiseAddr` are overrides for tests and benchmarks. */
-export interface ServerConfig {
-  dataDir: string;
-  region?: string;
-  datacenter?: string;
-  numWorkers?: number;
-  clock?: Clock;
-  logger?: pino.Logger;
-  nodeName?: string;
-  /** The address to answer as leader and peer until `advertise` sets the real one. */
-  advertiseAddr?: string;
-  /** Scheduler lookup; defaults to schedulerFactoryFor from src/scheduler/index.ts. */
-  schedulerFactory?: (type: string) => SchedulerFactory | undefined;
-  /** A log backend instead of SQLite in dataDir. */
-  logBackend?: LogBackend;
-  random?: RandomSource;
-  /** Log entries between state snapshots. Default 8192. */
-  snapshotThreshold?: number;
-  /** Rows per snapshot chunk. Default 2000. */
-  snapshotRowsPerChunk?: number;
-  /** Called after each snapshot is committed (benchmarks, metrics). */
-  onSnapshot?: (stats: SnapshotStats) => void;
-  heartbeat?: { minTtlMs?: number; maxHeartbeatsPerSecond?: number; graceMs?: number };
-  broker?: { nackTimeoutMs?: number; deliveryLimit?: number; initialNackDelayMs?: number; subsequentNackDelayMs?: number };
-  /** Delay before the follow-up of a failed eval (ms). Default 60 s. */
-  failedFollowUpDelayMs?: number;
-  eventBufferSize?: number;
-  /** How often the leader collects garbage (ms). Default 5 min; 0 disables. */
-  gcIntervalMs?: number;
-  /** Age after which terminal evals of dead jobs are collected (ms). Default 1 h. */
-  gcThresholdMs?: number;
-}
+export type { ServerConfig } from './server-config.js';
 
 interface PendingApply {
   /** The command as written to the log (its payload); the FSM applies this, as replay would. */

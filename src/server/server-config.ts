@@ -1,0 +1,42 @@
+/**
+ * What a server is opened with: its data dir and identity, and the overrides tests and
+ * benchmarks use (clock, log backend, schedulers, snapshot, heartbeat and broker tuning).
+ */
+import type pino from 'pino';
+import type { SchedulerFactory } from '../scheduler/interfaces.js';
+import type { Clock, RandomSource } from '../time/clock.js';
+import type { LogBackend } from './log/log-backend.js';
+import type { SnapshotStats } from './snapshot/snapshot-writer.js';
+
+/** How to open a server. Fields after `advertiseAddr` are overrides for tests and benchmarks. */
+export interface ServerConfig {
+  dataDir: string;
+  region?: string;
+  datacenter?: string;
+  numWorkers?: number;
+  clock?: Clock;
+  logger?: pino.Logger;
+  nodeName?: string;
+  /** The address to answer as leader and peer until `advertise` sets the real one. */
+  advertiseAddr?: string;
+  /** Scheduler lookup; defaults to schedulerFactoryFor from src/scheduler/index.ts. */
+  schedulerFactory?: (type: string) => SchedulerFactory | undefined;
+  /** A log backend instead of SQLite in dataDir. */
+  logBackend?: LogBackend;
+  random?: RandomSource;
+  /** Log entries between state snapshots. Default 8192. */
+  snapshotThreshold?: number;
+  /** Rows per snapshot chunk. Default 2000. */
+  snapshotRowsPerChunk?: number;
+  /** Called after each snapshot is committed (benchmarks, metrics). */
+  onSnapshot?: (stats: SnapshotStats) => void;
+  heartbeat?: { minTtlMs?: number; maxHeartbeatsPerSecond?: number; graceMs?: number };
+  broker?: { nackTimeoutMs?: number; deliveryLimit?: number; initialNackDelayMs?: number; subsequentNackDelayMs?: number };
+  /** Delay before the follow-up of a failed eval (ms). Default 60 s. */
+  failedFollowUpDelayMs?: number;
+  eventBufferSize?: number;
+  /** How often the leader collects garbage (ms). Default 5 min; 0 disables. */
+  gcIntervalMs?: number;
+  /** Age after which terminal evals of dead jobs are collected (ms). Default 1 h. */
+  gcThresholdMs?: number;
+}
