@@ -7,30 +7,9 @@ import { join } from 'node:path';
 import type { Job } from '../../src/structs/index.js';
 import { mockNode } from '../mock/factories.js';
 import { api, runCli, startAgent } from './helpers/agent-process.js';
+import { sleepJobHcl } from './helpers/sleep-job.js';
 
-const hcl = (env: string) => `
-job "web" {
-  datacenters = ["dc1"]
-  group "g" {
-    update {
-      max_parallel = 0
-    }
-    task "t" {
-      driver = "raw_exec"
-      env {
-        V = "${env}"
-      }
-      config {
-        command = "/bin/sleep"
-        args    = ["60"]
-      }
-      resources {
-        cpu    = 100
-        memory = 64
-      }
-    }
-  }
-}`;
+const hcl = (env: string): string => sleepJobHcl('web', { env });
 
 test('CLI: top-level aliases, job scale/revert, system gc, operator scheduler get/set-config against a real agent', async () => {
   const tmp = await mkdtemp(join(tmpdir(), 'caravan-it-cli-actions-'));

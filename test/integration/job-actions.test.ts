@@ -4,33 +4,9 @@ import { randomUUID } from 'node:crypto';
 import type { Job } from '../../src/structs/index.js';
 import { mockNode } from '../mock/factories.js';
 import { api, startAgent } from './helpers/agent-process.js';
+import { sleepJobHcl } from './helpers/sleep-job.js';
 
-function hcl(id: string, env: string, count = 1): string {
-  return `
-job "${id}" {
-  datacenters = ["dc1"]
-  group "g" {
-    count = ${count}
-    update {
-      max_parallel = 0
-    }
-    task "t" {
-      driver = "raw_exec"
-      env {
-        V = "${env}"
-      }
-      config {
-        command = "/bin/sleep"
-        args    = ["60"]
-      }
-      resources {
-        cpu    = 100
-        memory = 64
-      }
-    }
-  }
-}`;
-}
+const hcl = (id: string, env: string, count = 1): string => sleepJobHcl(id, { env, count });
 
 async function register(address: string, text: string): Promise<void> {
   const parsed = await api<Record<string, unknown>>(address, 'POST', '/v1/jobs/parse', { JobHCL: text, Canonicalize: true });

@@ -3,27 +3,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mockNode } from '../mock/factories.js';
 import { api, startAgent } from './helpers/agent-process.js';
+import { sleepJobHcl } from './helpers/sleep-job.js';
 
-const hcl = (id: string) => `
-job "${id}" {
-  datacenters = ["dc1"]
-  group "g" {
-    update {
-      max_parallel = 0
-    }
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sleep"
-        args    = ["60"]
-      }
-      resources {
-        cpu    = 500
-        memory = 256
-      }
-    }
-  }
-}`;
+const hcl = (id: string): string => sleepJobHcl(id, { cpu: 500, memory: 256 });
 
 interface Config {
   SchedulerConfig: { SchedulerAlgorithm: string; ModifyIndex: number; RejectJobRegistration: boolean; PreemptionConfig: { SystemSchedulerEnabled: boolean } };

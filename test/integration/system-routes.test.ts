@@ -4,27 +4,9 @@ import { randomUUID } from 'node:crypto';
 import type { Job, JobSummary } from '../../src/structs/index.js';
 import { mockNode } from '../mock/factories.js';
 import { api, startAgent } from './helpers/agent-process.js';
+import { sleepJobHcl } from './helpers/sleep-job.js';
 
-const hcl = (id: string) => `
-job "${id}" {
-  datacenters = ["dc1"]
-  group "g" {
-    update {
-      max_parallel = 0
-    }
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sleep"
-        args    = ["60"]
-      }
-      resources {
-        cpu    = 100
-        memory = 64
-      }
-    }
-  }
-}`;
+const hcl = (id: string): string => sleepJobHcl(id);
 
 test('system gc, reconcile summaries, agent host, ACLs off and license through a real agent', async () => {
   // The agent inherits this environment: /v1/agent/host must redact the secret-looking name.
