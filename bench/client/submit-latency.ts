@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Allocation } from '../../src/structs/index.js';
 import { startBenchAgent, type BenchAgent } from '../dev-agent.js';
+import { percentile } from '../percentile.js';
 
 const GOAL_MEDIAN_MS: Record<Driver, number> = { raw_exec: 50, exec: 30 };
 type Driver = 'raw_exec' | 'exec';
@@ -111,9 +112,6 @@ function jobBody(id: string, driver: Driver): unknown {
   };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
 
 async function submitOnce(addr: string, watch: AllocWatch, jobId: string, driver: Driver): Promise<Sample> {
   const expect = watch.expect(jobId);

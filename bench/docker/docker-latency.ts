@@ -19,6 +19,7 @@ import { startContainerExec } from '../../src/drivers/docker/container-exec.js';
 import { EngineClient } from '../../src/drivers/docker/engine-client.js';
 import { BUSYBOX_IMAGE, importBusybox, listContainers, startPrivateDockerd, type PrivateDockerd } from '../../test/drivers/private-dockerd.js';
 import { startBenchAgent, type BenchAgent } from '../dev-agent.js';
+import { percentile } from '../percentile.js';
 
 const GOAL_RUNNING_MS = 250;
 const GOAL_EXEC_MS = 30;
@@ -30,10 +31,6 @@ function arg(name: string, def: number): number {
   return n;
 }
 
-function percentile(sorted: number[], p: number): number {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
-}
 
 function stats(samples: number[]): { median: number; p95: number; n: number } {
   const s = [...samples].sort((a, b) => a - b);

@@ -20,6 +20,7 @@ import type { ClientHttpApi } from '../../src/http/client-http-api.js';
 import { createHttpServer } from '../../src/http/http-server.js';
 import type { Allocation } from '../../src/structs/alloc.js';
 import { startBenchAgent } from '../dev-agent.js';
+import { percentile } from '../percentile.js';
 
 /** GOALS.md: exec round trip median ≤ 2 ms, with a terminal and without. */
 const GOAL_EXEC_MS = 2;
@@ -49,11 +50,6 @@ function parseArgs(argv: string[]): Args {
   return out;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
-}
 
 async function getJson<T>(addr: string, path: string, init?: RequestInit): Promise<T> {
   const res = await fetch(addr + path, init);

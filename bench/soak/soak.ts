@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { runExecSession } from '../../src/cli/commands/alloc-exec-session.js';
 import { parseDuration } from '../../src/structs/duration.js';
 import { startBenchAgent, type BenchAgent } from '../dev-agent.js';
+import { percentile } from '../percentile.js';
 
 /** Allowed memory growth after warm-up. */
 const GOAL_GROWTH = 0.1;
@@ -47,10 +48,6 @@ function parseArgs(argv: string[]): Args {
   return out;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
 
 /** The agent's resident set in MB, or undefined when it is not a local process we started. */
 function rssMb(pid: number | undefined): number | undefined {

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { chromium, type Browser } from 'playwright-core';
 import { startBenchAgent } from '../dev-agent.js';
+import { percentile } from '../percentile.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const UI_DIR = join(REPO_ROOT, 'dist/ui');
@@ -25,10 +26,6 @@ const GOAL_FIRST_ROW_MS = 300;
 const GOAL_LIVE_ROW_MS = 1000;
 const PRELOADED_JOBS = 20;
 
-function percentile(sorted: number[], p: number): number {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
-}
 
 function stats(xs: number[]): { median: number; p95: number; min: number; max: number } {
   const s = [...xs].sort((a, b) => a - b);
