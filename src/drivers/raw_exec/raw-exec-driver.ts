@@ -416,8 +416,11 @@ export class RawExecDriver implements Driver {
   }
 
   private pollDegraded(t: RawTask): void {
+    // A resync still running when the driver shuts down lands here: polling then would keep the
+    // agent's process alive after its shutdown.
+    if (this.shutDown) return;
     t.pollTimer = this.clock.setTimer(this.opts.degradedPollMs ?? 1_000, () => {
-      if (t.status.state !== TaskRunState.Running) return;
+      if (this.shutDown || t.status.state !== TaskRunState.Running) return;
       if (isLiveGroupLeader(t.handle.pid, t.startTime)) return this.pollDegraded(t);
       this.settleUnsupervised(t);
     });
