@@ -85,6 +85,10 @@ export const ErrorCatalogue = {
   LOG_CLOSED: e(503, '{reason}', true),
   /** The log's storage failed. */
   LOG_IO: e(500, '{reason}', true),
+  /** This server lost leadership: the log's fencing check refused the write. */
+  LOG_FENCED: e(503, 'not the leader: {reason}', true),
+  /** Entries asked for were compacted into a snapshot. */
+  LOG_COMPACTED: e(500, '{reason}', true),
   /** A snapshot write was abandoned. */
   SNAPSHOT_ABORTED: e(500, '{reason}', true),
   /** A snapshot cannot be read back. */

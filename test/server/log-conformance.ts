@@ -145,6 +145,48 @@ export function runLogConformance(factory: LogBackendFactory): void {
       }
     });
 
+    it('delivers the backlog and then every committed entry, in order, to a subscriber', async () => {
+      const { backend, cleanup } = await factory.open();
+      try {
+        await backend.append([{ type: 'a', payload: '1' }, { type: 'b', payload: '2' }]);
+        const seen: number[] = [];
+        let failed: unknown = null;
+        const stop = backend.subscribe(2, { onEntries: (es) => seen.push(...es.map((e) => e.index)), onError: (e) => (failed = e) });
+        await Promise.all([backend.append([{ type: 'c', payload: '3' }]), backend.append([{ type: 'd', payload: '4' }])]);
+        await waitFor(() => seen.length >= 3);
+        assert.deepEqual(seen, [2, 3, 4]);
+        stop();
+        await backend.append([{ type: 'e', payload: '5' }]);
+        await new Promise((r) => setTimeout(r, 50));
+        assert.deepEqual(seen, [2, 3, 4], 'nothing after unsubscribe');
+        assert.equal(failed, null);
+      } finally {
+        await backend.close();
+        await cleanup();
+      }
+    });
+
+    it('tells a subscriber that starts before the compacted index with LOG_COMPACTED', async () => {
+      const { backend, cleanup } = await factory.open();
+      try {
+        for (let i = 0; i < 4; i++) await backend.append([{ type: 't', payload: String(i) }]);
+        await backend.saveSnapshot(3, Buffer.from('s3'));
+        await backend.compact(3);
+        const err = await new Promise<unknown>((resolve) => {
+          backend.subscribe(2, { onEntries: () => undefined, onError: resolve });
+        });
+        assert.ok(err instanceof LogError && err.code === 'LOG_COMPACTED');
+        const seen: number[] = [];
+        const stop = backend.subscribe(4, { onEntries: (es) => seen.push(...es.map((e) => e.index)), onError: () => undefined });
+        await waitFor(() => seen.length >= 1);
+        assert.deepEqual(seen, [4]);
+        stop();
+      } finally {
+        await backend.close();
+        await cleanup();
+      }
+    });
+
     it('rejects use after close with LOG_CLOSED', async () => {
       const { backend, cleanup } = await factory.open();
       await backend.close();
@@ -164,4 +206,13 @@ export function runLogConformance(factory: LogBackendFactory): void {
       }
     });
   });
+}
+
+/** Polls until `cond` holds (a subscription delivers asynchronously); fails after 5 s. */
+async function waitFor(cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!cond()) {
+    if (Date.now() > deadline) assert.fail('timed out waiting for delivery');
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }

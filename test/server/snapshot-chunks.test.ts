@@ -157,6 +157,7 @@ function probed(inner: SqliteLogBackend, probe: Probe): LogBackend {
   return {
     append: (e) => inner.append(e),
     read: (f, t) => inner.read(f, t),
+    subscribe: (f, s) => inner.subscribe(f, s),
     lastIndex: () => inner.lastIndex(),
     saveSnapshot: (i, d) => inner.saveSnapshot(i, d),
     loadLatestSnapshot: () => inner.loadLatestSnapshot(),

@@ -49,20 +49,48 @@ export interface NewLogEntry {
 }
 
 /** Error raised by a log backend; `code` says which failure. */
-export class LogError extends CaravanError<'LOG_CLOSED' | 'LOG_IO'> {
-  constructor(code: 'LOG_CLOSED' | 'LOG_IO', reason: string, options?: CaravanErrorOptions) {
+export type LogErrorCode =
+  /** The backend was closed. */
+  | 'LOG_CLOSED'
+  /** The storage failed or is unreachable (etcd down, disk error); nothing was written. */
+  | 'LOG_IO'
+  /** This server no longer holds leadership (the fencing check failed); nothing was written. */
+  | 'LOG_FENCED'
+  /** The entries asked for were compacted away: load the latest snapshot, then read its tail. */
+  | 'LOG_COMPACTED';
+
+export class LogError extends CaravanError<LogErrorCode> {
+  constructor(code: LogErrorCode, reason: string, options?: CaravanErrorOptions) {
     super(code, { reason }, options);
     this.name = 'LogError';
   }
 }
 
 /**
- * A durable log. append() resolves only once the entries are durable, with their indexes in
- * order; concurrent appends may be grouped into one durable write but keep call order.
+ * Receives committed entries in index order, without gaps, whoever appended them. `onError`
+ * ends the subscription (LOG_COMPACTED when the subscriber fell behind a compaction, LOG_IO when
+ * the backend can no longer deliver); nothing is delivered after it.
+ */
+export interface LogSubscriber {
+  onEntries(entries: LogEntry[]): void;
+  onError(err: LogError): void;
+}
+
+/**
+ * A durable log. append() resolves only once the entries are durable (committed), with their
+ * indexes in order; concurrent appends may be grouped into one durable write but keep call order.
+ * A replicated backend (etcd) accepts appends only from the current leader: its fencing check
+ * makes a deposed leader's append fail with LOG_FENCED and write nothing.
  */
 export interface LogBackend {
   /** Appends entries; resolves with their assigned indexes once durable. */
   append(entries: NewLogEntry[]): Promise<number[]>;
+  /**
+   * Delivers every committed entry with index >= fromIndex, in order, to `subscriber` — those
+   * appended by this process too (after their append is durable) — until the returned function
+   * is called. This is what a server applies: it never applies an entry it has not seen here.
+   */
+  subscribe(fromIndex: number, subscriber: LogSubscriber): () => void;
   /** Entries with fromIndex <= index <= toIndex (toIndex defaults to the last), in order. */
   read(fromIndex: number, toIndex?: number): Promise<LogEntry[]>;
   /** The index of the last entry appended (0 when empty and never compacted). */

@@ -15,6 +15,7 @@ import {
   type LogBackend,
   type LogEntry,
   type LogSnapshot,
+  type LogSubscriber,
   type NewLogEntry,
   type SnapshotSink,
   type SnapshotSource,
@@ -44,6 +45,8 @@ export class SqliteLogBackend implements LogBackend {
   private flushScheduled = false;
   private readonly insert: SqlStatement;
   private nextSnap: number;
+  /** Subscribers and the next index each is owed (entries below it were delivered). */
+  private readonly subscribers = new Map<LogSubscriber, { next: number }>();
 
   /** db: opened durable (WAL, synchronous=FULL) unless in memory. */
   private constructor(db: SqliteDb) {
@@ -114,6 +117,45 @@ export class SqliteLogBackend implements LogBackend {
     }
     this.next = start + batch.reduce((n, p) => n + p.entries.length, 0);
     batch.forEach((p, i) => p.resolve(results[i]!));
+    if (this.subscribers.size > 0) {
+      const committed: LogEntry[] = [];
+      let idx = start;
+      for (const p of batch) for (const e of p.entries) committed.push({ index: idx++, type: e.type, payload: e.payload });
+      for (const [sub, pos] of this.subscribers) this.deliver(sub, pos, committed);
+    }
+  }
+
+  subscribe(fromIndex: number, subscriber: LogSubscriber): () => void {
+    const pos = { next: Math.max(1, fromIndex) };
+    this.subscribers.set(subscriber, pos);
+    // The backlog is delivered on the next turn, so the caller holds its unsubscribe first.
+    queueMicrotask(() => {
+      if (!this.subscribers.has(subscriber)) return;
+      if (this.closed) return this.fail(subscriber, new LogError('LOG_CLOSED', 'log is closed'));
+      const compacted = this.db.prepare("SELECT v FROM meta WHERE k = 'compacted'").get<{ v: number }>()?.v ?? 0;
+      if (pos.next <= compacted) {
+        return this.fail(subscriber, new LogError('LOG_COMPACTED', `entries up to ${compacted} were compacted; subscribed from ${pos.next}`));
+      }
+      const backlog = this.db
+        .prepare('SELECT idx, type, payload FROM log WHERE idx >= ? AND idx < ? ORDER BY idx')
+        .all<{ idx: number; type: string; payload: string }>(pos.next, this.next)
+        .map((r) => ({ index: r.idx, type: r.type, payload: r.payload }));
+      this.deliver(subscriber, pos, backlog);
+    });
+    return () => void this.subscribers.delete(subscriber);
+  }
+
+  /** Hands a subscriber the entries it has not had yet, in order. */
+  private deliver(sub: LogSubscriber, pos: { next: number }, entries: LogEntry[]): void {
+    const fresh = entries.filter((e) => e.index >= pos.next);
+    if (fresh.length === 0 || fresh[0]!.index !== pos.next) return;
+    pos.next = fresh[fresh.length - 1]!.index + 1;
+    sub.onEntries(fresh);
+  }
+
+  private fail(sub: LogSubscriber, err: LogError): void {
+    this.subscribers.delete(sub);
+    sub.onError(err);
   }
 
   async read(fromIndex: number, toIndex?: number): Promise<LogEntry[]> {
@@ -262,6 +304,7 @@ export class SqliteLogBackend implements LogBackend {
     // Commit whatever is queued so no acknowledged-in-flight append is lost.
     this.flush();
     this.closed = true;
+    this.subscribers.clear();
     this.db.close();
   }
 

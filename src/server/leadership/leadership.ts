@@ -1,0 +1,34 @@
+/**
+ * The leadership port: which server of the cluster is the leader. Leader duties (eval broker,
+ * plan applier, heartbeats, …) run only while isLeader() is true; the log's fencing check makes
+ * sure a server that lost leadership can no longer append. The embedded backend's server is
+ * always the leader; with etcd, leadership is an etcd lease and election.
+ */
+
+/** A server of the cluster as the leadership port knows it. */
+export interface ServerMember {
+  /** Stable server ID (the agent's name unless configured). */
+  id: string;
+  name: string;
+  /** The server's advertised HTTP "host:port". */
+  address: string;
+  leader: boolean;
+  /** alive while its lease holds; failed once it lapsed. */
+  status: 'alive' | 'failed';
+}
+
+export interface Leadership {
+  /** Registers this server and begins campaigning (the embedded port becomes leader at once). */
+  start(): Promise<void>;
+  isLeader(): boolean;
+  /** The current leader's advertised "host:port", or null while there is none. */
+  leaderAddress(): string | null;
+  /** Milliseconds since this server last heard from the leader (0 on the leader itself). */
+  lastContactMs(): number;
+  /** Called whenever this server gains (true) or loses (false) leadership; returns an unsubscribe. */
+  onChange(listener: (leader: boolean) => void): () => void;
+  /** The servers currently registered, this one included. */
+  members(): ServerMember[];
+  /** Resigns if leader, stops campaigning and deregisters. */
+  close(): Promise<void>;
+}
