@@ -71,7 +71,10 @@ export class AgentConfigError extends CaravanError<'AGENT_CONFIG_INVALID'> {
   }
 }
 
-/** Nomad's defaults: region "global", datacenter "dc1", HTTP port 4646, bound to loopback in -dev. */
+/**
+ * Nomad's defaults: region "global", datacenter "dc1", HTTP port 4646. Safe by default: bound to
+ * loopback unless `bind_addr` (or -bind) says otherwise, and raw_exec off unless enabled.
+ */
 export function defaultAgentConfig(): AgentConfig {
   return {
     dev: false,
@@ -79,7 +82,7 @@ export function defaultAgentConfig(): AgentConfig {
     region: 'global',
     datacenter: 'dc1',
     dataDir: undefined,
-    bindAddr: '0.0.0.0',
+    bindAddr: '127.0.0.1',
     ports: { http: 4646 },
     logLevel: 'info',
     server: { enabled: false, numSchedulers: null },
@@ -89,9 +92,19 @@ export function defaultAgentConfig(): AgentConfig {
   };
 }
 
-/** The layer -dev implies: both roles, loopback, debug logs (files and flags may still override). */
+/**
+ * The layer -dev implies: both roles, loopback, debug logs, and raw_exec enabled as Nomad's -dev
+ * does (files and flags may still override; a file's `plugin "raw_exec"` block replaces this one).
+ */
 export function devLayer(): AgentConfigLayer {
-  return { dev: true, bindAddr: '127.0.0.1', logLevel: 'debug', server: { enabled: true }, client: { enabled: true } };
+  return {
+    dev: true,
+    bindAddr: '127.0.0.1',
+    logLevel: 'debug',
+    server: { enabled: true },
+    client: { enabled: true },
+    plugins: { raw_exec: { enabled: true } },
+  };
 }
 
 /** Applies `layer` over `base` (maps merge key by key; lists replace). */
@@ -145,6 +158,10 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
     throw new AgentConfigError('server.num_schedulers', `invalid value ${String(c.server.numSchedulers)}`);
   }
   if (!LOG_LEVELS.includes(c.logLevel.toLowerCase())) throw new AgentConfigError('log_level', `unknown level ${JSON.stringify(c.logLevel)}`);
+  const rawExecEnabled = c.plugins['raw_exec']?.['enabled'];
+  if (rawExecEnabled !== undefined && typeof rawExecEnabled !== 'boolean') {
+    throw new AgentConfigError('plugin.raw_exec.config.enabled', `must be a boolean, got ${JSON.stringify(rawExecEnabled)}`);
+  }
   if (c.region === '') throw new AgentConfigError('region', 'must not be empty');
   if (c.datacenter === '') throw new AgentConfigError('datacenter', 'must not be empty');
   return { ...c, logLevel: c.logLevel.toLowerCase() };

@@ -29,7 +29,8 @@ export interface BuiltinDriverOptions extends RawExecDriverOptions {
 /** The built-in drivers by name: raw_exec, exec, docker and mock_driver. */
 export function builtinDrivers(opts: BuiltinDriverOptions): Map<string, Driver> {
   const out = new Map<string, Driver>();
-  const raw = createRawExecDriver(opts);
+  // Off unless the agent's `plugin "raw_exec" { config { enabled = true } }` (or -dev) says so.
+  const raw = createRawExecDriver({ ...opts, enabled: opts.plugins?.['raw_exec']?.['enabled'] === true });
   out.set(raw.name, raw);
   const exec = createExecDriver({ ...opts, pluginConfig: opts.plugins?.['exec'], ...(opts.chrootEnv ? { chrootEnv: opts.chrootEnv } : {}) });
   out.set(exec.name, exec);

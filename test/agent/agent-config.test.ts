@@ -81,3 +81,28 @@ test('plugin "docker" { config { … } } is kept for the driver and read as Noma
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('safe defaults: a non-dev agent binds to loopback and leaves raw_exec off; -dev enables it', async () => {
+  const plain = await buildAgentConfig({ server: true, dataDir: '/var/x' });
+  assert.equal(plain.bindAddr, '127.0.0.1');
+  assert.equal(plain.plugins['raw_exec'], undefined);
+  const dev = await buildAgentConfig({ dev: true });
+  assert.deepEqual(dev.plugins['raw_exec'], { enabled: true });
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
+  try {
+    const on = join(dir, 'on.hcl');
+    await writeFile(on, 'bind_addr = "0.0.0.0"\nplugin "raw_exec" {\n  config {\n    enabled = true\n  }\n}\n');
+    const c = await buildAgentConfig({ server: true, dataDir: '/var/x', config: [on] });
+    assert.equal(c.bindAddr, '0.0.0.0');
+    assert.deepEqual(c.plugins['raw_exec'], { enabled: true });
+    // A -dev agent whose file turns raw_exec off has it off.
+    const off = join(dir, 'off.hcl');
+    await writeFile(off, 'plugin "raw_exec" {\n  config {\n    enabled = false\n  }\n}\n');
+    assert.deepEqual((await buildAgentConfig({ dev: true, config: [off] })).plugins['raw_exec'], { enabled: false });
+    const bad = join(dir, 'bad.hcl');
+    await writeFile(bad, 'plugin "raw_exec" {\n  config {\n    enabled = "yes"\n  }\n}\n');
+    await assert.rejects(buildAgentConfig({ server: true, dataDir: '/var/x', config: [bad] }), (err: unknown) => err instanceof AgentConfigError && err.field === 'plugin.raw_exec.config.enabled');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

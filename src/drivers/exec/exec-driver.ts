@@ -98,6 +98,9 @@ export class ExecDriver extends RawExecDriver {
     this.plugin = parseExecPluginConfig(execOpts.pluginConfig, execOpts.chrootEnv);
   }
 
+  /** exec isolates its tasks: raw_exec's `enabled` switch does not apply. */
+  protected override checkEnabled(): void {}
+
   override async fingerprint(): Promise<DriverFingerprint> {
     this.support = await probeExecSupport();
     const s = this.support;

@@ -51,6 +51,13 @@ export interface RawExecDriverOptions {
   envDenylist?: string[];
   /** How often a degraded task (no supervisor) is polled for liveness. */
   degradedPollMs?: number;
+  /**
+   * Whether raw_exec runs tasks (default true for a driver built directly). An agent's drivers
+   * (builtinDrivers) pass false unless `plugin "raw_exec" { config { enabled = true } }` or -dev
+   * enables it, as Nomad: raw_exec runs anything as the agent's user. Drivers built on raw_exec
+   * (exec) isolate their tasks and ignore it.
+   */
+  enabled?: boolean;
 }
 
 /** What raw_exec keeps in TaskHandle.state to reattach. */
@@ -134,6 +141,8 @@ export class RawExecDriver implements Driver {
   }
 
   async fingerprint(): Promise<DriverFingerprint> {
+    // Undetected when disabled, as Nomad's: jobs needing it stay unplaced with "missing drivers".
+    if (this.opts.enabled === false) return { detected: false, healthy: false, healthDescription: 'disabled', attributes: {} };
     const linux = platform() === 'linux';
     return {
       detected: linux,
@@ -141,6 +150,13 @@ export class RawExecDriver implements Driver {
       healthDescription: linux ? 'Healthy' : 'raw_exec needs Linux (/proc, process groups)',
       attributes: linux ? { 'driver.raw_exec': '1' } : {},
     };
+  }
+
+  /** Refuses to start a task while disabled (a placement made from a stale fingerprint). */
+  protected checkEnabled(): void {
+    if (this.opts.enabled === false) {
+      throw new DriverError(DriverErrorCode.StartFailed, 'raw_exec is disabled on this client (plugin "raw_exec" { config { enabled = true } } enables it)', false);
+    }
   }
 
   /**
@@ -165,6 +181,7 @@ export class RawExecDriver implements Driver {
     if (existing && existing.status.state === TaskRunState.Running) {
       throw new DriverError(DriverErrorCode.StartFailed, `${this.name}: task "${config.id}" is already running`, false);
     }
+    this.checkEnabled();
     const prep = await this.prepareStart(config);
     let st: SupervisedTaskStatus;
     this.beginAttach(config.id);

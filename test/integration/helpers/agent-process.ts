@@ -4,7 +4,7 @@
  * or SIGKILL (crash). Also runs the `caravan` CLI against such an agent.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -42,6 +42,21 @@ export interface StartAgentOptions {
   extraArgs?: string[];
   /** How long to wait for health (ms, default 20 s). */
   readyTimeoutMs?: number;
+  /**
+   * Enable the raw_exec driver through a config file (default true: most tests run raw_exec jobs;
+   * it is off in a non-dev agent unless its config enables it, as Nomad's).
+   */
+  rawExec?: boolean;
+  /** Leave out `-bind 127.0.0.1` (the agent's own default applies). */
+  noBind?: boolean;
+}
+
+/** The agent config file that enables raw_exec, written into the data dir. */
+async function rawExecConfig(dataDir: string): Promise<string> {
+  await mkdir(dataDir, { recursive: true });
+  const file = join(dataDir, 'raw-exec.hcl');
+  await writeFile(file, 'plugin "raw_exec" {\n  config {\n    enabled = true\n  }\n}\n');
+  return file;
 }
 
 /** A running agent process. */
@@ -91,7 +106,8 @@ async function waitHealthy(address: string, proc: ChildProcess, timeoutMs: numbe
 export async function startAgent(opts: StartAgentOptions = {}): Promise<AgentProcess> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'caravan-it-')));
   const port = opts.port ?? (await freePort());
-  const args = [CARAVAN_BIN, 'agent', ...(opts.roleArgs ?? ['-server']), '-bind', '127.0.0.1', '-http-port', String(port), '-data-dir', dataDir, '-log-level', 'debug', ...(opts.extraArgs ?? [])];
+  const rawExec = opts.rawExec === false ? [] : ['-config', await rawExecConfig(dataDir)];
+  const args = [CARAVAN_BIN, 'agent', ...(opts.roleArgs ?? ['-server']), ...rawExec, ...(opts.noBind ? [] : ['-bind', '127.0.0.1']), '-http-port', String(port), '-data-dir', dataDir, '-log-level', 'debug', ...(opts.extraArgs ?? [])];
   const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
