@@ -5,6 +5,7 @@
 import type pino from 'pino';
 import type { SchedulerFactory } from '../scheduler/interfaces.js';
 import type { Clock, RandomSource } from '../time/clock.js';
+import type { Leadership } from './leadership/leadership.js';
 import type { LogBackend } from './log/log-backend.js';
 import type { SnapshotStats } from './snapshot/snapshot-writer.js';
 
@@ -23,6 +24,11 @@ export interface ServerConfig {
   schedulerFactory?: (type: string) => SchedulerFactory | undefined;
   /** A log backend instead of SQLite in dataDir. */
   logBackend?: LogBackend;
+  /**
+   * Who leads the cluster (etcd's election with several servers); by default this server alone,
+   * always the leader (EmbeddedLeadership). Started by Server.open, closed by Server.close.
+   */
+  leadership?: Leadership;
   random?: RandomSource;
   /** Log entries between state snapshots. Default 8192. */
   snapshotThreshold?: number;

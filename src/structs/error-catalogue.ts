@@ -27,6 +27,10 @@ export const ErrorCatalogue = {
   // ---- server core ----
   /** The server is stopping; the request was not applied. */
   SERVER_CLOSED: e(503, 'server is shutting down', true),
+  /** A write reached a server that is not the leader (a follower never appends). */
+  NOT_LEADER: e(503, 'not the leader: writes go to the leader at {leader}', true),
+  /** A write while the cluster has no leader (an election is under way, or etcd is unreachable). */
+  NO_LEADER: e(503, 'No cluster leader', true),
   /** A command failed its shape check before it was appended to the log. */
   COMMAND_INVALID: e(500, '{field}: {reason}'),
   /** The log refused or failed an append. */

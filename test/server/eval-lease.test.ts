@@ -115,7 +115,7 @@ describe('Server eval writes', () => {
     const r = await s.registerJob(mockJob({ ID: 'web' }));
     await entered.promise;
     await clock.advanceAsync(5_000);
-    assert.equal(s.broker.outstanding(r.evalId), undefined);
+    assert.equal(s.duties!.broker.outstanding(r.evalId), undefined);
     release.resolve();
     for (let i = 0; i < 100 && results.length === 0; i++) await new Promise((res) => setImmediate(res));
     const first = results[0];

@@ -189,7 +189,7 @@ describe('Server', () => {
     const s = await start();
     const r = await s.registerJob(mockJob({ ID: 'web', TaskGroups: [{ ...mockJob().TaskGroups[0]!, Count: 1 }] }));
     await until(s, () => s.state.evalById(r.evalId)?.Status === 'complete', 'first eval');
-    assert.equal(s.blocked.size(), 1);
+    assert.equal(s.duties!.blocked.size(), 1);
     await s.registerNode(mockNode());
     await until(s, () => s.state.allocsByJob('default', 'web').length === 1, 'placement after unblock');
   });

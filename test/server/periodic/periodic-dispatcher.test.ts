@@ -180,8 +180,8 @@ describe('periodic jobs in the server', () => {
     await s.close();
     servers.splice(servers.indexOf(s), 1);
     s = await open(clock, dir);
-    assert.equal(s.periodic.trackedCount(), 1);
-    assert.equal(s.periodic.nextLaunch('default', 'report'), Date.parse('2026-01-01T00:02:00Z'));
+    assert.equal(s.duties!.periodic.trackedCount(), 1);
+    assert.equal(s.duties!.periodic.nextLaunch('default', 'report'), Date.parse('2026-01-01T00:02:00Z'));
   });
 
   it('rejects a periodic job with a bad cron field or time zone at registration, naming it', async () => {

@@ -2,19 +2,19 @@
  * What the leader does after a command is applied: evaluations in the applied events feed the
  * eval broker or the blocked-evals tracker, freed capacity unblocks blocked evals, and changes
  * wake the leader duties that follow them (node drainer, deployment watcher, periodic dispatcher).
- * Runs on the leader only, after the FSM, in log order.
+ * Runs on the leader only, after the FSM, in log order, for every entry (whoever proposed it).
  */
-import { isTerminalClientStatus } from '../structs/index.js';
-import type { BlockedEvals } from './broker/blocked-evals.js';
-import type { EvalBroker } from './broker/eval-broker.js';
-import type { DeploymentWatcher } from './deployment/deployment-watcher.js';
-import type { NodeDrainer } from './drain/node-drainer.js';
-import type { StreamEvent } from './events/event.js';
-import type { Command } from './fsm/commands.js';
-import type { PeriodicDispatcher } from './periodic/periodic-dispatcher.js';
+import { isTerminalClientStatus } from '../../structs/index.js';
+import type { BlockedEvals } from '../broker/blocked-evals.js';
+import type { EvalBroker } from '../broker/eval-broker.js';
+import type { DeploymentWatcher } from '../deployment/deployment-watcher.js';
+import type { NodeDrainer } from '../drain/node-drainer.js';
+import type { StreamEvent } from '../events/event.js';
+import type { Command } from '../fsm/commands.js';
+import type { PeriodicDispatcher } from '../periodic/periodic-dispatcher.js';
 
-/** The leader duties an applied command may wake. */
-export interface LeaderDuties {
+/** The leader duties an applied command may wake (see leader-duties.ts). */
+export interface ReactingDuties {
   broker: EvalBroker;
   blocked: BlockedEvals;
   drainer: NodeDrainer;
@@ -25,7 +25,7 @@ export interface LeaderDuties {
 }
 
 /** Reacts to one applied command at `index` that published `events`. */
-export function reactToApply(cmd: Command, index: number, events: StreamEvent[], d: LeaderDuties): void {
+export function reactToApply(cmd: Command, index: number, events: StreamEvent[], d: ReactingDuties): void {
   for (const ev of events) {
     if (!('Evaluation' in ev.Payload)) continue;
     const e = ev.Payload.Evaluation;

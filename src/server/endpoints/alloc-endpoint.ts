@@ -1,0 +1,57 @@
+/**
+ * The allocation endpoint: a user stopping one allocation (the scheduler replaces it), and the
+ * clients' batched reports on their allocations (authenticated with the node's SecretID; a newly
+ * failed allocation gets its job an evaluation).
+ */
+import type { Evaluation } from '../../structs/index.js';
+import { admitAllocUpdates } from '../client-report-admission.js';
+import { newEvaluation } from '../new-eval.js';
+import { ServerError, type AllocClientUpdate } from '../server-api.js';
+import type { EndpointContext } from './endpoint-context.js';
+import { authenticateNode } from './node-endpoint.js';
+
+export class AllocEndpoint {
+  constructor(private readonly ctx: EndpointContext) {}
+
+  async stopAlloc(allocId: string): Promise<{ evalId: string; index: number }> {
+    const { store } = this.ctx;
+    const alloc = store.allocById(allocId);
+    if (!alloc) throw new ServerError('ALLOC_NOT_FOUND', { alloc: allocId });
+    const job = store.jobById(alloc.Namespace, alloc.JobID) ?? alloc.Job;
+    if (!job) throw new ServerError('JOB_NOT_FOUND', { job: alloc.JobID });
+    const now = this.ctx.nowNanos();
+    const e = newEvaluation(job, 'alloc-stop', now);
+    const index = await this.ctx.apply({
+      Type: 'AllocUpdateDesiredTransition',
+      Allocs: { [allocId]: { Migrate: true } },
+      Evals: [e],
+      Now: now,
+    });
+    return { evalId: e.ID, index };
+  }
+
+  async updateAllocsFromClient(raw: unknown, secretId: string): Promise<{ index: number }> {
+    const { store } = this.ctx;
+    const updates = admitAllocUpdates(raw);
+    const known: AllocClientUpdate[] = [];
+    const failedJobs = new Map<string, Evaluation>();
+    const now = this.ctx.nowNanos();
+    for (const u of updates) {
+      const prev = store.allocById(u.ID);
+      if (!prev) continue;
+      // Only the client of the allocation's node (holding its SecretID) reports on it.
+      const node = store.nodeById(prev.NodeID);
+      if (!node) continue;
+      authenticateNode(node, secretId);
+      known.push({ ...u, TaskStates: u.TaskStates ?? prev.TaskStates ?? {} });
+      if (u.ClientStatus === 'failed' && prev.ClientStatus !== 'failed' && prev.DesiredStatus === 'run') {
+        const job = store.jobById(prev.Namespace, prev.JobID);
+        const key = `${prev.Namespace}\u0000${prev.JobID}`;
+        if (job && !job.Stop && !failedJobs.has(key)) failedJobs.set(key, newEvaluation(job, 'alloc-failure', now));
+      }
+    }
+    if (known.length === 0) return { index: store.latestIndex() };
+    const index = await this.ctx.apply({ Type: 'AllocClientUpdate', Allocs: known, Evals: [...failedJobs.values()], Now: now });
+    return { index };
+  }
+}
