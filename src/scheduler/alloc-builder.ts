@@ -73,6 +73,12 @@ function buildResources(group: TaskGroup, ask: GroupAsk, ports: PortAssignment):
   return ar;
 }
 
+/**
+ * The desired transition of every new allocation: one frozen object, not one per allocation
+ * (the state keeps a million of them; the log codec writes a shared object once per plan).
+ */
+const NO_TRANSITION: Allocation['DesiredTransition'] = Object.freeze({});
+
 /** A new pending allocation wanted running. */
 export function buildNewAlloc(i: NewAllocInput): Allocation {
   const now = i.nowMs * NANOS_PER_MS;
@@ -90,7 +96,7 @@ export function buildNewAlloc(i: NewAllocInput): Allocation {
     Metrics: i.metric,
     DesiredStatus: 'run',
     DesiredDescription: '',
-    DesiredTransition: {},
+    DesiredTransition: NO_TRANSITION,
     ClientStatus: 'pending',
     ClientDescription: '',
     TaskStates: null,

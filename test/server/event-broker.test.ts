@@ -45,4 +45,25 @@ describe('EventBroker', () => {
     for (let i = 2; i <= 5; i++) b.publish(i, [jobEvent(`j${i}`, i)]);
     await assert.rejects(it.next(), (e: unknown) => e instanceof EventStreamError && e.code === 'SUBSCRIBER_TOO_SLOW');
   });
+
+  it('keeps at most maxEvents events, dropping whole old batches but never the newest', async () => {
+    const b = new EventBroker(100, 5);
+    b.publish(1, [jobEvent('a', 1), jobEvent('b', 1), jobEvent('c', 1)]);
+    b.publish(2, [jobEvent('d', 2), jobEvent('e', 2)]);
+    b.publish(3, [jobEvent('f', 3)]);
+    const ac = new AbortController();
+    const it = b.subscribe({ index: 0, signal: ac.signal })[Symbol.asyncIterator]();
+    // Batch 1 went: 3 + 2 + 1 events exceed 5.
+    assert.equal((await it.next()).value?.Index, 2);
+    assert.equal((await it.next()).value?.Index, 3);
+    ac.abort();
+    await it.next();
+    const big = new EventBroker(100, 2);
+    big.publish(7, [jobEvent('x', 7), jobEvent('y', 7), jobEvent('z', 7)]);
+    const ac2 = new AbortController();
+    const it2 = big.subscribe({ index: 0, signal: ac2.signal })[Symbol.asyncIterator]();
+    assert.equal((await it2.next()).value?.Events.length, 3);
+    ac2.abort();
+    await it2.next();
+  });
 });

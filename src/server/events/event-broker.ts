@@ -2,9 +2,17 @@
  * The event broker: keeps the events of the last applied commands in a bounded ring buffer and
  * serves subscriptions that replay from an index and then follow new events. A subscriber that
  * falls further behind than the buffer holds is closed with EventStreamError.
+ *
+ * The buffer is bounded twice: by log indexes (batches) and by events. One plan of a thousand
+ * placements is one index with a thousand events, each holding its allocation: bounded by
+ * indexes alone, the buffer of a server placing a million allocations kept every one of them
+ * (and every superseded version) alive.
  */
 import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { EventBatch, EventTopic, StreamEvent } from './event.js';
+
+/** The most events the buffer keeps unless told otherwise (see the file comment). */
+export const DEFAULT_MAX_EVENTS = 32_768;
 
 /** Why a subscription ended abnormally. */
 export class EventStreamError extends CaravanError<'SUBSCRIBER_TOO_SLOW' | 'BROKER_CLOSED'> {
@@ -35,16 +43,30 @@ export class EventBroker {
   private base = 0;
   private readonly subs = new Set<Subscriber>();
   private closedFlag = false;
+  /** Events in the ring. */
+  private events = 0;
 
-  constructor(private readonly capacity = 4096) {}
+  /**
+   * @param capacity the most batches (log indexes) kept.
+   * @param maxEvents the most events kept; the newest batch is kept whatever its size.
+   */
+  constructor(
+    private readonly capacity = 4096,
+    private readonly maxEvents = DEFAULT_MAX_EVENTS,
+  ) {}
 
   /** Publishes the events of one log index (no-op for an empty list); node secrets are stripped. */
   publish(index: number, events: StreamEvent[]): void {
     if (events.length === 0 || this.closedFlag) return;
     this.ring.push({ Index: index, Events: events });
-    if (this.ring.length > this.capacity) {
-      this.ring.shift();
+    this.events += events.length;
+    let dropped = false;
+    while (this.ring.length > 1 && (this.ring.length > this.capacity || this.events > this.maxEvents)) {
+      this.events -= this.ring.shift()!.Events.length;
       this.base++;
+      dropped = true;
+    }
+    if (dropped) {
       for (const s of this.subs) {
         if (s.cursor < this.base) this.fail(s, new EventStreamError('SUBSCRIBER_TOO_SLOW', 'subscriber fell behind the event buffer'));
       }

@@ -54,8 +54,11 @@ export function decodeCommand(payload: string): Command {
   return raw as Command;
 }
 
+/** Plain data objects only: an instance of a class (one with toJSON, say) is written as JSON writes it. */
 function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
 }
 
 /**

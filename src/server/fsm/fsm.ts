@@ -20,6 +20,7 @@ import type {
   NodeUpdateDrainCommand,
 } from './commands.js';
 import type { DrainMetadata } from '../drain/drain-status.js';
+import { MetricCompactor } from '../state/compact-metric.js';
 import {
   applyDeploymentAllocHealth,
   applyDeploymentPromote,
@@ -54,6 +55,9 @@ export function jobSpecChanged(a: Job, b: Job): boolean {
 
 /** Applies commands to one state store. */
 export class Fsm {
+  /** Keeps the placement metrics of stored allocations compact (compact-metric.ts). */
+  private readonly metrics = new MetricCompactor();
+
   constructor(readonly state: StateStore) {}
 
   /**
@@ -246,6 +250,12 @@ export class Fsm {
   }
 
   private applyPlan(cmd: ApplyPlanResultsCommand, index: number, ev: StreamEvent[]): void {
+    const start = ev.length;
+    this.applyPlanUncoalesced(cmd, index, ev);
+    keepLastDeploymentEvents(ev, start);
+  }
+
+  private applyPlanUncoalesced(cmd: ApplyPlanResultsCommand, index: number, ev: StreamEvent[]): void {
     let job: Job | null = null;
     if (cmd.Job) {
       const versions = this.state.jobVersions(cmd.Job.Namespace, cmd.Job.ID);
@@ -277,8 +287,13 @@ export class Fsm {
     }
     for (const u of cmd.AllocsUpdated) {
       const prev = this.state.allocById(u.ID);
+      // The node's own strings, not the copies the log payload decoded for every allocation.
+      const node = this.state.nodeById(u.NodeID);
       const a: Allocation = {
         ...u,
+        NodeID: node?.ID ?? u.NodeID,
+        NodeName: node !== undefined && node.Name === u.NodeName ? node.Name : u.NodeName,
+        Metrics: this.metrics.compact(u.Metrics, node?.ID ?? u.NodeID),
         Job: job ?? u.Job ?? prev?.Job ?? null,
         CreateIndex: prev?.CreateIndex ?? index,
         ModifyIndex: index,
@@ -407,6 +422,25 @@ function appendNodeEvent(events: NodeEvent[] | null, e: NodeEvent | null, index:
 
 function jobEvent(type: string, job: Job, index: number): StreamEvent {
   return { Topic: 'Job', Type: type, Key: job.ID, Namespace: job.Namespace, FilterKeys: null, Index: index, Payload: { Job: job } };
+}
+
+/**
+ * Keeps, of the deployment events from position `start` on, only the last one of each
+ * deployment (in its place): every placement of a plan counts in its deployment, and one
+ * event per placement would publish (and keep in the event buffer) a copy of the deployment
+ * per allocation. Nomad likewise publishes a changed object once per applied entry.
+ */
+function keepLastDeploymentEvents(ev: StreamEvent[], start: number): void {
+  const last = new Map<string, number>();
+  for (let i = start; i < ev.length; i++) if (ev[i]!.Topic === 'Deployment') last.set(ev[i]!.Key, i);
+  if (last.size === 0) return;
+  let w = start;
+  for (let i = start; i < ev.length; i++) {
+    const e = ev[i]!;
+    if (e.Topic === 'Deployment' && last.get(e.Key) !== i) continue;
+    ev[w++] = e;
+  }
+  ev.length = w;
 }
 
 function allocEvent(type: string, a: Allocation, index: number): StreamEvent {

@@ -10,6 +10,7 @@
  */
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import { packObjects } from '../fsm/command-codec.js';
+import { plainMetric } from '../state/compact-metric.js';
 import { jobKey, type StateStore } from '../state/state-store.js';
 import {
   SNAPSHOT_FORMAT,
@@ -98,7 +99,9 @@ function allocsLine(batch: Allocation[], versions: Map<string, Job[]>): AllocsLi
     // Matched by version, as StateStore.serialize does: the restored alloc shares that version.
     const shared = job ? versions.get(jobKey(a.Namespace, a.JobID))?.some((v) => v.Version === job.Version) : false;
     jv[i] = shared && job ? job.Version : null;
-    rows[i] = (shared ? { ...a, Job: null } : a) as unknown as Record<string, unknown>;
+    // The metric as plain data, so its shared parts pack once per batch (compact-metric.ts).
+    const Metrics = a.Metrics ? plainMetric(a.Metrics) : null;
+    rows[i] = { ...a, Job: shared ? null : a.Job, Metrics } as unknown as Record<string, unknown>;
   }
   const pk = packObjects(rows);
   return pk ? { t: 'allocs', jv, pk } : { t: 'allocs', jv, rows };

@@ -14,6 +14,7 @@ import { computeJobStatus, emptyTgSummary, summaryForJob, summaryWithAlloc } fro
 import { isTerminalAlloc } from '../../structs/alloc.js';
 import { childrenSummary, sameChildren } from '../dispatch/children-summary.js';
 import { NodeUsageTable } from './node-usage-table.js';
+import { MetricCompactor } from './compact-metric.js';
 import { StateSnapshot, type SnapshotTables } from './state-snapshot.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 
@@ -503,10 +504,11 @@ export class StateStore implements StateReader, SnapshotTables {
     for (const j of s.jobs) this.jobsT.set(jobKey(j.Namespace, j.ID), j);
     for (const v of s.jobVersions) if (v[0]) this.jobVersionsT.set(jobKey(v[0].Namespace, v[0].ID), v);
     for (const sm of s.summaries) this.summariesT.set(jobKey(sm.Namespace, sm.JobID), sm);
+    const metrics = new MetricCompactor();
     for (const { alloc: a, jobVersion } of s.allocs) {
       const key = jobKey(a.Namespace, a.JobID);
       const job = a.Job ?? (this.jobVersionsT.get(key) ?? []).find((v) => v.Version === jobVersion) ?? null;
-      const restored = { ...a, Job: job };
+      const restored = { ...a, Job: job, Metrics: metrics.compact(a.Metrics, a.NodeID) };
       this.allocsT.set(a.ID, restored);
       this.nodeUsage.update(undefined, restored, isTerminalAlloc);
       this.allocsByNodeI.add(a.NodeID, a.ID);
