@@ -5,12 +5,20 @@
  */
 import { CaravanError } from '../structs/caravan-error.js';
 import { hostname } from 'node:os';
+import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 
 /** The server block of the agent configuration. */
 export interface ServerConfig {
   enabled: boolean;
   /** Scheduler workers (Nomad's num_schedulers); null: one per core. 0 schedules nothing. */
   numSchedulers: number | null;
+  /**
+   * `server { etcd { … } }`: the replicated log and leadership on etcd, for several servers.
+   * Absent: the embedded SQLite log in the data dir (a single server, and -dev).
+   */
+  etcd?: EtcdConfig;
+  /** `raft_snapshot_threshold` (Nomad's name): log entries between state snapshots; undefined for the server's default. */
+  snapshotThreshold?: number;
 }
 
 /** The client block of the agent configuration. */
@@ -54,7 +62,7 @@ export interface AgentConfigLayer {
   bindAddr?: string;
   ports?: { http?: number };
   logLevel?: string;
-  server?: Partial<ServerConfig>;
+  server?: Partial<Omit<ServerConfig, 'etcd'>> & { etcd?: Partial<EtcdConfig> };
   client?: Partial<ClientConfig>;
   plugins?: Record<string, Record<string, unknown>>;
   files?: string[];
@@ -122,6 +130,10 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
     server: {
       enabled: def(layer.server?.enabled, base.server.enabled),
       numSchedulers: def(layer.server?.numSchedulers, base.server.numSchedulers),
+      ...((layer.server?.etcd ?? base.server.etcd) ? { etcd: mergeEtcd(base.server.etcd, layer.server?.etcd) } : {}),
+      ...((layer.server?.snapshotThreshold ?? base.server.snapshotThreshold) !== undefined
+        ? { snapshotThreshold: layer.server?.snapshotThreshold ?? base.server.snapshotThreshold }
+        : {}),
     },
     client: {
       enabled: def(layer.client?.enabled, base.client.enabled),
@@ -135,6 +147,34 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
     plugins: { ...base.plugins, ...layer.plugins },
     files: [...base.files, ...(layer.files ?? [])],
   };
+}
+
+/** A later etcd block overrides an earlier one's settings one by one (the flags give only some). */
+function mergeEtcd(base: EtcdConfig | undefined, layer: Partial<EtcdConfig> | undefined): EtcdConfig {
+  const merged: EtcdConfig = { ...base, ...layer, endpoints: layer?.endpoints ?? base?.endpoints ?? [] };
+  const tls = { ...base?.tls, ...layer?.tls };
+  if (Object.keys(tls).length > 0) merged.tls = tls;
+  return merged;
+}
+
+/** Checks the etcd block; throws AgentConfigError naming the field. */
+function validateEtcd(e: EtcdConfig): void {
+  if (e.endpoints.length === 0) throw new AgentConfigError('server.etcd.endpoints', 'at least one etcd endpoint is required');
+  for (const ep of e.endpoints) {
+    if (!/^https?:\/\/[^\s/:]+(:\d+)?\/?$/.test(ep)) {
+      throw new AgentConfigError('server.etcd.endpoints', `invalid endpoint ${JSON.stringify(ep)} (expected http://host:port or https://host:port)`);
+    }
+  }
+  if (e.prefix !== undefined && !e.prefix.startsWith('/')) throw new AgentConfigError('server.etcd.prefix', `must start with "/", got ${JSON.stringify(e.prefix)}`);
+  if (e.leaseTtlSeconds !== undefined && (!Number.isInteger(e.leaseTtlSeconds) || e.leaseTtlSeconds < 1 || e.leaseTtlSeconds > 60)) {
+    throw new AgentConfigError('server.etcd.lease_ttl', `must be whole seconds between 1 and 60, got ${String(e.leaseTtlSeconds)}`);
+  }
+  if (e.tls && (e.tls.certFile !== undefined) !== (e.tls.keyFile !== undefined)) {
+    throw new AgentConfigError('server.etcd.tls', 'cert_file and key_file go together');
+  }
+  if (e.tls && (e.tls.certFile !== undefined || e.tls.keyFile !== undefined) && e.tls.caFile === undefined) {
+    throw new AgentConfigError('server.etcd.tls.ca_file', 'required with a client certificate');
+  }
 }
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'];
@@ -156,6 +196,13 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
   }
   if (c.server.numSchedulers !== null && (!Number.isInteger(c.server.numSchedulers) || c.server.numSchedulers < 0)) {
     throw new AgentConfigError('server.num_schedulers', `invalid value ${String(c.server.numSchedulers)}`);
+  }
+  if (c.server.snapshotThreshold !== undefined && (!Number.isInteger(c.server.snapshotThreshold) || c.server.snapshotThreshold < 1)) {
+    throw new AgentConfigError('server.raft_snapshot_threshold', `must be a positive integer, got ${String(c.server.snapshotThreshold)}`);
+  }
+  if (c.server.etcd) {
+    if (c.dev) throw new AgentConfigError('server.etcd', '-dev keeps the embedded log; etcd is for a cluster of servers');
+    validateEtcd(c.server.etcd);
   }
   if (!LOG_LEVELS.includes(c.logLevel.toLowerCase())) throw new AgentConfigError('log_level', `unknown level ${JSON.stringify(c.logLevel)}`);
   const rawExecEnabled = c.plugins['raw_exec']?.['enabled'];

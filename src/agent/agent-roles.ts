@@ -8,6 +8,7 @@ import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error
 import type { Logger } from 'pino';
 import type { ClientHttpApi } from '../http/client-http-api.js';
 import type { ServerApi } from '../server/server-api.js';
+import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 
 /** What the agent asks of a server it opened. */
 export interface ServerRole {
@@ -36,6 +37,12 @@ export interface OpenServerOptions {
   numWorkers: number;
   /** The HTTP address this agent listens on, "host:port". */
   httpAddr: string;
+  /** The agent's name: the server's ID and name among the servers. */
+  name: string;
+  /** Keep the log and leadership in etcd (several servers) instead of the embedded SQLite log. */
+  etcd?: EtcdConfig;
+  /** Log entries between state snapshots (raft_snapshot_threshold). */
+  snapshotThreshold?: number;
   logger: Logger;
 }
 

@@ -57,6 +57,9 @@ export class Agent {
           datacenter: config.datacenter,
           numWorkers: config.server.numSchedulers ?? Math.max(1, availableParallelism()),
           httpAddr: plannedAddr,
+          name: config.name,
+          ...(config.server.etcd ? { etcd: config.server.etcd } : {}),
+          ...(config.server.snapshotThreshold !== undefined ? { snapshotThreshold: config.server.snapshotThreshold } : {}),
           logger: logger.child({ component: 'server' }),
         });
       }

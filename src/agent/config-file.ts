@@ -1,13 +1,15 @@
 /**
  * Reading a Nomad agent configuration file (HCL2, or JSON when the name ends in .json) into a
  * configuration layer. Known settings: data_dir, bind_addr, datacenter, region, name,
- * log_level, ports { http }, server { enabled, num_schedulers }, client { enabled, servers,
+ * log_level, ports { http }, server { enabled, num_schedulers, raft_snapshot_threshold, etcd { endpoints, prefix,
+ * lease_ttl, tls { ca_file, cert_file, key_file } } }, client { enabled, servers,
  * node_class, meta, options }, plugin "<name>" { config { … } } (kept as given, for the driver
  * to read). Other Nomad settings are ignored, so existing files load.
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseHcl } from '@cdktf/hcl2json';
 import { AgentConfigError, type AgentConfigLayer } from './agent-config.js';
+import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 
 type Obj = Record<string, unknown>;
 
@@ -82,6 +84,10 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     if (enabled !== undefined) layer.server.enabled = enabled;
     const n = int(server, 'num_schedulers', 'server.num_schedulers');
     if (n !== undefined) layer.server.numSchedulers = n;
+    const threshold = int(server, 'raft_snapshot_threshold', 'server.raft_snapshot_threshold');
+    if (threshold !== undefined) layer.server.snapshotThreshold = threshold;
+    const etcd = etcdBlock(server);
+    if (etcd) layer.server.etcd = etcd;
   }
   const client = block(tree, 'client');
   if (client) {
@@ -105,6 +111,41 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
   const plugins = pluginBlocks(tree);
   if (plugins) layer.plugins = plugins;
   return layer;
+}
+
+/** `server { etcd { endpoints = [...], prefix = "...", lease_ttl = "2s", tls { ... } } }`. */
+function etcdBlock(server: Obj): Partial<EtcdConfig> | undefined {
+  const etcd = block(server, 'etcd');
+  if (!etcd) return undefined;
+  const out: Partial<EtcdConfig> = {};
+  const endpoints = etcd['endpoints'];
+  if (endpoints !== undefined) {
+    if (!Array.isArray(endpoints) || endpoints.some((s) => typeof s !== 'string')) throw new AgentConfigError('server.etcd.endpoints', 'must be a list of strings');
+    out.endpoints = endpoints as string[];
+  }
+  const prefix = str(etcd, 'prefix', 'server.etcd.prefix');
+  if (prefix !== undefined) out.prefix = prefix;
+  const ttl = etcd['lease_ttl'];
+  if (ttl !== undefined && ttl !== null) out.leaseTtlSeconds = seconds(ttl, 'server.etcd.lease_ttl');
+  const tls = block(etcd, 'tls');
+  if (tls) {
+    out.tls = {};
+    const ca = str(tls, 'ca_file', 'server.etcd.tls.ca_file');
+    if (ca !== undefined) out.tls.caFile = ca;
+    const cert = str(tls, 'cert_file', 'server.etcd.tls.cert_file');
+    if (cert !== undefined) out.tls.certFile = cert;
+    const key = str(tls, 'key_file', 'server.etcd.tls.key_file');
+    if (key !== undefined) out.tls.keyFile = key;
+  }
+  return out;
+}
+
+/** A duration in whole seconds: a number, or a string such as "2s" or "2". */
+function seconds(v: unknown, field: string): number {
+  const m = typeof v === 'string' ? /^(\d+)s?$/.exec(v.trim()) : null;
+  const n = typeof v === 'number' ? v : m ? Number(m[1]) : NaN;
+  if (!Number.isInteger(n)) throw new AgentConfigError(field, `must be whole seconds such as "2s", got ${JSON.stringify(v)}`);
+  return n;
 }
 
 /**

@@ -106,3 +106,71 @@ test('safe defaults: a non-dev agent binds to loopback and leaves raw_exec off; 
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('server { etcd { … } } and -etcd-endpoints: the log on etcd; -dev and a plain server keep the embedded log', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
+  try {
+    const file = join(dir, 'server.hcl');
+    await writeFile(
+      file,
+      [
+        'data_dir = "/var/caravan"',
+        'server {',
+        '  enabled = true',
+        '  etcd {',
+        '    endpoints = ["https://10.0.0.1:2379", "https://10.0.0.2:2379"]',
+        '    prefix = "/prod/"',
+        '    lease_ttl = "3s"',
+        '    tls {',
+        '      ca_file = "/etc/etcd/ca.pem"',
+        '      cert_file = "/etc/etcd/client.pem"',
+        '      key_file = "/etc/etcd/client-key.pem"',
+        '    }',
+        '  }',
+        '}',
+      ].join('\n'),
+    );
+    const c = await buildAgentConfig({ config: [file] });
+    assert.deepEqual(c.server.etcd, {
+      endpoints: ['https://10.0.0.1:2379', 'https://10.0.0.2:2379'],
+      prefix: '/prod/',
+      leaseTtlSeconds: 3,
+      tls: { caFile: '/etc/etcd/ca.pem', certFile: '/etc/etcd/client.pem', keyFile: '/etc/etcd/client-key.pem' },
+    });
+    // The flag replaces the endpoints and keeps the file's other settings.
+    const f = await buildAgentConfig({ config: [file], etcdEndpoints: 'https://10.0.0.9:2379' });
+    assert.deepEqual(f.server.etcd?.endpoints, ['https://10.0.0.9:2379']);
+    assert.equal(f.server.etcd?.prefix, '/prod/');
+    const flagsOnly = await buildAgentConfig({ server: true, dataDir: '/x', etcdEndpoints: 'http://127.0.0.1:2379,http://127.0.0.2:2379' });
+    assert.deepEqual(flagsOnly.server.etcd, { endpoints: ['http://127.0.0.1:2379', 'http://127.0.0.2:2379'] });
+    assert.equal((await buildAgentConfig({ dev: true })).server.etcd, undefined);
+    assert.equal((await buildAgentConfig({ server: true, dataDir: '/x' })).server.etcd, undefined);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('bad etcd settings name the field', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
+  try {
+    const write = async (name: string, etcd: string): Promise<string> => {
+      const p = join(dir, name);
+      await writeFile(p, `data_dir = "/x"\nserver {\n  enabled = true\n  etcd {\n${etcd}\n  }\n}\n`);
+      return p;
+    };
+    const rows = [
+      { name: 'no endpoints', flags: { config: [await write('a.hcl', 'prefix = "/p/"')] }, field: 'server.etcd.endpoints' },
+      { name: 'endpoints not a list', flags: { config: [await write('b.hcl', 'endpoints = "http://a:2379"')] }, field: 'server.etcd.endpoints' },
+      { name: 'endpoint without scheme', flags: { server: true, dataDir: '/x', etcdEndpoints: '10.0.0.1:2379' }, field: 'server.etcd.endpoints' },
+      { name: 'relative prefix', flags: { server: true, dataDir: '/x', etcdEndpoints: 'http://a:2379', etcdPrefix: 'caravan' }, field: 'server.etcd.prefix' },
+      { name: 'bad lease ttl', flags: { config: [await write('c.hcl', 'endpoints = ["http://a:2379"]\nlease_ttl = "soon"')] }, field: 'server.etcd.lease_ttl' },
+      { name: 'cert without key', flags: { config: [await write('d.hcl', 'endpoints = ["https://a:2379"]\ntls {\n ca_file = "/ca"\n cert_file = "/c"\n}')] }, field: 'server.etcd.tls' },
+      { name: 'etcd with -dev', flags: { dev: true, etcdEndpoints: 'http://a:2379' }, field: 'server.etcd' },
+    ];
+    for (const r of rows) {
+      await assert.rejects(buildAgentConfig(r.flags), (err: unknown) => err instanceof AgentConfigError && err.field === r.field, r.name);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -2,7 +2,7 @@
  * `caravan agent`: runs an agent until SIGINT/SIGTERM. `-dev` runs server and client in one
  * process on 127.0.0.1:4646 with a temporary data dir; `-server`, `-client -servers=…`,
  * `-config FILE` (repeatable), `-data-dir`, `-bind`, `-http-port`, `-node`, `-dc`, `-region`
- * as Nomad's. Logs go to stderr (pino); the startup banner to stdout.
+ * as Nomad's; `-etcd-endpoints`, `-etcd-prefix` put a server's log and leadership on etcd. Logs go to stderr (pino); the startup banner to stdout.
  */
 import type { Command } from 'commander';
 import { pino, destination, type Logger } from 'pino';
@@ -41,6 +41,8 @@ export interface AgentFlags {
   meta?: string[];
   logLevel?: string;
   bootstrapExpect?: string;
+  etcdEndpoints?: string;
+  etcdPrefix?: string;
 }
 
 /** The configuration layer the command line gives; throws AgentConfigError naming the flag. */
@@ -57,6 +59,12 @@ export function flagsLayer(f: AgentFlags): AgentConfigLayer {
   if (f.region !== undefined) layer.region = f.region;
   if (f.logLevel !== undefined) layer.logLevel = f.logLevel;
   if (f.server) layer.server = { enabled: true };
+  if (f.etcdEndpoints !== undefined || f.etcdPrefix !== undefined) {
+    const etcd: NonNullable<NonNullable<AgentConfigLayer['server']>['etcd']> = {};
+    if (f.etcdEndpoints !== undefined) etcd.endpoints = f.etcdEndpoints.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    if (f.etcdPrefix !== undefined) etcd.prefix = f.etcdPrefix;
+    layer.server = { ...layer.server, etcd };
+  }
   if (f.client || f.servers !== undefined || f.nodeClass !== undefined || (f.meta?.length ?? 0) > 0) {
     layer.client = {};
     if (f.client) layer.client.enabled = true;
@@ -168,6 +176,8 @@ export const agentCommand: CommandModule = {
       .option('--node-class <class>', 'node class of the client')
       .option('--meta <key=value>', 'client node metadata (repeatable)', collect, [])
       .option('--log-level <level>', 'trace, debug, info, warn or error')
+      .option('--etcd-endpoints <urls>', 'comma-separated etcd client URLs: the server keeps its log and leadership in etcd (several servers)')
+      .option('--etcd-prefix <prefix>', 'key prefix of this cluster in etcd (default /caravan/)')
       .action(async (opts: AgentFlags) => {
         ctx.exitCode = await runAgent(ctx, opts);
       });

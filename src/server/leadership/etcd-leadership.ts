@@ -24,6 +24,8 @@ export interface EtcdLeadershipOptions {
   address: string;
   leaseTtlSeconds?: number;
   logger?: pino.Logger;
+  /** Called once by close() (the owner of the shared client closes it when all users are done). */
+  onClose?: () => void;
 }
 
 /** What the leader and member keys hold. */
@@ -42,6 +44,7 @@ export class EtcdLeadership implements Leadership {
   private readonly ttlMs: number;
   private readonly log: pino.Logger | undefined;
   private readonly self: MemberValue;
+  private readonly onClose: (() => void) | undefined;
   private closed = false;
   private started = false;
   private lease: Lease | null = null;
@@ -63,6 +66,7 @@ export class EtcdLeadership implements Leadership {
     this.ttlMs = (o.leaseTtlSeconds ?? DEFAULT_LEASE_TTL_SECONDS) * 1000;
     this.log = o.logger;
     this.self = { id: o.id, name: o.name, address: o.address };
+    this.onClose = o.onClose;
   }
 
   /** The fence for the log backend: set only while this server holds leadership. */
@@ -70,10 +74,20 @@ export class EtcdLeadership implements Leadership {
     return this.isLeader() ? this.fenceValue : null;
   }
 
-  /** Updates the advertised address (registered again with the next session or campaign). */
+  /** Updates the advertised address: the registration, and the leader key while leading (same create revision). */
   advertise(address: string): void {
+    if (address === this.self.address) return;
     this.self.address = address;
-    if (this.lease && !this.closed) void this.register().catch(() => undefined);
+    if (!this.lease || this.closed) return;
+    void this.register().catch(() => undefined);
+    const fence = this.fenceValue;
+    if (fence && this.leaseId) {
+      void this.client
+        .if(fence.key, 'Create', '==', fence.createRevision)
+        .then(this.client.put(fence.key).value(JSON.stringify(this.self)).lease(this.leaseId))
+        .commit()
+        .catch(() => undefined);
+    }
   }
 
   async start(): Promise<void> {
@@ -129,6 +143,7 @@ export class EtcdLeadership implements Leadership {
     const lease = this.lease;
     this.lease = null;
     if (lease) await lease.revoke().catch(() => undefined);
+    this.onClose?.();
   }
 
   // ---- sessions ----

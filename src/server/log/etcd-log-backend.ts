@@ -39,8 +39,8 @@ export interface EtcdLogBackendOptions {
   prefix: string;
   /** The current fence, or null while this server is not the leader (appends fail LOG_FENCED). */
   fence: () => EtcdFence | null;
-  /** Close the client with the backend (default false: the leadership shares it). */
-  ownsClient?: boolean;
+  /** Called once by close() (the owner of the shared client closes it when all users are done). */
+  onClose?: () => void;
 }
 
 interface PendingAppend {
@@ -56,7 +56,7 @@ export class EtcdLogBackend implements LogBackend {
   readonly keys: EtcdLogKeys;
   private readonly client: Etcd3;
   private readonly fence: () => EtcdFence | null;
-  private readonly ownsClient: boolean;
+  private readonly onClose: (() => void) | undefined;
   private readonly snapshots: EtcdSnapshotStore;
   private closed = false;
   private queue: PendingAppend[] = [];
@@ -72,7 +72,7 @@ export class EtcdLogBackend implements LogBackend {
     this.client = options.client;
     this.keys = new EtcdLogKeys(options.prefix);
     this.fence = options.fence;
-    this.ownsClient = options.ownsClient ?? false;
+    this.onClose = options.onClose;
     this.snapshots = new EtcdSnapshotStore(this.client, this.keys, () => this.requireFence('snapshot'), () => this.check());
   }
 
@@ -364,7 +364,7 @@ export class EtcdLogBackend implements LogBackend {
     this.closed = true;
     for (const s of [...this.subscriptions]) s.stop();
     this.subscriptions.clear();
-    if (this.ownsClient) this.client.close();
+    this.onClose?.();
   }
 
   private requireFence(what: string): EtcdFence {

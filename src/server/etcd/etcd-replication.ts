@@ -1,0 +1,33 @@
+/**
+ * What a server runs on etcd: one client shared by the etcd log backend and the etcd
+ * leadership (the backend's fence is the leadership's), closed once both are closed.
+ */
+import type pino from 'pino';
+import { EtcdLogBackend } from '../log/etcd-log-backend.js';
+import { EtcdLeadership } from '../leadership/etcd-leadership.js';
+import { etcdPrefix, openEtcdClient, type EtcdConfig } from './etcd-connection.js';
+
+export interface EtcdReplication {
+  log: EtcdLogBackend;
+  leadership: EtcdLeadership;
+}
+
+/** Opens the client, the log and the leadership of server `self` on the etcd cluster of `config`. */
+export function openEtcdReplication(config: EtcdConfig, self: { id: string; name: string; address: string }, logger?: pino.Logger): EtcdReplication {
+  const client = openEtcdClient(config);
+  const prefix = etcdPrefix(config);
+  let users = 2;
+  const release = (): void => {
+    if (--users === 0) client.close();
+  };
+  const leadership = new EtcdLeadership({
+    client,
+    prefix,
+    ...self,
+    ...(config.leaseTtlSeconds !== undefined ? { leaseTtlSeconds: config.leaseTtlSeconds } : {}),
+    ...(logger ? { logger } : {}),
+    onClose: release,
+  });
+  const log = new EtcdLogBackend({ client, prefix, fence: () => leadership.fence(), onClose: release });
+  return { log, leadership };
+}
