@@ -7,6 +7,7 @@
 import type { ScalingEvent } from './state/job-scaling-events.js';
 import type { JobSubmission, SubmittedSource } from './state/job-submissions.js';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
+import type { Namespace } from '../structs/namespace.js';
 import type {
   AllocClientStatus,
   Allocation,
@@ -36,6 +37,7 @@ export const Table = {
   Nodes: 'nodes',
   Deployments: 'deployment',
   SchedulerConfig: 'scheduler_config',
+  Namespaces: 'namespaces',
 } as const;
 export type Table = (typeof Table)[keyof typeof Table];
 
@@ -62,6 +64,9 @@ export interface StateReader {
   deployments(prefix?: string): Deployment[];
   deploymentById(id: string): Deployment | undefined;
   deploymentsByJob(namespace: string, jobId: string): Deployment[];
+  /** Namespaces whose name starts with `prefix`, sorted by name ("default" always exists). */
+  namespaces(prefix?: string): Namespace[];
+  namespaceByName(name: string): Namespace | undefined;
 }
 
 /** Where a submitted job came from: the namespace to fill and the job ID its route names. */
@@ -190,6 +195,10 @@ export interface ServerApi {
   forceGarbageCollection?(): Promise<{ evals: number; jobs: number }>;
   /** Recomputes every job summary from the allocations (PUT /v1/system/reconcile/summaries). */
   reconcileJobSummaries?(): Promise<{ index: number }>;
+  /** Creates or updates a namespace from its API JSON (PUT /v1/namespace/:name); 400 naming the field. */
+  upsertNamespace?(input: unknown): Promise<{ index: number }>;
+  /** Deletes a namespace (DELETE /v1/namespace/:name); refused for default and while it holds non-terminal jobs. */
+  deleteNamespace?(name: string): Promise<{ index: number }>;
   /** The scheduler configuration (GET /v1/operator/scheduler/configuration). */
   schedulerConfig?(): SchedulerConfiguration;
   /**

@@ -45,6 +45,7 @@ import { NodeEndpoint } from './endpoints/node-endpoint.js';
 import { AllocEndpoint } from './endpoints/alloc-endpoint.js';
 import { DeploymentEndpoint } from './endpoints/deployment-endpoint.js';
 import { SystemEndpoint } from './endpoints/system-endpoint.js';
+import { NamespaceEndpoint } from './endpoints/namespace-endpoint.js';
 
 export type { ServerConfig } from './server-config.js';
 
@@ -63,6 +64,7 @@ export class Server implements ServerApi {
   private readonly allocs: AllocEndpoint;
   private readonly deployments: DeploymentEndpoint;
   private readonly system: SystemEndpoint;
+  private readonly namespaceEndpoint: NamespaceEndpoint;
   private readonly snapshotter: Snapshotter;
   private replicated!: ReplicatedLog;
   /** The running leader duties; null on a follower (and while a new leader catches up). */
@@ -103,6 +105,7 @@ export class Server implements ServerApi {
     this.allocs = new AllocEndpoint(ctx);
     this.deployments = new DeploymentEndpoint(ctx, this.jobs);
     this.system = new SystemEndpoint(ctx);
+    this.namespaceEndpoint = new NamespaceEndpoint(ctx);
     this.snapshotter = new Snapshotter({
       log,
       store: this.store,
@@ -331,6 +334,12 @@ export class Server implements ServerApi {
   }
   reconcileJobSummaries(): Promise<{ index: number }> {
     return this.system.reconcileJobSummaries();
+  }
+  upsertNamespace(input: unknown): Promise<{ index: number }> {
+    return this.namespaceEndpoint.upsert(input);
+  }
+  deleteNamespace(name: string): Promise<{ index: number }> {
+    return this.namespaceEndpoint.delete(name);
   }
   schedulerConfig(): SchedulerConfiguration {
     return this.system.schedulerConfig();

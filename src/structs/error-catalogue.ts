@@ -51,6 +51,18 @@ export const ErrorCatalogue = {
   JOB_REGISTRATION_REJECTED: e(400, 'job registration, dispatch, and scale are disabled by the scheduler configuration'),
   /** A scheduler configuration update of the wrong shape. */
   SCHEDULER_CONFIG_INVALID: e(400, '{field}: {reason}'),
+  /** A namespace create/update of the wrong shape. */
+  NAMESPACE_INVALID: e(400, '{field}: {reason}'),
+  /** No namespace of that name. */
+  NAMESPACE_NOT_FOUND: e(404, 'namespace "{namespace}" not found'),
+  /** A job registered into a namespace that does not exist (Nomad's text). */
+  NAMESPACE_NONEXISTENT: e(400, 'job "{job}" is in nonexistent namespace "{namespace}"'),
+  /** A job whose task drivers its namespace's capabilities refuse. */
+  NAMESPACE_CAPABILITY_REFUSED: e(400, '{reason}'),
+  /** Deleting a namespace that still holds non-terminal jobs (Nomad's text). */
+  NAMESPACE_IN_USE: e(400, 'namespace "{namespace}" has non-terminal jobs in regions: [{region}]'),
+  /** Deleting the default namespace. */
+  NAMESPACE_DEFAULT_UNDELETABLE: e(400, 'can not delete default namespace'),
   /** No job of that ID in the namespace. */
   JOB_NOT_FOUND: e(404, 'job "{job}" not found'),
   /** Periodic and parameterized jobs are never evaluated directly. */

@@ -26,6 +26,7 @@ describe('endpoints the nomad CLI calls routinely', () => {
     nodeId = node.ID;
     await server.registerNode(node);
     const reg = await server.registerJob(mockJob({ ID: 'webapp', TaskGroups: [{ ...mockJob().TaskGroups[0]!, Name: 'frontend', Count: 2 }] }));
+    await server.upsertNamespace({ Name: 'team-a' });
     await server.registerJob(mockJob({ ID: 'other', Namespace: 'team-a', TaskGroups: [{ ...mockJob().TaskGroups[0]!, Count: 1 }] }));
     for (let i = 0; i < 200 && server.state.evalById(reg.evalId)?.Status !== 'complete'; i++) {
       await server.waitForChange([Table.Evals], server.state.latestIndex(), 50);

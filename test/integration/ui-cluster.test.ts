@@ -78,6 +78,7 @@ describe('web UI: deployments, namespaces, token', () => {
   });
 
   test('the namespace selector scopes the jobs list', async () => {
+    assert.equal((await api(agent.address, 'PUT', '/v1/namespace/team-b', { Name: 'team-b' })).status, 200);
     assert.equal((await api(agent.address, 'PUT', '/v1/jobs?namespace=team-b', { Job: canaryJob('other-team', 'v0', 'team-b') })).status, 200);
     await page.goto(`${agent.address}/ui/jobs`);
     await page.locator('[data-testid=job-row][data-job=canary]').waitFor();

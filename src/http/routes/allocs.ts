@@ -12,7 +12,12 @@ import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext 
 /** Registers the allocation routes. */
 export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get('/v1/allocations', (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Allocs], (server, opts) => server.state.allocs(opts.prefix || undefined).map((a) => stubOf(allocStub(a), a))),
+    answerRead(ctx, req, reply, [Table.Allocs], (server, opts) =>
+      server.state
+        .allocs(opts.prefix || undefined)
+        .filter((a) => opts.namespace === '*' || a.Namespace === opts.namespace)
+        .map((a) => stubOf(allocStub(a), a)),
+    ),
   );
 
   app.get<{ Params: { id: string } }>('/v1/allocation/:id', (req, reply) =>

@@ -18,7 +18,7 @@ export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): voi
       const status = queryParam(q, 'status');
       return server.state
         .evals(opts.prefix || undefined)
-        .filter((e) => (job ? e.JobID === job : true) && (status ? e.Status === status : true));
+        .filter((e) => (opts.namespace === '*' || e.Namespace === opts.namespace) && (job ? e.JobID === job : true) && (status ? e.Status === status : true));
     }),
   );
 

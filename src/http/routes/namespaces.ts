@@ -1,31 +1,54 @@
 /**
  * Regions and namespaces: `GET /v1/regions` (this agent's region: Caravan is one region),
- * `GET /v1/namespaces` and `GET /v1/namespace/:name`. Namespaces are implicit in Caravan:
- * "default" always exists, and so does every namespace a job was registered in.
+ * `GET /v1/namespaces` (`?prefix=`), `GET /v1/namespace/:name`, `PUT/POST /v1/namespace/:name`
+ * (create or update from Nomad's Namespace JSON; the body's Name, when given, must be the
+ * path's) and `DELETE /v1/namespace/:name` (refused for `default` and while the namespace holds
+ * non-terminal jobs). Namespaces are objects of the replicated state; reads block on them.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/server-api.js';
-import { notFound } from '../http-errors.js';
-import { answerRead, queryOptions, sendJson, type RouteContext } from '../route-context.js';
-import { knownNamespaces } from '../search/prefix-search.js';
-import { namespaceView } from '../api-views/namespace-views.js';
+import { CaravanError } from '../../structs/caravan-error.js';
+import { HttpError } from '../http-errors.js';
+import { objectBody } from '../request-body.js';
+import { answerRead, answerWrite, modifyIndex, queryOptions, requireServer, sendJson, type RouteContext } from '../route-context.js';
 
 /** Registers /v1/regions, /v1/namespaces and /v1/namespace/:name. */
 export function registerNamespaceRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get('/v1/regions', (req, reply) => sendJson(reply, [ctx.agent.region], queryOptions(req).pretty));
 
   app.get('/v1/namespaces', (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Jobs], (server, opts) =>
-      knownNamespaces(server.state)
-        .filter((n) => n.startsWith(opts.prefix))
-        .map(namespaceView),
-    ),
+    answerRead(ctx, req, reply, [Table.Namespaces], (server, opts) => server.state.namespaces(opts.prefix)),
   );
 
   app.get<{ Params: { name: string } }>('/v1/namespace/:name', (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Jobs], (server) => {
-      if (!knownNamespaces(server.state).includes(req.params.name)) throw notFound('namespace');
-      return namespaceView(req.params.name);
-    }),
+    answerRead(ctx, req, reply, [Table.Namespaces], (server) => {
+      const ns = server.state.namespaceByName(req.params.name);
+      if (!ns) throw new CaravanError('NAMESPACE_NOT_FOUND', { namespace: req.params.name });
+      return ns;
+    }, modifyIndex),
   );
+
+  const upsert = async (req: FastifyRequest<{ Params: { name?: string } }>, reply: FastifyReply) => {
+    const server = requireServer(ctx);
+    if (!server.upsertNamespace) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'namespaces' });
+    const body = objectBody(req.body, 'namespace');
+    const pathName = req.params.name;
+    if (pathName !== undefined && pathName !== '') {
+      if (body['Name'] === undefined || body['Name'] === '') body['Name'] = pathName;
+      else if (body['Name'] !== pathName) throw new CaravanError('NAMESPACE_INVALID', { field: 'Name', reason: 'Namespace name does not match request path' });
+    }
+    const res = await server.upsertNamespace(body);
+    return answerWrite(req, reply, res.index, null);
+  };
+  app.put('/v1/namespace', upsert);
+  app.post('/v1/namespace', upsert);
+  app.put('/v1/namespace/:name', upsert);
+  app.post('/v1/namespace/:name', upsert);
+
+  app.delete<{ Params: { name: string } }>('/v1/namespace/:name', async (req, reply) => {
+    const server = requireServer(ctx);
+    if (!server.deleteNamespace) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'namespaces' });
+    const res = await server.deleteNamespace(req.params.name);
+    return answerWrite(req, reply, res.index, null);
+  });
 }

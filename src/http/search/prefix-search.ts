@@ -88,11 +88,9 @@ function tablesOf(ctx: SearchContext): Table[] {
   }
 }
 
-/** The namespaces that exist: "default" and every namespace a job lives in, sorted. */
+/** The names of the namespaces that exist ("default" always), sorted. */
 export function knownNamespaces(state: StateReader): string[] {
-  const names = new Set<string>(['default']);
-  for (const j of state.jobs('*')) names.add(j.Namespace);
-  return [...names].sort();
+  return state.namespaces().map((n) => n.Name);
 }
 
 /** Every ID in `ctx` starting with `prefix`, sorted (jobs only in `namespace`, "*" for all). */

@@ -6,6 +6,7 @@
 import type { Job } from '../../structs/index.js';
 import { jobSpecChanged } from '../fsm/fsm.js';
 import { admitJob } from '../job-admission.js';
+import { checkJobNamespace } from './namespace-endpoint.js';
 import { newEvaluation } from '../new-eval.js';
 import { dryRunPlan } from '../plan-dry-run.js';
 import {
@@ -26,6 +27,7 @@ export class JobEndpoint {
     const { store } = this.ctx;
     if (store.schedulerConfig().RejectJobRegistration) throw new ServerError('JOB_REGISTRATION_REJECTED', {});
     const job = admitJob(input, { region: this.ctx.config.region ?? 'global', namespace: opts.namespace, pathJobId: opts.pathJobId });
+    checkJobNamespace(this.ctx.store, job);
     const existing = store.jobById(job.Namespace, job.ID);
     if (opts.enforceIndex) {
       const want = opts.jobModifyIndex ?? 0;
@@ -91,6 +93,7 @@ export class JobEndpoint {
 
   async planJob(input: unknown, opts: JobSubmissionOptions = {}): Promise<JobPlanResult> {
     const job = admitJob(input, { region: this.ctx.config.region ?? 'global', namespace: opts.namespace, pathJobId: opts.pathJobId });
+    checkJobNamespace(this.ctx.store, job);
     const snapshot = this.ctx.store.snapshot();
     const existing = snapshot.jobById(job.Namespace, job.ID);
     const changed = !existing || jobSpecChanged(existing, job);

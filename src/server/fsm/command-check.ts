@@ -64,6 +64,15 @@ export function checkCommand(cmd: Command): void {
     case 'DeploymentStatusUpdate':
       if (!isObject(cmd.Update)) throw new CommandInvalidError('Update', 'must be an object');
       break;
+    case 'NamespaceUpsert':
+      if (!Array.isArray(cmd.Namespaces)) throw new CommandInvalidError('Namespaces', 'must be a list');
+      cmd.Namespaces.forEach((n, i) => {
+        if (!isObject(n) || typeof n.Name !== 'string') throw new CommandInvalidError(`Namespaces[${i}].Name`, 'is required');
+      });
+      break;
+    case 'NamespaceDelete':
+      if (!Array.isArray(cmd.Names) || !cmd.Names.every((n) => typeof n === 'string')) throw new CommandInvalidError('Names', 'must be a list of names');
+      break;
     default:
       break;
   }

@@ -21,6 +21,7 @@ import type {
 } from '../../structs/index.js';
 import type { AllocClientUpdate } from '../server-api.js';
 import type { DrainStatus } from '../drain/drain-status.js';
+import type { Namespace } from '../../structs/namespace.js';
 
 /** The command type names. */
 export const CommandType = {
@@ -44,6 +45,8 @@ export const CommandType = {
   JobSummaryReconcile: 'JobSummaryReconcile',
   SchedulerConfigSet: 'SchedulerConfigSet',
   ScalingEventRecord: 'ScalingEventRecord',
+  NamespaceUpsert: 'NamespaceUpsert',
+  NamespaceDelete: 'NamespaceDelete',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -242,6 +245,23 @@ export interface DeploymentAllocHealthCommand {
   Now: number;
 }
 
+/** Creates or updates namespaces (PUT /v1/namespace/:name); indexes are set on apply. */
+export interface NamespaceUpsertCommand {
+  Type: 'NamespaceUpsert';
+  Namespaces: Namespace[];
+  Now: number;
+}
+
+/**
+ * Deletes namespaces (DELETE /v1/namespace/:name). Applying it refuses the default namespace
+ * and one that holds non-terminal jobs, as Nomad's state store does.
+ */
+export interface NamespaceDeleteCommand {
+  Type: 'NamespaceDelete';
+  Names: string[];
+  Now: number;
+}
+
 /** Every command of the log. */
 export type Command =
   | JobRegisterCommand
@@ -263,4 +283,6 @@ export type Command =
   | JobStabilityCommand
   | JobSummaryReconcileCommand
   | SchedulerConfigSetCommand
-  | ScalingEventRecordCommand;
+  | ScalingEventRecordCommand
+  | NamespaceUpsertCommand
+  | NamespaceDeleteCommand;

@@ -21,6 +21,7 @@ import type {
 } from './commands.js';
 import type { DrainMetadata } from '../drain/drain-status.js';
 import { MetricCompactor } from '../state/compact-metric.js';
+import { applyNamespaceDelete, applyNamespaceUpsert, ensureJobNamespace } from './namespace-fsm.js';
 import {
   applyDeploymentAllocHealth,
   applyDeploymentPromote,
@@ -170,6 +171,12 @@ export class Fsm {
       case 'JobSummaryReconcile':
         this.state.reconcileJobSummaries(index);
         break;
+      case 'NamespaceUpsert':
+        applyNamespaceUpsert(this.state, cmd, index);
+        break;
+      case 'NamespaceDelete':
+        applyNamespaceDelete(this.state, cmd, index);
+        break;
       default: {
         const never: never = cmd;
         throw new Error(`unknown command ${(never as { Type: string }).Type}`);
@@ -193,6 +200,7 @@ export class Fsm {
       Stable: changed ? false : (existing?.Stable ?? false),
     };
     this.state.putJob(job, index);
+    ensureJobNamespace(this.state, job.Namespace, index);
     if (cmd.ScalingEvent) {
       this.state.scalingEvents.add(job.Namespace, job.ID, cmd.ScalingEvent.Group, { ...cmd.ScalingEvent.Event, EvalID: cmd.Eval?.ID ?? null, CreateIndex: index });
       this.state.touch(index, Table.Jobs);

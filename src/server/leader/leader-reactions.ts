@@ -85,6 +85,8 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'JobSummaryReconcile':
     case 'SchedulerConfigSet':
     case 'ScalingEventRecord':
+    case 'NamespaceUpsert':
+    case 'NamespaceDelete':
       break;
     default: {
       const never: never = cmd;

@@ -9,6 +9,7 @@
  * walks, which makes a long snapshot write quadratic.
  */
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
+import type { Namespace } from '../../structs/namespace.js';
 import { packObjects } from '../fsm/command-codec.js';
 import { plainMetric } from '../state/compact-metric.js';
 import { jobKey, type StateStore } from '../state/state-store.js';
@@ -32,6 +33,7 @@ export interface StateCapture {
   evals: Evaluation[];
   nodes: Node[];
   deployments: Deployment[];
+  namespaces: Namespace[];
   allocs: Allocation[];
 }
 
@@ -49,6 +51,7 @@ export function captureState(store: StateStore): StateCapture {
     evals: [...store.evalsT.values()],
     nodes: [...store.nodesT.values()],
     deployments: [...store.deploymentsT.values()],
+    namespaces: store.namespaceTable.serialize(),
     allocs: [...store.allocsT.values()],
   };
 }
@@ -62,6 +65,7 @@ export function captureCounts(c: StateCapture): SnapshotCounts {
     evals: c.evals.length,
     nodes: c.nodes.length,
     deployments: c.deployments.length,
+    namespaces: c.namespaces.length,
     allocs: c.allocs.length,
   };
 }
@@ -79,6 +83,7 @@ export function* encodeSnapshot(c: StateCapture, rowsPerChunk = DEFAULT_ROWS_PER
     [SnapshotTable.Evals, c.evals],
     [SnapshotTable.Nodes, c.nodes],
     [SnapshotTable.Deployments, c.deployments],
+    [SnapshotTable.Namespaces, c.namespaces],
   ];
   for (const [t, rows] of plain) {
     for (let i = 0; i < rows.length; i += per) yield line({ t, rows: rows.slice(i, i + per) } as RowsLine);

@@ -8,6 +8,7 @@
  */
 import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
+import type { Namespace } from '../../structs/namespace.js';
 import type { Packed } from '../fsm/command-codec.js';
 
 /** The format number written in the header. */
@@ -21,13 +22,14 @@ export const SnapshotTable = {
   Evals: 'evals',
   Nodes: 'nodes',
   Deployments: 'deployments',
+  Namespaces: 'namespaces',
   Allocs: 'allocs',
 } as const;
 
 /** One of SnapshotTable's values. */
 export type SnapshotTable = (typeof SnapshotTable)[keyof typeof SnapshotTable];
 
-/** Rows per table in a snapshot. */
+/** Rows per table in a snapshot (snapshots written before namespaces were kept have no `namespaces`). */
 export type SnapshotCounts = Record<SnapshotTable, number>;
 
 /** The first line of a snapshot. */
@@ -46,7 +48,8 @@ export type RowsLine =
   | { t: 'summaries'; rows: JobSummary[] }
   | { t: 'evals'; rows: Evaluation[] }
   | { t: 'nodes'; rows: Node[] }
-  | { t: 'deployments'; rows: Deployment[] };
+  | { t: 'deployments'; rows: Deployment[] }
+  | { t: 'namespaces'; rows: Namespace[] };
 
 /** A batch of allocations: `jv[i]` is the job version of row i (null: its Job is inline). */
 export interface AllocsLine {
@@ -76,5 +79,5 @@ export class SnapshotError extends CaravanError<'SNAPSHOT_ABORTED' | 'SNAPSHOT_C
 
 /** Counts with every table at zero. */
 export function zeroCounts(): SnapshotCounts {
-  return { jobs: 0, jobVersions: 0, summaries: 0, evals: 0, nodes: 0, deployments: 0, allocs: 0 };
+  return { jobs: 0, jobVersions: 0, summaries: 0, evals: 0, nodes: 0, deployments: 0, namespaces: 0, allocs: 0 };
 }

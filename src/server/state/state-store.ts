@@ -6,6 +6,8 @@
  */
 import { JobScalingEvents, type StoredScalingEvent } from './job-scaling-events.js';
 import { JobSubmissions, type JobSubmission } from './job-submissions.js';
+import { NamespaceTable } from './namespace-table.js';
+import type { Namespace } from '../../structs/namespace.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import { Table, type StateReader } from '../server-api.js';
@@ -50,6 +52,8 @@ export interface SerializedState {
   submissions?: JobSubmission[];
   /** Absent in snapshots written before scaling events were kept. */
   scalingEvents?: StoredScalingEvent[];
+  /** Absent in states written before namespaces were objects: those jobs use become real. */
+  namespaces?: Namespace[];
 }
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
@@ -62,6 +66,8 @@ export class StateStore implements StateReader, SnapshotTables {
   readonly submissions = new JobSubmissions();
   /** Scaling events per job and group; written by the FSM only. */
   readonly scalingEvents = new JobScalingEvents();
+  /** The namespaces (default always there); written by the FSM only (namespace-fsm.ts). */
+  readonly namespaceTable = new NamespaceTable();
   readonly summariesT = new CowTable<string, JobSummary>('job_summary', this.epochs);
   readonly allocsT = new CowTable<string, Allocation>('allocs', this.epochs);
   readonly evalsT = new CowTable<string, Evaluation>('evals', this.epochs);
@@ -168,6 +174,15 @@ export class StateStore implements StateReader, SnapshotTables {
     return lookup(this.deploymentsByJobI.get(jobKey(namespace, jobId)), this.deploymentsT).sort(
       (a, b) => b.CreateIndex - a.CreateIndex,
     );
+  }
+
+  /** Namespaces whose name starts with `prefix`, sorted by name. */
+  namespaces(prefix = ''): Namespace[] {
+    return this.namespaceTable.list().filter((n) => n.Name.startsWith(prefix));
+  }
+
+  namespaceByName(name: string): Namespace | undefined {
+    return this.namespaceTable.get(name);
   }
 
   // ---- snapshots and blocking ----
@@ -483,6 +498,7 @@ export class StateStore implements StateReader, SnapshotTables {
       schedulerConfig: this.schedulerConf,
       submissions: this.submissions.serialize(),
       scalingEvents: this.scalingEvents.serialize(),
+      namespaces: this.namespaceTable.serialize(),
     };
   }
 
@@ -526,10 +542,17 @@ export class StateStore implements StateReader, SnapshotTables {
     this.schedulerConf = s.schedulerConfig ?? defaultSchedulerConfig();
     this.submissions.restore(s.submissions);
     this.scalingEvents.restore(s.scalingEvents);
+    this.namespaceTable.restore(s.namespaces ?? implicitNamespaces(s.jobs, s.index));
     this.tableIdx.clear();
     for (const [t, i] of Object.entries(s.tableIndexes)) this.tableIdx.set(t as Table, i);
     this.index = s.index;
   }
+}
+
+/** The namespaces jobs used when namespaces were implicit (a state from before they were objects). */
+function implicitNamespaces(jobs: readonly Job[], index: number): Namespace[] {
+  const names = new Set(jobs.map((j) => j.Namespace));
+  return [...names].map((Name) => ({ Name, Description: '', Quota: '', Capabilities: null, NodePoolConfiguration: null, Meta: null, CreateIndex: index, ModifyIndex: index }));
 }
 
 function byPrefix<T extends { ID: string }>(it: Iterable<T>, prefix: string): T[] {
