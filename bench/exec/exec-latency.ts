@@ -70,6 +70,13 @@ async function selfAgent(): Promise<{ addr: string; allocId: string; task: strin
     restartAlloc: async () => {},
     signalAlloc: async () => {},
     allocStats: async () => ({}),
+    hostStats: () => {
+      throw new Error('not measured here');
+    },
+    collectAlloc: async () => {},
+    collectAllAllocs: async () => 0,
+    nodeMeta: () => ({ Meta: {}, Dynamic: {}, Static: {} }),
+    applyNodeMeta: async () => ({ Meta: {}, Dynamic: {}, Static: {} }),
   };
   const app = createHttpServer({ client });
   await app.listen({ host: '127.0.0.1', port: 0 });

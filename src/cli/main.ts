@@ -31,6 +31,8 @@ import { jobDispatchCommand } from './commands/job-dispatch.js';
 import { jobPeriodicCommand } from './commands/job-periodic.js';
 import { nodeCommands } from './commands/node-commands.js';
 import { nodeDrainCommand } from './commands/node-drain.js';
+import { nodeMetaCommands } from './commands/node-meta.js';
+import { allocChecksCommand } from './commands/alloc-checks.js';
 import { deploymentCommands } from './commands/deployment-commands.js';
 import { serverMembersCommand } from './commands/server-members.js';
 import { statusCommand } from './commands/status.js';
@@ -55,6 +57,7 @@ export const COMMANDS: readonly CommandModule[] = [
   evalCommands,
   nodeCommands,
   nodeDrainCommand,
+  nodeMetaCommands,
   deploymentCommands,
   allocStatusCommand,
   allocExecCommand,
@@ -63,6 +66,7 @@ export const COMMANDS: readonly CommandModule[] = [
   allocRestartCommand,
   allocSignalCommand,
   allocStopCommand,
+  allocChecksCommand,
   statusCommand,
   serverMembersCommand,
   jobActionCommands,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Allocation, Node, NodeStatus } from '../structs/index.js';
 import { newNode } from '../structs/node.js';
-import { isTerminalAlloc } from '../structs/alloc.js';
+import { isTerminalAlloc, isTerminalClientStatus } from '../structs/alloc.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import type { Driver, ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
 import { builtinDrivers } from '../drivers/index.js';
@@ -21,8 +21,10 @@ import type { TaskRunner } from './taskrunner/task-runner.js';
 import { AllocUpdateBatcher } from './alloc-update-batcher.js';
 import { StateDb, type ClientStateStore, type StoredAlloc } from './state/state-db.js';
 import { loadNodeIdentity } from './node/node-identity.js';
-import { driversChanged, fingerprintDrivers, fingerprintHost, withDriverAttributes } from './node/fingerprint.js';
+import { driversChanged, fingerprintDrivers, fingerprintHost, hostNetwork, withDriverAttributes } from './node/fingerprint.js';
 import type { NodeInfo } from './taskenv/task-env.js';
+import { HostStatsCollector, type HostStats } from './node/host-stats.js';
+import { applyMetaChanges, loadDynamicMeta, mergedMeta, saveDynamicMeta, type NodeMetaResponse } from './node/node-meta.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 
 export type { ServerConnection } from './server-connection.js';
@@ -76,6 +78,7 @@ export class Client implements ClientHttpApi {
   private registered = false;
   private heartbeatTtlMs = 10_000;
   private loops: Promise<void>[] = [];
+  private hostStatsCollector!: HostStatsCollector;
 
   private constructor(
     private readonly config: ClientConfig,
@@ -200,6 +203,50 @@ export class Client implements ClientHttpApi {
     return out;
   }
 
+  hostStats(): HostStats {
+    return this.hostStatsCollector.collect(this.clock.now());
+  }
+
+  async collectAlloc(allocId: string): Promise<void> {
+    const ar = this.requireRunner(allocId);
+    if (!this.collectable(ar)) {
+      throw new ClientApiError(ClientApiErrorCode.NotTerminal, `allocation ${allocId} is still running on this node; only terminal allocations are collected`);
+    }
+    this.runners.delete(allocId);
+    this.seen.delete(allocId);
+    await ar.destroy();
+  }
+
+  async collectAllAllocs(): Promise<number> {
+    const done = [...this.runners.values()].filter((ar) => this.collectable(ar));
+    for (const ar of done) await this.collectAlloc(ar.allocId);
+    return done.length;
+  }
+
+  /** Terminal for the servers (stopped, evicted, lost) or here (every task dead): Nomad's client GC only collects those. */
+  private collectable(ar: AllocRunner): boolean {
+    return isTerminalAlloc(ar.alloc()) || isTerminalClientStatus(ar.clientUpdate().ClientStatus);
+  }
+
+  nodeMeta(): NodeMetaResponse {
+    return mergedMeta(this.config.meta ?? {}, loadDynamicMeta(this.store));
+  }
+
+  async applyNodeMeta(changes: unknown): Promise<NodeMetaResponse> {
+    const dynamic = applyMetaChanges(loadDynamicMeta(this.store), changes);
+    saveDynamicMeta(this.store, dynamic);
+    const merged = mergedMeta(this.config.meta ?? {}, dynamic);
+    this.node = { ...this.node, Meta: merged.Meta };
+    this.nodeInfo = { ...this.nodeInfo, meta: merged.Meta };
+    // Registered again now, so the servers (and constraints on meta) see it when this returns;
+    // on failure the heartbeat loop registers it later.
+    await this.register().catch((err: unknown) => {
+      this.registered = false;
+      this.logger.warn({ err: errorMessage(err) }, 'registering node with new metadata failed; will retry');
+    });
+    return merged;
+  }
+
   private requireRunner(allocId: string): AllocRunner {
     const ar = this.runners.get(allocId);
     if (!ar) throw new ClientApiError(ClientApiErrorCode.AllocNotFound, `allocation ${allocId} not found on this node`);
@@ -221,8 +268,10 @@ export class Client implements ClientHttpApi {
     const host = fingerprintHost(this.config.dataDir);
     const drv = await fingerprintDrivers([...this.drivers.values()], this.clock.now());
     const name = this.config.nodeName ?? host.attributes['unique.hostname']!;
+    this.hostStatsCollector = new HostStatsCollector(this.config.dataDir, host.resources.Cpu.CpuShares);
     const dc = this.config.datacenter ?? 'dc1';
-    const attributes = { ...host.attributes, ...drv.attributes, 'unique.network.ip-address': this.config.httpAddr.split(':')[0] ?? '127.0.0.1' };
+    const ip = advertisedIp(this.config.httpAddr);
+    const attributes = { ...host.attributes, ...drv.attributes, 'unique.network.ip-address': ip };
     this.node = newNode({
       ID: id.id,
       SecretID: id.secretId,
@@ -230,8 +279,8 @@ export class Client implements ClientHttpApi {
       Name: name,
       HTTPAddr: this.config.httpAddr,
       Attributes: attributes,
-      NodeResources: host.resources,
-      Meta: { ...(this.config.meta ?? {}) },
+      NodeResources: { ...host.resources, Networks: [hostNetwork(ip)] },
+      Meta: mergedMeta(this.config.meta ?? {}, loadDynamicMeta(this.store)).Meta,
       NodeClass: this.config.nodeClass ?? '',
       Drivers: drv.drivers,
       StatusUpdatedAt: Math.floor(this.clock.now() / 1000),
@@ -385,4 +434,10 @@ export class Client implements ClientHttpApi {
       }
     }
   }
+}
+
+/** The host part of the client's advertised "host:port" ("[::1]:4646" → "::1"); loopback when empty. */
+function advertisedIp(httpAddr: string): string {
+  const host = httpAddr.startsWith('[') ? httpAddr.slice(1, httpAddr.indexOf(']')) : httpAddr.slice(0, Math.max(0, httpAddr.lastIndexOf(':')));
+  return host === '' || host === '0.0.0.0' ? '127.0.0.1' : host;
 }

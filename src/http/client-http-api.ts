@@ -1,4 +1,6 @@
 import type { ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
+import type { HostStats } from '../client/node/host-stats.js';
+import type { NodeMetaResponse } from '../client/node/node-meta.js';
 import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
 
 /**
@@ -25,6 +27,19 @@ export interface ClientHttpApi {
   signalAlloc(allocId: string, task: string | undefined, signal: string): Promise<void>;
   /** Resource usage of every running task of the allocation, by task name. Throws ClientApiError. */
   allocStats(allocId: string): Promise<Record<string, TaskResourceUsage>>;
+  /** The host's resource usage (GET /v1/client/stats). */
+  hostStats(): HostStats;
+  /**
+   * Destroys a terminal allocation here: tasks gone, directory removed, forgotten in the state DB
+   * (GET /v1/client/allocation/:id/gc). Throws AllocNotFound, or NotTerminal while it still runs.
+   */
+  collectAlloc(allocId: string): Promise<void>;
+  /** Destroys every terminal allocation here (GET /v1/client/gc); answers how many. */
+  collectAllAllocs(): Promise<number>;
+  /** The node's static, dynamic and merged metadata (GET /v1/client/metadata). */
+  nodeMeta(): NodeMetaResponse;
+  /** Sets (string) or unsets (null) dynamic metadata keys and registers the node again. Throws MetaInvalid. */
+  applyNodeMeta(changes: unknown): Promise<NodeMetaResponse>;
 }
 
 /** Codes of the errors a ClientHttpApi implementation throws (statuses in the error catalogue). */
@@ -33,6 +48,8 @@ export const ClientApiErrorCode = {
   TaskNotFound: 'CLIENT_TASK_NOT_FOUND',
   TaskNotRunning: 'CLIENT_TASK_NOT_RUNNING',
   BadSignal: 'CLIENT_BAD_SIGNAL',
+  NotTerminal: 'CLIENT_ALLOC_NOT_TERMINAL',
+  MetaInvalid: 'CLIENT_META_INVALID',
 } as const;
 export type ClientApiErrorCode = (typeof ClientApiErrorCode)[keyof typeof ClientApiErrorCode];
 

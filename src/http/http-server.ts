@@ -34,6 +34,7 @@ import { registerOperatorRoutes } from './routes/operator.js';
 import { registerSearchRoutes } from './routes/search.js';
 import { registerStatusRoutes } from './routes/status.js';
 import { registerClientAllocRoutes } from './routes/client-alloc.js';
+import { registerClientNodeRoutes } from './routes/client-node.js';
 import { registerClientExecRoutes } from './routes/client-exec.js';
 import { registerClientFsRoutes } from './routes/client-fs.js';
 import { registerClientLogsRoutes } from './routes/client-logs.js';
@@ -171,6 +172,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerClientFsRoutes(app, ctx);
   registerClientLogsRoutes(app, ctx);
   registerClientAllocRoutes(app, ctx);
+  registerClientNodeRoutes(app, ctx);
   registerUiRoutes(app, opts.uiDir);
   return app;
 }

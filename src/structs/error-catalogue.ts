@@ -198,6 +198,10 @@ export const ErrorCatalogue = {
   CLIENT_TASK_NOT_RUNNING: e(400, '{reason}', true),
   /** A signal name the client does not know. */
   CLIENT_BAD_SIGNAL: e(400, '{reason}'),
+  /** Garbage collection of an allocation that still runs here. */
+  CLIENT_ALLOC_NOT_TERMINAL: e(400, '{reason}'),
+  /** A dynamic node metadata update of the wrong shape (bad key or value). */
+  CLIENT_META_INVALID: e(400, '{reason}'),
   /** A client route used before the client started. */
   CLIENT_NOT_READY: e(503, '{reason}', true),
   /** A task-runner hook failed. */

@@ -18,8 +18,12 @@ import (
 
 var client *api.Client
 
-// TestMain starts one `caravan agent -server` on a free loopback port for the whole suite and
-// stops it (by its pid) at the end.
+// devClient talks to a second agent, `caravan agent -dev` (server and client in one), for the
+// routes answered by a client: host stats, allocation GC, node metadata, checks.
+var devClient *api.Client
+
+// TestMain starts one `caravan agent -server` and one `caravan agent -dev` on free loopback
+// ports for the whole suite and stops them (by their pids) at the end.
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -30,28 +34,51 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := startAgent(root, "-server")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	defer stop()
+	devAddr, stopDev, err := startAgent(root, "-dev")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stopDev()
+	if client, err = api.NewClient(&api.Config{Address: addr}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if devClient, err = api.NewClient(&api.Config{Address: devAddr}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// startAgent starts `caravan agent <role>` in a temporary data dir and waits until it is
+// healthy; stop interrupts it (SIGKILL after 10 s), waits, and removes the data dir.
+func startAgent(root, role string) (string, func(), error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	dataDir, err := os.MkdirTemp("", "caravan-compat-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return "", nil, err
 	}
-	defer os.RemoveAll(dataDir)
-	cmd := exec.Command("node", filepath.Join(root, "bin/caravan.js"), "agent", "-server", "-bind", "127.0.0.1",
+	cmd := exec.Command("node", filepath.Join(root, "bin/caravan.js"), "agent", role, "-bind", "127.0.0.1",
 		"-http-port", fmt.Sprint(port), "-data-dir", dataDir)
 	cmd.Dir = root
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "starting the agent:", err)
-		return 1
+		os.RemoveAll(dataDir)
+		return "", nil, fmt.Errorf("starting the agent: %w", err)
 	}
-	defer func() {
+	stop := func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
 		go func() { _, _ = cmd.Process.Wait(); close(done) }()
@@ -61,7 +88,8 @@ func run(m *testing.M) int {
 			_ = cmd.Process.Kill()
 			<-done
 		}
-	}()
+		os.RemoveAll(dataDir)
+	}
 	addr := fmt.Sprintf("http://127.0.0.1:%d", port)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -69,19 +97,13 @@ func run(m *testing.M) int {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				break
+				return addr, stop, nil
 			}
 		}
 		if time.Now().After(deadline) {
-			fmt.Fprintln(os.Stderr, "the agent did not become healthy:", err)
-			return 1
+			stop()
+			return "", nil, fmt.Errorf("the %s agent did not become healthy: %v", role, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	client, err = api.NewClient(&api.Config{Address: addr})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
 }

@@ -82,6 +82,27 @@ export class FakeAllocClient implements ClientHttpApi {
     return out;
   }
 
+  // The client routes below are tested through a real agent (test/integration/client-routes.test.ts).
+  hostStats(): never {
+    throw new ClientApiError(ClientApiErrorCode.AllocNotFound, 'no host stats in the fake client');
+  }
+
+  collectAlloc(allocId: string): Promise<void> {
+    return Promise.reject(new ClientApiError(ClientApiErrorCode.AllocNotFound, `Unknown allocation "${allocId}"`));
+  }
+
+  collectAllAllocs(): Promise<number> {
+    return Promise.resolve(0);
+  }
+
+  nodeMeta(): { Meta: Record<string, string>; Dynamic: Record<string, string | null>; Static: Record<string, string> } {
+    return { Meta: {}, Dynamic: {}, Static: {} };
+  }
+
+  applyNodeMeta(): Promise<never> {
+    return Promise.reject(new ClientApiError(ClientApiErrorCode.MetaInvalid, 'no node meta in the fake client'));
+  }
+
   cleanup(): void {
     rmSync(this.root, { recursive: true, force: true });
   }

@@ -6,7 +6,7 @@ import { readFileSync, statfsSync } from 'node:fs';
 import * as os from 'node:os';
 import type { Driver } from '../../drivers/driver.js';
 import type { DriverInfo } from '../../structs/node.js';
-import type { NodeResources } from '../../structs/resources.js';
+import type { NetworkResource, NodeResources } from '../../structs/resources.js';
 import { CARAVAN_VERSION, NOMAD_COMPAT_VERSION } from '../../structs/version.js';
 import { errorMessage } from '../client-error.js';
 
@@ -100,6 +100,23 @@ export function fingerprintHost(dataDir: string): HostFingerprint {
     MaxDynamicPort: 32000,
   };
   return { attributes, resources };
+}
+
+/**
+ * The node's host network: the interface holding `ip` (the address the client advertises), as
+ * Nomad fingerprints the network it will give allocations (mode "host", the address as a /32 or
+ * /128 CIDR). The scheduler fills allocated ports' HostIP and networks' IP from it.
+ */
+export function hostNetwork(ip: string, interfaces: NodeJS.Dict<os.NetworkInterfaceInfo[]> = os.networkInterfaces()): NetworkResource {
+  let device = '';
+  for (const [name, addrs] of Object.entries(interfaces)) {
+    if (addrs?.some((a) => a.address === ip)) {
+      device = name;
+      break;
+    }
+  }
+  const v6 = ip.includes(':');
+  return { Mode: 'host', Device: device, CIDR: `${ip}/${v6 ? 128 : 32}`, IP: ip, MBits: 1000, DNS: null, ReservedPorts: null, DynamicPorts: null };
 }
 
 /** Fingerprints every driver; a driver whose fingerprint throws is reported undetected. */

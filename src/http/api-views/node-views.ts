@@ -4,11 +4,33 @@
  * authenticates the node's client) and the row of GET /v1/nodes.
  */
 import type { Node, NodeListStub } from '../../structs/node.js';
+import type { NetworkResource, Resources } from '../../structs/resources.js';
 import { CARAVAN_VERSION } from '../../structs/version.js';
 
-/** A node as the API answers it: a copy with the SecretID blanked (the state's object is untouched). */
-export function nodeView(node: Node): Node {
-  return node.SecretID === '' ? node : { ...node, SecretID: '' };
+/** A node as the API reads it: with Nomad's pre-0.9 `Resources` and `Reserved` beside NodeResources. */
+export interface NodeView extends Node {
+  Resources: Resources;
+  Reserved: Resources;
+}
+
+function legacy(cpu: number, memoryMB: number, diskMB: number, networks: NetworkResource[] | null): Resources {
+  return { CPU: cpu, Cores: 0, MemoryMB: memoryMB, MemoryMaxMB: 0, DiskMB: diskMB, IOPS: 0, Networks: networks, Devices: null };
+}
+
+/**
+ * A node as the API answers it: a copy with the SecretID blanked (the state's object is
+ * untouched), and the deprecated `Resources`/`Reserved` Nomad's clients still send and its CLI
+ * still reads (`nomad node status <id>` dereferences `node.Resources.CPU`), derived here.
+ */
+export function nodeView(node: Node): NodeView {
+  const r = node.NodeResources;
+  const reserved = node.ReservedResources;
+  return {
+    ...node,
+    SecretID: '',
+    Resources: legacy(r?.Cpu?.CpuShares ?? 0, r?.Memory?.MemoryMB ?? 0, r?.Disk?.DiskMB ?? 0, r?.Networks ?? null),
+    Reserved: legacy(reserved?.Cpu?.CpuShares ?? 0, reserved?.Memory?.MemoryMB ?? 0, reserved?.Disk?.DiskMB ?? 0, null),
+  };
 }
 
 /** The host part of a node's HTTP address ("10.0.0.5:4646" → "10.0.0.5"). */

@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/server-api.js';
 import { allocStub } from '../../structs/alloc.js';
+import { allocView } from '../api-views/alloc-views.js';
 import { notFound } from '../http-errors.js';
 import { stubOf } from '../list-options.js';
 import { optionalObjectBody } from '../request-body.js';
@@ -24,7 +25,7 @@ export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): vo
     answerRead(ctx, req, reply, [Table.Allocs], (server) => {
       const alloc = server.state.allocById(req.params.id);
       if (!alloc) throw notFound('alloc');
-      return alloc;
+      return allocView(alloc);
     }, modifyIndex),
   );
 

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/server-api.js';
 import { NodeEligibility } from '../../structs/node.js';
 import { badRequest, notFound } from '../http-errors.js';
+import { allocView } from '../api-views/alloc-views.js';
 import { nodeListStub, nodeView } from '../api-views/node-views.js';
 import { stubOf } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
@@ -31,7 +32,7 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
   );
 
   app.get<{ Params: { id: string } }>('/v1/node/:id/allocations', (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Allocs], (server) => server.state.allocsByNode(req.params.id)),
+    answerRead(ctx, req, reply, [Table.Allocs], (server) => server.state.allocsByNode(req.params.id).map(allocView)),
   );
 
   const eligibility = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {

@@ -1,0 +1,140 @@
+package compat
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// runningAlloc registers a one-task raw_exec job on the -dev agent and waits for its allocation to run.
+func runningAlloc(t *testing.T, id string) *api.Allocation {
+	t.Helper()
+	job, err := devClient.Jobs().ParseHCL(jobHCL(id, "infra", "1"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := devClient.Jobs().Register(job, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		stubs, _, err := devClient.Jobs().Allocations(id, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range stubs {
+			if s.ClientStatus == "running" {
+				alloc, _, err := devClient.Allocations().Info(s.ID, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return alloc
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("job %s: no running allocation", id)
+	return nil
+}
+
+func TestAllocResourcesEventsAndClientRoutes(t *testing.T) {
+	alloc := runningAlloc(t, "c-web")
+	// What `nomad node status <id>` dereferences unchecked.
+	if alloc.Resources == nil || alloc.Resources.CPU == nil || *alloc.Resources.CPU != 100 || alloc.TaskResources["t"] == nil {
+		t.Fatalf("alloc resources: %+v task resources %+v", alloc.Resources, alloc.TaskResources)
+	}
+	node, _, err := devClient.Nodes().Info(alloc.NodeID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.Resources == nil || node.Resources.CPU == nil || *node.Resources.CPU == 0 {
+		t.Fatalf("node resources: %+v", node.Resources)
+	}
+
+	// Allocation events decode in the Go client and carry no Job.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stream, err := devClient.EventStream().Stream(ctx, map[api.Topic][]string{api.TopicAllocation: {"*"}}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for !found {
+		batch, ok := <-stream
+		if !ok {
+			t.Fatal("event stream ended before an allocation event")
+		}
+		if batch.Err != nil {
+			t.Fatal(batch.Err)
+		}
+		for _, e := range batch.Events {
+			a, err := e.Allocation()
+			if err != nil {
+				t.Fatalf("decoding an allocation event: %v", err)
+			}
+			if a != nil {
+				if a.Job != nil {
+					t.Fatal("allocation event carries its job")
+				}
+				found = true
+			}
+		}
+	}
+	cancel()
+
+	stats, err := devClient.Nodes().Stats(alloc.NodeID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Memory == nil || stats.Memory.Total == 0 || len(stats.CPU) == 0 || len(stats.DiskStats) == 0 {
+		t.Fatalf("host stats: %+v", stats)
+	}
+	checks, err := devClient.Allocations().Checks(alloc.ID, nil)
+	if err != nil || len(checks) != 0 {
+		t.Fatalf("checks: %v %v", checks, err)
+	}
+
+	team := "infra"
+	applied, err := devClient.Nodes().Meta().Apply(&api.NodeMetaApplyRequest{NodeID: alloc.NodeID, Meta: map[string]*string{"team": &team}}, nil)
+	if err != nil || applied.Meta["team"] != "infra" || applied.Dynamic["team"] == nil {
+		t.Fatalf("meta apply: %+v %v", applied, err)
+	}
+	read, err := devClient.Nodes().Meta().Read(alloc.NodeID, nil)
+	if err != nil || read.Meta["team"] != "infra" {
+		t.Fatalf("meta read: %+v %v", read, err)
+	}
+	bad := "x"
+	if _, err := devClient.Nodes().Meta().Apply(&api.NodeMetaApplyRequest{Meta: map[string]*string{"bad key": &bad}}, nil); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("bad meta key: want a 400, got %v", err)
+	}
+
+	if err := devClient.Allocations().GC(alloc, nil); err == nil || !strings.Contains(err.Error(), "still running") {
+		t.Fatalf("gc of a running allocation: want refused, got %v", err)
+	}
+	if _, _, err := devClient.Jobs().Deregister("c-web", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		a, _, err := devClient.Allocations().Info(alloc.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.ClientStatus == "complete" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("allocation did not stop: %s", a.ClientStatus)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := devClient.Allocations().GC(alloc, nil); err != nil {
+		t.Fatalf("gc: %v", err)
+	}
+	if err := devClient.Nodes().GC(alloc.NodeID, nil); err != nil {
+		t.Fatalf("node gc: %v", err)
+	}
+}
