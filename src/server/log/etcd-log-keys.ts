@@ -17,13 +17,15 @@ export const INDEX_DIGITS = 20;
 
 /**
  * etcd refuses requests over --max-request-bytes (1.5 MiB by default) and transactions with
- * more than --max-txn-ops (128) operations. Writes stay well below both: an entry larger than
- * INLINE_MAX_BYTES goes into parts of PART_BYTES, each written on its own, and a transaction
- * holds at most TXN_MAX_BYTES of values and TXN_MAX_OPS puts.
+ * more than --max-txn-ops (128) operations. Writes stay below both: an entry larger than
+ * INLINE_MAX_BYTES goes into parts of PART_BYTES, written before its index key, and a
+ * transaction holds at most TXN_MAX_BYTES of values and TXN_MAX_OPS puts. (A plan placing a
+ * thousand allocations is a few hundred KiB: inline, one transaction.)
  */
 export const PART_BYTES = 1024 * 1024;
-export const INLINE_MAX_BYTES = 256 * 1024;
-export const TXN_MAX_BYTES = 1024 * 1024;
+export const INLINE_MAX_BYTES = 1024 * 1024;
+/** Leaves a quarter MiB of the 1.5 MiB request for keys, compares and framing. */
+export const TXN_MAX_BYTES = 1280 * 1024;
 export const TXN_MAX_OPS = 100;
 /** Snapshot data per key (each piece is one put). */
 export const PIECE_BYTES = 1024 * 1024;
