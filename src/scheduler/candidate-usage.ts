@@ -8,6 +8,13 @@
 import type { Node } from '../structs/index.js';
 import { nodeCapacity, type ProposedUsage } from './node-usage.js';
 
+/** Capacity arrays by candidate position (NaN cpu: not loaded yet). */
+export interface SharedCapacity {
+  readonly capCpu: Float64Array;
+  readonly capMemory: Float64Array;
+  readonly capDisk: Float64Array;
+}
+
 export class CandidateUsage {
   /** Schedulable capacity; NaN until the position is loaded. */
   readonly capCpu: Float64Array;
@@ -17,11 +24,18 @@ export class CandidateUsage {
   readonly usedCpu: Float64Array;
   readonly usedMemory: Float64Array;
   readonly usedDisk: Float64Array;
+  /** 1 once the position's usage is loaded in this evaluation. */
+  private readonly usageLoaded: Uint8Array;
 
-  constructor(private readonly usage: ProposedUsage, n: number) {
-    this.capCpu = new Float64Array(n).fill(Number.NaN);
-    this.capMemory = new Float64Array(n);
-    this.capDisk = new Float64Array(n);
+  /**
+   * @param shared capacity arrays kept across evaluations (candidate-set.ts): capacity depends on
+   *   the node only; a position's usage is still loaded once per evaluation.
+   */
+  constructor(private readonly usage: ProposedUsage, n: number, shared: SharedCapacity | null = null) {
+    this.capCpu = shared ? shared.capCpu : new Float64Array(n).fill(Number.NaN);
+    this.capMemory = shared ? shared.capMemory : new Float64Array(n);
+    this.capDisk = shared ? shared.capDisk : new Float64Array(n);
+    this.usageLoaded = new Uint8Array(n);
     this.usedCpu = new Float64Array(n);
     this.usedMemory = new Float64Array(n);
     this.usedDisk = new Float64Array(n);
@@ -29,16 +43,19 @@ export class CandidateUsage {
 
   /** True once the position's figures are loaded. */
   loaded(at: number): boolean {
-    return !Number.isNaN(this.capCpu[at]!);
+    return this.usageLoaded[at] === 1;
   }
 
-  /** Loads the position's capacity and usage from the node and ProposedUsage. */
+  /** Loads the position's capacity (unless shared and known) and usage from the node and ProposedUsage. */
   load(at: number, node: Node): void {
-    const cap = nodeCapacity(node);
+    if (Number.isNaN(this.capCpu[at]!)) {
+      const cap = nodeCapacity(node);
+      this.capMemory[at] = cap.memory;
+      this.capDisk[at] = cap.disk;
+      this.capCpu[at] = cap.cpu;
+    }
     const u = this.usage.peek(node.ID);
-    this.capMemory[at] = cap.memory;
-    this.capDisk[at] = cap.disk;
-    this.capCpu[at] = cap.cpu;
+    this.usageLoaded[at] = 1;
     this.usedCpu[at] = u.cpu;
     this.usedMemory[at] = u.memory;
     this.usedDisk[at] = u.disk;

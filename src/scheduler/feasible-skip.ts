@@ -40,13 +40,14 @@ export class FeasibleSkip {
   }
 
   /** Adds to the tally the filter reasons of `count` positions starting at `start`, wrapping. */
-  tallyRange(tally: FilterTally, start: number, count: number): void {
+  /** `idMap` turns the ids the table was built with into the tally's (shared tables). */
+  tallyRange(tally: FilterTally, start: number, count: number, idMap?: (id: number) => number): void {
     const n = this.next.length;
     const end = start + count;
     for (let k = 0; k < this.ids.length; k++) {
       const p = this.prefix[k]!;
       const c = end <= n ? p[end]! - p[start]! : p[n]! - p[start]! + p[end - n]!;
-      if (c > 0) tally.addMany(this.ids[k]!, c);
+      if (c > 0) tally.addMany(idMap ? idMap(this.ids[k]!) : this.ids[k]!, c);
     }
   }
 }

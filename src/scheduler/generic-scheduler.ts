@@ -2,13 +2,13 @@
  * The generic scheduler for service and batch jobs: reconciles the job's allocations, then
  * places what is missing through the placement stack and submits one plan per attempt.
  */
-import { emptyPlan, generateId, type AllocMetric, type Allocation, type Evaluation, type Node, type Plan, isNodeUnreachable } from '../structs/index.js';
+import { emptyPlan, generateId, type AllocMetric, type Allocation, type Evaluation, type Plan, isNodeUnreachable } from '../structs/index.js';
 import type { Planner, Scheduler, SchedulerContext, SchedulerState } from './interfaces.js';
 import { buildInPlaceAlloc, buildNewAlloc, buildStoppedAlloc } from './alloc-builder.js';
 import { buildFollowupEval } from './eval-builder.js';
-import { nodeInJobScope, nodeIsReady } from './feasibility.js';
 import { ProposedUsage } from './node-usage.js';
 import { PlacementStack } from './placement-stack.js';
+import { candidateSetFor, scopedCandidates } from './candidate-set.js';
 import { runPlanAttempts, type PlanAttempt } from './plan-attempt.js';
 import { NodeTaint, PlacementKind, reconcile } from './reconciler.js';
 import { nextTracker } from './reschedule.js';
@@ -62,8 +62,7 @@ export class GenericScheduler implements Scheduler {
     let stack: PlacementStack | null = null;
     const getStack = (): PlacementStack => {
       if (!stack) {
-        const candidates: Node[] = [];
-        if (job) for (const n of state.nodes()) if (nodeIsReady(n) && nodeInJobScope(job, n)) candidates.push(n);
+        const candidates = job ? (candidateSetFor(state, job, this.ctx.random) ?? scopedCandidates(state, job)) : [];
         stack = new PlacementStack(job!, candidates, new ProposedUsage(state), state, this.ctx.random, allocs);
       }
       return stack;

@@ -28,6 +28,13 @@ export interface SchedulerState {
    * hold, kept incrementally by the store. When absent the scheduler sums allocsByNode itself.
    */
   nodeAllocatedUsage?(nodeId: string): NodeAllocatedUsage;
+  /**
+   * Optional: the version of the nodes table this snapshot reads — an owner object (the same
+   * for every snapshot of one store) and an index that changes whenever any node changes. The
+   * scheduler keeps what it derives from the nodes alone across evaluations of one version
+   * (candidate-set.ts); without it, it derives them per evaluation.
+   */
+  nodesVersion?(): { owner: object; index: number } | undefined;
   /** The operator's placement algorithm (binpack when absent): spread prefers the emptiest node. */
   schedulerAlgorithm?(): SchedulerAlgorithm;
 }

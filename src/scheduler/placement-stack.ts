@@ -23,6 +23,7 @@ import { FeasibleSkip, MAX_SKIP_REASONS } from './feasible-skip.js';
 import { assignPorts, NO_PORTS, type PortAssignment } from './port-assignment.js';
 import { affinityScore, antiAffinityScore, binPackScore, spreadFitScore } from './rank.js';
 import { SpreadScorer } from './spread-score.js';
+import { CandidateSet, FEASIBLE_ANSWER, UNKNOWN_ANSWER, shuffle, type SharedStaticAnswers } from './candidate-set.js';
 
 /** A chosen node with its score and the ports assigned there. */
 export interface Selection {
@@ -44,8 +45,8 @@ export interface SelectOptions {
 export const MIN_SPREAD_CANDIDATES = 100;
 
 /** Static answers by position: not computed yet, or feasible; otherwise a FilterTally id. */
-const UNKNOWN = -2;
-const FEASIBLE = -1;
+const UNKNOWN = UNKNOWN_ANSWER;
+const FEASIBLE = FEASIBLE_ANSWER;
 /** Fit by position on the fast path. */
 const FIT_UNKNOWN = 0;
 const FITS = 1;
@@ -88,6 +89,10 @@ interface GroupCache {
   walked: number;
   /** Jumps over infeasible positions; null until built or when not worth it. */
   skip: FeasibleSkip | null;
+  /** The group shape's answers shared across evaluations (candidate-set.ts), if any. */
+  shared: SharedStaticAnswers | null;
+  /** Local tally id of each shared reason index (-1: not registered yet). */
+  localIds: number[];
 }
 
 /** Counts of job allocations by node attribute value, for spreads and distinct_property. */
@@ -97,16 +102,7 @@ interface ValueCounts {
   counts: Map<string, number>;
 }
 
-/** Shuffles in place with the given random source (Fisher-Yates). */
-export function shuffle<T>(items: T[], random: () => number): T[] {
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    const t = items[i]!;
-    items[i] = items[j]!;
-    items[j] = t;
-  }
-  return items;
-}
+export { shuffle };
 
 /** The placement stack; one per evaluation attempt. */
 export class PlacementStack {
@@ -128,13 +124,19 @@ export class PlacementStack {
   /** The score and ports of the last node score() accepted (fields, so scoring allocates nothing). */
   private lastScore = 0;
   private lastPorts: PortAssignment = NO_PORTS;
-  readonly nodesAvailable: Record<string, number> = {};
+  readonly nodesAvailable: Record<string, number>;
   private readonly fitScore: typeof binPackScore;
+  private readonly candidates: readonly Node[];
+  /** The candidates shared across evaluations, when the state allows it (candidate-set.ts). */
+  private readonly shared: CandidateSet | null;
 
   constructor(
     private readonly job: Job,
-    /** Ready nodes in the job's datacenters and pool, in any order; shuffled here. */
-    private readonly candidates: Node[],
+    /**
+     * Ready nodes in the job's datacenters and pool, in any order (shuffled here), or the shared
+     * candidate set (already shuffled: the walk starts at a random position).
+     */
+    candidates: Node[] | CandidateSet,
     readonly usage: ProposedUsage,
     private readonly state: SchedulerState,
     private readonly random: () => number,
@@ -142,9 +144,19 @@ export class PlacementStack {
   ) {
     // The operator's algorithm, fixed for this evaluation as the state snapshot is.
     this.fitScore = state.schedulerAlgorithm?.() === 'spread' ? spreadFitScore : binPackScore;
-    shuffle(this.candidates, random);
-    for (const n of candidates) this.nodesAvailable[n.Datacenter] = (this.nodesAvailable[n.Datacenter] ?? 0) + 1;
-    this.at = new CandidateUsage(usage, candidates.length);
+    if (candidates instanceof CandidateSet) {
+      this.shared = candidates;
+      this.candidates = candidates.nodes;
+      // Shared read-only: every metric of the evaluation refers to the same object anyway.
+      this.nodesAvailable = candidates.nodesAvailable as Record<string, number>;
+      this.cursor = this.candidates.length > 0 ? Math.floor(random() * this.candidates.length) : 0;
+    } else {
+      this.shared = null;
+      this.candidates = shuffle(candidates, random);
+      this.nodesAvailable = {};
+      for (const n of candidates) this.nodesAvailable[n.Datacenter] = (this.nodesAvailable[n.Datacenter] ?? 0) + 1;
+    }
+    this.at = new CandidateUsage(usage, this.candidates.length, this.shared);
     this.liveJobAllocs = jobAllocs.filter(isLiveAlloc);
     for (const a of this.liveJobAllocs) this.bumpNode(a.NodeID, a.TaskGroup, 1);
   }
@@ -168,7 +180,10 @@ export class PlacementStack {
         distinct: distinctConstraints(this.job, group),
         affinities,
         spreads,
-        spreadScorer: spreads.length > 0 ? new SpreadScorer(spreads, spreads.map((s) => this.counts(s.Attribute, group.Name)), group.Count, n) : null,
+        spreadScorer:
+          spreads.length > 0
+            ? new SpreadScorer(spreads, spreads.map((s) => this.counts(s.Attribute, group.Name)), group.Count, n, this.shared ? (a) => this.shared!.spreadValueIds(a) : undefined)
+            : null,
         staticByIndex: new Int32Array(n).fill(UNKNOWN),
         answerByClass: new Map(),
         staticReason: new Map(),
@@ -184,7 +199,13 @@ export class PlacementStack {
         exhaustedByIndex: new Int32Array(n),
         walked: 0,
         skip: null,
+        shared: null,
+        localIds: [],
       };
+      if (this.shared) {
+        g.shared = this.shared.staticAnswers(groupShapeKey(this.job, group));
+        if (g.shared.skip) g.skip = g.shared.skip;
+      }
       g.fast = g.distinct.length === 0 && g.ask.networks.length === 0;
       this.groups.set(group.Name, g);
     }
@@ -192,6 +213,7 @@ export class PlacementStack {
   }
 
   private positionOf(nodeId: string): number {
+    if (this.shared) return this.shared.positionOf(nodeId);
     if (!this.positions) {
       this.positions = new Map();
       this.candidates.forEach((n, i) => this.positions!.set(n.ID, i));
@@ -265,7 +287,7 @@ export class PlacementStack {
         const gap = next < 0 ? n : next >= at ? next - at : next + n - at;
         if (gap > 0) {
           const passed = Math.min(gap, n - seen);
-          skip.tallyRange(tally, at, passed);
+          skip.tallyRange(tally, at, passed, g.shared ? (id) => this.localId(g, id) : undefined);
           seen += passed;
           at = (at + passed) % n;
           this.cursor = at;
@@ -276,7 +298,7 @@ export class PlacementStack {
       this.cursor = at + 1 === n ? 0 : at + 1;
       seen++;
       let answer = g.staticByIndex[at]!;
-      if (answer === UNKNOWN) g.staticByIndex[at] = answer = this.staticAnswer(g, node);
+      if (answer === UNKNOWN) g.staticByIndex[at] = answer = this.staticAnswer(g, node, at);
       if (answer !== FEASIBLE) {
         tally.add(answer);
         continue;
@@ -341,18 +363,65 @@ export class PlacementStack {
 
   /** Completes the group's static answers and builds its skip table, when few reasons apply. */
   private buildSkip(g: GroupCache): FeasibleSkip | null {
+    const shared = g.shared;
+    if (shared && shared.skip !== undefined) return shared.skip;
     const ids = new Set<number>();
+    let skip: FeasibleSkip | null = null;
     for (let i = 0; i < this.candidates.length; i++) {
       let answer = g.staticByIndex[i]!;
-      if (answer === UNKNOWN) g.staticByIndex[i] = answer = this.staticAnswer(g, this.candidates[i]!);
-      if (answer !== FEASIBLE) ids.add(answer);
-      if (ids.size > MAX_SKIP_REASONS) return null;
+      if (answer === UNKNOWN) g.staticByIndex[i] = answer = this.staticAnswer(g, this.candidates[i]!, i);
+      if (answer !== FEASIBLE) ids.add(shared ? shared.answers[i]! : answer);
+      if (ids.size > MAX_SKIP_REASONS) break;
     }
-    return new FeasibleSkip(g.staticByIndex, FEASIBLE, [...ids]);
+    // Shared answers are kept with the shared reason indexes; the walk maps them to its tally's.
+    if (ids.size <= MAX_SKIP_REASONS) skip = new FeasibleSkip(shared ? shared.answers : g.staticByIndex, FEASIBLE, [...ids]);
+    if (shared) shared.skip = skip;
+    return skip;
   }
 
-  /** FEASIBLE, or the tally id of the reason the node is filtered; once per class when possible. */
-  private staticAnswer(g: GroupCache, node: Node): number {
+  /** The local tally id of a shared reason index. */
+  private localId(g: GroupCache, id: number): number {
+    let local = g.localIds[id];
+    if (local === undefined || local < 0) {
+      const r = g.shared!.reasons[id]!;
+      g.localIds[id] = local = this.tally.idFor(r.reason, r.nodeClass);
+    }
+    return local;
+  }
+
+  /**
+   * FEASIBLE, or the tally id of the reason the node at `at` is filtered; once per class when
+   * possible, and once per nodes-table version when the answers are shared.
+   */
+  private staticAnswer(g: GroupCache, node: Node, at: number): number {
+    const shared = g.shared;
+    if (!shared) return this.ownStaticAnswer(g, node);
+    let answer = shared.answers[at]!;
+    if (answer === UNKNOWN) {
+      const perNode = g.feasibility.perNode;
+      const cls = perNode ? -1 : computedClass(node);
+      const known = perNode ? undefined : shared.byClass.get(cls);
+      if (known !== undefined) answer = known;
+      else {
+        const reason = g.feasibility.reason(node);
+        if (reason === null) answer = FEASIBLE;
+        else {
+          const key = `${reason}\u0000${node.NodeClass}`;
+          answer = shared.reasonIds.get(key) ?? -1;
+          if (answer < 0) {
+            answer = shared.reasons.length;
+            shared.reasons.push({ reason, nodeClass: node.NodeClass });
+            shared.reasonIds.set(key, answer);
+          }
+        }
+        if (!perNode) shared.byClass.set(cls, answer);
+      }
+      shared.answers[at] = answer;
+    }
+    return answer === FEASIBLE ? FEASIBLE : this.localId(g, answer);
+  }
+
+  private ownStaticAnswer(g: GroupCache, node: Node): number {
     const perNode = g.feasibility.perNode;
     const cls = perNode ? -1 : computedClass(node);
     if (!perNode) {
@@ -577,4 +646,14 @@ export class PlacementStack {
       if (v !== undefined && (vc.counts.get(v) ?? 0) > 0) vc.counts.set(v, vc.counts.get(v)! - 1);
     }
   }
+}
+
+/**
+ * What a group's static answers depend on: its constraints (job, group and tasks, distinct_*
+ * included, which static checks skip) and its tasks' drivers. Groups with equal keys answer
+ * every node alike.
+ */
+function groupShapeKey(job: Job, group: TaskGroup): string {
+  const cs = groupConstraints(job, group).map((c) => [c.LTarget, c.Operand, c.RTarget]);
+  return JSON.stringify([cs, group.Tasks.map((t) => t.Driver)]);
 }

@@ -26,36 +26,62 @@ interface OneSpread {
   stats: SpreadStats;
   ids: Map<string, number>;
   values: string[];
+  /** Value number by candidate position (UNKNOWN: not looked at yet). */
+  byPos: Int32Array;
   /** Boost by value number, valid when stamps[id] is the current selection. */
   boosts: number[];
   stamps: number[];
 }
 
+/**
+ * The numbering of one attribute's values and each candidate position's value number; it
+ * depends on the nodes only, so the placement stack may share one across evaluations
+ * (candidate-set.ts). Numbers are only ever added.
+ */
+export interface SpreadValueIds {
+  readonly ids: Map<string, number>;
+  readonly values: string[];
+  readonly byPos: Int32Array;
+}
+
+/** An empty numbering for `positions` candidate positions. */
+export function newSpreadValueIds(positions: number): SpreadValueIds {
+  return { ids: new Map(), values: [], byPos: new Int32Array(positions).fill(UNKNOWN) };
+}
+
 export class SpreadScorer {
   private readonly spreads: OneSpread[];
-  /** Value numbers by candidate position × spread. */
-  private readonly idsByIndex: Int32Array;
   private stamp = 0;
 
   /**
    * `counts[i]` are the live counts of spreads[i]'s attribute, owned and updated by the caller;
-   * `positions` is the number of candidate positions.
+   * `positions` is the number of candidate positions; `valueIds(attribute)`, when given, is a
+   * shared numbering of the attribute's values for those positions.
    */
-  constructor(spreads: readonly Spread[], counts: readonly ReadonlyMap<string, number>[], private readonly desiredCount: number, positions: number) {
+  constructor(
+    spreads: readonly Spread[],
+    counts: readonly ReadonlyMap<string, number>[],
+    private readonly desiredCount: number,
+    positions: number,
+    valueIds?: (attribute: string) => SpreadValueIds,
+  ) {
     let weights = 0;
     for (const s of spreads) weights += Math.abs(s.Weight || 0) || 1;
-    this.spreads = spreads.map((spread, i) => ({
-      spread,
-      resolve: targetResolver(spread.Attribute),
-      weight: (Math.abs(spread.Weight || 0) || 1) / weights,
-      counts: counts[i]!,
-      stats: { min: Number.POSITIVE_INFINITY, max: 0 },
-      ids: new Map(),
-      values: [],
-      boosts: [],
-      stamps: [],
-    }));
-    this.idsByIndex = new Int32Array(positions * spreads.length).fill(UNKNOWN);
+    this.spreads = spreads.map((spread, i) => {
+      const numbering = valueIds ? valueIds(spread.Attribute) : newSpreadValueIds(positions);
+      return {
+        spread,
+        resolve: targetResolver(spread.Attribute),
+        weight: (Math.abs(spread.Weight || 0) || 1) / weights,
+        counts: counts[i]!,
+        stats: { min: Number.POSITIVE_INFINITY, max: 0 },
+        ids: numbering.ids,
+        values: numbering.values,
+        byPos: numbering.byPos,
+        boosts: [],
+        stamps: [],
+      };
+    });
   }
 
   /** Starts a selection: takes the counts as they are now. */
@@ -83,7 +109,7 @@ export class SpreadScorer {
    */
   single(at: number): number {
     if (this.spreads.length !== 1) return Number.NaN;
-    const id = this.idsByIndex[at]!;
+    const id = this.spreads[0]!.byPos[at]!;
     if (id < 0 || id >= this.weighted.length) return Number.NaN;
     return this.weighted[id]!;
   }
@@ -96,8 +122,6 @@ export class SpreadScorer {
       id = s.values.length;
       s.ids.set(v, id);
       s.values.push(v);
-      s.boosts.push(0);
-      s.stamps.push(0);
     }
     return id;
   }
@@ -113,8 +137,8 @@ export class SpreadScorer {
       const s = this.spreads[i]!;
       let id: number;
       if (at >= 0) {
-        id = this.idsByIndex[at * k + i]!;
-        if (id === UNKNOWN) this.idsByIndex[at * k + i] = id = this.idOf(s, node);
+        id = s.byPos[at]!;
+        if (id === UNKNOWN) s.byPos[at] = id = this.idOf(s, node);
       } else id = this.idOf(s, node);
       let boost: number;
       if (id === MISSING) boost = MISSING_BOOST;

@@ -32,7 +32,13 @@ export class StateSnapshot implements SchedulerState {
     private readonly epoch: Epoch,
     private readonly atIndex: number,
     private readonly schedulerConf?: SchedulerConfiguration,
+    /** The nodes table's index when the snapshot was taken (-1: unknown, no nodesVersion). */
+    private readonly nodesIndex = -1,
   ) {}
+
+  nodesVersion(): { owner: object; index: number } | undefined {
+    return this.nodesIndex < 0 ? undefined : { owner: this.store.nodesT, index: this.nodesIndex };
+  }
 
   schedulerAlgorithm(): SchedulerAlgorithm {
     return this.schedulerConf?.SchedulerAlgorithm ?? 'binpack';

@@ -189,7 +189,7 @@ export class StateStore implements StateReader, SnapshotTables {
 
   /** A consistent read-only view of the state as it is now; O(1). */
   snapshot(): StateSnapshot {
-    return new StateSnapshot(this, this.epochs.begin(), this.index, this.schedulerConf);
+    return new StateSnapshot(this, this.epochs.begin(), this.index, this.schedulerConf, this.tableIndex(Table.Nodes));
   }
 
   /** The scheduler configuration (replaced whole on change, so snapshots keep theirs). */
