@@ -1,7 +1,10 @@
 /**
  * Docker driver benchmark: submit → running of one docker task (goal: median ≤ 250 ms) beside
  * `docker run --rm --network none -m 64m … echo hi` on the same engine, and the exec round trip
- * into a running container (`echo hi`, open → exit frame; goal: median ≤ 30 ms).
+ * into a running container (`echo hi`, open → exit frame; goal: median ≤ 30 ms). The agent execs
+ * into runc containers directly (src/drivers/docker/direct-exec.ts); for comparison this also
+ * times the Engine's own exec step by step (create, start's hijack, first output, end of stream,
+ * inspect for the exit code) and the direct helper alone.
  *
  *   npm run build && node dist/bench/docker/docker-latency.js [--runs 20] [--execs 50]
  *
@@ -17,6 +20,8 @@ import { runExecSession } from '../../src/cli/commands/alloc-exec-session.js';
 import type { Allocation } from '../../src/structs/index.js';
 import { startContainerExec } from '../../src/drivers/docker/container-exec.js';
 import { EngineClient } from '../../src/drivers/docker/engine-client.js';
+import { directExecSpec, prepareDirectExec } from '../../src/drivers/docker/direct-exec.js';
+import { startPipeProcess } from '../../src/http/exec/exec-process.js';
 import { BUSYBOX_IMAGE, importBusybox, listContainers, startPrivateDockerd, type PrivateDockerd } from '../../test/drivers/private-dockerd.js';
 import { startBenchAgent, type BenchAgent } from '../dev-agent.js';
 import { percentile } from '../percentile.js';
@@ -84,6 +89,25 @@ async function submitToRunning(addr: string, jobId: string): Promise<number> {
   }
 }
 
+/** Per-step times (ms from the start) of one Engine exec of `echo hi`, as container-exec.ts does it. */
+async function engineExecSteps(engine: EngineClient, containerId: string): Promise<Record<string, number>> {
+  const t0 = performance.now();
+  const created = await engine.json<{ Id: string }>({ method: 'POST', path: `/containers/${containerId}/exec`, body: { AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false, Cmd: ['echo', 'hi'] } });
+  const create = performance.now() - t0;
+  const s = await engine.hijack({ method: 'POST', path: `/exec/${created.Id}/start`, body: { Detach: false, Tty: false } });
+  const hijack = performance.now() - t0;
+  s.end();
+  let firstOutput = 0;
+  await new Promise<void>((resolve) => {
+    s.on('data', () => (firstOutput ||= performance.now() - t0));
+    s.on('close', () => resolve());
+    s.on('error', () => resolve());
+  });
+  const closed = performance.now() - t0;
+  await engine.json({ method: 'GET', path: `/exec/${created.Id}/json` });
+  return { create, hijack, firstOutput, closed, inspected: performance.now() - t0 };
+}
+
 async function purge(addr: string, jobId: string): Promise<void> {
   await fetch(`${addr}/v1/job/${jobId}?purge=true`, { method: 'DELETE' });
 }
@@ -146,7 +170,24 @@ async function main(): Promise<void> {
       await new Promise<void>((resolve) => startContainerExec(engine, container.Id, ['echo', 'hi'], false, { onOutput: () => undefined, onExit: () => resolve() }));
       if (i >= 3) engineSamples.push(performance.now() - t0);
     }
+    const stepNames = ['create', 'hijack', 'firstOutput', 'closed', 'inspected'];
+    const steps: Record<string, number[]> = Object.fromEntries(stepNames.map((n) => [n, []]));
+    for (let i = 0; i < Math.min(execs, 20) + 3; i++) {
+      const st = await engineExecSteps(engine, container.Id);
+      if (i >= 3) for (const n of stepNames) steps[n]!.push(st[n]!);
+    }
+    // The direct helper alone (spawned from this process, no websocket).
+    const inspect = await engine.json<{ State: { Pid: number } }>({ method: 'GET', path: `/containers/${container.Id}/json` });
     engine.close();
+    const prepared = await prepareDirectExec(container.Id, inspect.State.Pid);
+    const directSamples: number[] = [];
+    if (prepared.ok) {
+      for (let i = 0; i < execs + 3; i++) {
+        const t0 = performance.now();
+        await new Promise<void>((resolve) => startPipeProcess(directExecSpec(prepared.context, ['echo', 'hi']), { onOutput: () => undefined, onExit: () => resolve() }));
+        if (i >= 3) directSamples.push(performance.now() - t0);
+      }
+    }
     await purge(addr, runnerId);
 
     const r = stats(running);
@@ -157,8 +198,11 @@ async function main(): Promise<void> {
     console.log(`exec echo hi into the container, open → exit frame (${e.n} runs): median ${e.median.toFixed(1)} ms, p95 ${e.p95.toFixed(1)} ms — goal: median ≤ ${GOAL_EXEC_MS} ms ${e.median <= GOAL_EXEC_MS ? '(met)' : '(NOT met)'}`);
     const en = stats(engineSamples);
     console.log(`the engine's exec alone (create + start + inspect, no websocket; ${en.n} runs): median ${en.median.toFixed(1)} ms, p95 ${en.p95.toFixed(1)} ms`);
+    console.log(`  its steps, median ms from the start: ${stepNames.map((n) => `${n} ${stats(steps[n]!).median.toFixed(1)}`).join(', ')}`);
+    const dr = directSamples.length > 0 ? stats(directSamples) : null;
+    console.log(dr ? `the direct helper alone (spawn from a big process → exit, no websocket; ${dr.n} runs): median ${dr.median.toFixed(1)} ms, p95 ${dr.p95.toFixed(1)} ms` : `direct exec unavailable: ${prepared.ok ? '' : prepared.reason}`);
     mkdirSync('bench/results', { recursive: true });
-    writeFileSync('bench/results/docker.json', JSON.stringify({ submitToRunning: { ...r, goalMedianMs: GOAL_RUNNING_MS }, dockerRun: b, exec: { ...e, goalMedianMs: GOAL_EXEC_MS }, engineExec: en, at: new Date().toISOString() }, null, 2));
+    writeFileSync('bench/results/docker.json', JSON.stringify({ submitToRunning: { ...r, goalMedianMs: GOAL_RUNNING_MS }, dockerRun: b, exec: { ...e, goalMedianMs: GOAL_EXEC_MS }, engineExec: en, engineExecSteps: Object.fromEntries(stepNames.map((n) => [n, stats(steps[n]!).median])), directHelper: dr, at: new Date().toISOString() }, null, 2));
   } finally {
     await agent?.stop();
     await dockerd.stop();

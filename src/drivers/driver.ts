@@ -137,6 +137,11 @@ export interface ExecSpec {
   cwd: string;
   env: Record<string, string>;
   /**
+   * The signal that ends the command when the session ends (default SIGKILL); a helper that
+   * must pass the end on to what it started asks for one it can catch.
+   */
+  killSignal?: NodeJS.Signals;
+  /**
    * Set by drivers whose tasks live where a host process cannot go (a container): starts the
    * command there instead of spawning `file` on the host.
    */

@@ -51,7 +51,7 @@ export function startPipeProcess(spec: ExecSpec, events: ExecProcessEvents): Exe
     },
     resize() { /* pipes have no size */ },
     kill() {
-      if (!exited) child.kill('SIGKILL');
+      if (!exited) child.kill(spec.killSignal ?? 'SIGKILL');
     },
   };
 }
@@ -93,7 +93,7 @@ export function startPtyProcess(spec: ExecSpec, size: TerminalSize | undefined, 
       if (!exited && sz.width > 0 && sz.height > 0) term.resize(sz.width, sz.height);
     },
     kill() {
-      if (!exited) term.kill('SIGKILL');
+      if (!exited) term.kill(spec.killSignal ?? 'SIGKILL');
     },
   };
 }

@@ -1,0 +1,3 @@
+module caravan/docker-exec
+
+go 1.22
