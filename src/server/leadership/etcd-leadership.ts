@@ -137,8 +137,7 @@ export class EtcdLeadership implements Leadership {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.setLeader(null);
-    for (const w of this.watchers) await w.cancel().catch(() => undefined);
-    this.watchers = [];
+    await this.cancelWatchers();
     // Revoking the lease deletes the leader key and the registration: the next leader is elected at once.
     const lease = this.lease;
     this.lease = null;
@@ -252,20 +251,44 @@ export class EtcdLeadership implements Leadership {
 
   // ---- the cluster as seen through etcd ----
 
-  /** Reads the leader and members, then watches both from the revision after the read. */
+  /**
+   * Reads the leader and members, then watches both from the revision after the read. A watch
+   * that etcd cancels (its start revision was compacted after a long disconnection) is replaced
+   * by a fresh read and watch.
+   */
   private async watchCluster(): Promise<void> {
     const [leader, members] = await Promise.all([this.client.get(this.keys.leader).exec(), this.client.getAll().prefix(this.keys.members).exec()]);
     const kv = leader.kvs[0];
     if (kv) this.noteLeader(parseLeader(kv));
+    else if (this.leaderValue) this.onLeaderDeleted();
     for (const m of members.kvs) this.noteMember(m, true);
-    const from = String(Number(members.header.revision) + 1);
     const lw = await this.client.watch().key(this.keys.leader).startRevision(String(Number(leader.header.revision) + 1)).create();
     lw.on('put', (kv) => this.noteLeader(parseLeader(kv)));
     lw.on('delete', () => this.onLeaderDeleted());
-    const mw = await this.client.watch().prefix(this.keys.members).startRevision(from).create();
+    const mw = await this.client.watch().prefix(this.keys.members).startRevision(String(Number(members.header.revision) + 1)).create();
     mw.on('put', (kv) => this.noteMember(kv, true));
     mw.on('delete', (kv) => this.noteMember(kv, false));
-    this.watchers = [lw, mw];
+    const watchers = [lw, mw];
+    for (const w of watchers) w.on('error', (err) => this.rewatch(watchers, err));
+    this.watchers = watchers;
+    if (this.closed) await this.cancelWatchers();
+  }
+
+  private rewatch(failed: Watcher[], err: Error): void {
+    if (this.closed || this.watchers !== failed) return;
+    this.log?.warn({ err }, 'etcd leadership: watch canceled; reading the cluster again');
+    void this.cancelWatchers();
+    const retry = (): void => {
+      if (this.closed) return;
+      this.watchCluster().catch(() => setTimeout(retry, 500));
+    };
+    setTimeout(retry, 100);
+  }
+
+  private async cancelWatchers(): Promise<void> {
+    const ws = this.watchers;
+    this.watchers = [];
+    for (const w of ws) await w.cancel().catch(() => undefined);
   }
 
   private noteLeader(value: MemberValue & { createRevision: string }): void {

@@ -1,0 +1,106 @@
+/**
+ * EtcdLeadership against a real one-member etcd: one leader among several servers, members
+ * with their addresses, the leader's address followed by everyone, leadership handed over when
+ * the leader leaves (close revokes its lease) or its lease lapses, and onChange on both sides.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { Etcd3 } from 'etcd3';
+import { EtcdCluster } from '../helpers/etcd-process.js';
+import { openEtcdClient } from '../../src/server/etcd/etcd-connection.js';
+import { EtcdLeadership } from '../../src/server/leadership/etcd-leadership.js';
+
+let etcd: EtcdCluster;
+before(async () => {
+  etcd = await EtcdCluster.start(1);
+});
+after(async () => {
+  await etcd?.stop();
+});
+
+async function waitFor(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+interface Member {
+  client: Etcd3;
+  leadership: EtcdLeadership;
+  changes: boolean[];
+}
+
+async function join(prefix: string, id: string): Promise<Member> {
+  const client = openEtcdClient({ endpoints: etcd.endpoints });
+  const leadership = new EtcdLeadership({ client, prefix, id, name: `name-${id}`, address: `127.0.0.1:${id}`, leaseTtlSeconds: 1, onClose: () => client.close() });
+  const changes: boolean[] = [];
+  leadership.onChange((l) => changes.push(l));
+  await leadership.start();
+  return { client, leadership, changes };
+}
+
+describe('etcd leadership', () => {
+  it('elects one leader, lists the members, and hands over when the leader leaves', async () => {
+    const prefix = `/lead-${randomBytes(4).toString('hex')}/`;
+    const a = await join(prefix, '1001');
+    await waitFor(() => a.leadership.isLeader(), 'a to lead');
+    const b = await join(prefix, '1002');
+    const c = await join(prefix, '1003');
+    try {
+      assert.deepEqual(a.changes, [true]);
+      assert.equal(b.leadership.isLeader() || c.leadership.isLeader(), false);
+      assert.equal(a.leadership.lastContactMs(), 0);
+      for (const m of [a, b, c]) {
+        assert.equal(m.leadership.leaderAddress(), '127.0.0.1:1001');
+        assert.ok(m.leadership.fence() === null || m === a);
+      }
+      await waitFor(() => b.leadership.members().length === 3, 'b to see every member');
+      assert.deepEqual(
+        b.leadership.members().map((m) => [m.id, m.name, m.address, m.leader, m.status]),
+        [
+          ['1001', 'name-1001', '127.0.0.1:1001', true, 'alive'],
+          ['1002', 'name-1002', '127.0.0.1:1002', false, 'alive'],
+          ['1003', 'name-1003', '127.0.0.1:1003', false, 'alive'],
+        ],
+      );
+      // The leader moves its address (the agent learns its port once it listens): everyone follows.
+      a.leadership.advertise('127.0.0.1:2001');
+      await waitFor(() => c.leadership.leaderAddress() === '127.0.0.1:2001', 'the new address');
+
+      // The leader leaves: its lease is revoked, one of the others leads at once.
+      await a.leadership.close();
+      await waitFor(() => b.leadership.isLeader() || c.leadership.isLeader(), 'a new leader', 5000);
+      const next = b.leadership.isLeader() ? b : c;
+      const other = next === b ? c : b;
+      assert.deepEqual(next.changes, [true]);
+      assert.deepEqual(other.changes, []);
+      await waitFor(() => other.leadership.leaderAddress() === next.leadership.leaderAddress(), 'the follower to follow');
+      await waitFor(() => other.leadership.members().find((m) => m.id === '1001')?.status === 'failed', 'a to show as failed');
+    } finally {
+      await b.leadership.close();
+      await c.leadership.close();
+    }
+  });
+
+  it('a leader whose lease was lost steps down (onChange false) and campaigns again', async () => {
+    const prefix = `/lead-${randomBytes(4).toString('hex')}/`;
+    const a = await join(prefix, '1');
+    try {
+      await waitFor(() => a.leadership.isLeader(), 'a to lead');
+      const fence = a.leadership.fence()!;
+      // The lease disappears in etcd (as after a pause past its TTL).
+      const kv = (await a.client.get(`${prefix}leader`).exec()).kvs[0]!;
+      await a.client.leaseClient.leaseRevoke({ ID: kv.lease });
+      await waitFor(() => a.changes.length >= 2, 'a to step down');
+      assert.deepEqual(a.changes.slice(0, 2), [true, false]);
+      // Alone in the cluster, it is elected again with a new lease: a new fence.
+      await waitFor(() => a.leadership.isLeader(), 'a to lead again', 10_000);
+      assert.notEqual(a.leadership.fence()!.createRevision, fence.createRevision);
+    } finally {
+      await a.leadership.close();
+    }
+  });
+});
