@@ -50,6 +50,15 @@ export interface AgentConfig {
   plugins: Record<string, Record<string, unknown>>;
   /** Files the configuration was read from, in order. */
   files: string[];
+  /** Nomad's `acl { enabled, token_ttl, policy_ttl }` (TTLs in ms: how long a client caches a resolved token). */
+  acl: AclConfig;
+}
+
+/** The `acl` block. */
+export interface AclConfig {
+  enabled: boolean;
+  tokenTtlMs: number;
+  policyTtlMs: number;
 }
 
 /** A partial configuration as a file or the flags give it; later layers override earlier ones. */
@@ -66,6 +75,7 @@ export interface AgentConfigLayer {
   client?: Partial<ClientConfig>;
   plugins?: Record<string, Record<string, unknown>>;
   files?: string[];
+  acl?: Partial<AclConfig>;
 }
 
 /** A configuration problem; `field` names the setting (e.g. "ports.http"). */
@@ -97,6 +107,7 @@ export function defaultAgentConfig(): AgentConfig {
     client: { enabled: false, servers: [], nodeClass: '', meta: {}, options: {} },
     plugins: {},
     files: [],
+    acl: { enabled: false, tokenTtlMs: 30_000, policyTtlMs: 30_000 },
   };
 }
 
@@ -146,6 +157,7 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
     // A later file's plugin block replaces an earlier one's for the same plugin, as in Nomad.
     plugins: { ...base.plugins, ...layer.plugins },
     files: [...base.files, ...(layer.files ?? [])],
+    acl: { ...base.acl, ...layer.acl },
   };
 }
 

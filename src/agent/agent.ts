@@ -72,6 +72,7 @@ export class Agent {
           ? { serverProxy: new ServerProxy({ servers: config.client.servers }) }
           : {}),
         logger: logger.child({ component: 'http' }),
+        acl: config.acl,
         agent: {
           name: config.name,
           region: config.region,

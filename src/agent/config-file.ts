@@ -3,13 +3,14 @@
  * configuration layer. Known settings: data_dir, bind_addr, datacenter, region, name,
  * log_level, ports { http }, server { enabled, num_schedulers, raft_snapshot_threshold, etcd { endpoints, prefix,
  * lease_ttl, tls { ca_file, cert_file, key_file } } }, client { enabled, servers,
- * node_class, meta, options }, plugin "<name>" { config { … } } (kept as given, for the driver
+ * node_class, meta, options }, acl { enabled, token_ttl, policy_ttl }, plugin "<name>" { config { … } } (kept as given, for the driver
  * to read). Other Nomad settings are ignored, so existing files load.
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseHcl } from '@cdktf/hcl2json';
 import { AgentConfigError, type AgentConfigLayer } from './agent-config.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
+import { NANOS_PER_MS, parseDuration } from '../structs/duration.js';
 
 type Obj = Record<string, unknown>;
 
@@ -42,6 +43,17 @@ function int(o: Obj, key: string, field: string): number | undefined {
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
   if (typeof n !== 'number' || !Number.isInteger(n)) throw new AgentConfigError(field, `must be an integer, got ${JSON.stringify(v)}`);
   return n;
+}
+
+/** A Go duration ("30s", "5m") in milliseconds. */
+function durationMs(o: Obj, key: string, field: string): number | undefined {
+  const v = str(o, key, field);
+  if (v === undefined) return undefined;
+  try {
+    return parseDuration(v) / NANOS_PER_MS;
+  } catch {
+    throw new AgentConfigError(field, `must be a duration such as "30s", got ${JSON.stringify(v)}`);
+  }
 }
 
 /** A string map given as an attribute (`meta = {…}`) or a block (`meta { … }`). */
@@ -110,6 +122,16 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
   }
   const plugins = pluginBlocks(tree);
   if (plugins) layer.plugins = plugins;
+  const acl = block(tree, 'acl');
+  if (acl) {
+    layer.acl = {};
+    const enabled = bool(acl, 'enabled', 'acl.enabled');
+    if (enabled !== undefined) layer.acl.enabled = enabled;
+    const tokenTtl = durationMs(acl, 'token_ttl', 'acl.token_ttl');
+    if (tokenTtl !== undefined) layer.acl.tokenTtlMs = tokenTtl;
+    const policyTtl = durationMs(acl, 'policy_ttl', 'acl.policy_ttl');
+    if (policyTtl !== undefined) layer.acl.policyTtlMs = policyTtl;
+  }
   return layer;
 }
 

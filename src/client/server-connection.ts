@@ -132,7 +132,8 @@ export function httpServerConnection(servers: string[], token?: string): ServerC
     },
     async watchAllocs(nodeId, afterIndex, timeoutMs, signal) {
       const wait = `${Math.max(1, Math.round(timeoutMs / 1000))}s`;
-      const { json, headers } = await request('GET', `/v1/node/${encodeURIComponent(nodeId)}/allocations?index=${afterIndex}&wait=${wait}`, undefined, signal);
+      // The node's own allocations are read with its SecretID (the ACL gate lets a node read its own).
+      const { json, headers } = await request('GET', `/v1/node/${encodeURIComponent(nodeId)}/allocations?index=${afterIndex}&wait=${wait}`, undefined, signal, secretId || token);
       const index = Number(headers.get('X-Nomad-Index') ?? afterIndex);
       return { allocs: Array.isArray(json) ? (json as Allocation[]) : [], index: Number.isFinite(index) ? index : afterIndex };
     },

@@ -12,6 +12,8 @@ export interface ClientHttpApi {
   /** The ID of the node this client registered as. */
   nodeId(): string;
 
+  /** The namespace of a local allocation (for the ACL gate on a client-only agent). Optional. */
+  allocNamespace?(allocId: string): string | undefined;
   /** Whether this client runs (or keeps the directory of) allocation `allocId`. */
   hasAlloc(allocId: string): boolean;
   /** The allocation's directory on this machine, or undefined if the client does not know it. */

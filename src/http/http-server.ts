@@ -41,6 +41,10 @@ import { registerClientLogsRoutes } from './routes/client-logs.js';
 import { registerEventStreamRoutes } from './routes/event-stream.js';
 import { registerUiRoutes } from './routes/ui.js';
 import { shouldProxy, type ServerProxy } from './forward-to-server/server-proxy.js';
+import { AclGate, type AclLookups } from './acl/acl-gate.js';
+import { declaredNeed, type AclNeed } from './acl/route-acl.js';
+import { RemoteTokenResolver } from './acl/remote-token-resolver.js';
+import { registerAclRoutes } from './routes/acl.js';
 
 /** Options of createHttpServer. */
 export interface HttpServerOptions {
@@ -57,6 +61,8 @@ export interface HttpServerOptions {
   serverProxy?: ServerProxy;
   /** The built web UI served at /ui/ (default dist/ui). */
   uiDir?: string;
+  /** The agent's `acl` block: with `enabled`, every route is checked against the caller's token. */
+  acl?: { enabled: boolean; tokenTtlMs?: number; policyTtlMs?: number };
 }
 
 /** Builds the fastify instance with every route; the caller listens (or uses inject in tests). */
@@ -93,6 +99,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     logger: opts.logger,
     metrics: new HttpMetrics(() => opts.server),
     shutdown: new AbortController(),
+    gate: createAclGate(opts),
   };
   // On close, blocked queries answer at once and streams end, so shutdown does not wait minutes.
   app.addHook('preClose', (done) => {
@@ -148,11 +155,22 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     throw new HttpError('HTTP_ROUTE_NOT_FOUND', {});
   });
 
+  // Every route declares what it needs of the caller's token (route-acl.ts); the gate decides.
+  const declarations: RouteDeclaration[] = [];
+  routeDeclarations.set(app, declarations);
+  app.addHook('onRoute', (route) => {
+    declarations.push({ method: route.method, url: route.url, need: declaredNeed(route.config) });
+  });
+  app.addHook('preHandler', async (req) => {
+    await ctx.gate.check(req, declaredNeed(req.routeOptions.config));
+  });
+
   registerJobRoutes(app, ctx);
   registerJobStatusesRoutes(app, ctx);
   registerSystemRoutes(app, ctx);
   registerSchedulerConfigRoutes(app, ctx);
   registerFeaturesOffRoutes(app, ctx);
+  if (ctx.gate.enabled) registerAclRoutes(app, ctx);
   registerAgentHostRoutes(app, ctx);
   registerAllocRoutes(app, ctx);
   registerEvalRoutes(app, ctx);
@@ -175,6 +193,42 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerClientNodeRoutes(app, ctx);
   registerUiRoutes(app, opts.uiDir);
   return app;
+}
+
+/** One route as registered, with what it declared (undefined: nothing). */
+export interface RouteDeclaration {
+  method: string | string[];
+  url: string;
+  need: AclNeed | undefined;
+}
+
+const routeDeclarations = new WeakMap<FastifyInstance, RouteDeclaration[]>();
+
+/** Every route of an app made by createHttpServer, with its ACL declaration (for the test that requires one). */
+export function routeAclDeclarations(app: FastifyInstance): RouteDeclaration[] {
+  return routeDeclarations.get(app) ?? [];
+}
+
+/** The gate of an agent: the server resolves tokens from its state; lookups find objects' namespaces. */
+function createAclGate(opts: HttpServerOptions): AclGate {
+  const server = opts.server;
+  const lookups: AclLookups | undefined = server
+    ? {
+        allocNamespace: (id) => server.state.allocById(id)?.Namespace,
+        evalNamespace: (id) => server.state.evalById(id)?.Namespace,
+        deploymentNamespace: (id) => server.state.deploymentById(id)?.Namespace,
+        nodeSecret: (id) => server.state.nodeById(id)?.SecretID,
+      }
+    : opts.client
+      ? {
+          allocNamespace: (id) => opts.client?.allocNamespace?.(id),
+          evalNamespace: () => undefined,
+          deploymentNamespace: () => undefined,
+          nodeSecret: () => undefined,
+        }
+      : undefined;
+  const remote = !server && opts.serverProxy && opts.acl?.enabled ? new RemoteTokenResolver(opts.serverProxy.servers(), opts.acl.tokenTtlMs ?? 30_000) : undefined;
+  return new AclGate(opts.acl?.enabled === true, () => server?.acl ?? remote, lookups);
 }
 
 /** "host:port" of the listening socket, the host as configured; `configured` before listen. */

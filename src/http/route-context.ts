@@ -10,6 +10,7 @@ import type { Clock, RandomSource } from '../time/clock.js';
 import type { ClientHttpApi } from './client-http-api.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { blockingQuery } from './blocking-query.js';
+import { requestAcl, type AclGate } from './acl/acl-gate.js';
 import { HttpError } from './http-errors.js';
 import { applyListOptions, parseListOptions } from './list-options.js';
 import { parseQueryOptions, type QueryOptions, type RawHeaders, type RawQuery } from './query-options.js';
@@ -39,6 +40,8 @@ export interface RouteContext {
   metrics: HttpMetrics;
   /** Aborted when the HTTP server closes: long waits and streams should end. */
   shutdown: AbortController;
+  /** The ACL gate: decides every request against its route's declaration (acl/acl-gate.ts). */
+  gate: AclGate;
 }
 
 /** The server of this agent; a 400 explaining the agent is client-only when there is none. */
@@ -113,6 +116,7 @@ export async function answerRead<T>(
     index = result.index;
     setQueryMeta(reply, index, server.isLeader() || server.leaderAddress() !== '');
     let body: unknown = result.value;
+    if (Array.isArray(body)) body = keepReadable(req, body);
     if (Array.isArray(body)) {
       const page = applyListOptions(body as unknown[], listOpts);
       body = page.items;
@@ -123,6 +127,20 @@ export async function answerRead<T>(
     if (index === 0) setQueryMeta(reply, Math.max(1, server.state.latestIndex()));
     throw err;
   }
+}
+
+/**
+ * With ACLs on, a namespace-scoped list keeps the items of the namespaces where the token has
+ * the capability its route declared (a `?namespace=*` list, or a list that spans namespaces).
+ */
+function keepReadable(req: FastifyRequest, items: unknown[]): unknown[] {
+  const r = requestAcl(req);
+  const cap = r?.listCapability;
+  if (!r || !cap || r.acl.isManagement) return items;
+  return items.filter((x) => {
+    const ns = (x as { Namespace?: unknown } | null)?.Namespace;
+    return typeof ns !== 'string' || r.acl.allowNamespaceOperation(ns, cap);
+  });
 }
 
 /** Answers a write with its index header and JSON body. */

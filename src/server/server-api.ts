@@ -26,6 +26,7 @@ import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error
 import type { ErrorCode, ErrorFields } from '../structs/error-catalogue.js';
 import type { EventBatch } from './events/event.js';
 import type { SubscribeRequest } from './events/event-broker.js';
+import type { AclEndpoint } from './endpoints/acl-endpoint.js';
 
 /** State tables that blocking queries watch. */
 export const Table = {
@@ -38,6 +39,9 @@ export const Table = {
   Deployments: 'deployment',
   SchedulerConfig: 'scheduler_config',
   Namespaces: 'namespaces',
+  AclTokens: 'acl_token',
+  AclPolicies: 'acl_policy',
+  AclRoles: 'acl_role',
 } as const;
 export type Table = (typeof Table)[keyof typeof Table];
 
@@ -153,6 +157,8 @@ export interface ServerApi {
    * `req.index`, then follows. Optional so that servers without events still type-check.
    */
   readonly eventBroker?: { subscribe(req: SubscribeRequest): AsyncIterable<EventBatch> };
+  /** ACL tokens, policies, roles and secret resolution. Optional: servers without ACLs lack it. */
+  readonly acl?: AclEndpoint;
   /** Whether this server is the leader (always true for a single embedded server). */
   isLeader(): boolean;
   leaderAddress(): string;

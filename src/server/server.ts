@@ -46,6 +46,7 @@ import { AllocEndpoint } from './endpoints/alloc-endpoint.js';
 import { DeploymentEndpoint } from './endpoints/deployment-endpoint.js';
 import { SystemEndpoint } from './endpoints/system-endpoint.js';
 import { NamespaceEndpoint } from './endpoints/namespace-endpoint.js';
+import { AclEndpoint } from './endpoints/acl-endpoint.js';
 
 export type { ServerConfig } from './server-config.js';
 
@@ -58,6 +59,8 @@ export class Server implements ServerApi {
   readonly leadership: Leadership;
   private readonly clock: Clock;
   private readonly random: RandomSource;
+  /** ACL tokens, policies and roles, and the resolution of secrets (endpoints/acl-endpoint.ts). */
+  readonly acl: AclEndpoint;
   private readonly jobs: JobEndpoint;
   private readonly scaling: ScalingEndpoint;
   private readonly nodes: NodeEndpoint;
@@ -106,6 +109,7 @@ export class Server implements ServerApi {
     this.deployments = new DeploymentEndpoint(ctx, this.jobs);
     this.system = new SystemEndpoint(ctx);
     this.namespaceEndpoint = new NamespaceEndpoint(ctx);
+    this.acl = new AclEndpoint(ctx);
     this.snapshotter = new Snapshotter({
       log,
       store: this.store,

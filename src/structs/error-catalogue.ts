@@ -161,6 +161,20 @@ export const ErrorCatalogue = {
   HTTP_BAD_FILTER: e(400, 'failed to read filter expression: {reason}'),
   /** An endpoint Nomad serves only in its Enterprise edition (Nomad's text and status). */
   HTTP_ENTERPRISE_ONLY: e(501, 'Nomad Enterprise only endpoint'),
+  /** A token without the capability a route needs (Nomad's text and status). */
+  ACL_PERMISSION_DENIED: e(403, 'Permission denied'),
+  /** A secret that is no token's (Nomad's text and status). */
+  ACL_TOKEN_NOT_FOUND: e(403, 'ACL token not found'),
+  /** A token past its ExpirationTime (Nomad's text and status). */
+  ACL_TOKEN_EXPIRED: e(403, 'ACL token expired'),
+  /** A second bootstrap without the reset file naming this index (Nomad's text). */
+  ACL_BOOTSTRAP_DONE: e(400, 'ACL bootstrap already done (reset index: {resetIndex})'),
+  /** A policy whose rules do not parse or validate; the reason names the rule and line. */
+  ACL_POLICY_INVALID: e(400, 'policy "{policy}": {reason}'),
+  /** A token, policy or role request of the wrong shape; the reason names the field. */
+  ACL_REQUEST_INVALID: e(400, '{reason}'),
+  /** No ACL token, policy or role of that ID or name (Nomad's texts: "ACL token not found"). */
+  ACL_OBJECT_NOT_FOUND: e(404, 'ACL {what} not found'),
   /** An ACL endpoint while ACLs are off (Nomad's text and status). */
   HTTP_ACL_DISABLED: e(400, 'ACL support disabled'),
   /** A request for a region this agent is not in (Nomad's text; there is one region). */

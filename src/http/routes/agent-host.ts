@@ -7,6 +7,7 @@ import { readFileSync, statfsSync } from 'node:fs';
 import { networkInterfaces, release, type, version } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { queryOptions, sendJson, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 const SECRET_NAME = /TOKEN|SECRET|PASSWORD|PASSWD|KEY|AUTH|CREDENTIAL/i;
 
@@ -53,7 +54,7 @@ export function hostData(): Record<string, unknown> {
 
 /** Registers /v1/agent/host. */
 export function registerAgentHostRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/agent/host', (req, reply) =>
+  app.get('/v1/agent/host', acl.rule('agent', 'read'), (req, reply) =>
     sendJson(reply, { AgentID: ctx.client?.nodeId() ?? ctx.agent.name, HostData: hostData() }, queryOptions(req).pretty),
   );
 }

@@ -8,6 +8,7 @@ import { CARAVAN_VERSION } from '../../structs/version.js';
 import { ErrorCatalogue } from '../../structs/error-catalogue.js';
 import { HttpError } from '../http-errors.js';
 import { queryOptions, sendJson, type AgentInfo, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Splits "host:port" (the port 0 when absent). */
 function hostPort(addr: string): { host: string; port: number } {
@@ -49,7 +50,7 @@ export function agentMember(agent: AgentInfo, leader: boolean): Record<string, u
 
 /** Registers the agent routes. */
 export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/agent/self', (req, reply) => {
+  app.get('/v1/agent/self', acl.rule('agent', 'read'), (req, reply) => {
     const server = ctx.server;
     const mem = process.memoryUsage();
     const stats: Record<string, Record<string, string>> = {
@@ -92,7 +93,7 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     );
   });
 
-  app.get('/v1/agent/health', (req, reply) => {
+  app.get('/v1/agent/health', acl.public(), (req, reply) => {
     const out: Record<string, { ok: boolean; message: string }> = {};
     if (ctx.client) out['client'] = { ok: true, message: 'ok' };
     if (ctx.server) {
@@ -103,7 +104,7 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     return sendJson(reply, out, queryOptions(req).pretty, ok ? 200 : ErrorCatalogue.HTTP_AGENT_UNHEALTHY.status);
   });
 
-  app.get('/v1/agent/members', (req, reply) => {
+  app.get('/v1/agent/members', acl.rule('node', 'read'), (req, reply) => {
     const members = ctx.agent.server ? [agentMember(ctx.agent, ctx.server?.isLeader() ?? false)] : [];
     return sendJson(
       reply,
@@ -112,7 +113,7 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     );
   });
 
-  app.get('/v1/agent/servers', (req, reply) => {
+  app.get('/v1/agent/servers', acl.rule('agent', 'read'), (req, reply) => {
     if (!ctx.client) throw new HttpError('HTTP_NO_CLIENT', { reason: 'no servers list' });
     return sendJson(reply, clientServers(ctx), queryOptions(req).pretty);
   });

@@ -9,10 +9,11 @@ import { notFound } from '../http-errors.js';
 import { stubOf } from '../list-options.js';
 import { optionalObjectBody } from '../request-body.js';
 import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Registers the allocation routes. */
 export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/allocations', (req, reply) =>
+  app.get('/v1/allocations', acl.ns('read-job'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Allocs], (server, opts) =>
       server.state
         .allocs(opts.prefix || undefined)
@@ -21,7 +22,7 @@ export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): vo
     ),
   );
 
-  app.get<{ Params: { id: string } }>('/v1/allocation/:id', (req, reply) =>
+  app.get<{ Params: { id: string } }>('/v1/allocation/:id', acl.ns('read-job', 'alloc'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Allocs], (server) => {
       const alloc = server.state.allocById(req.params.id);
       if (!alloc) throw notFound('alloc');
@@ -36,6 +37,6 @@ export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): vo
     const res = await server.stopAlloc(req.params.id);
     return answerWrite(req, reply, res.index, { EvalID: res.evalId, Index: res.index });
   };
-  app.put<{ Params: { id: string } }>('/v1/allocation/:id/stop', stop);
-  app.post<{ Params: { id: string } }>('/v1/allocation/:id/stop', stop);
+  app.put<{ Params: { id: string } }>('/v1/allocation/:id/stop', acl.ns('alloc-lifecycle', 'alloc'), stop);
+  app.post<{ Params: { id: string } }>('/v1/allocation/:id/stop', acl.ns('alloc-lifecycle', 'alloc'), stop);
 }

@@ -13,6 +13,7 @@ import { badRequest } from '../http-errors.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import { optionalBool, optionalObjectBody, optionalString } from '../request-body.js';
 import { sendJson, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 type AllocReq = FastifyRequest<{ Params: { id: string }; Querystring: RawQuery }>;
 
@@ -113,8 +114,8 @@ export function registerClientAllocRoutes(app: FastifyInstance, ctx: RouteContex
     await client.restartAlloc(req.params.id, task === '' ? undefined : task);
     return sendJson(reply, {}, pretty(req));
   });
-  app.put('/v1/client/allocation/:id/restart', restart);
-  app.post('/v1/client/allocation/:id/restart', restart);
+  app.put('/v1/client/allocation/:id/restart', acl.ns('alloc-lifecycle', 'alloc'), restart);
+  app.post('/v1/client/allocation/:id/restart', acl.ns('alloc-lifecycle', 'alloc'), restart);
 
   const signal = local(async (req, reply, client) => {
     const body = optionalObjectBody(req.body);
@@ -123,10 +124,10 @@ export function registerClientAllocRoutes(app: FastifyInstance, ctx: RouteContex
     await client.signalAlloc(req.params.id, task === '' ? undefined : task, sig);
     return sendJson(reply, {}, pretty(req));
   });
-  app.put('/v1/client/allocation/:id/signal', signal);
-  app.post('/v1/client/allocation/:id/signal', signal);
+  app.put('/v1/client/allocation/:id/signal', acl.ns('alloc-lifecycle', 'alloc'), signal);
+  app.post('/v1/client/allocation/:id/signal', acl.ns('alloc-lifecycle', 'alloc'), signal);
 
-  app.get('/v1/client/allocation/:id/stats', local(async (req, reply, client) => {
+  app.get('/v1/client/allocation/:id/stats', acl.ns('read-job', 'alloc'), local(async (req, reply, client) => {
     return sendJson(reply, allocResourceUsage(await client.allocStats(req.params.id)), pretty(req));
   }));
 }

@@ -18,6 +18,8 @@ import { requestTarget } from '../forward/request-target.js';
 import { badRequest, toCaravanError } from '../http-errors.js';
 import type { RawQuery } from '../query-options.js';
 import type { RouteContext } from '../route-context.js';
+import { acl, type AclNeed } from '../acl/route-acl.js';
+import { permissionDenied } from '../acl/acl-gate.js';
 
 const EXEC_PATH = /^\/v1\/client\/allocation\/([^/?]+)\/exec\/?$/;
 
@@ -41,10 +43,27 @@ function proxyServer(ctx: RouteContext, proxy: ServerProxy | undefined, req: Inc
   return proxy.servers()[0];
 }
 
-/** Serves one upgraded exec socket: validate, then run locally or forward. */
-function serveExec(ctx: RouteContext, proxy: ServerProxy | undefined, spawner: ExecSpawner, ws: WebSocket, req: IncomingMessage, allocId: string, url: URL): void {
+/** What an exec needs: alloc-exec in the allocation's namespace (the route's declaration). */
+const EXEC_NEED: AclNeed = { kind: 'namespace', capability: 'alloc-exec', from: 'alloc' };
+
+/**
+ * The ACL check of an exec, which is upgraded outside fastify's hooks: the gate decides as for
+ * any route; a task of a driver without isolation (raw_exec) needs alloc-node-exec too, as Nomad.
+ */
+async function authorizeExec(ctx: RouteContext, req: IncomingMessage, allocId: string, url: URL, task: string): Promise<void> {
+  const query = queryOf(url);
+  const r = await ctx.gate.authorize({ headers: req.headers, query, params: { id: allocId }, body: null }, EXEC_NEED);
+  if (!r || r.acl.isManagement) return;
+  const alloc = ctx.server?.state.allocById(allocId);
+  const driver = alloc?.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks.find((t) => t.Name === task)?.Driver;
+  if (driver === 'raw_exec' && !r.acl.allowNamespaceOperation(alloc!.Namespace, 'alloc-node-exec')) throw permissionDenied();
+}
+
+/** Serves one upgraded exec socket: authorize, validate, then run locally or forward. */
+async function serveExec(ctx: RouteContext, proxy: ServerProxy | undefined, spawner: ExecSpawner, ws: WebSocket, req: IncomingMessage, allocId: string, url: URL): Promise<void> {
   try {
     const execReq = parseExecRequest(queryOf(url));
+    await authorizeExec(ctx, req, allocId, url, execReq.task);
     const server = proxyServer(ctx, proxy, req);
     if (server !== undefined) {
       forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}` });
@@ -92,7 +111,7 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
       return;
     }
     try {
-      wss.handleUpgrade(req, socket, head, (ws) => serveExec(ctx, proxy, spawner, ws, req, allocId, url));
+      wss.handleUpgrade(req, socket, head, (ws) => void serveExec(ctx, proxy, spawner, ws, req, allocId, url));
     } catch (err) {
       ctx.logger?.error({ err, url: req.url }, 'exec upgrade failed');
       rejectUpgrade(socket, 'exec upgrade failed');
@@ -105,7 +124,7 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
     done();
   });
 
-  app.get('/v1/client/allocation/:id/exec', async () => {
+  app.get('/v1/client/allocation/:id/exec', acl.ns('alloc-exec', 'alloc'), async () => {
     throw badRequest('alloc exec needs a websocket: send "Connection: Upgrade" and "Upgrade: websocket"');
   });
 }

@@ -17,6 +17,7 @@ import { forwardHttp } from '../forward/http-forward.js';
 import { requestTarget } from '../forward/request-target.js';
 import { queryFlag, queryParam, type RawQuery } from '../query-options.js';
 import { sendJson, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 type AllocReq = FastifyRequest<{ Params: { alloc: string }; Querystring: RawQuery }>;
 type LocalHandler = (req: AllocReq, reply: FastifyReply, allocDir: string) => Promise<unknown>;
@@ -60,7 +61,7 @@ async function sendFileRange(reply: FastifyReply, f: ResolvedFile, start: number
 export function registerClientFsRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const pretty = (req: AllocReq) => queryParam(req.query, 'pretty') !== undefined;
 
-  app.get('/v1/client/fs/ls/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
+  app.get('/v1/client/fs/ls/:alloc', acl.ns('read-fs', 'alloc'), allocRoute(ctx, async (req, reply, allocDir) => {
     const p = await resolveAllocPath(allocDir, queryParam(req.query, 'path'));
     const st = await stat(p.absolute);
     if (!st.isDirectory()) {
@@ -69,17 +70,17 @@ export function registerClientFsRoutes(app: FastifyInstance, ctx: RouteContext):
     return sendJson(reply, await listDir(p.absolute), pretty(req));
   }));
 
-  app.get('/v1/client/fs/stat/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
+  app.get('/v1/client/fs/stat/:alloc', acl.ns('read-fs', 'alloc'), allocRoute(ctx, async (req, reply, allocDir) => {
     const p = await resolveAllocPath(allocDir, queryParam(req.query, 'path'));
     return sendJson(reply, await fileInfo(p.absolute, p.relative === '' ? '/' : basename(p.absolute)), pretty(req));
   }));
 
-  app.get('/v1/client/fs/cat/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
+  app.get('/v1/client/fs/cat/:alloc', acl.ns('read-fs', 'alloc'), allocRoute(ctx, async (req, reply, allocDir) => {
     const f = await resolveFile(allocDir, req.query);
     return sendFileRange(reply, f, 0, -1);
   }));
 
-  app.get('/v1/client/fs/readat/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
+  app.get('/v1/client/fs/readat/:alloc', acl.ns('read-fs', 'alloc'), allocRoute(ctx, async (req, reply, allocDir) => {
     const offset = intParam(req.query, 'offset', 0);
     const limit = intParam(req.query, 'limit', -1, true);
     const f = await resolveFile(allocDir, req.query);
@@ -87,7 +88,7 @@ export function registerClientFsRoutes(app: FastifyInstance, ctx: RouteContext):
     return sendFileRange(reply, f, offset, limit);
   }));
 
-  app.get('/v1/client/fs/stream/:alloc', allocRoute(ctx, async (req, reply, allocDir) => {
+  app.get('/v1/client/fs/stream/:alloc', acl.ns('read-fs', 'alloc'), allocRoute(ctx, async (req, reply, allocDir) => {
     const offset = intParam(req.query, 'offset', 0);
     const origin = originParam(req.query);
     // Nomad's stream follows unless told otherwise.

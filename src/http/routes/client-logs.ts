@@ -19,6 +19,7 @@ import { badRequest, notFound } from '../http-errors.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { logTypeParam } from '../fs/fs-query.js';
 import type { RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Throws a ConfinementError (403) when `alloc/logs` is reached through a symlink; a missing directory is left to the reader. */
 function assertLogDirNotLinked(allocDir: string): void {
@@ -33,7 +34,7 @@ type LogsReq = FastifyRequest<{ Params: { alloc: string }; Querystring: RawQuery
 
 /** Registers the logs route. */
 export function registerClientLogsRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/client/fs/logs/:alloc', async (req: LogsReq, reply: FastifyReply) => {
+  app.get('/v1/client/fs/logs/:alloc', acl.ns('read-logs', 'alloc'), async (req: LogsReq, reply: FastifyReply) => {
     const target = requestTarget(ctx, req.params.alloc, req.headers);
     if (target.kind === 'remote') return forwardHttp(req, reply, target.remote);
     const q = req.query;

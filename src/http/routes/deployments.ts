@@ -10,6 +10,7 @@ import type { Deployment } from '../../structs/index.js';
 import { HttpError, badRequest, notFound } from '../http-errors.js';
 import { optionalBool, optionalObjectBody } from '../request-body.js';
 import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
@@ -53,7 +54,7 @@ function actionOf(kind: 'promote' | 'fail' | 'pause' | 'alloc-health', body: Rec
 
 /** Registers the deployment routes. */
 export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/deployments', (req, reply) =>
+  app.get('/v1/deployments', acl.ns('read-job'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Deployments], (server, opts) =>
       server.state
         .deployments(opts.prefix || undefined)
@@ -62,7 +63,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext
     ),
   );
 
-  app.get<{ Params: { id: string } }>('/v1/deployment/:id', (req, reply) =>
+  app.get<{ Params: { id: string } }>('/v1/deployment/:id', acl.ns('read-job', 'deployment'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Deployments], (server) => {
       const d = server.state.deploymentById(req.params.id);
       if (!d) throw notFound('deployment');
@@ -70,7 +71,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext
     }, modifyIndex),
   );
 
-  app.get<{ Params: { id: string } }>('/v1/deployment/allocations/:id', (req, reply) =>
+  app.get<{ Params: { id: string } }>('/v1/deployment/allocations/:id', acl.ns('read-job', 'deployment'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Deployments, Table.Allocs], (server) => {
       const d = server.state.deploymentById(req.params.id);
       if (!d) throw notFound('deployment');
@@ -104,7 +105,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext
     ['/v1/deployment/pause/:id', 'pause'],
     ['/v1/deployment/allocation-health/:id', 'alloc-health'],
   ] as const) {
-    app.put<{ Params: { id: string } }>(path, write(kind));
-    app.post<{ Params: { id: string } }>(path, write(kind));
+    app.put<{ Params: { id: string } }>(path, acl.ns('submit-job', 'deployment'), write(kind));
+    app.post<{ Params: { id: string } }>(path, acl.ns('submit-job', 'deployment'), write(kind));
   }
 }

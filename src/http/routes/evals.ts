@@ -8,10 +8,11 @@ import { allocStub } from '../../structs/alloc.js';
 import { notFound } from '../http-errors.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import { answerRead, modifyIndex, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Registers the evaluation routes. */
 export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/evaluations', (req, reply) =>
+  app.get('/v1/evaluations', acl.ns('read-job'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Evals], (server, opts) => {
       const q = req.query as RawQuery;
       const job = queryParam(q, 'job');
@@ -22,7 +23,7 @@ export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): voi
     }),
   );
 
-  app.get<{ Params: { id: string } }>('/v1/evaluation/:id', (req, reply) =>
+  app.get<{ Params: { id: string } }>('/v1/evaluation/:id', acl.ns('read-job', 'eval'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Evals], (server) => {
       const ev = server.state.evalById(req.params.id);
       if (!ev) throw notFound('eval');
@@ -30,7 +31,7 @@ export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): voi
     }, modifyIndex),
   );
 
-  app.get<{ Params: { id: string } }>('/v1/evaluation/:id/allocations', (req, reply) =>
+  app.get<{ Params: { id: string } }>('/v1/evaluation/:id/allocations', acl.ns('read-job', 'eval'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Allocs], (server) =>
       server.state
         .allocs()

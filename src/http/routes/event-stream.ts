@@ -7,10 +7,12 @@
 import { eventView } from '../api-views/event-views.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SubscribeRequest } from '../../server/events/event-broker.js';
-import type { EventBatch, EventTopic } from '../../server/events/event.js';
+import type { EventBatch, EventTopic, StreamEvent } from '../../server/events/event.js';
+import { requestAcl } from '../acl/acl-gate.js';
 import { badRequest, HttpError } from '../http-errors.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import { requireServer, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Nomad's event stream heartbeat interval. */
 export const EVENT_HEARTBEAT_MS = 10_000;
@@ -87,6 +89,7 @@ export async function streamEvents(
   req: SubscribeRequest,
   heartbeatMs = EVENT_HEARTBEAT_MS,
   slowReaderMs = EVENT_SLOW_READER_MS,
+  keep?: (e: StreamEvent) => boolean,
 ): Promise<void> {
   const ac = new AbortController();
   reply.hijack();
@@ -102,8 +105,11 @@ export async function streamEvents(
   }, heartbeatMs);
   heartbeat.unref();
   try {
-    for await (const batch of subscriber.subscribe({ ...req, signal: ac.signal })) {
+    for await (const full of subscriber.subscribe({ ...req, signal: ac.signal })) {
       if (raw.destroyed) break;
+      // With ACLs on, a batch keeps the events the token may read; one left empty is not sent.
+      const batch = keep ? { ...full, Events: full.Events.filter(keep) } : full;
+      if (batch.Events.length === 0) continue;
       // Respect backpressure: while the socket is full the subscription stops consuming, so a
       // slow reader lags in the broker's ring (and is cut off there) instead of in our memory.
       if (!raw.write(JSON.stringify({ ...batch, Events: batch.Events.map(eventView) }) + '\n') && !(await drained(raw, slowReaderMs))) {
@@ -123,13 +129,29 @@ export async function streamEvents(
   if (!raw.destroyed) raw.end();
 }
 
+/**
+ * Which events the request's token may read, as Nomad filters its stream: events of a
+ * namespace need read-job there, node events node:read; undefined (all) with ACLs off or for a
+ * management token.
+ */
+function readableEvents(req: FastifyRequest): ((e: StreamEvent) => boolean) | undefined {
+  const r = requestAcl(req);
+  if (!r || r.acl.isManagement) return undefined;
+  const { acl: perms } = r;
+  return (e) => {
+    if (e.Topic === 'Node') return perms.allowNodeRead();
+    if (e.Namespace) return perms.allowNamespaceOperation(e.Namespace, 'read-job');
+    return false;
+  };
+}
+
 /** Registers the event stream route; it needs a server with an event broker. */
 export function registerEventStreamRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/event/stream', async (req: FastifyRequest<{ Querystring: RawQuery }>, reply) => {
+  app.get('/v1/event/stream', acl.filtered(), async (req: FastifyRequest<{ Querystring: RawQuery }>, reply) => {
     const server = requireServer(ctx);
     const subReq = parseSubscribeRequest(req.query);
     const broker = server.eventBroker;
     if (!broker) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'the event stream' });
-    await streamEvents(req, reply, broker, subReq);
+    await streamEvents(req, reply, broker, subReq, EVENT_HEARTBEAT_MS, EVENT_SLOW_READER_MS, readableEvents(req));
   });
 }

@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http-errors.js';
 import { queryOptions, sendJson, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Nomad's ACLsDisabledToken, in its ACLToken JSON shape. */
 export const ACLS_DISABLED_TOKEN = {
@@ -26,20 +27,27 @@ export const ACLS_DISABLED_TOKEN = {
 } as const;
 
 /** Registers the ACL and license routes. */
-export function registerFeaturesOffRoutes(app: FastifyInstance, _ctx: RouteContext): void {
-  app.get('/v1/acl/token/self', (req, reply) => sendJson(reply, ACLS_DISABLED_TOKEN, queryOptions(req).pretty));
-  app.route({
-    method: ['GET', 'PUT', 'POST', 'DELETE'],
-    url: '/v1/acl/*',
-    handler: async () => {
-      throw new HttpError('HTTP_ACL_DISABLED', {});
-    },
-  });
+export function registerFeaturesOffRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  // With ACLs on, the real ACL routes (routes/acl.ts) answer instead.
+  if (!ctx.gate.enabled) registerAclOffRoutes(app);
   app.route({
     method: ['GET', 'PUT', 'POST'],
     url: '/v1/operator/license',
+    ...acl.rule('operator', 'read'),
     handler: async () => {
       throw new HttpError('HTTP_ENTERPRISE_ONLY', {});
+    },
+  });
+}
+
+function registerAclOffRoutes(app: FastifyInstance): void {
+  app.get('/v1/acl/token/self', acl.public(), (req, reply) => sendJson(reply, ACLS_DISABLED_TOKEN, queryOptions(req).pretty));
+  app.route({
+    method: ['GET', 'PUT', 'POST', 'DELETE'],
+    url: '/v1/acl/*',
+    ...acl.public(),
+    handler: async () => {
+      throw new HttpError('HTTP_ACL_DISABLED', {});
     },
   });
 }

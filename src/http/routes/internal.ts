@@ -9,16 +9,17 @@ import type { FastifyInstance } from 'fastify';
 import { arrayField, objectBody, objectField } from '../request-body.js';
 import { tokenFromHeaders } from '../query-options.js';
 import { answerWrite, requireServer, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Registers the internal client-to-server endpoints. */
 export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.put('/v1/internal/node/register', async (req, reply) => {
+  app.put('/v1/internal/node/register', acl.nodeSecret(), async (req, reply) => {
     const server = requireServer(ctx);
     const res = await server.registerNode(objectField(objectBody(req.body), 'Node'));
     return answerWrite(req, reply, res.index, { HeartbeatTTL: res.heartbeatTtl, Index: res.index });
   });
 
-  app.put<{ Params: { id: string } }>('/v1/internal/node/:id/heartbeat', async (req, reply) => {
+  app.put<{ Params: { id: string } }>('/v1/internal/node/:id/heartbeat', acl.nodeSecret(), async (req, reply) => {
     const server = requireServer(ctx);
     const body = objectBody(req.body);
     // Nomad's clients authenticate with the node's SecretID as their token.
@@ -26,7 +27,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext):
     return answerWrite(req, reply, res.index, { HeartbeatTTL: res.heartbeatTtl, Index: res.index });
   });
 
-  app.put('/v1/internal/allocs/update', async (req, reply) => {
+  app.put('/v1/internal/allocs/update', acl.nodeSecret(), async (req, reply) => {
     const server = requireServer(ctx);
     const updates = arrayField(objectBody(req.body), 'Allocs');
     const res = await server.updateAllocsFromClient(updates, tokenFromHeaders(req.headers));

@@ -12,6 +12,7 @@ import { jobStatusesJob } from '../job-statuses.js';
 import { stubOf } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { answerRead, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** The jobs a POST body names, or undefined for all of them. */
 function namedJobs(body: unknown): { ID: string; Namespace: string }[] | undefined {
@@ -48,6 +49,6 @@ export function registerJobStatusesRoutes(app: FastifyInstance, ctx: RouteContex
       });
     });
   };
-  app.get('/v1/jobs/statuses', handler);
-  app.post('/v1/jobs/statuses', handler);
+  app.get('/v1/jobs/statuses', acl.ns('read-job'), handler);
+  app.post('/v1/jobs/statuses', acl.ns('read-job'), handler);
 }

@@ -15,6 +15,7 @@ import { stubOf } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, objectField, optionalBool, optionalObjectBody, optionalUint } from '../request-body.js';
 import { answerRead, answerWrite, queryOptions, requireServer, sendJson, modifyIndex, type RouteContext } from '../route-context.js';
+import { acl, need, type AclNeed } from '../acl/route-acl.js';
 
 /** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
 const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable', 'submission'] as const;
@@ -30,7 +31,7 @@ export function splitJobPath(tail: string): { jobId: string; sub: JobSubresource
 
 /** Registers the job routes. */
 export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/jobs', (req, reply) =>
+  app.get('/v1/jobs', acl.ns('list-jobs'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Jobs, Table.JobSummaries], (server, opts) =>
       server.state
         .jobs(opts.namespace, opts.prefix || undefined)
@@ -61,8 +62,8 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
       KnownLeader: true,
     });
   };
-  app.put('/v1/jobs', (req, reply) => register(req, reply));
-  app.post('/v1/jobs', (req, reply) => register(req, reply));
+  app.put('/v1/jobs', acl.ns('submit-job', 'job-body'), (req, reply) => register(req, reply));
+  app.post('/v1/jobs', acl.ns('submit-job', 'job-body'), (req, reply) => register(req, reply));
 
   // Nomad accepts PUT and POST (its Go client sends PUT).
   const parse = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -72,12 +73,13 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
     const job = await parseJobHcl(hcl, parseVariables(body['Variables']), optionalBool(body, 'Canonicalize'));
     return sendJson(reply, job, queryOptions(req).pretty);
   };
-  app.put('/v1/jobs/parse', parse);
-  app.post('/v1/jobs/parse', parse);
+  app.put('/v1/jobs/parse', acl.ns('parse-job'), parse);
+  app.post('/v1/jobs/parse', acl.ns('parse-job'), parse);
 
   app.route({
     method: ['GET', 'PUT', 'POST', 'DELETE'],
     url: '/v1/job/*',
+    ...acl.dynamic(jobRouteNeed),
     handler: (req, reply) => {
       const tail = (req.params as Record<string, string>)['*'] ?? '';
       const { jobId, sub } = splitJobPath(tail);
@@ -104,6 +106,29 @@ function parseVariables(v: unknown): Record<string, string> {
     out[m[1]!] = raw.startsWith('"') ? (JSON.parse(raw) as string) : raw;
   }
   return out;
+}
+
+/** The capability Nomad checks for each /v1/job/<id>/<sub> operation. */
+export function jobRouteNeed(req: FastifyRequest): AclNeed {
+  const { sub } = splitJobPath((req.params as Record<string, string>)['*'] ?? '');
+  const write = req.method !== 'GET' && req.method !== 'HEAD';
+  switch (sub) {
+    case '':
+      return write ? need.ns('submit-job', req.method === 'DELETE' ? 'query' : 'job-body') : need.ns('read-job');
+    case 'plan':
+      return need.ns('submit-job', 'job-body');
+    case 'evaluate':
+    case 'periodic/force':
+    case 'revert':
+    case 'stable':
+      return need.ns('submit-job');
+    case 'dispatch':
+      return need.ns('dispatch-job');
+    case 'scale':
+      return write ? need.ns('scale-job') : need.ns('read-job-scaling');
+    default:
+      return need.ns('read-job');
+  }
 }
 
 type RegisterFn = (req: FastifyRequest, reply: FastifyReply, pathJobId?: string) => Promise<FastifyReply>;

@@ -5,10 +5,11 @@ import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../http-errors.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import { queryOptions, sendJson, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Registers /v1/metrics. */
 export function registerMetricsRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/metrics', async (req, reply) => {
+  app.get('/v1/metrics', acl.public(), async (req, reply) => {
     const format = queryParam(req.query as RawQuery, 'format') ?? '';
     if (format === 'prometheus') {
       const text = await ctx.metrics.prometheus();

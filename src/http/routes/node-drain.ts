@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http-errors.js';
 import { answerWrite, requireServer, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Registers the node drain route. */
 export function registerNodeDrainRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -23,6 +24,6 @@ export function registerNodeDrainRoutes(app: FastifyInstance, ctx: RouteContext)
       KnownLeader: true,
     });
   };
-  app.put<{ Params: { id: string } }>('/v1/node/:id/drain', drain);
-  app.post<{ Params: { id: string } }>('/v1/node/:id/drain', drain);
+  app.put<{ Params: { id: string } }>('/v1/node/:id/drain', acl.rule('node', 'write'), drain);
+  app.post<{ Params: { id: string } }>('/v1/node/:id/drain', acl.rule('node', 'write'), drain);
 }

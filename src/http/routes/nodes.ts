@@ -12,10 +12,11 @@ import { stubOf } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, stringField } from '../request-body.js';
 import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Registers the node routes. */
 export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/nodes', (req, reply) =>
+  app.get('/v1/nodes', acl.rule('node', 'read'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Nodes], (server, opts) => {
       const withOs = queryFlag(req.query as RawQuery, 'os');
       const withResources = queryFlag(req.query as RawQuery, 'resources');
@@ -23,7 +24,7 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
     }),
   );
 
-  app.get<{ Params: { id: string } }>('/v1/node/:id', (req, reply) =>
+  app.get<{ Params: { id: string } }>('/v1/node/:id', acl.rule('node', 'read'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Nodes], (server) => {
       const node = server.state.nodeById(req.params.id);
       if (!node) throw notFound('node');
@@ -31,7 +32,7 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
     }, modifyIndex),
   );
 
-  app.get<{ Params: { id: string } }>('/v1/node/:id/allocations', (req, reply) =>
+  app.get<{ Params: { id: string } }>('/v1/node/:id/allocations', acl.need({ kind: 'own-node-or', else: { kind: 'rule', rule: 'node', level: 'read' } }), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Allocs], (server) => server.state.allocsByNode(req.params.id).map(allocView)),
   );
 
@@ -54,6 +55,6 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
       KnownLeader: true,
     });
   };
-  app.put<{ Params: { id: string } }>('/v1/node/:id/eligibility', eligibility);
-  app.post<{ Params: { id: string } }>('/v1/node/:id/eligibility', eligibility);
+  app.put<{ Params: { id: string } }>('/v1/node/:id/eligibility', acl.rule('node', 'write'), eligibility);
+  app.post<{ Params: { id: string } }>('/v1/node/:id/eligibility', acl.rule('node', 'write'), eligibility);
 }

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { queryOptions, requireServer, sendJson, setQueryMeta, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Nomad's RaftServer. */
 export interface RaftServer {
@@ -18,7 +19,7 @@ export interface RaftServer {
 
 /** Registers the operator routes. */
 export function registerOperatorRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/operator/raft/configuration', (req, reply) => {
+  app.get('/v1/operator/raft/configuration', acl.rule('operator', 'read'), (req, reply) => {
     const server = requireServer(ctx);
     const index = Math.max(1, server.state.latestIndex());
     const servers: RaftServer[] = server.peers().map((address) => ({

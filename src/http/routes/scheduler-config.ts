@@ -12,10 +12,11 @@ import { HttpError, badRequest } from '../http-errors.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import { objectBody } from '../request-body.js';
 import { answerRead, answerWrite, requireServer, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Registers the scheduler configuration routes. */
 export function registerSchedulerConfigRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.get('/v1/operator/scheduler/configuration', (req, reply) =>
+  app.get('/v1/operator/scheduler/configuration', acl.rule('operator', 'read'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.SchedulerConfig], (server) => {
       if (!server.schedulerConfig) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'scheduler configuration' });
       const config = server.schedulerConfig();
@@ -37,6 +38,6 @@ export function registerSchedulerConfigRoutes(app: FastifyInstance, ctx: RouteCo
     const res = await server.setSchedulerConfig(parsed, cas);
     return answerWrite(req, reply, res.index, { Updated: res.updated, Index: res.index });
   };
-  app.put('/v1/operator/scheduler/configuration', put);
-  app.post('/v1/operator/scheduler/configuration', put);
+  app.put('/v1/operator/scheduler/configuration', acl.rule('operator', 'write'), put);
+  app.post('/v1/operator/scheduler/configuration', acl.rule('operator', 'write'), put);
 }

@@ -10,6 +10,10 @@ import { objectBody, optionalString } from '../request-body.js';
 import { queryOptions, requireServer, sendJson, setQueryMeta, type RouteContext } from '../route-context.js';
 import { FuzzyTextError, fuzzySearch } from '../search/fuzzy-search.js';
 import { SearchContextError, parseSearchContext, prefixSearch, type SearchContext } from '../search/prefix-search.js';
+import { acl } from '../acl/route-acl.js';
+import { requestAcl } from '../acl/acl-gate.js';
+import { aclFilteredState } from '../acl/filtered-state.js';
+import type { StateReader } from '../../server/server-api.js';
 
 function namespaceOf(req: FastifyRequest, body: Record<string, unknown>): string {
   const fromQuery = queryParam(req.query as RawQuery, 'namespace');
@@ -26,12 +30,18 @@ function contextOf(body: Record<string, unknown>): SearchContext {
   }
 }
 
+/** The state as the request's token may read it (all of it with ACLs off). */
+function readable(req: FastifyRequest, state: StateReader): StateReader {
+  const r = requestAcl(req);
+  return r ? aclFilteredState(state, r.acl) : state;
+}
+
 /** Registers the prefix and fuzzy search routes. */
 export function registerSearchRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const prefix = (req: FastifyRequest, reply: FastifyReply) => {
     const server = requireServer(ctx);
     const body = objectBody(req.body);
-    const res = prefixSearch(server.state, optionalString(body, 'Prefix'), contextOf(body), namespaceOf(req, body));
+    const res = prefixSearch(readable(req, server.state), optionalString(body, 'Prefix'), contextOf(body), namespaceOf(req, body));
     setQueryMeta(reply, res.index);
     return sendJson(
       reply,
@@ -39,15 +49,15 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: RouteContext): v
       queryOptions(req).pretty,
     );
   };
-  app.put('/v1/search', prefix);
-  app.post('/v1/search', prefix);
+  app.put('/v1/search', acl.filtered(), prefix);
+  app.post('/v1/search', acl.filtered(), prefix);
 
   const fuzzy = (req: FastifyRequest, reply: FastifyReply) => {
     const server = requireServer(ctx);
     const body = objectBody(req.body);
     let res;
     try {
-      res = fuzzySearch(server.state, optionalString(body, 'Text'), contextOf(body), namespaceOf(req, body));
+      res = fuzzySearch(readable(req, server.state), optionalString(body, 'Text'), contextOf(body), namespaceOf(req, body));
     } catch (err) {
       if (err instanceof FuzzyTextError) throw badRequest(err.message);
       throw err;
@@ -59,6 +69,6 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: RouteContext): v
       queryOptions(req).pretty,
     );
   };
-  app.put('/v1/search/fuzzy', fuzzy);
-  app.post('/v1/search/fuzzy', fuzzy);
+  app.put('/v1/search/fuzzy', acl.filtered(), fuzzy);
+  app.post('/v1/search/fuzzy', acl.filtered(), fuzzy);
 }

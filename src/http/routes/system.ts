@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http-errors.js';
 import { optionalObjectBody } from '../request-body.js';
 import { requireServer, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Registers the /v1/system routes. */
 export function registerSystemRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -18,8 +19,8 @@ export function registerSystemRoutes(app: FastifyInstance, ctx: RouteContext): v
     ctx.logger?.info({ evals: res.evals, jobs: res.jobs }, 'forced garbage collection');
     return reply.code(200).header('X-Nomad-Index', String(Math.max(1, server.state.latestIndex()))).send('');
   };
-  app.put('/v1/system/gc', gc);
-  app.post('/v1/system/gc', gc);
+  app.put('/v1/system/gc', acl.management(), gc);
+  app.post('/v1/system/gc', acl.management(), gc);
 
   const reconcile = async (req: FastifyRequest, reply: FastifyReply) => {
     const server = requireServer(ctx);
@@ -28,6 +29,6 @@ export function registerSystemRoutes(app: FastifyInstance, ctx: RouteContext): v
     const res = await server.reconcileJobSummaries();
     return reply.code(200).header('X-Nomad-Index', String(Math.max(1, res.index))).send('');
   };
-  app.put('/v1/system/reconcile/summaries', reconcile);
-  app.post('/v1/system/reconcile/summaries', reconcile);
+  app.put('/v1/system/reconcile/summaries', acl.management(), reconcile);
+  app.post('/v1/system/reconcile/summaries', acl.management(), reconcile);
 }

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, badRequest } from '../http-errors.js';
+import { acl } from '../acl/route-acl.js';
 
 /** Where `npm run build` puts the UI (dist/src/http/routes → dist/ui). */
 export const DEFAULT_UI_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../ui');
@@ -78,9 +79,9 @@ function send(req: FastifyRequest, reply: FastifyReply, file: CachedFile, type: 
 export function registerUiRoutes(app: FastifyInstance, uiDir: string = DEFAULT_UI_DIR): void {
   const root = resolve(uiDir);
   const files = new UiFiles();
-  app.get('/', (_req, reply) => reply.redirect('/ui/', 307));
+  app.get('/', acl.public(), (_req, reply) => reply.redirect('/ui/', 307));
 
-  app.get('/ui/*', async (req: FastifyRequest<{ Params: { '*'?: string } }>, reply: FastifyReply) => {
+  app.get('/ui/*', acl.public(), async (req: FastifyRequest<{ Params: { '*'?: string } }>, reply: FastifyReply) => {
     let rel: string;
     try {
       rel = decodeURIComponent(req.params['*'] ?? '');

@@ -6,6 +6,7 @@
  */
 import { CaravanError } from '../../structs/caravan-error.js';
 import { CommandType, type Command } from './commands.js';
+import { aclCommandProblem, isAclCommand } from './acl-commands.js';
 
 /** Raised for a command that must not reach the log; `field` names what is wrong. */
 export class CommandInvalidError extends CaravanError<'COMMAND_INVALID'> {
@@ -47,6 +48,11 @@ export function checkCommand(cmd: Command): void {
     if (!(f in rec) || rec[f] === null) continue;
     const o = rec[f];
     if (!isObject(o) || typeof o.ID !== 'string') throw new CommandInvalidError(`${f}.ID`, 'is required');
+  }
+  if (isAclCommand(cmd)) {
+    const bad = aclCommandProblem(cmd);
+    if (bad) throw new CommandInvalidError(bad, 'is malformed');
+    return;
   }
   switch (cmd.Type) {
     case 'JobRegister':

@@ -22,6 +22,7 @@ import type {
 import type { AllocClientUpdate } from '../server-api.js';
 import type { DrainStatus } from '../drain/drain-status.js';
 import type { Namespace } from '../../structs/namespace.js';
+import type { AclCommand } from './acl-commands.js';
 
 /** The command type names. */
 export const CommandType = {
@@ -47,6 +48,13 @@ export const CommandType = {
   ScalingEventRecord: 'ScalingEventRecord',
   NamespaceUpsert: 'NamespaceUpsert',
   NamespaceDelete: 'NamespaceDelete',
+  AclBootstrap: 'AclBootstrap',
+  AclTokenUpsert: 'AclTokenUpsert',
+  AclTokenDelete: 'AclTokenDelete',
+  AclPolicyUpsert: 'AclPolicyUpsert',
+  AclPolicyDelete: 'AclPolicyDelete',
+  AclRoleUpsert: 'AclRoleUpsert',
+  AclRoleDelete: 'AclRoleDelete',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -285,4 +293,5 @@ export type Command =
   | SchedulerConfigSetCommand
   | ScalingEventRecordCommand
   | NamespaceUpsertCommand
-  | NamespaceDeleteCommand;
+  | NamespaceDeleteCommand
+  | AclCommand;

@@ -22,6 +22,7 @@ import type {
 import type { DrainMetadata } from '../drain/drain-status.js';
 import { MetricCompactor } from '../state/compact-metric.js';
 import { applyNamespaceDelete, applyNamespaceUpsert, ensureJobNamespace } from './namespace-fsm.js';
+import { applyAclCommand, isAclCommand } from './acl-commands.js';
 import {
   applyDeploymentAllocHealth,
   applyDeploymentPromote,
@@ -178,6 +179,10 @@ export class Fsm {
         applyNamespaceDelete(this.state, cmd, index);
         break;
       default: {
+        if (isAclCommand(cmd)) {
+          applyAclCommand(this.state, cmd, index);
+          break;
+        }
         const never: never = cmd;
         throw new Error(`unknown command ${(never as { Type: string }).Type}`);
       }

@@ -87,6 +87,13 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'ScalingEventRecord':
     case 'NamespaceUpsert':
     case 'NamespaceDelete':
+    case 'AclBootstrap':
+    case 'AclTokenUpsert':
+    case 'AclTokenDelete':
+    case 'AclPolicyUpsert':
+    case 'AclPolicyDelete':
+    case 'AclRoleUpsert':
+    case 'AclRoleDelete':
       break;
     default: {
       const never: never = cmd;

@@ -90,6 +90,9 @@ class Decoder {
         this.seen.allocs += rows.length;
         break;
       }
+      case 'acl':
+        s.acl = l.acl;
+        break;
       case 'end':
         this.ended = true;
         this.checkCounts(l.counts);

@@ -13,6 +13,7 @@ import type { Namespace } from '../../structs/namespace.js';
 import { packObjects } from '../fsm/command-codec.js';
 import { plainMetric } from '../state/compact-metric.js';
 import { jobKey, type StateStore } from '../state/state-store.js';
+import type { SerializedAcl } from '../state/acl-tables.js';
 import {
   SNAPSHOT_FORMAT,
   SnapshotTable,
@@ -35,6 +36,8 @@ export interface StateCapture {
   deployments: Deployment[];
   namespaces: Namespace[];
   allocs: Allocation[];
+  /** The ACL tables (small: serialized whole at capture). */
+  acl?: SerializedAcl;
 }
 
 /** Rows per chunk when not told otherwise: small enough to stringify in a few milliseconds. */
@@ -53,6 +56,7 @@ export function captureState(store: StateStore): StateCapture {
     deployments: [...store.deploymentsT.values()],
     namespaces: store.namespaceTable.serialize(),
     allocs: [...store.allocsT.values()],
+    acl: store.acl.serialize(),
   };
 }
 
@@ -91,6 +95,7 @@ export function* encodeSnapshot(c: StateCapture, rowsPerChunk = DEFAULT_ROWS_PER
   const versions = new Map<string, Job[]>();
   for (const v of c.jobVersions) if (v[0]) versions.set(jobKey(v[0].Namespace, v[0].ID), v);
   for (let i = 0; i < c.allocs.length; i += per) yield line(allocsLine(c.allocs.slice(i, i + per), versions));
+  if (c.acl) yield line({ t: 'acl', acl: c.acl });
   yield line({ t: 'end', counts });
 }
 

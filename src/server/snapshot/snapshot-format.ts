@@ -10,6 +10,7 @@ import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-er
 import type { Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import type { Namespace } from '../../structs/namespace.js';
 import type { Packed } from '../fsm/command-codec.js';
+import type { SerializedAcl } from '../state/acl-tables.js';
 
 /** The format number written in the header. */
 export const SNAPSHOT_FORMAT = 2;
@@ -60,6 +61,12 @@ export interface AllocsLine {
   rows?: Record<string, unknown>[];
 }
 
+/** The ACL tables, whole, in one line before the end (absent in older snapshots; not counted). */
+export interface AclLine {
+  t: 'acl';
+  acl: SerializedAcl;
+}
+
 /** The last line: the same counts as the header. */
 export interface EndLine {
   t: 'end';
@@ -67,7 +74,7 @@ export interface EndLine {
 }
 
 /** Any line of a chunked snapshot. */
-export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | EndLine;
+export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | AclLine | EndLine;
 
 /** Error reading or writing a snapshot; `code` says which failure. */
 export class SnapshotError extends CaravanError<'SNAPSHOT_ABORTED' | 'SNAPSHOT_CORRUPT'> {

@@ -8,6 +8,7 @@ import { JobScalingEvents, type StoredScalingEvent } from './job-scaling-events.
 import { JobSubmissions, type JobSubmission } from './job-submissions.js';
 import { NamespaceTable } from './namespace-table.js';
 import type { Namespace } from '../../structs/namespace.js';
+import { AclTables, type SerializedAcl } from './acl-tables.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import { Table, type StateReader } from '../server-api.js';
@@ -54,6 +55,8 @@ export interface SerializedState {
   scalingEvents?: StoredScalingEvent[];
   /** Absent in states written before namespaces were objects: those jobs use become real. */
   namespaces?: Namespace[];
+  /** Absent in snapshots written before ACLs existed: no tokens, policies or roles. */
+  acl?: SerializedAcl;
 }
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
@@ -68,6 +71,8 @@ export class StateStore implements StateReader, SnapshotTables {
   readonly scalingEvents = new JobScalingEvents();
   /** The namespaces (default always there); written by the FSM only (namespace-fsm.ts). */
   readonly namespaceTable = new NamespaceTable();
+  /** ACL tokens, policies and roles; written by the FSM only. */
+  readonly acl = new AclTables();
   readonly summariesT = new CowTable<string, JobSummary>('job_summary', this.epochs);
   readonly allocsT = new CowTable<string, Allocation>('allocs', this.epochs);
   readonly evalsT = new CowTable<string, Evaluation>('evals', this.epochs);
@@ -499,6 +504,7 @@ export class StateStore implements StateReader, SnapshotTables {
       submissions: this.submissions.serialize(),
       scalingEvents: this.scalingEvents.serialize(),
       namespaces: this.namespaceTable.serialize(),
+      acl: this.acl.serialize(),
     };
   }
 
@@ -543,6 +549,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.submissions.restore(s.submissions);
     this.scalingEvents.restore(s.scalingEvents);
     this.namespaceTable.restore(s.namespaces ?? implicitNamespaces(s.jobs, s.index));
+    this.acl.restore(s.acl);
     this.tableIdx.clear();
     for (const [t, i] of Object.entries(s.tableIndexes)) this.tableIdx.set(t as Table, i);
     this.index = s.index;

@@ -1,0 +1,111 @@
+/**
+ * The ACL tables of the state store: tokens (by accessor, with a secret → accessor index),
+ * policies (by name), roles (by ID, with a name index), and the index of the bootstrap (Nomad's
+ * reset index). Written by the FSM only; values are replaced, never mutated, so readers may keep
+ * what they got.
+ */
+import type { AclPolicy, AclRole, AclToken } from '../../structs/acl.js';
+
+/** The ACL tables as persisted in snapshots. */
+export interface SerializedAcl {
+  tokens: AclToken[];
+  policies: AclPolicy[];
+  roles: AclRole[];
+  bootstrapIndex: number;
+}
+
+/** Tokens, policies, roles. */
+export class AclTables {
+  private readonly tokens = new Map<string, AclToken>();
+  private readonly bySecret = new Map<string, string>();
+  private readonly policies = new Map<string, AclPolicy>();
+  private readonly roles = new Map<string, AclRole>();
+  /** The index of the last bootstrap (0: never bootstrapped). */
+  bootstrapIndex = 0;
+
+  // ---- reads ----
+
+  tokenByAccessor(id: string): AclToken | undefined {
+    return this.tokens.get(id);
+  }
+
+  tokenBySecret(secret: string): AclToken | undefined {
+    const id = this.bySecret.get(secret);
+    return id === undefined ? undefined : this.tokens.get(id);
+  }
+
+  /** Every token, by accessor ID. */
+  allTokens(): AclToken[] {
+    return [...this.tokens.values()].sort((a, b) => (a.AccessorID < b.AccessorID ? -1 : 1));
+  }
+
+  policy(name: string): AclPolicy | undefined {
+    return this.policies.get(name);
+  }
+
+  allPolicies(): AclPolicy[] {
+    return [...this.policies.values()].sort((a, b) => (a.Name < b.Name ? -1 : 1));
+  }
+
+  role(id: string): AclRole | undefined {
+    return this.roles.get(id);
+  }
+
+  roleByName(name: string): AclRole | undefined {
+    for (const r of this.roles.values()) if (r.Name === name) return r;
+    return undefined;
+  }
+
+  allRoles(): AclRole[] {
+    return [...this.roles.values()].sort((a, b) => (a.Name < b.Name ? -1 : 1));
+  }
+
+  // ---- writes (FSM only) ----
+
+  putToken(t: AclToken): void {
+    const prev = this.tokens.get(t.AccessorID);
+    if (prev && prev.SecretID !== t.SecretID) this.bySecret.delete(prev.SecretID);
+    this.tokens.set(t.AccessorID, t);
+    this.bySecret.set(t.SecretID, t.AccessorID);
+  }
+
+  deleteToken(accessor: string): void {
+    const prev = this.tokens.get(accessor);
+    if (!prev) return;
+    this.tokens.delete(accessor);
+    this.bySecret.delete(prev.SecretID);
+  }
+
+  putPolicy(p: AclPolicy): void {
+    this.policies.set(p.Name, p);
+  }
+
+  deletePolicy(name: string): void {
+    this.policies.delete(name);
+  }
+
+  putRole(r: AclRole): void {
+    this.roles.set(r.ID, r);
+  }
+
+  deleteRole(id: string): void {
+    this.roles.delete(id);
+  }
+
+  // ---- persistence ----
+
+  serialize(): SerializedAcl {
+    return { tokens: [...this.tokens.values()], policies: [...this.policies.values()], roles: [...this.roles.values()], bootstrapIndex: this.bootstrapIndex };
+  }
+
+  restore(s: SerializedAcl | undefined): void {
+    this.tokens.clear();
+    this.bySecret.clear();
+    this.policies.clear();
+    this.roles.clear();
+    this.bootstrapIndex = s?.bootstrapIndex ?? 0;
+    for (const t of s?.tokens ?? []) this.putToken(t);
+    for (const p of s?.policies ?? []) this.putPolicy(p);
+    for (const r of s?.roles ?? []) this.putRole(r);
+  }
+}
