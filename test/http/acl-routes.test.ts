@@ -54,6 +54,7 @@ test('policies: malformed rules are a 400 naming the rule and line; anonymous ma
 
 test('the gate: anonymous is refused, a read token reads but cannot write, management does everything', async () => {
   const { node } = await placeJob(sut.server, serviceJob('web', 1), mockNode());
+  await sut.server.upsertNamespace({ Name: 'other' });
   await sut.server.registerJob(serviceJob('hidden', 1, { Namespace: 'other' }));
   const created = await call('POST', '/v1/acl/token', { token: mgmt.SecretID, payload: { Name: 'reader', Type: 'client', Policies: ['default-read'] } });
   assert.equal(created.statusCode, 200, created.body);

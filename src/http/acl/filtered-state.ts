@@ -31,5 +31,7 @@ export function aclFilteredState(state: StateReader, acl: Acl): StateReader {
     deployments: (prefix) => state.deployments(prefix).filter(ok),
     deploymentById: (id) => [state.deploymentById(id)].find((d) => d && ok(d)),
     deploymentsByJob: (ns, id) => state.deploymentsByJob(ns, id).filter(ok),
+    namespaces: (prefix) => state.namespaces(prefix).filter((n) => acl.allowNamespace(n.Name)),
+    namespaceByName: (name) => (acl.allowNamespace(name) ? state.namespaceByName(name) : undefined),
   };
 }
