@@ -15,6 +15,7 @@ import { badRequest } from '../http-errors.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import { objectBody, optionalString } from '../request-body.js';
 import { sendJson, type RouteContext } from '../route-context.js';
+import { acl } from '../acl/route-acl.js';
 
 type NodeReq = FastifyRequest<{ Querystring: RawQuery }>;
 type AllocReq = FastifyRequest<{ Params: { id: string }; Querystring: RawQuery }>;
@@ -36,16 +37,16 @@ export function registerClientNodeRoutes(app: FastifyInstance, ctx: RouteContext
     };
   const queryNode = (req: NodeReq) => queryParam(req.query, 'node_id') ?? '';
 
-  app.get('/v1/client/stats', onNode(queryNode, async (req, reply, client) => sendJson(reply, client.hostStats(), pretty(req))));
+  app.get('/v1/client/stats', acl.rule('node', 'read'), onNode(queryNode, async (req, reply, client) => sendJson(reply, client.hostStats(), pretty(req))));
 
   // An empty body, as Nomad's: its Go client reads this answer into nothing (Nodes().GC), and
   // an empty answer is the only one that decodes there.
-  app.get('/v1/client/gc', onNode(queryNode, async (_req, reply, client) => {
+  app.get('/v1/client/gc', acl.rule('node', 'write'), onNode(queryNode, async (_req, reply, client) => {
     await client.collectAllAllocs();
     return reply.code(200).send();
   }));
 
-  app.get('/v1/client/metadata', onNode(queryNode, async (req, reply, client) => sendJson(reply, client.nodeMeta(), pretty(req))));
+  app.get('/v1/client/metadata', acl.rule('node', 'read'), onNode(queryNode, async (req, reply, client) => sendJson(reply, client.nodeMeta(), pretty(req))));
 
   const applyMeta = onNode(
     (req) => {
@@ -58,10 +59,10 @@ export function registerClientNodeRoutes(app: FastifyInstance, ctx: RouteContext
       return sendJson(reply, await client.applyNodeMeta(body['Meta']), pretty(req));
     },
   );
-  app.post('/v1/client/metadata', applyMeta);
-  app.put('/v1/client/metadata', applyMeta);
+  app.post('/v1/client/metadata', acl.rule('node', 'write'), applyMeta);
+  app.put('/v1/client/metadata', acl.rule('node', 'write'), applyMeta);
 
-  app.get('/v1/client/allocation/:id/gc', onAlloc(async (req, reply, client) => {
+  app.get('/v1/client/allocation/:id/gc', acl.ns('submit-job', 'alloc'), onAlloc(async (req, reply, client) => {
     await client.collectAlloc(req.params.id);
     return sendJson(reply, {}, pretty(req));
   }));
@@ -69,6 +70,6 @@ export function registerClientNodeRoutes(app: FastifyInstance, ctx: RouteContext
   // Nomad's check results come from checks of `provider = "nomad"` services, which Caravan does
   // not run: every allocation it holds has none. An unknown allocation is still a 404 (requestTarget).
   const checks = onAlloc(async (req, reply) => sendJson(reply, {}, pretty(req)));
-  app.get('/v1/client/allocation/:id/checks', checks);
-  app.get('/v1/allocation/:id/checks', checks);
+  app.get('/v1/client/allocation/:id/checks', acl.ns('read-job', 'alloc'), checks);
+  app.get('/v1/allocation/:id/checks', acl.ns('read-job', 'alloc'), checks);
 }
