@@ -116,6 +116,29 @@ describe('etcd log backend', () => {
     }
   });
 
+  it('a leader elected again continues after what other leaders wrote and compacted meanwhile', async () => {
+    const prefix = newPrefix();
+    const a = await openNode(etcd.endpoints, prefix, 'a');
+    await waitFor(() => a.leadership.isLeader(), 'a to lead');
+    const b = await openNode(etcd.endpoints, prefix, 'b');
+    try {
+      assert.deepEqual(await a.log.append([{ type: 't', payload: 'a1' }, { type: 't', payload: 'a2' }]), [1, 2]);
+      await a.client.leaseClient.leaseRevoke({ ID: await leaseOf(a.client, prefix) });
+      await waitFor(() => b.leadership.isLeader(), 'b to lead');
+      assert.deepEqual(await b.log.append([{ type: 't', payload: 'b3' }, { type: 't', payload: 'b4' }]), [3, 4]);
+      await b.log.compact(4);
+      await b.leadership.close();
+      await waitFor(() => a.leadership.isLeader(), 'a to lead again');
+      // a's own idea of the end (3) was written and compacted away by b: it must not reuse it.
+      assert.deepEqual(await a.log.append([{ type: 't', payload: 'a5' }]), [5]);
+      assert.deepEqual((await a.log.read(1)).map((e) => [e.index, e.payload]), [[5, 'a5']]);
+    } finally {
+      await a.close();
+      await b.close();
+      await clear(prefix);
+    }
+  });
+
   it('splits an entry larger than etcd’s request limit into parts and reassembles it, also for a follower', async () => {
     const prefix = newPrefix();
     const leader = await openNode(etcd.endpoints, prefix, 'l');

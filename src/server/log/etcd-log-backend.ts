@@ -64,6 +64,11 @@ export class EtcdLogBackend implements LogBackend {
   private flushing: Promise<void> | null = null;
   /** The next index to write, or null when it must be read from etcd first. */
   private next: number | null = null;
+  /**
+   * The fence `next` was learned under. Another term may have written and compacted past it
+   * (so the key at `next` is absent again): a new fence always reads the end afresh.
+   */
+  private nextFence: string | null = null;
   private readonly subscriptions = new Set<EtcdLogSubscription>();
   /** etcd revision seen at the previous compact(); history up to it is compacted at the next. */
   private compactRevisionLag: string | null = null;
@@ -126,6 +131,8 @@ export class EtcdLogBackend implements LogBackend {
     const encoded = batch.flatMap((p) => p.encoded);
     let outcome: WriteOutcome;
     let start: number;
+    if (this.nextFence !== fence.createRevision) this.next = null;
+    this.nextFence = fence.createRevision;
     try {
       start = this.next ?? (await this.readLastIndex()) + 1;
       outcome = await this.write(fence, start, encoded);
