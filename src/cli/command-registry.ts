@@ -23,6 +23,7 @@ const GROUP_DESCRIPTIONS: Record<string, string> = {
   acl: 'Interact with ACL policies and tokens',
   deployment: 'Interact with deployments',
   system: 'Interact with the system API',
+  namespace: 'Interact with namespaces',
 };
 
 /**

@@ -9,6 +9,7 @@ import { jobActionCommands } from './commands/job-actions.js';
 import { jobScalingEventsCommand } from './commands/job-scaling-events.js';
 import { systemCommands } from './commands/system-commands.js';
 import { operatorSchedulerCommands } from './commands/operator-scheduler.js';
+import { namespaceCommands } from './commands/namespace-commands.js';
 import { Command, CommanderError } from 'commander';
 import { CliUsageError, ExitCode, type CliContext } from './cli-context.js';
 import type { CommandModule } from './command-registry.js';
@@ -73,6 +74,7 @@ export const COMMANDS: readonly CommandModule[] = [
   jobScalingEventsCommand,
   systemCommands,
   operatorSchedulerCommands,
+  namespaceCommands,
 ];
 
 /** Builds the commander program with every command registered against `ctx`. */

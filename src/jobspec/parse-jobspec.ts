@@ -150,8 +150,11 @@ export async function parseJobspecFile(path: string, opts: Omit<JobspecOptions, 
  * Parses, canonicalizes (Nomad's defaults) and validates a job file: the Job a server would
  * store. Throws JobspecParseError or JobValidationError.
  */
-export async function loadJobFile(path: string, opts: Omit<JobspecOptions, 'filename'> = {}): Promise<Job> {
-  const job = canonicalizeJob(await parseJobspecFile(path, opts));
+export async function loadJobFile(path: string, opts: Omit<JobspecOptions, 'filename'> & { namespace?: string } = {}): Promise<Job> {
+  const draft = await parseJobspecFile(path, opts);
+  // A file that names no namespace goes where the command says (-namespace, NOMAD_NAMESPACE), as Nomad's CLI.
+  if (!draft.Namespace && opts.namespace) draft.Namespace = opts.namespace;
+  const job = canonicalizeJob(draft);
   assertValidJob(job);
   return job;
 }

@@ -19,6 +19,7 @@ import { deploymentOfRegistration, monitorDeployment } from './deployment-monito
 import { collect } from './job-file-flags.js';
 import { runJobOutput } from './job-run-output.js';
 import { reportJobFileError } from './job-validate.js';
+import { resolveGlobalOptions, type GlobalFlagValues } from '../global-options.js';
 
 /** Flags of `job run`. */
 export interface JobRunFlags extends ApiFlags {
@@ -49,9 +50,10 @@ async function jobSubmission(ctx: CliContext, file: string, opts: JobRunFlags): 
 }
 
 /** Loads a job file for a command; undefined (with the error printed) when it is invalid. */
-export async function loadJobForCommand(ctx: CliContext, file: string, flags: { var?: string[]; varFile?: string[] }): Promise<Job | undefined> {
+export async function loadJobForCommand(ctx: CliContext, file: string, flags: { var?: string[]; varFile?: string[] } & GlobalFlagValues): Promise<Job | undefined> {
   try {
-    return await loadJobFile(file, { vars: flags.var ?? [], varFiles: flags.varFile ?? [], cwd: ctx.cwd });
+    const namespace = resolveGlobalOptions(flags, ctx.env).namespace;
+    return await loadJobFile(file, { vars: flags.var ?? [], varFiles: flags.varFile ?? [], cwd: ctx.cwd, namespace });
   } catch (err) {
     reportJobFileError(ctx, file, err);
     return undefined;

@@ -146,11 +146,11 @@ export interface CliResult {
 }
 
 /** Runs `caravan <args>` against `address` (CARAVAN_ADDR) and collects its output. */
-export function runCli(address: string, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(address: string, args: string[], opts: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
     const proc = spawn(process.execPath, [CARAVAN_BIN, ...args], {
       cwd: opts.cwd ?? REPO_ROOT,
-      env: { ...process.env, CARAVAN_ADDR: address, NOMAD_ADDR: '' },
+      env: { ...process.env, CARAVAN_ADDR: address, NOMAD_ADDR: '', ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
