@@ -4,6 +4,8 @@
  * a terminal (the session would start it from its exec spawner).
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { DIRECT_EXEC_HELPER, directExecAvailable } from '../../src/drivers/docker/direct-exec.js';
 import type { DockerDriver } from '../../src/drivers/docker/docker-driver.js';
 import type { ExecSpec, ExecStream, ExecStreamEvents } from '../../src/drivers/driver.js';
 import { startPipeProcess, startPtyProcess } from '../../src/http/exec/exec-process.js';
@@ -54,4 +56,19 @@ export async function waitForDirect(d: DockerDriver, taskId: string): Promise<vo
     if (Date.now() > deadline) throw new Error(`the direct exec path of ${taskId} was never prepared`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Builds the direct-exec helper (as `npm run build` does) so a test file runs after a bare tsc.
+ * Returns why the direct path cannot be tested (no Go: the build says SKIPPED), or false.
+ */
+export function buildDirectExecHelper(): string | false {
+  if (spawnSync('go', ['version']).status !== 0) {
+    console.log('*** SKIPPED: docker direct exec tests (no `go` on PATH: native/docker-exec is not built) ***');
+    return 'no `go` on PATH: native/docker-exec is not built';
+  }
+  const b = spawnSync(process.execPath, ['scripts/build-native.mjs'], { stdio: 'inherit' });
+  assert.equal(b.status, 0, 'building native/docker-exec');
+  assert.ok(directExecAvailable(), `${DIRECT_EXEC_HELPER} was not built`);
+  return false;
 }

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { directExecAvailable } from '../../src/drivers/docker/direct-exec.js';
 import type { Allocation, TaskEvent } from '../../src/structs/index.js';
 import { BUSYBOX_IMAGE, engineCall, importBusybox, listContainers, startPrivateDockerd, type PrivateDockerd } from '../drivers/private-dockerd.js';
 import { api, startAgent, type AgentProcess } from './helpers/agent-process.js';
@@ -105,11 +106,15 @@ test('docker: a Poseidon-shaped job runs; exec; meta-only update keeps the conta
 
     // Execs enter the runc container directly once the driver prepared that (in the background,
     // after the start; until then they go through the Engine): the Engine runs none of them.
-    await waitUntil('exec entering the container directly', async () => {
-      const before = await engineExecs(c.Id);
-      await execFrames(agent.address, alloc.ID, { task: 'default-task', command: ['true'] });
-      return (await engineExecs(c.Id)) === before ? true : undefined;
-    });
+    // (Without Go the helper is not built: `npm run build` says SKIPPED and all go through the Engine.)
+    const direct = directExecAvailable();
+    if (direct) {
+      await waitUntil('exec entering the container directly', async () => {
+        const before = await engineExecs(c.Id);
+        await execFrames(agent.address, alloc.ID, { task: 'default-task', command: ['true'] });
+        return (await engineExecs(c.Id)) === before ? true : undefined;
+      });
+    }
     const engineRan = await engineExecs(c.Id);
     // Exec without a tty: stdout, stderr and the exit code apart.
     const plain = await execFrames(agent.address, alloc.ID, { task: 'default-task', command: ['sh', '-c', 'echo out; echo err >&2; exit 3'] });
@@ -118,7 +123,7 @@ test('docker: a Poseidon-shaped job runs; exec; meta-only update keeps the conta
     const tty = await execFrames(agent.address, alloc.ID, { task: 'default-task', command: ['cat'], tty: true, size: { height: 24, width: 80 }, stdin: ['hello tty\n'] });
     assert.match(tty.stdout, /hello tty\r\n/);
     assert.equal(tty.exitCode, 0);
-    assert.equal(await engineExecs(c.Id), engineRan, 'both went directly into the container');
+    if (direct) assert.equal(await engineExecs(c.Id), engineRan, 'both went directly into the container');
     // What the container's main process writes reaches the task's log files (alloc logs, fs API).
     await execFrames(agent.address, alloc.ID, { task: 'default-task', command: ['sh', '-c', 'echo to-pid1-stdout > /proc/1/fd/1; echo to-pid1-stderr > /proc/1/fd/2'] });
     const logs = await waitUntil('the container output in alloc/logs', async () => {
