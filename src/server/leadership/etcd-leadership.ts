@@ -37,6 +37,8 @@ interface MemberValue {
 
 /** How often the lease's age and a missing leader are checked (ms). */
 const CHECK_MS = 200;
+/** How often a new session is attempted while etcd cannot grant a lease (ms). */
+const SESSION_RETRY_MS = 1000;
 
 export class EtcdLeadership implements Leadership {
   private readonly client: Etcd3;
@@ -59,6 +61,8 @@ export class EtcdLeadership implements Leadership {
   private timer: NodeJS.Timeout | null = null;
   private campaigning = false;
   private sessionStarting = false;
+  /** When the last session was attempted: while etcd is away, one attempt a second. */
+  private lastSessionAttempt = 0;
 
   constructor(o: EtcdLeadershipOptions) {
     this.client = o.client;
@@ -151,6 +155,7 @@ export class EtcdLeadership implements Leadership {
   private async newSession(): Promise<void> {
     if (this.closed || this.sessionStarting) return;
     this.sessionStarting = true;
+    this.lastSessionAttempt = Date.now();
     try {
       const lease = this.client.lease(this.ttlMs / 1000);
       lease.on('lost', () => this.onLeaseLost(lease, 'lease lost'));
@@ -227,7 +232,7 @@ export class EtcdLeadership implements Leadership {
       return;
     }
     if (!this.lease) {
-      void this.newSession();
+      if (Date.now() - this.lastSessionAttempt >= SESSION_RETRY_MS) void this.newSession();
       return;
     }
     if (!this.leaderValue && !this.fenceValue) void this.campaign().catch(() => undefined);
