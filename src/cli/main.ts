@@ -36,6 +36,7 @@ import { nodeMetaCommands } from './commands/node-meta.js';
 import { allocChecksCommand } from './commands/alloc-checks.js';
 import { deploymentCommands } from './commands/deployment-commands.js';
 import { serverMembersCommand } from './commands/server-members.js';
+import { operatorRaftCommands } from './commands/operator-raft.js';
 import { statusCommand } from './commands/status.js';
 import { jobValidateCommand } from './commands/job-validate.js';
 import { CARAVAN_VERSION } from '../structs/version.js';
@@ -75,6 +76,7 @@ export const COMMANDS: readonly CommandModule[] = [
   systemCommands,
   operatorSchedulerCommands,
   namespaceCommands,
+  operatorRaftCommands,
 ];
 
 /** Builds the commander program with every command registered against `ctx`. */

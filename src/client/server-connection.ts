@@ -76,13 +76,17 @@ const RETRY_BASE_MS = 250;
 const RETRY_ROUNDS = 3;
 
 /**
- * A connection over Nomad's HTTP API to one of `servers` ("host:port" or URLs). Requests go to
- * the current server; on a network error or 5xx the next one is tried, for a few rounds with
- * backoff, before failing with ServerUnreachable.
+ * A connection over Nomad's HTTP API to one of `servers` ("host:port" or URLs) and every server
+ * they report (learnt from registration and heartbeat answers). Requests go to the current
+ * server; on a network error or 5xx the next one is tried, for a few rounds with backoff, before
+ * failing with ServerUnreachable.
  */
 export function httpServerConnection(servers: string[], token?: string): ServerConnection {
   if (servers.length === 0) throw new ClientError(ClientErrorCode.NoServers, 'no servers configured');
-  const bases = servers.map((s) => (/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`));
+  const toBase = (s: string): string => (/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`);
+  const configured = servers.map(toBase);
+  // The configured servers, then those the servers told us of (every server of the cluster).
+  let bases = [...configured];
   let current = 0;
   // The node's SecretID authenticates the internal calls (as Nomad's clients authenticate their
   // Node.* RPCs); public reads carry the ACL token.
@@ -115,7 +119,27 @@ export function httpServerConnection(servers: string[], token?: string): ServerC
     throw new ClientError(ClientErrorCode.ServerUnreachable, `no server reachable (${bases.join(', ')}): ${errorMessage(lastErr)}`, { cause: lastErr });
   }
 
+  /**
+   * Learns the cluster's servers from a registration or heartbeat answer (Nomad's
+   * NodeUpdateResponse.Servers): the configured ones stay, learned ones follow the cluster.
+   */
+  function learnServers(json: unknown): void {
+    const listed = (json as { Servers?: unknown } | null)?.Servers;
+    if (!Array.isArray(listed)) return;
+    const learned = listed
+      .map((s) => (s as { RPCAdvertiseAddr?: unknown } | null)?.RPCAdvertiseAddr)
+      .filter((a): a is string => typeof a === 'string' && a !== '')
+      // A bare "host:port" is reached the way the configured servers are (http or https).
+      .map((a) => (/^https?:\/\//.test(a) ? toBase(a) : `${new URL(configured[0]!).protocol}//${a}`));
+    const next = [...configured, ...learned.filter((b) => !configured.includes(b))];
+    if (next.length === bases.length && next.every((b, i) => b === bases[i])) return;
+    const using = bases[current];
+    bases = next;
+    current = Math.max(0, using === undefined ? 0 : bases.indexOf(using));
+  }
+
   function ttlOf(json: unknown): { heartbeatTtlMs: number } {
+    learnServers(json);
     const ns = Number((json as { HeartbeatTTL?: number } | null)?.HeartbeatTTL ?? 0);
     return { heartbeatTtlMs: ns > 0 ? ttlMs(ns) : 10_000 };
   }

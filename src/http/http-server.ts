@@ -45,6 +45,8 @@ import { AclGate, type AclLookups } from './acl/acl-gate.js';
 import { declaredNeed, type AclNeed } from './acl/route-acl.js';
 import { RemoteTokenResolver } from './acl/remote-token-resolver.js';
 import { registerAclRoutes } from './routes/acl.js';
+import { LeaderForwarder, routeToLeader } from './forward-to-leader/leader-forward.js';
+import { ServerError } from '../server/server-api.js';
 
 /** Options of createHttpServer. */
 export interface HttpServerOptions {
@@ -127,6 +129,23 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     });
     app.addHook('onClose', (_app, done) => {
       proxy.close();
+      done();
+    });
+  }
+
+  // A follower sends writes (and reads without ?stale) to the leader, before any body is parsed.
+  const server = opts.server;
+  if (server) {
+    const forwarder = new LeaderForwarder();
+    app.addHook('onRequest', (req, reply, done) => {
+      const route = routeToLeader(req.method, req.url, req.headers, server);
+      if (route.kind === 'local') return done();
+      if (route.kind === 'no-leader') return done(new ServerError('NO_LEADER', {}));
+      reply.hijack();
+      void forwarder.forward(req.raw, reply.raw, route.address);
+    });
+    app.addHook('onClose', (_app, done) => {
+      forwarder.close();
       done();
     });
   }

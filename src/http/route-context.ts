@@ -83,11 +83,15 @@ export function sendJson(reply: FastifyReply, body: unknown, pretty: boolean, st
   return reply.code(status).header('Content-Type', 'application/json').send(pretty ? text + '\n' : text);
 }
 
-/** Sets Nomad's query-meta headers: X-Nomad-Index, X-Nomad-KnownLeader, X-Nomad-LastContact. */
-export function setQueryMeta(reply: FastifyReply, index: number, knownLeader = true): void {
+/**
+ * Sets Nomad's query-meta headers: X-Nomad-Index, and from `server` whether it knows a leader
+ * (X-Nomad-KnownLeader) and how long ago it heard from it in ms (X-Nomad-LastContact, 0 on the leader).
+ */
+export function setQueryMeta(reply: FastifyReply, index: number, server?: ServerApi): void {
   reply.header('X-Nomad-Index', String(index));
+  const knownLeader = !server || server.isLeader() || server.leaderAddress() !== '';
   reply.header('X-Nomad-KnownLeader', knownLeader ? 'true' : 'false');
-  reply.header('X-Nomad-LastContact', '0');
+  reply.header('X-Nomad-LastContact', String(server?.isLeader() === false ? Math.max(0, Math.round(server.lastContactMs?.() ?? 0)) : 0));
 }
 
 /**
@@ -114,7 +118,7 @@ export async function answerRead<T>(
   try {
     const result = await blockingQuery({ server, clock: ctx.clock, random: ctx.random }, tables, opts, () => read(server, opts), signal, indexOf);
     index = result.index;
-    setQueryMeta(reply, index, server.isLeader() || server.leaderAddress() !== '');
+    setQueryMeta(reply, index, server);
     let body: unknown = result.value;
     if (Array.isArray(body)) body = keepReadable(req, body);
     if (Array.isArray(body)) {
@@ -124,7 +128,7 @@ export async function answerRead<T>(
     }
     return sendJson(reply, body, opts.pretty);
   } catch (err) {
-    if (index === 0) setQueryMeta(reply, Math.max(1, server.state.latestIndex()));
+    if (index === 0) setQueryMeta(reply, Math.max(1, server.state.latestIndex()), server);
     throw err;
   }
 }

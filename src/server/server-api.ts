@@ -27,6 +27,9 @@ import type { ErrorCode, ErrorFields } from '../structs/error-catalogue.js';
 import type { EventBatch } from './events/event.js';
 import type { SubscribeRequest } from './events/event-broker.js';
 import type { AclEndpoint } from './endpoints/acl-endpoint.js';
+import type { ServerMember } from './leadership/leadership.js';
+
+export type { ServerMember } from './leadership/leadership.js';
 
 /** State tables that blocking queries watch. */
 export const Table = {
@@ -161,8 +164,14 @@ export interface ServerApi {
   readonly acl?: AclEndpoint;
   /** Whether this server is the leader (always true for a single embedded server). */
   isLeader(): boolean;
+  /** The leader's advertised "host:port"; "" while there is none. */
   leaderAddress(): string;
+  /** The advertised addresses of the servers alive in the cluster, this one included. */
   peers(): string[];
+  /** The servers of the cluster with their state (the leadership's members). */
+  members?(): ServerMember[];
+  /** Milliseconds since this server last heard from the leader (0 on the leader): X-Nomad-LastContact. */
+  lastContactMs?(): number;
   /**
    * Resolves when `table` (or any of `tables`) moves past `afterIndex` or after timeoutMs,
    * with the table's current index. Aborting the signal resolves early.

@@ -36,7 +36,12 @@ export interface ServerConfig {
   snapshotRowsPerChunk?: number;
   /** Called after each snapshot is committed (benchmarks, metrics). */
   onSnapshot?: (stats: SnapshotStats) => void;
-  heartbeat?: { minTtlMs?: number; maxHeartbeatsPerSecond?: number; graceMs?: number };
+  /**
+   * Heartbeat tuning (Nomad's min_heartbeat_ttl, max_heartbeats_per_second, heartbeat_grace) and
+   * failoverTtlMs: how long a new leader gives every live node before it counts a heartbeat as
+   * missed (Nomad's failover_heartbeat_ttl, default 5 min).
+   */
+  heartbeat?: { minTtlMs?: number; maxHeartbeatsPerSecond?: number; graceMs?: number; failoverTtlMs?: number };
   broker?: { nackTimeoutMs?: number; deliveryLimit?: number; initialNackDelayMs?: number; subsequentNackDelayMs?: number };
   /** Delay before the follow-up of a failed eval (ms). Default 60 s. */
   failedFollowUpDelayMs?: number;

@@ -212,6 +212,7 @@ export class Server implements ServerApi {
   /** Sets the address this server answers as leader and peer (the agent's real HTTP "host:port"). */
   advertise(addr: string): void {
     this.advertised = addr;
+    this.leadership.advertise?.(addr);
   }
 
   /** The servers of the cluster, this one included. */

@@ -34,6 +34,10 @@ export interface ServerProxyOptions {
   connectTimeoutMs?: number;
   /** Request bytes kept for a replay to the next server (default 16 MiB); a bigger body is not replayed. */
   maxReplayBytes?: number;
+  /** The header marking the requests this proxy forwards (default FORWARDED_BY_CLIENT_HEADER). */
+  markHeader?: string;
+  /** Who failed to reach the servers, for the 503's text (default "this client agent"). */
+  who?: string;
 }
 
 /**
@@ -99,8 +103,12 @@ export class ServerProxy {
   private readonly agent = new HttpAgent({ keepAlive: true, maxSockets: Infinity });
   private readonly connectTimeoutMs: number;
   private readonly maxReplayBytes: number;
+  private readonly markHeader: string;
+  private readonly who: string;
 
   constructor(opts: ServerProxyOptions) {
+    this.markHeader = opts.markHeader ?? FORWARDED_BY_CLIENT_HEADER;
+    this.who = opts.who ?? 'this client agent';
     this.bases = opts.servers.map((s) => (/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`));
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
     this.maxReplayBytes = opts.maxReplayBytes ?? 16 * 1024 * 1024;
@@ -161,7 +169,7 @@ export class ServerProxy {
           return finish();
         }
         const detail = attempts.map((a) => `${a.server}: ${a.error}`).join('; ');
-        const text = `no server reachable from this client agent (${detail || 'no servers configured'})`;
+        const text = `no server reachable from ${this.who} (${detail || 'no servers configured'})`;
         res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
         res.end(text);
         finish();
@@ -173,7 +181,7 @@ export class ServerProxy {
         if (base === undefined) return fail();
         const url = new URL(req.url ?? '/', base);
         const headers = copyHeaders(req.headers, HOP_REQUEST_HEADERS);
-        headers[FORWARDED_BY_CLIENT_HEADER] = '1';
+        headers[this.markHeader] = '1';
         const out = httpRequest(url, { method: req.method, headers, agent: this.agent });
         current = out;
         let timer: NodeJS.Timeout | null = null;

@@ -9,6 +9,7 @@ import { ErrorCatalogue } from '../../structs/error-catalogue.js';
 import { HttpError } from '../http-errors.js';
 import { queryOptions, sendJson, type AgentInfo, type RouteContext } from '../route-context.js';
 import { acl } from '../acl/route-acl.js';
+import { clusterMembers } from './operator.js';
 
 /** Splits "host:port" (the port 0 when absent). */
 function hostPort(addr: string): { host: string; port: number } {
@@ -22,7 +23,7 @@ function hostPort(addr: string): { host: string; port: number } {
  * agent: servers are reached at its HTTP address (there is no RPC or Serf port), and there is no
  * gossip, so the protocol and delegate versions are 0 and no Serf/Raft version tags are claimed.
  */
-export function agentMember(agent: AgentInfo, leader: boolean): Record<string, unknown> {
+export function agentMember(agent: AgentInfo, leader: boolean, status: 'alive' | 'failed' = 'alive'): Record<string, unknown> {
   const { host, port } = hostPort(agent.httpAddr);
   return {
     Name: `${agent.name}.${agent.region}`,
@@ -36,9 +37,10 @@ export function agentMember(agent: AgentInfo, leader: boolean): Record<string, u
       port: String(port),
       rpc_addr: host,
       bootstrap: leader ? '1' : '0',
+      leader: leader ? '1' : '0',
       expect: '1',
     },
-    Status: 'alive',
+    Status: status,
     ProtocolMin: 0,
     ProtocolMax: 0,
     ProtocolCur: 0,
@@ -105,7 +107,14 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
   });
 
   app.get('/v1/agent/members', acl.rule('node', 'read'), (req, reply) => {
-    const members = ctx.agent.server ? [agentMember(ctx.agent, ctx.server?.isLeader() ?? false)] : [];
+    // Every server of the cluster: this agent as it knows itself, the others as the leadership lists them.
+    const members = ctx.server
+      ? clusterMembers(ctx.server, ctx.agent).map((m) =>
+          m.address === ctx.agent.httpAddr || m.name === ctx.agent.name
+            ? agentMember(ctx.agent, m.leader)
+            : agentMember({ ...ctx.agent, name: m.name, httpAddr: m.address }, m.leader, m.status),
+        )
+      : [];
     return sendJson(
       reply,
       { ServerName: ctx.agent.name, ServerRegion: ctx.agent.region, ServerDC: ctx.agent.datacenter, Members: members },
@@ -121,7 +130,7 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
 
 /** The servers this agent's client uses: the in-process server, else the configured ones. */
 function clientServers(ctx: RouteContext): string[] {
-  if (ctx.server) return [ctx.server.leaderAddress()];
+  if (ctx.server) return ctx.server.peers();
   const client = ctx.agent.config['Client'];
   const servers = typeof client === 'object' && client !== null ? (client as Record<string, unknown>)['Servers'] : undefined;
   return Array.isArray(servers) ? servers.filter((s): s is string => typeof s === 'string') : [];

@@ -3,20 +3,34 @@
  * these): node registration, heartbeats, and batched allocation updates. Clients then watch
  * GET /v1/node/:id/allocations with blocking queries. The server admits each report and
  * authenticates the node by the SecretID its client sends as token (X-Nomad-Token), as Nomad's
- * clients authenticate their RPCs; this layer only parses the JSON envelope.
+ * clients authenticate their RPCs; this layer only parses the JSON envelope. On a follower these
+ * calls are forwarded to the leader (forward-to-leader/leader-forward.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { arrayField, objectBody, objectField } from '../request-body.js';
 import { tokenFromHeaders } from '../query-options.js';
+import type { ServerApi } from '../../server/server-api.js';
 import { answerWrite, requireServer, type RouteContext } from '../route-context.js';
 import { acl } from '../acl/route-acl.js';
+
+/**
+ * The servers a client may use, sent with every registration and heartbeat answer (as Nomad's
+ * NodeUpdateResponse.Servers): clients learn the whole cluster from any one server, and move to
+ * another when theirs is gone.
+ */
+function knownServers(server: ServerApi): { RPCAdvertiseAddr: string }[] {
+  return server
+    .peers()
+    .filter((a) => a !== '')
+    .map((a) => ({ RPCAdvertiseAddr: a }));
+}
 
 /** Registers the internal client-to-server endpoints. */
 export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.put('/v1/internal/node/register', acl.nodeSecret(), async (req, reply) => {
     const server = requireServer(ctx);
     const res = await server.registerNode(objectField(objectBody(req.body), 'Node'));
-    return answerWrite(req, reply, res.index, { HeartbeatTTL: res.heartbeatTtl, Index: res.index });
+    return answerWrite(req, reply, res.index, { HeartbeatTTL: res.heartbeatTtl, Index: res.index, Servers: knownServers(server) });
   });
 
   app.put<{ Params: { id: string } }>('/v1/internal/node/:id/heartbeat', acl.nodeSecret(), async (req, reply) => {
@@ -24,7 +38,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext):
     const body = objectBody(req.body);
     // Nomad's clients authenticate with the node's SecretID as their token.
     const res = await server.heartbeatNode(req.params.id, body['Status'], tokenFromHeaders(req.headers));
-    return answerWrite(req, reply, res.index, { HeartbeatTTL: res.heartbeatTtl, Index: res.index });
+    return answerWrite(req, reply, res.index, { HeartbeatTTL: res.heartbeatTtl, Index: res.index, Servers: knownServers(server) });
   });
 
   app.put('/v1/internal/allocs/update', acl.nodeSecret(), async (req, reply) => {

@@ -1,10 +1,11 @@
 /**
- * Operator routes: `GET /v1/operator/raft/configuration`, the Raft peer set as
- * `nomad operator raft list-peers` reads it. Caravan runs one embedded server, which is
- * the leader and the only voter.
+ * Operator routes: `GET /v1/operator/raft/configuration`, the peer set as
+ * `nomad operator raft list-peers` reads it: every server of the cluster (the leadership's
+ * members), which of them leads, all voters. A single embedded server is the leader and the only voter.
  */
 import type { FastifyInstance } from 'fastify';
-import { queryOptions, requireServer, sendJson, setQueryMeta, type RouteContext } from '../route-context.js';
+import type { ServerApi, ServerMember } from '../../server/server-api.js';
+import { queryOptions, requireServer, sendJson, setQueryMeta, type AgentInfo, type RouteContext } from '../route-context.js';
 import { acl } from '../acl/route-acl.js';
 
 /** Nomad's RaftServer. */
@@ -22,15 +23,23 @@ export function registerOperatorRoutes(app: FastifyInstance, ctx: RouteContext):
   app.get('/v1/operator/raft/configuration', acl.rule('operator', 'read'), (req, reply) => {
     const server = requireServer(ctx);
     const index = Math.max(1, server.state.latestIndex());
-    const servers: RaftServer[] = server.peers().map((address) => ({
-      ID: address === server.leaderAddress() ? ctx.agent.name : address,
-      Node: `${ctx.agent.name}.${ctx.agent.region}`,
-      Address: address,
-      Leader: address === server.leaderAddress(),
-      Voter: true,
-      RaftProtocol: '3',
-    }));
-    setQueryMeta(reply, index);
+    const servers: RaftServer[] = clusterMembers(server, ctx.agent)
+      .filter((m) => m.status === 'alive')
+      .map((m) => ({
+        ID: m.id,
+        Node: `${m.name}.${ctx.agent.region}`,
+        Address: m.address,
+        Leader: m.leader,
+        Voter: true,
+        RaftProtocol: '3',
+      }));
+    setQueryMeta(reply, index, server);
     return sendJson(reply, { Servers: servers, Index: index }, queryOptions(req).pretty);
   });
+}
+
+/** The servers of the cluster; a server without a members list is alone (its own agent). */
+export function clusterMembers(server: ServerApi, agent: AgentInfo): ServerMember[] {
+  if (server.members) return server.members();
+  return [{ id: agent.name, name: agent.name, address: server.leaderAddress() || agent.httpAddr, leader: server.isLeader(), status: 'alive' }];
 }

@@ -42,7 +42,7 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: RouteContext): v
     const server = requireServer(ctx);
     const body = objectBody(req.body);
     const res = prefixSearch(readable(req, server.state), optionalString(body, 'Prefix'), contextOf(body), namespaceOf(req, body));
-    setQueryMeta(reply, res.index);
+    setQueryMeta(reply, res.index, server);
     return sendJson(
       reply,
       { Matches: res.Matches, Truncations: res.Truncations, Index: res.index, LastContact: 0, KnownLeader: true },
@@ -62,7 +62,7 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: RouteContext): v
       if (err instanceof FuzzyTextError) throw badRequest(err.message);
       throw err;
     }
-    setQueryMeta(reply, res.index);
+    setQueryMeta(reply, res.index, server);
     return sendJson(
       reply,
       { Matches: res.Matches, Truncations: res.Truncations, Index: res.index, LastContact: 0, KnownLeader: true },

@@ -54,6 +54,22 @@ export class Heartbeater {
     return ttl;
   }
 
+  /**
+   * Gives a node `ms` to heartbeat before it counts as missed, with no stagger or grace: a new
+   * leader's grace for every live node (Nomad's failover heartbeat TTL), so a leader change
+   * marks nothing down while clients find the new leader.
+   */
+  hold(nodeId: string, ms: number): void {
+    this.timers.get(nodeId)?.cancel();
+    if (!this.enabled) return;
+    const timer = this.config.clock.setTimer(ms, () => {
+      if (this.timers.get(nodeId) !== timer) return;
+      this.timers.delete(nodeId);
+      this.config.onExpire(nodeId);
+    });
+    this.timers.set(nodeId, timer);
+  }
+
   /** Stops tracking a node (deregistered or already down). */
   clear(nodeId: string): void {
     this.timers.get(nodeId)?.cancel();

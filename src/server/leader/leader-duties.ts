@@ -92,7 +92,9 @@ export class LeaderDuties {
     this.heartbeats = new Heartbeater({
       clock,
       random: deps.random,
-      ...config.heartbeat,
+      minTtlMs: config.heartbeat?.minTtlMs,
+      maxHeartbeatsPerSecond: config.heartbeat?.maxHeartbeatsPerSecond,
+      graceMs: config.heartbeat?.graceMs,
       onExpire: (id) => void this.whenRunning(() => deps.markMissedHeartbeat(id)).catch((err) => this.logError(err, 'marking node down')),
     });
     this.drainer = new NodeDrainer({
@@ -139,9 +141,11 @@ export class LeaderDuties {
       if (e.Status === 'pending') this.broker.enqueue(e);
       else if (e.Status === 'blocked') this.blocked.block(e);
     }
-    // Nomad gives every live node a fresh TTL on leadership instead of declaring it down.
+    // Nomad gives every live node the failover TTL on leadership instead of declaring it down:
+    // its clients may still be looking for the new leader.
+    const failoverMs = config.heartbeat?.failoverTtlMs ?? 300_000;
     for (const node of store.nodes()) {
-      if (node.Status !== 'down') this.heartbeats.reset(node.ID);
+      if (node.Status !== 'down') this.heartbeats.hold(node.ID, failoverMs);
     }
     this.scheduleGc();
     this.drainer.start();

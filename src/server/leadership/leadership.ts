@@ -27,6 +27,11 @@ export interface Leadership {
   lastContactMs(): number;
   /** Called whenever this server gains (true) or loses (false) leadership; returns an unsubscribe. */
   onChange(listener: (leader: boolean) => void): () => void;
+  /**
+   * Sets this server's advertised "host:port" once its agent listens (port 0 resolves late).
+   * Optional: a port that registers no address needs none.
+   */
+  advertise?(address: string): void;
   /** The servers currently registered, this one included. */
   members(): ServerMember[];
   /** Resigns if leader, stops campaigning and deregisters. */

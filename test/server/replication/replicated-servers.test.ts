@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Server, type ServerConfig } from '../../../src/server/server.js';
 import { Table } from '../../../src/server/server-api.js';
 import { SqliteLogBackend } from '../../../src/server/log/sqlite-log-backend.js';
+import { FakeClock } from '../../../src/time/clock.js';
 import type { StateStore } from '../../../src/server/state/state-store.js';
 import { CaravanError } from '../../../src/structs/caravan-error.js';
 import { mockJob, mockNode } from '../../mock/factories.js';
@@ -154,6 +155,25 @@ describe('servers sharing one replicated log', () => {
     // The new leader's own writes go through.
     await b.updateNodeEligibility(node.ID, 'ineligible');
     await until(a, () => a.state.nodeById(node.ID)?.SchedulingEligibility === 'ineligible', 'the old leader applied the new leader\'s write');
+  });
+
+  it('a new leader gives every live node the failover heartbeat TTL before marking it down', async () => {
+    const clock = new FakeClock();
+    const c = cluster();
+    c.sw.elect('a');
+    const over: Partial<ServerConfig> = { clock, heartbeat: { minTtlMs: 1_000, graceMs: 0, failoverTtlMs: 60_000 } };
+    const a = await c.open('a', over);
+    const b = await c.open('b', over);
+    const node = mockNode();
+    await a.registerNode(node);
+    c.sw.elect('b');
+    for (let i = 0; i < 1000 && !b.duties; i++) await new Promise((r) => setImmediate(r));
+    assert.ok(b.duties, 'the new leader started its duties');
+    // Far past the node's normal TTL (1-2 s), but within the failover TTL: nothing is marked down.
+    await clock.advanceAsync(59_000);
+    assert.equal(b.state.nodeById(node.ID)?.Status, 'ready');
+    await clock.advanceAsync(2_000);
+    await until(b, () => b.state.nodeById(node.ID)?.Status === 'down', 'the silent node marked down after the failover TTL');
   });
 
   it('a server that lost leadership keeps no timer or worker running: its process can exit', async () => {

@@ -43,8 +43,12 @@ export class SwitchedLeadership implements Leadership {
   constructor(
     private readonly cluster: LeadershipSwitch,
     readonly name: string,
-    readonly address: string,
+    public address: string,
   ) {}
+
+  advertise(address: string): void {
+    this.address = address;
+  }
 
   async start(): Promise<void> {}
   isLeader(): boolean {
@@ -87,5 +91,33 @@ export function sharedLog(log: LogBackend): LogBackend {
     ...(log.openLatestSnapshot ? { openLatestSnapshot: () => log.openLatestSnapshot!() } : {}),
     compact: (upTo) => log.compact(upTo),
     close: async () => undefined,
+  };
+}
+
+/** A shared log whose deliveries to one server can be held back (a follower lagging behind). */
+export interface LaggingLog extends LogBackend {
+  /** Holds every delivery from now on until release(). */
+  hold(): void;
+  /** Delivers what was held, in order, and stops holding. */
+  release(): void;
+}
+
+/** sharedLog(log) whose subscription deliveries can be held (see LaggingLog). */
+export function laggingLog(log: LogBackend): LaggingLog {
+  const base = sharedLog(log);
+  let holding = false;
+  const held: (() => void)[] = [];
+  return {
+    ...base,
+    subscribe: (from, sub) =>
+      log.subscribe(from, {
+        onEntries: (entries) => (holding ? held.push(() => sub.onEntries(entries)) : sub.onEntries(entries)),
+        onError: (err) => (holding ? held.push(() => sub.onError(err)) : sub.onError(err)),
+      }),
+    hold: () => void (holding = true),
+    release: () => {
+      holding = false;
+      for (const deliver of held.splice(0)) deliver();
+    },
   };
 }

@@ -1,0 +1,77 @@
+/**
+ * How a follower answers the API, as Nomad's servers do: writes (and clients' internal calls)
+ * go to the leader, reads too unless the request says `?stale`, in which case the follower
+ * answers from its own state (which it keeps by applying the same log). A forwarded request is
+ * proxied unchanged — method, path, query, headers (the ACL token and the node's SecretID),
+ * body — and the leader's answer streams back as it comes, so blocking queries block on the
+ * leader. Routes about this agent or cluster membership, client routes and the event stream are
+ * answered by every server itself.
+ *
+ * A request a server already forwarded is never forwarded again: a server that lost leadership
+ * meanwhile answers it itself (a write then fails with NOT_LEADER, which clients retry).
+ */
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerApi } from '../../server/server-api.js';
+import { ServerProxy } from '../forward-to-server/server-proxy.js';
+
+/** Marks a request a follower forwarded to the leader. */
+export const FORWARDED_TO_LEADER_HEADER = 'x-caravan-forwarded-to-leader';
+
+/** Where a follower sends a request: nowhere (answers it), to the leader, or an error (none known). */
+export type LeaderRoute = { kind: 'local' } | { kind: 'leader'; address: string } | { kind: 'no-leader' };
+
+/** True for routes every server answers from what it knows itself. */
+export function answeredByEveryServer(path: string): boolean {
+  if (!path.startsWith('/v1/')) return true;
+  return (
+    path.startsWith('/v1/client/') ||
+    path.startsWith('/v1/agent/') ||
+    path.startsWith('/v1/status/') ||
+    path.startsWith('/v1/operator/raft/') ||
+    path === '/v1/regions' ||
+    path === '/v1/metrics' ||
+    path === '/v1/event/stream'
+  );
+}
+
+/** Whether a read may be answered from this server's state (Nomad's `?stale`). */
+function allowsStale(url: string): boolean {
+  const q = url.indexOf('?');
+  if (q < 0) return false;
+  const stale = new URLSearchParams(url.slice(q + 1)).get('stale');
+  return stale !== null && stale !== 'false';
+}
+
+/** Reads are GETs, plus the search routes (POST with a query body). */
+function isRead(method: string, path: string): boolean {
+  return method === 'GET' || method === 'HEAD' || path.startsWith('/v1/search');
+}
+
+/** Decides where a request to this server goes (see the file comment). */
+export function routeToLeader(method: string, url: string, headers: IncomingHttpHeaders, server: ServerApi): LeaderRoute {
+  if (server.isLeader()) return { kind: 'local' };
+  const path = url.split('?', 1)[0] ?? '';
+  if (answeredByEveryServer(path) || headers[FORWARDED_TO_LEADER_HEADER] !== undefined) return { kind: 'local' };
+  if (isRead(method, path) && allowsStale(url)) return { kind: 'local' };
+  const address = server.leaderAddress();
+  return address === '' ? { kind: 'no-leader' } : { kind: 'leader', address };
+}
+
+/** Proxies requests to the current leader; one per agent. */
+export class LeaderForwarder {
+  private proxy: { address: string; proxy: ServerProxy } | null = null;
+
+  /** Proxies `req` to the leader at `address`; resolves when the exchange is over. */
+  forward(req: IncomingMessage, res: ServerResponse, address: string): Promise<void> {
+    if (this.proxy?.address !== address) {
+      this.proxy?.proxy.close();
+      this.proxy = { address, proxy: new ServerProxy({ servers: [address], markHeader: FORWARDED_TO_LEADER_HEADER, who: `this server (the leader is ${address})` }) };
+    }
+    return this.proxy.proxy.proxy(req, res);
+  }
+
+  close(): void {
+    this.proxy?.proxy.close();
+    this.proxy = null;
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * Two real servers on one shared log, each behind its own HTTP API on a loopback port, with a
+ * leadership the test switches: a follower forwards writes, clients' internal calls and
+ * non-stale reads to the leader, answers `?stale` reads (blocking ones too) from its own state,
+ * and shows the real cluster in the status, members and raft views.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { createHttpServer } from '../../src/http/http-server.js';
+import { Server } from '../../src/server/server.js';
+import { SqliteLogBackend } from '../../src/server/log/sqlite-log-backend.js';
+import type { Job, Node } from '../../src/structs/index.js';
+import { mockJob, mockNode } from '../mock/factories.js';
+import { fakeSchedulerFactory } from '../server/fake-scheduler.js';
+import { LeadershipSwitch, laggingLog, type LaggingLog } from '../server/replication/test-cluster.js';
+
+interface Member {
+  server: Server;
+  app: FastifyInstance;
+  url: string;
+  addr: string;
+  log: LaggingLog;
+}
+
+async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown; text: string; headers: Headers }> {
+  const res = await fetch(base + path, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // a plain-text error
+  }
+  return { status: res.status, json, text, headers: res.headers };
+}
+
+describe('a follower behind the HTTP API', () => {
+  const shared = SqliteLogBackend.openInMemory();
+  const sw = new LeadershipSwitch();
+  const dir = mkdtempSync(join(tmpdir(), 'caravan-leader-fwd-'));
+  let a: Member;
+  let b: Member;
+
+  async function member(name: 'a' | 'b'): Promise<Member> {
+    const log = laggingLog(shared);
+    const server = await Server.open({
+      dataDir: join(dir, name),
+      nodeName: name,
+      numWorkers: 1,
+      schedulerFactory: () => fakeSchedulerFactory,
+      gcIntervalMs: 0,
+      heartbeat: { minTtlMs: 3_600_000 },
+      logBackend: log,
+      leadership: sw.member(name, ''),
+    });
+    const app = createHttpServer({ server, agent: { name, httpAddr: '127.0.0.1:0' } });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (app.server.address() as { port: number }).port;
+    const addr = `127.0.0.1:${port}`;
+    server.advertise(addr);
+    return { server, app, url: `http://${addr}`, addr, log };
+  }
+
+  before(async () => {
+    sw.elect('a');
+    a = await member('a');
+    b = await member('b');
+  });
+  after(async () => {
+    for (const m of [b, a]) {
+      await m.app.close();
+      await m.server.close();
+    }
+    await shared.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('forwards writes and reads to the leader; answers ?stale reads (blocking too) itself', async () => {
+    // Something in the log first: a blocking query from index 0 would not block.
+    await a.server.registerNode(mockNode());
+    assert.equal(b.server.state.latestIndex(), a.server.state.latestIndex());
+    // The follower lags: only the leader has what is written now.
+    b.log.hold();
+    const job: Job = mockJob({ ID: 'fwd-job' });
+    const put = await call(b.url, 'PUT', '/v1/jobs', { Job: job });
+    assert.equal(put.status, 200, put.text);
+    const written = Number(put.headers.get('x-nomad-index'));
+    assert.ok(a.server.state.jobById('default', 'fwd-job'), 'the leader applied the forwarded write');
+    assert.equal(b.server.state.jobById('default', 'fwd-job'), undefined, 'the follower has not applied it yet');
+
+    const read = await call(b.url, 'GET', '/v1/job/fwd-job');
+    assert.equal(read.status, 200, 'a read without ?stale is the leader\'s answer');
+    assert.equal(read.headers.get('x-nomad-knownleader'), 'true');
+    const stale = await call(b.url, 'GET', '/v1/job/fwd-job?stale');
+    assert.equal(stale.status, 404, 'a ?stale read is the follower\'s own answer');
+    assert.equal(stale.headers.get('x-nomad-knownleader'), 'true');
+    assert.match(stale.headers.get('x-nomad-lastcontact') ?? '', /^\d+$/);
+
+    // A blocking ?stale query on the follower wakes when the follower applies the entry.
+    const before = b.server.state.latestIndex();
+    const blocking = call(b.url, 'GET', `/v1/jobs?stale&index=${before}&wait=20s`);
+    await new Promise((r) => setTimeout(r, 200));
+    b.log.release();
+    const woke = await blocking;
+    assert.equal(woke.status, 200, woke.text);
+    assert.ok(Number(woke.headers.get('x-nomad-index')) >= written);
+    assert.ok((woke.json as { ID: string }[]).some((j) => j.ID === 'fwd-job'));
+  });
+
+  it('forwards clients\' internal calls and tells clients every server', async () => {
+    const node: Node = mockNode();
+    const reg = await call(b.url, 'PUT', '/v1/internal/node/register', { Node: node }, { 'X-Nomad-Token': node.SecretID });
+    assert.equal(reg.status, 200, reg.text);
+    const servers = (reg.json as { Servers: { RPCAdvertiseAddr: string }[] }).Servers.map((s) => s.RPCAdvertiseAddr).sort();
+    assert.deepEqual(servers, [a.addr, b.addr].sort());
+    assert.equal(a.server.duties?.heartbeats.tracking(node.ID), true, 'the leader runs the node\'s heartbeat timer');
+    const hb = await call(b.url, 'PUT', `/v1/internal/node/${node.ID}/heartbeat`, { Status: 'ready' }, { 'X-Nomad-Token': node.SecretID });
+    assert.equal(hb.status, 200, hb.text);
+    const forged = await call(b.url, 'PUT', `/v1/internal/node/${node.ID}/heartbeat`, { Status: 'down' }, { 'X-Nomad-Token': 'not-the-secret' });
+    assert.equal(forged.status, 403, forged.text);
+  });
+
+  it('shows the real cluster: leader, peers, members and the raft configuration on every server', async () => {
+    for (const m of [a, b]) {
+      assert.equal((await call(m.url, 'GET', '/v1/status/leader')).json, a.addr);
+      assert.deepEqual(((await call(m.url, 'GET', '/v1/status/peers')).json as string[]).sort(), [a.addr, b.addr].sort());
+      const members = (await call(m.url, 'GET', '/v1/agent/members')).json as { Members: { Name: string; Addr: string; Port: number; Status: string; Tags: Record<string, string> }[] };
+      assert.deepEqual(members.Members.map((x) => [x.Name, `${x.Addr}:${x.Port}`, x.Status, x.Tags['leader']]).sort(), [
+        ['a.global', a.addr, 'alive', '1'],
+        ['b.global', b.addr, 'alive', '0'],
+      ]);
+      const raft = (await call(m.url, 'GET', '/v1/operator/raft/configuration')).json as { Servers: { ID: string; Address: string; Leader: boolean; Voter: boolean }[] };
+      assert.deepEqual(raft.Servers.map((s) => [s.ID, s.Address, s.Leader, s.Voter]).sort(), [
+        ['a', a.addr, true, true],
+        ['b', b.addr, false, true],
+      ]);
+    }
+  });
+
+  it('without a leader a follower refuses writes and non-stale reads with "No cluster leader", and serves ?stale', async () => {
+    sw.elect(null);
+    try {
+      const put = await call(b.url, 'PUT', '/v1/jobs', { Job: mockJob({ ID: 'leaderless' }) });
+      assert.equal(put.status, 503, put.text);
+      assert.equal(put.text, 'No cluster leader');
+      assert.equal((await call(b.url, 'GET', '/v1/jobs')).status, 503);
+      const stale = await call(b.url, 'GET', '/v1/jobs?stale');
+      assert.equal(stale.status, 200);
+      assert.equal(stale.headers.get('x-nomad-knownleader'), 'false');
+      assert.equal(a.server.state.jobById('default', 'leaderless'), undefined);
+    } finally {
+      sw.elect('a');
+    }
+  });
+
+  it('after leadership moves, the old leader forwards to the new one', async () => {
+    sw.elect('b');
+    try {
+      const put = await call(a.url, 'PUT', '/v1/jobs', { Job: mockJob({ ID: 'after-move' }) });
+      assert.equal(put.status, 200, put.text);
+      assert.ok(b.server.state.jobById('default', 'after-move'));
+      assert.equal((await call(a.url, 'GET', '/v1/status/leader')).json, b.addr);
+    } finally {
+      sw.elect('a');
+    }
+  });
+});
