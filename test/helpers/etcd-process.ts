@@ -4,7 +4,8 @@
  * started again on the same data dir and ports (etcd down, then back).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,24 +33,38 @@ interface Member {
   output: string;
 }
 
+/** Client TLS of the members (PEM files): their certificate, and the CA clients must be signed by. */
+export interface EtcdTls {
+  certFile: string;
+  keyFile: string;
+  caFile: string;
+  /** A client certificate the health check presents. */
+  clientCertFile: string;
+  clientKeyFile: string;
+}
+
 /** A running etcd cluster; `endpoints` are its client URLs. */
 export class EtcdCluster {
   readonly endpoints: string[];
   private constructor(
     private readonly dir: string,
     private readonly members: Member[],
+    private readonly tls: EtcdTls | undefined,
   ) {
-    this.endpoints = members.map((m) => `http://127.0.0.1:${m.clientPort}`);
+    this.endpoints = members.map((m) => `${tls ? 'https' : 'http'}://127.0.0.1:${m.clientPort}`);
   }
 
-  /** Starts `size` members (1 or 3 in the tests) and waits until the cluster serves requests. */
-  static async start(size = 1): Promise<EtcdCluster> {
+  /**
+   * Starts `size` members (1 or 3 in the tests) and waits until the cluster serves requests.
+   * With `tls`, clients must speak TLS and present a certificate signed by its CA.
+   */
+  static async start(size = 1, tls?: EtcdTls): Promise<EtcdCluster> {
     const dir = mkdtempSync(join(tmpdir(), 'caravan-etcd-'));
     const members: Member[] = [];
     for (let i = 0; i < size; i++) {
       members.push({ name: `m${i}`, clientPort: await freeLoopbackPort(), peerPort: await freeLoopbackPort(), dataDir: join(dir, `m${i}`), proc: null, output: '' });
     }
-    const cluster = new EtcdCluster(dir, members);
+    const cluster = new EtcdCluster(dir, members, tls);
     try {
       for (let i = 0; i < size; i++) cluster.spawnMember(i);
       await Promise.all(members.map((_, i) => cluster.waitHealthy(i)));
@@ -109,8 +124,9 @@ export class EtcdCluster {
     const args = [
       '--name', m.name,
       '--data-dir', m.dataDir,
-      '--listen-client-urls', `http://127.0.0.1:${m.clientPort}`,
-      '--advertise-client-urls', `http://127.0.0.1:${m.clientPort}`,
+      '--listen-client-urls', this.endpoints[i]!,
+      '--advertise-client-urls', this.endpoints[i]!,
+      ...(this.tls ? ['--cert-file', this.tls.certFile, '--key-file', this.tls.keyFile, '--trusted-ca-file', this.tls.caFile, '--client-cert-auth'] : []),
       '--listen-peer-urls', `http://127.0.0.1:${m.peerPort}`,
       '--initial-advertise-peer-urls', `http://127.0.0.1:${m.peerPort}`,
       '--initial-cluster', peers,
@@ -132,14 +148,29 @@ export class EtcdCluster {
     m.proc = proc;
   }
 
+  /** GET over http, or https with the cluster's CA and client certificate. */
+  private async get(url: string): Promise<string> {
+    if (!this.tls) return (await fetch(url)).text();
+    const tls = this.tls;
+    return new Promise((resolveBody, reject) => {
+      const req = request(url, { ca: readFileSync(tls.caFile), cert: readFileSync(tls.clientCertFile), key: readFileSync(tls.clientKeyFile) }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () => resolveBody(body));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
   private async waitHealthy(i: number, timeoutMs = 20_000): Promise<void> {
     const m = this.members[i]!;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (!m.proc || m.proc.exitCode !== null) throw new Error(`etcd member ${m.name} exited:\n${m.output}`);
       try {
-        const res = await fetch(`http://127.0.0.1:${m.clientPort}/health`);
-        const body = (await res.json()) as { health?: string };
+        const body = JSON.parse(await this.get(`${this.endpoints[i]!}/health`)) as { health?: string };
         if (body.health === 'true') return;
       } catch {
         // not listening yet
