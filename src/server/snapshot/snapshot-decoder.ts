@@ -7,7 +7,7 @@ import type { Allocation } from '../../structs/index.js';
 import { unpackObjects } from '../fsm/command-codec.js';
 import type { LogBackend } from '../log/log-backend.js';
 import type { SerializedState } from '../state/state-store.js';
-import { SNAPSHOT_FORMAT, SnapshotError, zeroCounts, type SnapshotCounts, type SnapshotLine } from './snapshot-format.js';
+import { SNAPSHOT_FORMATS_READ, SnapshotError, zeroCounts, type SnapshotCounts, type SnapshotLine } from './snapshot-format.js';
 
 const NEWLINE = 0x0a;
 
@@ -114,7 +114,7 @@ class Decoder {
     const o = raw as Partial<SnapshotLine> & Partial<SerializedState>;
     if (o && typeof o === 'object' && o.t === 'header') {
       const h = o as Extract<SnapshotLine, { t: 'header' }>;
-      if (h.format !== SNAPSHOT_FORMAT) throw new SnapshotError('SNAPSHOT_CORRUPT', `snapshot: format: unsupported version ${String(h.format)}`);
+      if (!SNAPSHOT_FORMATS_READ.includes(h.format)) throw new SnapshotError('SNAPSHOT_CORRUPT', `snapshot: format: unsupported version ${String(h.format)}`);
       this.expected = h.counts;
       this.state = {
         index: h.index,

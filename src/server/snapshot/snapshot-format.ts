@@ -12,8 +12,13 @@ import type { Namespace } from '../../structs/namespace.js';
 import type { Packed } from '../fsm/command-codec.js';
 import type { SerializedAcl } from '../state/acl-tables.js';
 
-/** The format number written in the header. */
-export const SNAPSHOT_FORMAT = 2;
+/**
+ * The format number written in the header. 3: packed rows may carry dictionaries (Packed.d in
+ * command-codec.ts). Format 2 snapshots (no dictionaries) are still read.
+ */
+export const SNAPSHOT_FORMAT = 3;
+/** The formats a reader accepts. */
+export const SNAPSHOT_FORMATS_READ: readonly number[] = [2, 3];
 
 /** The tables of a snapshot, in the order they are written (job versions before allocations). */
 export const SnapshotTable = {

@@ -516,7 +516,10 @@ export class StateStore implements StateReader, SnapshotTables {
     return shared ? { alloc: { ...a, Job: null }, jobVersion: a.Job.Version } : { alloc: a, jobVersion: null };
   }
 
-  /** Replaces the whole state with a serialized one (at startup, before any reader). */
+  /**
+   * Replaces the whole state with a serialized one (at startup, before any reader). Takes
+   * ownership of `s`: its allocation rows become the stored allocations.
+   */
   restore(s: SerializedState): void {
     for (const t of [this.jobsT, this.jobVersionsT, this.summariesT, this.allocsT, this.evalsT, this.nodesT, this.deploymentsT]) {
       t.clearForRestore();
@@ -527,12 +530,24 @@ export class StateStore implements StateReader, SnapshotTables {
     for (const v of s.jobVersions) if (v[0]) this.jobVersionsT.set(jobKey(v[0].Namespace, v[0].ID), v);
     for (const sm of s.summaries) this.summariesT.set(jobKey(sm.Namespace, sm.JobID), sm);
     const metrics = new MetricCompactor();
+    // Consecutive allocations are mostly of one job version: look it up once per run of them.
+    let lastKey = '';
+    let lastVersion: number | null = null;
+    let lastJob: Job | null = null;
     for (const { alloc: a, jobVersion } of s.allocs) {
       const key = jobKey(a.Namespace, a.JobID);
-      const job = a.Job ?? (this.jobVersionsT.get(key) ?? []).find((v) => v.Version === jobVersion) ?? null;
-      const restored = { ...a, Job: job, Metrics: metrics.compact(a.Metrics, a.NodeID) };
-      this.allocsT.set(a.ID, restored);
-      this.nodeUsage.update(undefined, restored, isTerminalAlloc);
+      if (a.Job === null || a.Job === undefined) {
+        if (key !== lastKey || jobVersion !== lastVersion) {
+          lastKey = key;
+          lastVersion = jobVersion;
+          lastJob = (this.jobVersionsT.get(key) ?? []).find((v) => v.Version === jobVersion) ?? null;
+        }
+        // The decoded rows belong to the restore: completed in place, not copied.
+        a.Job = lastJob;
+      }
+      a.Metrics = metrics.compact(a.Metrics, a.NodeID);
+      this.allocsT.set(a.ID, a);
+      this.nodeUsage.update(undefined, a, isTerminalAlloc);
       this.allocsByNodeI.add(a.NodeID, a.ID);
       this.allocsByJobI.add(key, a.ID);
     }
