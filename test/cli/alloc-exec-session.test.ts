@@ -56,3 +56,23 @@ test('exec session: a connection dropped before any exit frame is an error', asy
     await p.close();
   }
 });
+
+test('exec session: resolves at the exit frame without waiting for the peer to close, as Nomad\'s client does', async () => {
+  let peerSocket: WebSocket | undefined;
+  // The peer sends the exit frame and keeps the connection open: only the exit frame can end the session.
+  const p = await peer((ws) => {
+    peerSocket = ws;
+    ws.send('{"exited":true,"result":{"exit_code":4}}');
+  });
+  try {
+    const code = await Promise.race([
+      runExecSession(opts(p.address)),
+      new Promise<string>((r) => setTimeout(() => r('still waiting for the close'), 5_000).unref()),
+    ]);
+    assert.equal(code, 4);
+    // The client closes the socket itself once it has the exit code.
+    await new Promise<void>((r) => (peerSocket!.readyState === peerSocket!.CLOSED ? r() : peerSocket!.once('close', () => r())));
+  } finally {
+    await p.close();
+  }
+});

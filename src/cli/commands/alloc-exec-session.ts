@@ -50,7 +50,12 @@ export function execUrl(opts: ExecSessionOptions): string {
   return u.toString();
 }
 
-/** Runs one exec session; resolves with the remote exit code, rejects with ExecSessionError. */
+/**
+ * Runs one exec session; resolves with the remote exit code, rejects with ExecSessionError.
+ * It resolves at the exit frame, as Nomad's Go client returns (api/allocations_exec.go), and
+ * then closes the socket: the output frames precede the exit frame, so nothing is lost, and the
+ * caller does not wait for the close handshake.
+ */
 export function runExecSession(opts: ExecSessionOptions, io: ExecSessionIo = {}): Promise<number> {
   const headers: Record<string, string> = {};
   if (opts.token) headers['X-Nomad-Token'] = opts.token;
@@ -58,6 +63,9 @@ export function runExecSession(opts: ExecSessionOptions, io: ExecSessionIo = {})
   const cleanups: (() => void)[] = [];
   let exitCode: number | undefined;
   return new Promise<number>((resolve, reject) => {
+    const finish = (): void => {
+      for (const c of cleanups.splice(0)) c();
+    };
     ws.on('open', () => {
       const send = (frame: Parameters<typeof encodeExecInput>[0]) => {
         if (ws.readyState === WebSocket.OPEN) ws.send(encodeExecInput(frame));
@@ -71,22 +79,25 @@ export function runExecSession(opts: ExecSessionOptions, io: ExecSessionIo = {})
       }
     });
     ws.on('message', (data) => {
+      if (exitCode !== undefined) return;
       const f = parseExecOutput(data.toString());
       if (f.stdout?.data) io.stdout?.(Buffer.from(f.stdout.data, 'base64'));
       if (f.stderr?.data) io.stderr?.(Buffer.from(f.stderr.data, 'base64'));
+      if (!f.exited) return;
       // Nomad omits exit_code when it is 0 (`{"exited":true,"result":{}}`), as its own client reads it.
-      if (f.exited) exitCode = typeof f.result?.exit_code === 'number' ? f.result.exit_code : 0;
+      exitCode = typeof f.result?.exit_code === 'number' ? f.result.exit_code : 0;
+      finish();
+      resolve(exitCode);
+      ws.close(1000);
     });
     ws.on('error', (err) => {
-      for (const c of cleanups.splice(0)) c();
+      finish();
       // Nomad closes the connection without a close frame right after the exit frame.
-      if (exitCode !== undefined) return resolve(exitCode);
-      reject(new ExecSessionError(`exec failed: ${err.message}`, 0));
+      if (exitCode === undefined) reject(new ExecSessionError(`exec failed: ${err.message}`, 0));
     });
     ws.on('close', (code, reason) => {
-      for (const c of cleanups.splice(0)) c();
-      if (exitCode !== undefined) resolve(exitCode);
-      else reject(new ExecSessionError(reason.toString() || `websocket closed (code ${code}) before the command exited`, code));
+      finish();
+      if (exitCode === undefined) reject(new ExecSessionError(reason.toString() || `websocket closed (code ${code}) before the command exited`, code));
     });
   });
 }
