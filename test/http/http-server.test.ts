@@ -4,6 +4,7 @@ import { createHttpServer } from '../../src/http/http-server.js';
 import type { Allocation, Node } from '../../src/structs/index.js';
 import { mockNode } from '../mock/factories.js';
 import { FakeAllocClient } from './client-harness.js';
+import { lateBoundClient } from '../../src/agent/late-bound-client.js';
 import { placeJob, serviceJob, startServer, type ServerUnderTest } from './real-server.js';
 
 let sut: ServerUnderTest;
@@ -117,6 +118,26 @@ test('a client-only agent answers server routes with a clear error, not a crash'
   assert.match(res.body, /not a server/);
   assert.equal((await app.inject({ url: '/v1/agent/health' })).statusCode, 200);
   await app.close();
+});
+
+test('an agent whose client is still starting is not healthy yet, and /v1/agent/self answers meanwhile', async () => {
+  // An agent listens before its client has started; a caller that waited for health must find
+  // the whole agent serving (the -dev agent-shutdown test read /v1/agent/self in that window).
+  const late = lateBoundClient();
+  const app = createHttpServer({ client: late.api, agent: { name: 'a1', region: 'global', datacenter: 'dc1', httpAddr: '127.0.0.1:4646', server: false, client: true, config: { DataDir: '/tmp/x' } } });
+  try {
+    const starting = await app.inject({ url: '/v1/agent/health' });
+    assert.equal(starting.statusCode, 500);
+    assert.deepEqual(starting.json(), { client: { ok: false, message: 'the client is still starting' } });
+    const self = await app.inject({ url: '/v1/agent/self' });
+    assert.equal(self.statusCode, 200);
+    assert.equal(self.json<{ config: { DataDir: string } }>().config.DataDir, '/tmp/x');
+    late.bind(new FakeAllocClient('n9'));
+    assert.equal((await app.inject({ url: '/v1/agent/health' })).statusCode, 200);
+    assert.equal((await app.inject({ url: '/v1/agent/self' })).json<{ stats: { client: { node_id: string } } }>().stats.client.node_id, 'n9');
+  } finally {
+    await app.close();
+  }
 });
 
 test('tokens are accepted in X-Nomad-Token and Authorization: Bearer', async () => {

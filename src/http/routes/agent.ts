@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { CARAVAN_VERSION } from '../../structs/version.js';
+import { CaravanError } from '../../structs/caravan-error.js';
 import { ErrorCatalogue } from '../../structs/error-catalogue.js';
 import { HttpError } from '../http-errors.js';
 import { queryOptions, sendJson, type AgentInfo, type RouteContext } from '../route-context.js';
@@ -50,6 +51,20 @@ export function agentMember(agent: AgentInfo, leader: boolean, status: 'alive' |
   };
 }
 
+/**
+ * The client's node ID, or undefined while the client role is still starting: an agent listens
+ * before its client has started (the client advertises the listening address), and its routes
+ * answer CLIENT_NOT_READY until then.
+ */
+function startedClientNodeId(ctx: RouteContext): string | undefined {
+  try {
+    return ctx.client?.nodeId();
+  } catch (err) {
+    if (err instanceof CaravanError && err.code === 'CLIENT_NOT_READY') return undefined;
+    throw err;
+  }
+}
+
 /** Registers the agent routes. */
 export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get('/v1/agent/self', acl.rule('agent', 'read'), (req, reply) => {
@@ -72,7 +87,8 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
         heap_used: String(mem.heapUsed),
       },
     };
-    if (ctx.client) stats['client'] = { node_id: ctx.client.nodeId(), known_servers: server ? ctx.agent.httpAddr : '' };
+    const nodeId = startedClientNodeId(ctx);
+    if (nodeId !== undefined) stats['client'] = { node_id: nodeId, known_servers: server ? ctx.agent.httpAddr : '' };
     if (server) {
       stats['raft'] = { applied_index: String(server.state.latestIndex()), state: server.isLeader() ? 'Leader' : 'Follower' };
     }
@@ -97,7 +113,8 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
 
   app.get('/v1/agent/health', acl.public(), (req, reply) => {
     const out: Record<string, { ok: boolean; message: string }> = {};
-    if (ctx.client) out['client'] = { ok: true, message: 'ok' };
+    // Healthy once the client has started, so a caller that waited for health finds it serving.
+    if (ctx.client) out['client'] = startedClientNodeId(ctx) !== undefined ? { ok: true, message: 'ok' } : { ok: false, message: 'the client is still starting' };
     if (ctx.server) {
       const known = ctx.server.isLeader() || ctx.server.leaderAddress() !== '';
       out['server'] = known ? { ok: true, message: 'ok' } : { ok: false, message: ErrorCatalogue.HTTP_AGENT_UNHEALTHY.message };
