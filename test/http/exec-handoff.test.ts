@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { WebSocket } from 'ws';
-import { FakeAllocClient, startAgent, until } from './client-harness.js';
+import { b64, FakeAllocClient, runExec, startAgent, until } from './client-harness.js';
 
 const ALLOC = 'bbbbbbbb-1111-2222-3333-444444444444';
 
@@ -98,6 +98,39 @@ test('closing the agent kills the command of a session the exec spawner runs, an
   } finally {
     await agent.close().catch(() => undefined);
     if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
+    client.cleanup();
+  }
+});
+
+test('frames the client sends right after the handshake all reach the command the spawner runs', async () => {
+  // The agent's copy of the connection must not read (and drop) what the client sends once the
+  // spawner has answered the handshake: every session's stdin arrives whole.
+  const client = new FakeAllocClient();
+  client.addAlloc(ALLOC, ['web']);
+  const agent = await startAgent({ client });
+  // A busy agent: its event loop runs in bursts, so the spawner's handshake, the client's first
+  // frames and the spawner's acknowledgement of the socket all wait for the same turn.
+  const busy = setInterval(() => {
+    const until = Date.now() + 15;
+    while (Date.now() < until) {
+      // hold the event loop
+    }
+  }, 20);
+  try {
+    const runs = Array.from({ length: 40 }, (_, i) =>
+      runExec(agent.wsUrl, ALLOC, { task: 'web', command: ['/bin/cat'] }, async (send) => {
+        send({ stdin: { data: b64(`line ${i}\n`) } });
+        send({ stdin: { close: true } });
+      }),
+    );
+    const results = await Promise.all(runs);
+    results.forEach((r, i) => {
+      assert.equal(r.stdout, `line ${i}\n`, `session ${i}`);
+      assert.equal(r.exitCode, 0, `session ${i}`);
+    });
+  } finally {
+    clearInterval(busy);
+    await agent.close();
     client.cleanup();
   }
 });

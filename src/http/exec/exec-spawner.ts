@@ -65,6 +65,11 @@ export class ExecSpawner {
     // Tracked until the helper reports the socket closed; a dying helper takes the socket along.
     this.sessions.set(id, { onOutput: () => {}, onExit: () => {} });
     this.holdOpen();
+    // This process stops reading the connection first: child_process gives the sent handle a
+    // no-op reader and closes it only at the helper's acknowledgement, so a frame the client
+    // sent in between would be read here and lost. (The helper acknowledges before it answers
+    // the handshake, so this is a guard, not a fix of a seen loss; there is no public API.)
+    (socket as unknown as { _handle?: { readStop?: () => number } | null })._handle?.readStop?.();
     const msg: SpawnerRequest = { op: 'session', id, method: req.method ?? 'GET', headers: req.headers, head, file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, tty, ...(spec.killSignal ? { killSignal: spec.killSignal } : {}) };
     child.send(msg, socket, { keepOpen: false }, (err) => {
       if (!err) return;
