@@ -61,7 +61,8 @@ export class ApiClient {
     return u.toString();
   }
 
-  private async request<T>(method: string, path: string, query: ApiQuery, body?: unknown, signal?: AbortSignal): Promise<ApiResponse<T>> {
+  /** Any method, with a body (e.g. Nomad's DELETE /v1/evaluations). */
+  async request<T>(method: string, path: string, query: ApiQuery, body?: unknown, signal?: AbortSignal): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (this.opts.token) headers['X-Nomad-Token'] = this.opts.token;
     if (body !== undefined) headers['Content-Type'] = 'application/json';

@@ -22,6 +22,7 @@ import { allocRestartCommand } from './commands/alloc-restart.js';
 import { allocSignalCommand } from './commands/alloc-signal.js';
 import { allocStopCommand } from './commands/alloc-stop.js';
 import { evalCommands } from './commands/eval-commands.js';
+import { evalDeleteCommand } from './commands/eval-delete.js';
 import { jobHistoryCommand } from './commands/job-history.js';
 import { jobInspectCommand } from './commands/job-inspect.js';
 import { jobPlanCommand } from './commands/job-plan.js';
@@ -33,6 +34,7 @@ import { jobPeriodicCommand } from './commands/job-periodic.js';
 import { nodeCommands } from './commands/node-commands.js';
 import { nodeDrainCommand } from './commands/node-drain.js';
 import { nodeMetaCommands } from './commands/node-meta.js';
+import { nodePoolCommands } from './commands/node-pool.js';
 import { allocChecksCommand } from './commands/alloc-checks.js';
 import { deploymentCommands } from './commands/deployment-commands.js';
 import { serverMembersCommand } from './commands/server-members.js';
@@ -57,9 +59,11 @@ export const COMMANDS: readonly CommandModule[] = [
   jobInspectCommand,
   jobHistoryCommand,
   evalCommands,
+  evalDeleteCommand,
   nodeCommands,
   nodeDrainCommand,
   nodeMetaCommands,
+  nodePoolCommands,
   deploymentCommands,
   allocStatusCommand,
   allocExecCommand,

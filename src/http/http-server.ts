@@ -27,6 +27,7 @@ import { registerFeaturesOffRoutes } from './routes/features-off.js';
 import { registerAgentHostRoutes } from './routes/agent-host.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerNodeRoutes } from './routes/nodes.js';
+import { registerNodePoolRoutes } from './routes/node-pools.js';
 import { registerNodeDrainRoutes } from './routes/node-drain.js';
 import { registerDeploymentRoutes } from './routes/deployments.js';
 import { registerNamespaceRoutes } from './routes/namespaces.js';
@@ -194,6 +195,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerAllocRoutes(app, ctx);
   registerEvalRoutes(app, ctx);
   registerNodeRoutes(app, ctx);
+  registerNodePoolRoutes(app, ctx);
   registerNodeDrainRoutes(app, ctx);
   registerDeploymentRoutes(app, ctx);
   registerStatusRoutes(app, ctx);

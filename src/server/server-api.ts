@@ -8,6 +8,7 @@ import type { ScalingEvent } from './state/job-scaling-events.js';
 import type { JobSubmission, SubmittedSource } from './state/job-submissions.js';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type { Namespace } from '../structs/namespace.js';
+import type { NodePool } from '../structs/node-pool.js';
 import type {
   AllocClientStatus,
   Allocation,
@@ -45,6 +46,7 @@ export const Table = {
   AclTokens: 'acl_token',
   AclPolicies: 'acl_policy',
   AclRoles: 'acl_role',
+  NodePools: 'node_pools',
 } as const;
 export type Table = (typeof Table)[keyof typeof Table];
 
@@ -74,6 +76,9 @@ export interface StateReader {
   /** Namespaces whose name starts with `prefix`, sorted by name ("default" always exists). */
   namespaces(prefix?: string): Namespace[];
   namespaceByName(name: string): Namespace | undefined;
+  /** Node pools whose name starts with `prefix`, by name; the built-in `all` and `default` always. */
+  nodePools(prefix?: string): NodePool[];
+  nodePoolByName(name: string): NodePool | undefined;
 }
 
 /** Where a submitted job came from: the namespace to fill and the job ID its route names. */
@@ -244,6 +249,23 @@ export interface ServerApi {
    */
   updateNodeDrain?(nodeId: string, req: unknown): Promise<{ index: number; evalIds: string[] }>;
   /**
+   * Deletes evaluations while the eval broker is paused (DELETE /v1/evaluations); `byFilter`
+   * skips missing or unsafe ones instead of refusing. Answers how many went.
+   */
+  deleteEvals?(ids: readonly string[], byFilter: boolean): Promise<{ count: number; index: number }>;
+  /** Creates node-update evaluations for the node's jobs (PUT /v1/node/:id/evaluate). */
+  evaluateNode?(nodeId: string): Promise<{ evalIds: string[]; index: number }>;
+  /** Removes the node, evaluating the jobs it ran (PUT /v1/node/:id/purge). */
+  purgeNode?(nodeId: string): Promise<{ evalIds: string[]; index: number }>;
+  /**
+   * Node pool writes: create or replace (admitted all or nothing; the built-ins refused), delete
+   * (refused while nodes or non-terminal jobs use the pool). Optional: servers without pools 501.
+   */
+  readonly nodePools?: {
+    upsertNodePools(raw: readonly unknown[]): Promise<{ index: number }>;
+    deleteNodePool(name: string): Promise<{ index: number }>;
+  };
+  /**
    * Admits and applies a batch of client allocation updates; creates evals for failed allocs.
    * `secretId` must be the SecretID of the node of every allocation updated (403 otherwise).
    */
@@ -259,5 +281,7 @@ export interface ServerApi {
 export type DeploymentAction =
   | { Type: 'promote'; All: boolean; Groups: string[] }
   | { Type: 'fail' }
+  /** A multiregion deployment blocked on its peers, marked successful (Nomad's Deployment.Unblock). */
+  | { Type: 'unblock' }
   | { Type: 'pause'; Pause: boolean }
   | { Type: 'alloc-health'; HealthyAllocationIDs: string[]; UnhealthyAllocationIDs: string[] };

@@ -47,6 +47,8 @@ import { DeploymentEndpoint } from './endpoints/deployment-endpoint.js';
 import { SystemEndpoint } from './endpoints/system-endpoint.js';
 import { NamespaceEndpoint } from './endpoints/namespace-endpoint.js';
 import { AclEndpoint } from './endpoints/acl-endpoint.js';
+import { NodePoolEndpoint } from './endpoints/node-pool-endpoint.js';
+import { EvalEndpoint } from './endpoints/eval-endpoint.js';
 
 export type { ServerConfig } from './server-config.js';
 
@@ -68,6 +70,9 @@ export class Server implements ServerApi {
   private readonly deployments: DeploymentEndpoint;
   private readonly system: SystemEndpoint;
   private readonly namespaceEndpoint: NamespaceEndpoint;
+  /** Node pool writes (GET reads go through `state`). */
+  readonly nodePools: NodePoolEndpoint;
+  private readonly evalEndpoint: EvalEndpoint;
   private readonly snapshotter: Snapshotter;
   private replicated!: ReplicatedLog;
   /** The running leader duties; null on a follower (and while a new leader catches up). */
@@ -110,6 +115,8 @@ export class Server implements ServerApi {
     this.system = new SystemEndpoint(ctx);
     this.namespaceEndpoint = new NamespaceEndpoint(ctx);
     this.acl = new AclEndpoint(ctx);
+    this.nodePools = new NodePoolEndpoint(ctx);
+    this.evalEndpoint = new EvalEndpoint(ctx);
     this.snapshotter = new Snapshotter({
       log,
       store: this.store,
@@ -326,6 +333,15 @@ export class Server implements ServerApi {
   }
   updateNodeDrain(nodeId: string, req: unknown): Promise<{ index: number; evalIds: string[] }> {
     return this.nodes.updateNodeDrain(nodeId, req);
+  }
+  evaluateNode(nodeId: string): Promise<{ evalIds: string[]; index: number }> {
+    return this.nodes.evaluateNode(nodeId);
+  }
+  purgeNode(nodeId: string): Promise<{ evalIds: string[]; index: number }> {
+    return this.nodes.purgeNode(nodeId);
+  }
+  deleteEvals(ids: readonly string[], byFilter: boolean): Promise<{ count: number; index: number }> {
+    return this.evalEndpoint.deleteEvals(ids, byFilter);
   }
   deploymentAction(deploymentId: string, action: DeploymentAction): Promise<{ evalId: string; index: number }> {
     return this.deployments.deploymentAction(deploymentId, action);

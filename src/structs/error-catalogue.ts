@@ -85,6 +85,18 @@ export const ErrorCatalogue = {
   NODE_SECRET_MISMATCH: e(403, 'Permission denied'),
   /** No node of that ID. */
   NODE_NOT_FOUND: e(404, 'node "{node}" not found'),
+  /** A node pool of the wrong shape (name, description, meta, scheduler configuration). */
+  NODE_POOL_INVALID: e(400, '{reason}'),
+  /** DELETE /v1/evaluations refused: broker not paused, an unknown or unsafe evaluation, IDs and filter both or neither. */
+  EVAL_DELETE_REFUSED: e(400, '{reason}'),
+  /** No node pool of that name. */
+  NODE_POOL_NOT_FOUND: e(404, 'node pool "{pool}" not found'),
+  /** Changing or deleting `all` or `default` (Nomad's wording). */
+  NODE_POOL_BUILTIN: e(400, '{action} built-in node pool "{pool}" is not allowed'),
+  /** Deleting a pool that nodes or non-terminal jobs still use. */
+  NODE_POOL_IN_USE: e(400, 'node pool "{pool}" has {what}'),
+  /** A job registered or planned in a node pool that does not exist. */
+  JOB_NODE_POOL_UNKNOWN: e(400, 'job "{job}" is in nonexistent node pool "{pool}"'),
   /** A heartbeat naming an unknown node status. */
   NODE_STATUS_INVALID: e(400, 'Status {status} is not a node status'),
   /** An eligibility that is neither eligible nor ineligible. */

@@ -138,3 +138,76 @@ func TestAllocResourcesEventsAndClientRoutes(t *testing.T) {
 		t.Fatalf("node gc: %v", err)
 	}
 }
+
+func TestNodePoolsEvaluatePurge(t *testing.T) {
+	pools, _, err := client.NodePools().List(nil)
+	if err != nil || len(pools) < 2 || pools[0].Name != "all" || pools[1].Name != "default" {
+		t.Fatalf("built-in pools: %v %v", pools, err)
+	}
+	if _, err := client.NodePools().Register(&api.NodePool{Name: "compat-gpu", Description: "GPU", Meta: map[string]string{"a": "b"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	pool, _, err := client.NodePools().Info("compat-gpu", nil)
+	if err != nil || pool.Description != "GPU" || pool.Meta["a"] != "b" {
+		t.Fatalf("info: %+v %v", pool, err)
+	}
+	if _, err := client.NodePools().Register(&api.NodePool{Name: "all"}, nil); err == nil || !strings.Contains(err.Error(), "not allowed") {
+		t.Fatalf("modifying a built-in pool: want refused, got %v", err)
+	}
+	if _, _, err := client.NodePools().Info("compat-nope", nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("unknown pool: want a 404, got %v", err)
+	}
+	nodes, _, err := client.NodePools().ListNodes("compat-gpu", nil)
+	if err != nil || len(nodes) != 0 {
+		t.Fatalf("nodes: %v %v", nodes, err)
+	}
+	jobs, _, err := client.NodePools().ListJobs("default", nil)
+	if err != nil {
+		t.Fatalf("jobs: %v %v", jobs, err)
+	}
+	if _, err := client.NodePools().Delete("compat-gpu", nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// Node evaluate and purge against the -dev agent's own node.
+	alloc := runningAlloc(t, "c-evaluated")
+	evalID, _, err := devClient.Nodes().ForceEvaluate(alloc.NodeID, nil)
+	if err != nil || evalID == "" {
+		t.Fatalf("force evaluate: %q %v", evalID, err)
+	}
+	withResources, _, err := devClient.Nodes().List(&api.QueryOptions{Params: map[string]string{"resources": "true"}})
+	if err != nil || len(withResources) != 1 || withResources[0].NodeResources == nil || withResources[0].NodeResources.Cpu.CpuShares == 0 {
+		t.Fatalf("nodes?resources=true: %v", err)
+	}
+	if _, _, err := devClient.Jobs().Deregister("c-evaluated", true, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := client.Nodes().Purge("no-such-node", nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("purging an unknown node: want a 404, got %v", err)
+	}
+}
+
+func TestEvalCountDeleteAndUnblock(t *testing.T) {
+	register(t, "e-count", "infra", "1")
+	count, _, err := client.Evaluations().Count(&api.QueryOptions{Filter: `JobID == "e-count"`})
+	if err != nil || count.Count != 1 {
+		t.Fatalf("count: %+v %v", count, err)
+	}
+	evals, _, err := client.Evaluations().List(&api.QueryOptions{Filter: `JobID == "e-count"`})
+	if err != nil || len(evals) != 1 {
+		t.Fatalf("list: %v %v", evals, err)
+	}
+	// The broker runs: deletion is refused and nothing changes.
+	if _, err := client.Evaluations().Delete([]string{evals[0].ID}, nil); err == nil || !strings.Contains(err.Error(), "eval broker must be paused") {
+		t.Fatalf("delete with the broker running: want refused, got %v", err)
+	}
+	if _, _, err := client.Evaluations().DeleteOpts(&api.EvalDeleteRequest{Filter: `JobID == "e-count"`}, nil); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("delete by filter with the broker running: want a 400, got %v", err)
+	}
+	if _, _, err := client.Evaluations().Info(evals[0].ID, nil); err != nil {
+		t.Fatalf("the evaluation is still there: %v", err)
+	}
+	if _, _, err := client.Deployments().Unblock("00000000-0000-0000-0000-000000000000", nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("unblocking an unknown deployment: want a 404, got %v", err)
+	}
+}

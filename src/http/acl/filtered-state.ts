@@ -33,5 +33,8 @@ export function aclFilteredState(state: StateReader, acl: Acl): StateReader {
     deploymentsByJob: (ns, id) => state.deploymentsByJob(ns, id).filter(ok),
     namespaces: (prefix) => state.namespaces(prefix).filter((n) => acl.allowNamespace(n.Name)),
     namespaceByName: (name) => (acl.allowNamespace(name) ? state.namespaceByName(name) : undefined),
+    // Node pools go with node:read here (Caravan has no node_pool rule of its own yet).
+    nodePools: (prefix) => (nodes ? state.nodePools(prefix) : []),
+    nodePoolByName: (name) => (nodes ? state.nodePoolByName(name) : undefined),
   };
 }

@@ -27,7 +27,7 @@ function stringList(body: Record<string, unknown>, name: string): string[] {
 }
 
 /** The action a write route asks for, from its body. */
-function actionOf(kind: 'promote' | 'fail' | 'pause' | 'alloc-health', body: Record<string, unknown>): DeploymentAction {
+function actionOf(kind: 'promote' | 'fail' | 'pause' | 'alloc-health' | 'unblock', body: Record<string, unknown>): DeploymentAction {
   switch (kind) {
     case 'promote': {
       const groups = stringList(body, 'Groups');
@@ -37,6 +37,8 @@ function actionOf(kind: 'promote' | 'fail' | 'pause' | 'alloc-health', body: Rec
     }
     case 'fail':
       return { Type: 'fail' };
+    case 'unblock':
+      return { Type: 'unblock' };
     case 'pause':
       return { Type: 'pause', Pause: optionalBool(body, 'Pause') };
     case 'alloc-health':
@@ -82,7 +84,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext
     }),
   );
 
-  const write = (kind: 'promote' | 'fail' | 'pause' | 'alloc-health') => async (req: IdRequest, reply: FastifyReply) => {
+  const write = (kind: 'promote' | 'fail' | 'pause' | 'alloc-health' | 'unblock') => async (req: IdRequest, reply: FastifyReply) => {
     const server = requireServer(ctx);
     if (!server.deploymentAction) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'deployments' });
     const body = optionalObjectBody(req.body);
@@ -104,6 +106,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext
     ['/v1/deployment/fail/:id', 'fail'],
     ['/v1/deployment/pause/:id', 'pause'],
     ['/v1/deployment/allocation-health/:id', 'alloc-health'],
+    ['/v1/deployment/unblock/:id', 'unblock'],
   ] as const) {
     app.put<{ Params: { id: string } }>(path, acl.ns('submit-job', 'deployment'), write(kind));
     app.post<{ Params: { id: string } }>(path, acl.ns('submit-job', 'deployment'), write(kind));

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/server-api.js';
 import { NodeEligibility } from '../../structs/node.js';
-import { badRequest, notFound } from '../http-errors.js';
+import { badRequest, HttpError, notFound } from '../http-errors.js';
 import { allocView } from '../api-views/alloc-views.js';
 import { nodeListStub, nodeView } from '../api-views/node-views.js';
 import { stubOf } from '../list-options.js';
@@ -55,6 +55,26 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
       KnownLeader: true,
     });
   };
+  // Nomad's NodeEvalResponse / NodePurgeResponse.
+  const nodeEvalAnswer = (req: FastifyRequest, reply: FastifyReply, res: { evalIds: string[]; index: number }) =>
+    answerWrite(req, reply, res.index, { EvalIDs: res.evalIds, EvalCreateIndex: res.evalIds.length > 0 ? res.index : 0, NodeModifyIndex: res.index, Index: res.index });
+  const evaluate = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const server = requireServer(ctx);
+    if (!server.evaluateNode) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'node evaluation' });
+    const res = await server.evaluateNode(req.params.id);
+    // Nomad answers EvalIDs; its Go client (Nodes().ForceEvaluate) reads EvalID: both are sent.
+    return answerWrite(req, reply, res.index, { EvalIDs: res.evalIds, EvalID: res.evalIds[0] ?? '', EvalCreateIndex: res.evalIds.length > 0 ? res.index : 0, NodeModifyIndex: res.index, Index: res.index });
+  };
+  app.put<{ Params: { id: string } }>('/v1/node/:id/evaluate', acl.rule('node', 'write'), evaluate);
+  app.post<{ Params: { id: string } }>('/v1/node/:id/evaluate', acl.rule('node', 'write'), evaluate);
+  const purge = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const server = requireServer(ctx);
+    if (!server.purgeNode) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'node purge' });
+    return nodeEvalAnswer(req, reply, await server.purgeNode(req.params.id));
+  };
+  app.put<{ Params: { id: string } }>('/v1/node/:id/purge', acl.rule('node', 'write'), purge);
+  app.post<{ Params: { id: string } }>('/v1/node/:id/purge', acl.rule('node', 'write'), purge);
+
   app.put<{ Params: { id: string } }>('/v1/node/:id/eligibility', acl.rule('node', 'write'), eligibility);
   app.post<{ Params: { id: string } }>('/v1/node/:id/eligibility', acl.rule('node', 'write'), eligibility);
 }

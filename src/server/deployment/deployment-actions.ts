@@ -3,7 +3,7 @@
  * only an active deployment can be promoted, failed, paused or resumed; promotion needs every
  * promoted group's canaries healthy; manual health needs the allocations to be in the deployment.
  */
-import { isOperableDeployment } from '../../structs/deployment.js';
+import { isOperableDeployment, isTerminalDeploymentStatus } from '../../structs/deployment.js';
 import type { Deployment, DeploymentState, Evaluation, Job } from '../../structs/index.js';
 import type { Command } from '../fsm/commands.js';
 import { ServerError, type DeploymentAction } from '../server-api.js';
@@ -52,6 +52,17 @@ export function planDeploymentAction(
   if (!d) throw new ServerError('DEPLOYMENT_NOT_FOUND', { deployment: deploymentId });
   const job = state.jobById(d.Namespace, d.JobID);
   if (!job) throw new ServerError('JOB_NOT_FOUND', { job: d.JobID });
+  if (action.Type === 'unblock') {
+    // Only a multiregion deployment waiting on its peers is blocked; Caravan has one region, so
+    // none ever is, but the check and the answer are Nomad's.
+    if (isTerminalDeploymentStatus(d.Status)) throw invalid("can't unblock terminal deployment");
+    if (d.Status !== 'blocked') throw invalid(`can't unblock deployment that is not blocked (status "${d.Status}")`);
+    return {
+      command: { Type: 'DeploymentStatusUpdate', Update: { DeploymentID: d.ID, Status: 'successful', StatusDescription: 'Deployment completed successfully' }, Eval: null, Now: nowNanos },
+      evaluation: null,
+      revertTo: null,
+    };
+  }
   const active = isOperableDeployment(d);
   if (!active) throw invalid(`can't ${action.Type === 'alloc-health' ? 'set health of allocations of' : action.Type} terminal deployment`);
   const evaluation = newEval(job, d.ID);

@@ -63,7 +63,16 @@ export function applyDeploymentPromote(state: StateStore, cmd: DeploymentPromote
   const groups = { ...prev.TaskGroups };
   for (const [name, s] of Object.entries(groups)) {
     const wanted = cmd.Groups === null ? s.DesiredCanaries > 0 : cmd.Groups.includes(name);
-    if (wanted) groups[name] = { ...s, Promoted: true };
+    if (!wanted) continue;
+    groups[name] = { ...s, Promoted: true };
+    // As Nomad's promotion: the promoted canaries are canaries no more.
+    for (const id of s.PlacedCanaries ?? []) {
+      const a = state.allocById(id);
+      if (!a?.DeploymentStatus?.Canary) continue;
+      const promoted: Allocation = { ...a, DeploymentStatus: { ...a.DeploymentStatus, Canary: false, ModifyIndex: index }, ModifyIndex: index };
+      state.putAlloc(promoted, index);
+      ev.push(allocHealthEvent(promoted, index));
+    }
   }
   const d: Deployment = {
     ...prev,

@@ -7,6 +7,7 @@ import type { Job } from '../../structs/index.js';
 import { jobSpecChanged } from '../fsm/fsm.js';
 import { admitJob } from '../job-admission.js';
 import { checkJobNamespace } from './namespace-endpoint.js';
+import { checkJobNodePool } from './node-pool-endpoint.js';
 import { newEvaluation } from '../new-eval.js';
 import { dryRunPlan } from '../plan-dry-run.js';
 import {
@@ -28,6 +29,7 @@ export class JobEndpoint {
     if (store.schedulerConfig().RejectJobRegistration) throw new ServerError('JOB_REGISTRATION_REJECTED', {});
     const job = admitJob(input, { region: this.ctx.config.region ?? 'global', namespace: opts.namespace, pathJobId: opts.pathJobId });
     checkJobNamespace(this.ctx.store, job);
+    checkJobNodePool(this.ctx, job);
     const existing = store.jobById(job.Namespace, job.ID);
     if (opts.enforceIndex) {
       const want = opts.jobModifyIndex ?? 0;
@@ -94,6 +96,7 @@ export class JobEndpoint {
   async planJob(input: unknown, opts: JobSubmissionOptions = {}): Promise<JobPlanResult> {
     const job = admitJob(input, { region: this.ctx.config.region ?? 'global', namespace: opts.namespace, pathJobId: opts.pathJobId });
     checkJobNamespace(this.ctx.store, job);
+    checkJobNodePool(this.ctx, job);
     const snapshot = this.ctx.store.snapshot();
     const existing = snapshot.jobById(job.Namespace, job.ID);
     const changed = !existing || jobSpecChanged(existing, job);

@@ -77,6 +77,32 @@ export class NodeEndpoint {
     return { index, evalIds: evals.map((e) => e.ID) };
   }
 
+  /** Creates node-update evaluations for a node's jobs (PUT /v1/node/:id/evaluate, Nomad's Node.Evaluate). */
+  async evaluateNode(nodeId: string): Promise<{ evalIds: string[]; index: number }> {
+    const { store } = this.ctx;
+    const node = store.nodeById(nodeId);
+    if (!node) throw new ServerError('NODE_NOT_FOUND', { node: nodeId });
+    const evals = nodeUpdateEvals(store, nodeId, node.ModifyIndex, this.ctx.nowNanos());
+    if (evals.length === 0) return { evalIds: [], index: store.latestIndex() };
+    const index = await this.ctx.apply({ Type: 'EvalUpdate', Evals: evals, Now: this.ctx.nowNanos() });
+    return { evalIds: evals.map((e) => e.ID), index };
+  }
+
+  /**
+   * Removes a node from the state (PUT /v1/node/:id/purge, Nomad's Node.Deregister) with
+   * node-update evaluations for the jobs that had allocations there, which the scheduler then
+   * treats as lost. A client still running comes back by registering again.
+   */
+  async purgeNode(nodeId: string): Promise<{ evalIds: string[]; index: number }> {
+    const { store } = this.ctx;
+    if (!store.nodeById(nodeId)) throw new ServerError('NODE_NOT_FOUND', { node: nodeId });
+    const now = this.ctx.nowNanos();
+    const evals = nodeUpdateEvals(store, nodeId, store.latestIndex() + 1, now);
+    const index = await this.ctx.apply({ Type: 'NodeDeregister', NodeIDs: [nodeId], Evals: evals, Now: now });
+    this.ctx.clearHeartbeat(nodeId);
+    return { evalIds: evals.map((e) => e.ID), index };
+  }
+
   /** Marks a node down after a missed heartbeat; its allocations are handled by node-update evals. */
   async markMissedHeartbeat(nodeId: string): Promise<void> {
     const node = this.ctx.store.nodeById(nodeId);

@@ -67,6 +67,15 @@ export function checkCommand(cmd: Command): void {
     case 'AllocUpdateDesiredTransition':
       if (!isObject(cmd.Allocs)) throw new CommandInvalidError('Allocs', 'must be an object');
       break;
+    case 'NodePoolUpsert':
+      if (!Array.isArray(cmd.Pools)) throw new CommandInvalidError('Pools', 'must be a list');
+      cmd.Pools.forEach((p, i) => {
+        if (!isObject(p) || typeof p.Name !== 'string') throw new CommandInvalidError(`Pools[${i}].Name`, 'is required');
+      });
+      break;
+    case 'NodePoolDelete':
+      if (!Array.isArray(cmd.Names) || !cmd.Names.every((n) => typeof n === 'string')) throw new CommandInvalidError('Names', 'must be a list of names');
+      break;
     case 'DeploymentStatusUpdate':
       if (!isObject(cmd.Update)) throw new CommandInvalidError('Update', 'must be an object');
       break;

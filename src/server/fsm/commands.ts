@@ -6,6 +6,7 @@
 import type { ScalingEvent } from '../state/job-scaling-events.js';
 import type { SubmittedSource } from '../state/job-submissions.js';
 import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
+import type { NodePool } from '../../structs/node-pool.js';
 import type {
   Allocation,
   Deployment,
@@ -55,6 +56,8 @@ export const CommandType = {
   AclPolicyDelete: 'AclPolicyDelete',
   AclRoleUpsert: 'AclRoleUpsert',
   AclRoleDelete: 'AclRoleDelete',
+  NodePoolUpsert: 'NodePoolUpsert',
+  NodePoolDelete: 'NodePoolDelete',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -197,6 +200,8 @@ export interface NodeUpdateDrainCommand {
 export interface NodeDeregisterCommand {
   Type: 'NodeDeregister';
   NodeIDs: string[];
+  /** Node-update evaluations of the jobs that had allocations there (PUT /v1/node/:id/purge); absent in older entries. */
+  Evals?: Evaluation[];
   Now: number;
 }
 
@@ -270,6 +275,20 @@ export interface NamespaceDeleteCommand {
   Now: number;
 }
 
+/** Creates or replaces node pools (PUT /v1/node/pools); admitted and checked by the endpoint. */
+export interface NodePoolUpsertCommand {
+  Type: 'NodePoolUpsert';
+  Pools: Omit<NodePool, 'CreateIndex' | 'ModifyIndex'>[];
+  Now: number;
+}
+
+/** Deletes node pools (DELETE /v1/node/pool/:name); the endpoint checked none is used. */
+export interface NodePoolDeleteCommand {
+  Type: 'NodePoolDelete';
+  Names: string[];
+  Now: number;
+}
+
 /** Every command of the log. */
 export type Command =
   | JobRegisterCommand
@@ -294,4 +313,6 @@ export type Command =
   | ScalingEventRecordCommand
   | NamespaceUpsertCommand
   | NamespaceDeleteCommand
-  | AclCommand;
+  | AclCommand
+  | NodePoolUpsertCommand
+  | NodePoolDeleteCommand;

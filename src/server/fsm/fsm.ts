@@ -128,6 +128,7 @@ export class Fsm {
           this.state.deleteNode(id, index);
           ev.push(nodeEvent('NodeDeregistration', n, index));
         }
+        for (const e of cmd.Evals ?? []) this.putEval(e, index, cmd.Now, ev);
         break;
       case 'AllocClientUpdate':
         this.allocClientUpdate(cmd, index, ev);
@@ -165,6 +166,12 @@ export class Fsm {
           this.state.scalingEvents.add(cmd.Namespace, cmd.JobID, cmd.Group, { ...cmd.Event, CreateIndex: index });
           this.state.touch(index, Table.Jobs);
         }
+        break;
+      case 'NodePoolUpsert':
+        this.state.upsertNodePools(cmd.Pools, index);
+        break;
+      case 'NodePoolDelete':
+        this.state.deleteNodePools(cmd.Names, index);
         break;
       case 'SchedulerConfigSet':
         this.state.setSchedulerConfig(cmd.Config, index);
@@ -363,6 +370,10 @@ export class Fsm {
       Events: prev ? prev.Events : appendNodeEvent(null, registered, index),
     };
     this.state.putNode(node, index);
+    // As Nomad's: a node registering in a pool nobody created creates it.
+    if (node.NodePool && !this.state.nodePoolByName(node.NodePool)) {
+      this.state.upsertNodePools([{ Name: node.NodePool, Description: '', Meta: null, SchedulerConfiguration: null }], index);
+    }
     ev.push(nodeEvent('NodeRegistration', node, index));
     for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
   }
@@ -405,7 +416,8 @@ export class Fsm {
         ClientStatus: u.ClientStatus,
         ClientDescription: u.ClientDescription,
         TaskStates: u.TaskStates,
-        DeploymentStatus: u.DeploymentStatus ?? prev.DeploymentStatus,
+        // The server owns Canary (a promotion clears it); the client reports health only.
+        DeploymentStatus: u.DeploymentStatus ? { ...u.DeploymentStatus, Canary: prev.DeploymentStatus?.Canary ?? u.DeploymentStatus.Canary } : prev.DeploymentStatus,
         ModifyIndex: index,
         ModifyTime: cmd.Now,
       };

@@ -94,6 +94,8 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'AclPolicyDelete':
     case 'AclRoleUpsert':
     case 'AclRoleDelete':
+    case 'NodePoolUpsert':
+    case 'NodePoolDelete':
       break;
     default: {
       const never: never = cmd;

@@ -5,6 +5,8 @@
  * writes; every write takes the log index it happens at.
  */
 import { JobScalingEvents, type StoredScalingEvent } from './job-scaling-events.js';
+import { NodePools } from './node-pools.js';
+import type { NodePool } from '../../structs/node-pool.js';
 import { JobSubmissions, type JobSubmission } from './job-submissions.js';
 import { NamespaceTable } from './namespace-table.js';
 import type { Namespace } from '../../structs/namespace.js';
@@ -57,6 +59,8 @@ export interface SerializedState {
   namespaces?: Namespace[];
   /** Absent in snapshots written before ACLs existed: no tokens, policies or roles. */
   acl?: SerializedAcl;
+  /** Absent in snapshots written before node pools: the built-in ones only. */
+  nodePools?: NodePool[];
 }
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
@@ -73,6 +77,8 @@ export class StateStore implements StateReader, SnapshotTables {
   readonly namespaceTable = new NamespaceTable();
   /** ACL tokens, policies and roles; written by the FSM only. */
   readonly acl = new AclTables();
+  /** Node pools; written by the FSM only. */
+  readonly pools = new NodePools();
   readonly summariesT = new CowTable<string, JobSummary>('job_summary', this.epochs);
   readonly allocsT = new CowTable<string, Allocation>('allocs', this.epochs);
   readonly evalsT = new CowTable<string, Evaluation>('evals', this.epochs);
@@ -418,6 +424,25 @@ export class StateStore implements StateReader, SnapshotTables {
     this.touchedJobs.add(jobKey(e.Namespace, e.JobID));
   }
 
+  nodePools(prefix = ''): NodePool[] {
+    return this.pools.list(prefix);
+  }
+
+  nodePoolByName(name: string): NodePool | undefined {
+    return this.pools.get(name);
+  }
+
+  /** Creates or replaces node pools (the FSM's NodePoolUpsert, and a node registering in a new pool). */
+  upsertNodePools(pools: readonly Omit<NodePool, 'CreateIndex' | 'ModifyIndex'>[], index: number): void {
+    for (const p of pools) this.pools.upsert(p, index);
+    this.touch(index, Table.NodePools);
+  }
+
+  deleteNodePools(names: readonly string[], index: number): void {
+    for (const n of names) this.pools.delete(n);
+    this.touch(index, Table.NodePools);
+  }
+
   putNode(n: Node, index: number): void {
     this.nodesT.set(n.ID, n);
     this.touch(index, Table.Nodes);
@@ -505,6 +530,7 @@ export class StateStore implements StateReader, SnapshotTables {
       scalingEvents: this.scalingEvents.serialize(),
       namespaces: this.namespaceTable.serialize(),
       acl: this.acl.serialize(),
+      nodePools: this.pools.serialize(),
     };
   }
 
@@ -565,6 +591,8 @@ export class StateStore implements StateReader, SnapshotTables {
     this.scalingEvents.restore(s.scalingEvents);
     this.namespaceTable.restore(s.namespaces ?? implicitNamespaces(s.jobs, s.index));
     this.acl.restore(s.acl);
+    // Older states: the pools their nodes are in become real, as registering them would have made them.
+    this.pools.restore(s.nodePools ?? s.nodes.filter((n) => n.NodePool).map((n) => ({ Name: n.NodePool, Description: '', Meta: null, SchedulerConfiguration: null, CreateIndex: n.CreateIndex, ModifyIndex: n.CreateIndex })));
     this.tableIdx.clear();
     for (const [t, i] of Object.entries(s.tableIndexes)) this.tableIdx.set(t as Table, i);
     this.index = s.index;

@@ -177,6 +177,9 @@ test('canaries: manual promotion needs healthy canaries; auto_promote promotes t
   t.apply(plan.command);
   assert.equal(t.store.deploymentById(d.ID)!.TaskGroups.web!.Promoted, true);
   assert.equal(t.store.deploymentById(d.ID)!.StatusDescription, 'Deployment is running');
+  // A promoted canary is a canary no more (Nomad's promotion clears the flag).
+  assert.equal(t.store.allocById(allocs[0]!.ID)!.DeploymentStatus!.Canary, false);
+  assert.equal(t.store.allocById(allocs[0]!.ID)!.DeploymentStatus!.Healthy, true);
 
   const a = setup({ Canary: 1, AutoPromote: true });
   const r = a.rollout('a', 1, true);
@@ -191,6 +194,8 @@ test('pause, resume and fail are refused on a terminal deployment', () => {
   const t = setup();
   const { d } = t.rollout('a');
   const newEval = (j: Job, id: string) => mockEval(j, { DeploymentID: id });
+  // Unblock is for a multiregion deployment waiting on its peers: refused for a running one.
+  assert.throws(() => planDeploymentAction(t.store, d.ID, { Type: 'unblock' }, NOW, newEval), /can't unblock deployment that is not blocked \(status "running"\)/);
   const pause = planDeploymentAction(t.store, d.ID, { Type: 'pause', Pause: true }, NOW, newEval);
   t.apply(pause.command);
   assert.equal(t.store.deploymentById(d.ID)!.Status, 'paused');
