@@ -42,6 +42,7 @@ function digest(s: StateStore): unknown {
     evals: s.evals(),
     nodes: s.nodes(),
     deployments: s.deployments(),
+    nodePools: s.nodePools(),
     byNode: s.nodes().map((n) => [n.ID, s.allocsByNode(n.ID).map((a) => a.ID).sort(), s.nodeUsage.get(n.ID)]),
     byJob: jobs.map((j) => [j.ID, s.allocsByJob(j.Namespace, j.ID).map((a) => a.ID).sort(), s.evalsByJob(j.Namespace, j.ID).map((e) => e.ID).sort()]),
   });
@@ -50,8 +51,9 @@ function digest(s: StateStore): unknown {
 /** A state with three jobs, two nodes, 40 allocations (some updated by a client), evals. */
 function populated(): StateStore {
   const { state, apply } = fresh();
-  const nodes = [mockNode(), mockNode()];
+  const nodes = [mockNode(), mockNode({ NodePool: 'edge' })];
   for (const n of nodes) apply(nodeCmd(n));
+  apply({ Type: 'NodePoolUpsert', Pools: [{ Name: 'gpu', Description: 'GPU nodes', Meta: { vendor: 'acme' }, SchedulerConfiguration: null }], Now: 1 });
   for (let j = 0; j < 3; j++) {
     const job = mockJob({ ID: `job-${j}` });
     const ev = mockEval(job);
@@ -78,6 +80,7 @@ describe('chunked state snapshots', () => {
   it('a snapshot of many chunks restores exactly', async () => {
     const state = populated();
     assert.equal(state.allocs().length, 40);
+    assert.deepEqual(state.nodePools().map((p) => p.Name), ['all', 'default', 'edge', 'gpu']);
     const chunks = [...encodeSnapshot(captureState(state), 3)];
     assert.ok(chunks.length > 15, `expected many chunks, got ${chunks.length}`);
     const copy = new StateStore();

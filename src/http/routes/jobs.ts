@@ -18,7 +18,7 @@ import { answerRead, answerWrite, queryOptions, requireServer, sendJson, modifyI
 import { acl, need, type AclNeed } from '../acl/route-acl.js';
 
 /** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
-const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable', 'submission'] as const;
+const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable', 'submission', 'services'] as const;
 type JobSubresource = (typeof JOB_SUBRESOURCES)[number];
 
 /** Splits the tail of /v1/job/<tail> into the job ID and the sub-resource ("" for the job). */
@@ -252,6 +252,14 @@ async function jobRoute(
       return stableRoute(ctx, req, reply, jobId);
     case 'submission':
       return submissionRoute(ctx, req, reply, jobId);
+    case 'services':
+      // Nomad's registrations of the job's `provider = "nomad"` services: Caravan registers none
+      // (services are stored with the job only), so a known job has an empty list.
+      if (method !== 'GET') throw methodNotAllowed(method, req.url);
+      return answerRead(ctx, req, reply, [Table.Jobs], (server, opts) => {
+        if (!server.state.jobById(opts.namespace, jobId)) throw notFound('job');
+        return [];
+      });
     default: {
       const never: never = sub;
       throw notFound(`route ${String(never)}`);

@@ -93,6 +93,9 @@ class Decoder {
       case 'acl':
         s.acl = l.acl;
         break;
+      case 'nodePools':
+        s.nodePools = l.pools;
+        break;
       case 'end':
         this.ended = true;
         this.checkCounts(l.counts);

@@ -10,6 +10,7 @@
  */
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import type { Namespace } from '../../structs/namespace.js';
+import type { NodePool } from '../../structs/node-pool.js';
 import { packObjects } from '../fsm/command-codec.js';
 import { plainMetric } from '../state/compact-metric.js';
 import { jobKey, type StateStore } from '../state/state-store.js';
@@ -38,6 +39,8 @@ export interface StateCapture {
   allocs: Allocation[];
   /** The ACL tables (small: serialized whole at capture). */
   acl?: SerializedAcl;
+  /** The node pools (few: copied whole at capture). */
+  nodePools?: NodePool[];
 }
 
 /** Rows per chunk when not told otherwise: small enough to stringify in a few milliseconds. */
@@ -57,6 +60,7 @@ export function captureState(store: StateStore): StateCapture {
     namespaces: store.namespaceTable.serialize(),
     allocs: [...store.allocsT.values()],
     acl: store.acl.serialize(),
+    nodePools: store.pools.serialize(),
   };
 }
 
@@ -96,6 +100,7 @@ export function* encodeSnapshot(c: StateCapture, rowsPerChunk = DEFAULT_ROWS_PER
   for (const v of c.jobVersions) if (v[0]) versions.set(jobKey(v[0].Namespace, v[0].ID), v);
   for (let i = 0; i < c.allocs.length; i += per) yield line(allocsLine(c.allocs.slice(i, i + per), versions));
   if (c.acl) yield line({ t: 'acl', acl: c.acl });
+  if (c.nodePools) yield line({ t: 'nodePools', pools: c.nodePools });
   yield line({ t: 'end', counts });
 }
 

@@ -9,6 +9,7 @@
 import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import type { Namespace } from '../../structs/namespace.js';
+import type { NodePool } from '../../structs/node-pool.js';
 import type { Packed } from '../fsm/command-codec.js';
 import type { SerializedAcl } from '../state/acl-tables.js';
 
@@ -72,6 +73,12 @@ export interface AclLine {
   acl: SerializedAcl;
 }
 
+/** The node pools, whole, in one line before the end (absent in older snapshots: built-ins only; not counted). */
+export interface NodePoolsLine {
+  t: 'nodePools';
+  pools: NodePool[];
+}
+
 /** The last line: the same counts as the header. */
 export interface EndLine {
   t: 'end';
@@ -79,7 +86,7 @@ export interface EndLine {
 }
 
 /** Any line of a chunked snapshot. */
-export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | AclLine | EndLine;
+export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | AclLine | NodePoolsLine | EndLine;
 
 /** Error reading or writing a snapshot; `code` says which failure. */
 export class SnapshotError extends CaravanError<'SNAPSHOT_ABORTED' | 'SNAPSHOT_CORRUPT'> {
