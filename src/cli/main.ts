@@ -8,6 +8,7 @@ import { expandTopLevelAlias } from './top-level-aliases.js';
 import { jobActionCommands } from './commands/job-actions.js';
 import { jobScalingEventsCommand } from './commands/job-scaling-events.js';
 import { systemCommands } from './commands/system-commands.js';
+import { aclCommands } from './commands/acl-commands.js';
 import { operatorSchedulerCommands } from './commands/operator-scheduler.js';
 import { namespaceCommands } from './commands/namespace-commands.js';
 import { Command, CommanderError } from 'commander';
@@ -81,6 +82,7 @@ export const COMMANDS: readonly CommandModule[] = [
   operatorSchedulerCommands,
   namespaceCommands,
   operatorRaftCommands,
+  aclCommands,
 ];
 
 /** Builds the commander program with every command registered against `ctx`. */

@@ -164,6 +164,10 @@ export class Client implements ClientHttpApi {
     return this.runners.has(allocId);
   }
 
+  allocNamespace(allocId: string): string | undefined {
+    return this.runners.get(allocId)?.alloc().Namespace;
+  }
+
   allocDir(allocId: string): string | undefined {
     return this.runners.get(allocId)?.allocDir.root;
   }
