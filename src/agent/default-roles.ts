@@ -26,13 +26,10 @@ export const defaultRoles: RoleFactories = {
         ...(opts.snapshotThreshold !== undefined ? { snapshotThreshold: opts.snapshotThreshold } : {}),
         ...(etcd ? { logBackend: etcd.log, leadership: etcd.leadership } : {}),
       });
-      const leadership = etcd?.leadership;
       return {
         api: server,
-        advertise: (addr) => {
-          server.advertise(addr);
-          leadership?.advertise(addr);
-        },
+        // The server passes the address on to its leadership (registered in etcd).
+        advertise: (addr) => server.advertise(addr),
         close: () => server.close(),
       };
     } catch (err) {
