@@ -5,6 +5,7 @@
  */
 import type { Allocation } from '../../structs/index.js';
 import { unpackObjects } from '../fsm/command-codec.js';
+import { MetricCompactor } from '../state/compact-metric.js';
 import type { LogBackend } from '../log/log-backend.js';
 import type { SerializedState } from '../state/state-store.js';
 import { SNAPSHOT_FORMATS_READ, SnapshotError, zeroCounts, type SnapshotCounts, type SnapshotLine } from './snapshot-format.js';
@@ -36,6 +37,7 @@ class Decoder {
   private expected: SnapshotCounts | null = null;
   private readonly seen = zeroCounts();
   private ended = false;
+  private readonly metrics = new MetricCompactor();
 
   line(bytes: Buffer): void {
     let raw: unknown;
@@ -86,6 +88,7 @@ class Decoder {
       case 'allocs': {
         const rows = (l.pk ? unpackObjects(l.pk) : (l.rows ?? [])) as unknown as Allocation[];
         if (rows.length !== l.jv.length) throw new SnapshotError('SNAPSHOT_CORRUPT', 'snapshot: allocs: jv and rows differ in length');
+        if (l.sm) this.scores(rows, l.sm);
         for (let i = 0; i < rows.length; i++) s.allocs.push({ alloc: rows[i]!, jobVersion: l.jv[i] ?? null });
         this.seen.allocs += rows.length;
         break;
@@ -104,6 +107,20 @@ class Decoder {
         const never: never = l;
         throw new SnapshotError('SNAPSHOT_CORRUPT', `snapshot: unknown line type "${String((never as { t: unknown }).t)}"`);
       }
+    }
+  }
+
+  /** Completes the metrics whose score was written as a number (AllocsLine.sm), compactly. */
+  private scores(rows: Allocation[], sm: unknown): void {
+    if (!Array.isArray(sm) || sm.length !== rows.length) throw new SnapshotError('SNAPSHOT_CORRUPT', 'snapshot: allocs: sm and rows differ in length');
+    for (let i = 0; i < rows.length; i++) {
+      const score: unknown = sm[i];
+      if (score === null) continue;
+      const a = rows[i]!;
+      if (typeof score !== 'number' || !a.Metrics || typeof a.Metrics !== 'object' || typeof a.NodeID !== 'string') {
+        throw new SnapshotError('SNAPSHOT_CORRUPT', `snapshot: allocs: row ${i}: bad score`);
+      }
+      a.Metrics = this.metrics.compactWithTop(a.Metrics, a.NodeID, score);
     }
   }
 

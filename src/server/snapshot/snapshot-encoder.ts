@@ -12,7 +12,7 @@ import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '
 import type { Namespace } from '../../structs/namespace.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import { packObjects } from '../fsm/command-codec.js';
-import { plainMetric } from '../state/compact-metric.js';
+import { plainMetric, singleTopScore } from '../state/compact-metric.js';
 import { jobKey, type StateStore } from '../state/state-store.js';
 import type { SerializedAcl } from '../state/acl-tables.js';
 import {
@@ -108,18 +108,26 @@ export function* encodeSnapshot(c: StateCapture, rowsPerChunk = DEFAULT_ROWS_PER
 function allocsLine(batch: Allocation[], versions: Map<string, Job[]>): AllocsLine {
   const jv: (number | null)[] = new Array<number | null>(batch.length);
   const rows: Record<string, unknown>[] = new Array<Record<string, unknown>>(batch.length);
+  const sm: (number | null)[] = new Array<number | null>(batch.length);
+  let anyTop = false;
   for (let i = 0; i < batch.length; i++) {
     const a = batch[i]!;
     const job = a.Job;
     // Matched by version, as StateStore.serialize does: the restored alloc shares that version.
     const shared = job ? versions.get(jobKey(a.Namespace, a.JobID))?.some((v) => v.Version === job.Version) : false;
     jv[i] = shared && job ? job.Version : null;
-    // The metric as plain data, so its shared parts pack once per batch (compact-metric.ts).
-    const Metrics = a.Metrics ? plainMetric(a.Metrics) : null;
+    // The metric as plain data, so its shared parts pack once per batch (compact-metric.ts),
+    // and the usual single score as one number (AllocsLine.sm).
+    const top = a.Metrics ? singleTopScore(a.Metrics, a.NodeID) : null;
+    sm[i] = top;
+    if (top !== null) anyTop = true;
+    const Metrics = a.Metrics ? plainMetric(a.Metrics, top === null) : null;
     rows[i] = { ...a, Job: shared ? null : a.Job, Metrics } as unknown as Record<string, unknown>;
   }
   const pk = packObjects(rows);
-  return pk ? { t: 'allocs', jv, pk } : { t: 'allocs', jv, rows };
+  const line: AllocsLine = pk ? { t: 'allocs', jv, pk } : { t: 'allocs', jv, rows };
+  if (anyTop) line.sm = sm;
+  return line;
 }
 
 function line(l: SnapshotLine): Buffer {

@@ -62,6 +62,12 @@ export type RowsLine =
 export interface AllocsLine {
   t: 'allocs';
   jv: (number | null)[];
+  /**
+   * Format 3, optional: per row, the score of its metric when the metric's score list is the
+   * scheduler's single normalized entry for the allocation's node — then written as this number
+   * instead (the row's ScoreMetaData is null); null for other rows.
+   */
+  sm?: (number | null)[];
   /** Packed rows, or plain ones when the batch's rows don't share their keys. */
   pk?: Packed;
   rows?: Record<string, unknown>[];

@@ -77,14 +77,29 @@ export class CompactAllocMetric implements AllocMetric {
     return [{ NodeID: this.top, Scores: { normalized: this.topScore }, NormScore: this.topScore }];
   }
 
+  /** The score when the score list is the single normalized entry of node `nodeId`; else null. */
+  topScoreOn(nodeId: string): number | null {
+    return this.top === nodeId ? this.topScore : null;
+  }
+
   /** The plain AllocMetric, in Nomad's field order. */
   toJSON(): AllocMetric {
     return plainMetric(this);
   }
 }
 
-/** A plain-object copy of any AllocMetric (compact or not). */
-export function plainMetric(m: AllocMetric): AllocMetric {
+/**
+ * The score of a metric whose score list is the scheduler's single normalized entry for node
+ * `nodeId` (snapshots write just that number); null for any other metric.
+ */
+export function singleTopScore(m: AllocMetric, nodeId: string): number | null {
+  if (m instanceof CompactAllocMetric) return m.topScoreOn(nodeId);
+  const e = m.ScoreMetaData?.length === 1 ? m.ScoreMetaData[0]! : undefined;
+  return e && e.NodeID === nodeId && isSingleNormalized(e) ? e.NormScore : null;
+}
+
+/** A plain-object copy of any AllocMetric (compact or not); without its score list when `scores` is false. */
+export function plainMetric(m: AllocMetric, scores = true): AllocMetric {
   return {
     NodesEvaluated: m.NodesEvaluated,
     NodesFiltered: m.NodesFiltered,
@@ -98,7 +113,7 @@ export function plainMetric(m: AllocMetric): AllocMetric {
     QuotaExhausted: m.QuotaExhausted,
     ResourcesExhausted: m.ResourcesExhausted,
     Scores: m.Scores,
-    ScoreMetaData: m.ScoreMetaData,
+    ScoreMetaData: scores ? m.ScoreMetaData : null,
     AllocationTime: m.AllocationTime,
     CoalescedFailures: m.CoalescedFailures,
   };
@@ -128,6 +143,11 @@ export class MetricCompactor {
       topScore = e.NormScore;
     }
     return new CompactAllocMetric(base, m.NodesEvaluated, m.NodesFiltered, m.NodesExhausted, m.AllocationTime, top, topScore);
+  }
+
+  /** The compact form of `m` (whose score list is ignored) with the single normalized entry (nodeId, score). */
+  compactWithTop(m: AllocMetric, nodeId: string, score: number): CompactAllocMetric {
+    return new CompactAllocMetric(this.baseOf(m), m.NodesEvaluated, m.NodesFiltered, m.NodesExhausted, m.AllocationTime, nodeId, score);
   }
 
   private baseOf(m: AllocMetric): MetricBase {
