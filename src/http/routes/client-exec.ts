@@ -73,14 +73,8 @@ type ExecPlan =
 async function planExec(ctx: RouteContext, proxy: ServerProxy | undefined, req: IncomingMessage, allocId: string, url: URL): Promise<ExecPlan> {
   try {
     const execReq = parseExecRequest(queryOf(url));
-    // Frames sent while the token is resolved wait in the socket, not lost before the session listens.
-    ws.pause();
-    try {
-      await authorizeExec(ctx, req, allocId, url, execReq.task);
-    } finally {
-      // Resumed on the next turn, once the session (set up synchronously below) is listening.
-      setImmediate(() => ws.resume());
-    }
+    // Decided before the handshake is answered, so no frame arrives while the token is resolved.
+    await authorizeExec(ctx, req, allocId, url, execReq.task);
     const server = proxyServer(ctx, proxy, req);
     if (server !== undefined) {
       return { kind: 'forward', run: (ws) => forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}` }) };
