@@ -8,8 +8,8 @@
  *   - a fourth server started empty catches up from the snapshot (the log is compacted);
  *   - one etcd member of three killed: the cluster goes on; all of etcd stopped: writes fail with
  *     a clear 5xx and nothing half-applied; etcd back: work resumes.
- * Writes go to whichever server answers 200 (followers refuse with 503 until they forward writes,
- * which is a separate change), as a Nomad client moving through its server list does.
+ * Writes go to whichever live server answers 200 (a follower forwards them to the leader; while
+ * there is no leader every server answers 503), as a Nomad client moving through its list does.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
