@@ -24,6 +24,7 @@ import { allocSignalCommand } from './commands/alloc-signal.js';
 import { allocStopCommand } from './commands/alloc-stop.js';
 import { evalCommands } from './commands/eval-commands.js';
 import { evalDeleteCommand } from './commands/eval-delete.js';
+import { jobTagCommands } from './commands/job-tag.js';
 import { jobHistoryCommand } from './commands/job-history.js';
 import { jobInspectCommand } from './commands/job-inspect.js';
 import { jobPlanCommand } from './commands/job-plan.js';
@@ -78,6 +79,7 @@ export const COMMANDS: readonly CommandModule[] = [
   serverMembersCommand,
   jobActionCommands,
   jobScalingEventsCommand,
+  jobTagCommands,
   systemCommands,
   operatorSchedulerCommands,
   namespaceCommands,

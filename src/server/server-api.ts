@@ -253,6 +253,11 @@ export interface ServerApi {
    * skips missing or unsafe ones instead of refusing. Answers how many went.
    */
   deleteEvals?(ids: readonly string[], byFilter: boolean): Promise<{ count: number; index: number }>;
+  /** Job version tags: tag a version (the current one without `version`), remove a tag by name. */
+  readonly versionTags?: {
+    tagVersion(namespace: string, jobId: string, name: string, version: number | undefined, description: string): Promise<{ index: number }>;
+    untagVersion(namespace: string, jobId: string, name: string): Promise<{ index: number }>;
+  };
   /** Creates node-update evaluations for the node's jobs (PUT /v1/node/:id/evaluate). */
   evaluateNode?(nodeId: string): Promise<{ evalIds: string[]; index: number }>;
   /** Removes the node, evaluating the jobs it ran (PUT /v1/node/:id/purge). */

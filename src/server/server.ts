@@ -49,6 +49,7 @@ import { NamespaceEndpoint } from './endpoints/namespace-endpoint.js';
 import { AclEndpoint } from './endpoints/acl-endpoint.js';
 import { NodePoolEndpoint } from './endpoints/node-pool-endpoint.js';
 import { EvalEndpoint } from './endpoints/eval-endpoint.js';
+import { VersionTagEndpoint } from './endpoints/version-tag-endpoint.js';
 
 export type { ServerConfig } from './server-config.js';
 
@@ -73,6 +74,8 @@ export class Server implements ServerApi {
   /** Node pool writes (GET reads go through `state`). */
   readonly nodePools: NodePoolEndpoint;
   private readonly evalEndpoint: EvalEndpoint;
+  /** Job version tags (PUT/DELETE /v1/job/:id/versions/:tag/tag). */
+  readonly versionTags: VersionTagEndpoint;
   private readonly snapshotter: Snapshotter;
   private replicated!: ReplicatedLog;
   /** The running leader duties; null on a follower (and while a new leader catches up). */
@@ -117,6 +120,7 @@ export class Server implements ServerApi {
     this.acl = new AclEndpoint(ctx);
     this.nodePools = new NodePoolEndpoint(ctx);
     this.evalEndpoint = new EvalEndpoint(ctx);
+    this.versionTags = new VersionTagEndpoint(ctx);
     this.snapshotter = new Snapshotter({
       log,
       store: this.store,

@@ -89,6 +89,10 @@ export const ErrorCatalogue = {
   NODE_POOL_INVALID: e(400, '{reason}'),
   /** DELETE /v1/evaluations refused: broker not paused, an unknown or unsafe evaluation, IDs and filter both or neither. */
   EVAL_DELETE_REFUSED: e(400, '{reason}'),
+  /** A version tag request that does not fit the job (empty name, a name another version carries). */
+  JOB_VERSION_TAG_INVALID: e(400, '{reason}'),
+  /** Unsetting a tag no version of the job carries. */
+  JOB_VERSION_TAG_NOT_FOUND: e(404, 'tag "{tag}" not found on job "{job}"'),
   /** No node pool of that name. */
   NODE_POOL_NOT_FOUND: e(404, 'node pool "{pool}" not found'),
   /** Changing or deleting `all` or `default` (Nomad's wording). */

@@ -224,6 +224,8 @@ export interface Job {
   StatusDescription: string;
   Stable: boolean;
   Version: number;
+  /** A name given to this version (PUT /v1/job/:id/versions/:tag/tag); never carried to a new version. */
+  VersionTag?: JobVersionTag | null;
   SubmitTime: Nanos;
   CreateIndex: number;
   ModifyIndex: number;
@@ -299,4 +301,12 @@ export interface JobListStub {
   JobModifyIndex: number;
   SubmitTime: Nanos;
   Meta: Record<string, string> | null;
+}
+
+/** Nomad's JobVersionTag. */
+export interface JobVersionTag {
+  Name: string;
+  Description: string;
+  /** Unix nanoseconds. */
+  TaggedTime: number;
 }

@@ -211,3 +211,37 @@ func TestEvalCountDeleteAndUnblock(t *testing.T) {
 		t.Fatalf("unblocking an unknown deployment: want a 404, got %v", err)
 	}
 }
+
+func TestVersionTagsAndServices(t *testing.T) {
+	register(t, "t-tagged", "infra", "1")
+	register(t, "t-tagged", "infra", "2")
+	if _, err := client.Jobs().TagVersion("t-tagged", 0, "first", "the first version", nil); err != nil {
+		t.Fatal(err)
+	}
+	versions, _, _, err := client.Jobs().Versions("t-tagged", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tag *api.JobVersionTag
+	for _, v := range versions {
+		if *v.Version == 0 {
+			tag = v.VersionTag
+		}
+	}
+	if tag == nil || tag.Name != "first" || tag.Description != "the first version" || tag.TaggedTime == 0 {
+		t.Fatalf("version 0 tag: %+v", tag)
+	}
+	if _, err := client.Jobs().TagVersion("t-tagged", 1, "first", "", nil); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("a name on two versions: want refused, got %v", err)
+	}
+	if _, err := client.Jobs().UntagVersion("t-tagged", "first", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Jobs().UntagVersion("t-tagged", "first", nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("untagging twice: want a 404, got %v", err)
+	}
+	services, _, err := client.Jobs().Services("t-tagged", nil)
+	if err != nil || len(services) != 0 {
+		t.Fatalf("services: %v %v", services, err)
+	}
+}

@@ -8,6 +8,7 @@ import { Table } from '../../server/server-api.js';
 import { allocStub } from '../../structs/alloc.js';
 import { parseJobHcl } from '../../server/job-admission.js';
 import { dispatchRoute, periodicForceRoute } from './job-dispatch.js';
+import { versionTagRoute } from './job-version-tags.js';
 import { parseSubmission, revertRoute, scaleRoute, stableRoute, submissionRoute } from './job-actions.js';
 import { badRequest, methodNotAllowed, notFound } from '../http-errors.js';
 import { jobListStub } from '../api-views/job-views.js';
@@ -21,8 +22,13 @@ import { acl, need, type AclNeed } from '../acl/route-acl.js';
 const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable', 'submission', 'services'] as const;
 type JobSubresource = (typeof JOB_SUBRESOURCES)[number];
 
-/** Splits the tail of /v1/job/<tail> into the job ID and the sub-resource ("" for the job). */
-export function splitJobPath(tail: string): { jobId: string; sub: JobSubresource | '' } {
+/**
+ * Splits the tail of /v1/job/<tail> into the job ID and the sub-resource ("" for the job); a
+ * version tag route (<id>/versions/<name>/tag) is sub "tag" with the tag's name.
+ */
+export function splitJobPath(tail: string): { jobId: string; sub: JobSubresource | 'tag' | ''; tag?: string } {
+  const tagged = /^(.+)\/versions\/([^/]+)\/tag$/.exec(tail);
+  if (tagged) return { jobId: tagged[1]!, sub: 'tag', tag: decodeURIComponent(tagged[2]!) };
   for (const sub of JOB_SUBRESOURCES) {
     if (tail.endsWith(`/${sub}`)) return { jobId: tail.slice(0, -(sub.length + 1)), sub };
   }
@@ -82,8 +88,9 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
     ...acl.dynamic(jobRouteNeed),
     handler: (req, reply) => {
       const tail = (req.params as Record<string, string>)['*'] ?? '';
-      const { jobId, sub } = splitJobPath(tail);
+      const { jobId, sub, tag } = splitJobPath(tail);
       if (jobId === '') throw badRequest('missing job ID');
+      if (sub === 'tag') return versionTagRoute(ctx, req, reply, jobId, tag ?? '');
       return jobRoute(ctx, req, reply, jobId, sub, register);
     },
   });
@@ -117,6 +124,7 @@ export function jobRouteNeed(req: FastifyRequest): AclNeed {
       return write ? need.ns('submit-job', req.method === 'DELETE' ? 'query' : 'job-body') : need.ns('read-job');
     case 'plan':
       return need.ns('submit-job', 'job-body');
+    case 'tag':
     case 'evaluate':
     case 'periodic/force':
     case 'revert':

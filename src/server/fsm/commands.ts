@@ -7,6 +7,7 @@ import type { ScalingEvent } from '../state/job-scaling-events.js';
 import type { SubmittedSource } from '../state/job-submissions.js';
 import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type { NodePool } from '../../structs/node-pool.js';
+import type { JobVersionTag } from '../../structs/job.js';
 import type {
   Allocation,
   Deployment,
@@ -57,6 +58,7 @@ export const CommandType = {
   AclRoleUpsert: 'AclRoleUpsert',
   AclRoleDelete: 'AclRoleDelete',
   NodePoolUpsert: 'NodePoolUpsert',
+  JobVersionTag: 'JobVersionTag',
   NodePoolDelete: 'NodePoolDelete',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
@@ -289,6 +291,20 @@ export interface NodePoolDeleteCommand {
   Now: number;
 }
 
+/**
+ * Tags version `Version` of a job with `Tag` (named `Name`), or with Tag null removes the tag
+ * named `Name` from whichever version carries it. The endpoint checked version and name.
+ */
+export interface JobVersionTagCommand {
+  Type: 'JobVersionTag';
+  Namespace: string;
+  JobID: string;
+  Name: string;
+  Version: number;
+  Tag: JobVersionTag | null;
+  Now: number;
+}
+
 /** Every command of the log. */
 export type Command =
   | JobRegisterCommand
@@ -314,5 +330,6 @@ export type Command =
   | NamespaceUpsertCommand
   | NamespaceDeleteCommand
   | AclCommand
+  | JobVersionTagCommand
   | NodePoolUpsertCommand
   | NodePoolDeleteCommand;

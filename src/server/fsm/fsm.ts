@@ -38,6 +38,7 @@ const NODE_EVENTS_KEPT = 10;
 
 /** Fields of a job that are bookkeeping, not spec: they don't make a new version. */
 const VOLATILE_JOB_FIELDS = new Set([
+  'VersionTag',
   'Status',
   'StatusDescription',
   'Stable',
@@ -161,6 +162,12 @@ export class Fsm {
         if (changed && cur) ev.push(jobEvent('JobRegistered', cur, index));
         break;
       }
+      case 'JobVersionTag':
+        if (this.state.setJobVersionTag(cmd.Namespace, cmd.JobID, cmd.Name, cmd.Version, cmd.Tag, index)) {
+          const cur = this.state.jobById(cmd.Namespace, cmd.JobID);
+          if (cur) ev.push(jobEvent('JobRegistered', cur, index));
+        }
+        break;
       case 'ScalingEventRecord':
         if (this.state.jobById(cmd.Namespace, cmd.JobID)) {
           this.state.scalingEvents.add(cmd.Namespace, cmd.JobID, cmd.Group, { ...cmd.Event, CreateIndex: index });
@@ -210,6 +217,8 @@ export class Fsm {
       SubmitTime: cmd.Now,
       Status: existing?.Status ?? 'pending',
       Stable: changed ? false : (existing?.Stable ?? false),
+      // A tag names one version: a new version starts untagged, an unchanged one keeps its tag.
+      VersionTag: changed ? null : (existing?.VersionTag ?? null),
     };
     this.state.putJob(job, index);
     ensureJobNamespace(this.state, job.Namespace, index);
@@ -236,6 +245,7 @@ export class Fsm {
           Stop: true,
           Status: 'dead',
           Version: existing.Stop ? existing.Version : existing.Version + 1,
+          VersionTag: existing.Stop ? (existing.VersionTag ?? null) : null,
           JobModifyIndex: existing.Stop ? existing.JobModifyIndex : index,
           ModifyIndex: index,
           SubmitTime: cmd.Now,

@@ -7,6 +7,7 @@
 import { JobScalingEvents, type StoredScalingEvent } from './job-scaling-events.js';
 import { NodePools } from './node-pools.js';
 import type { NodePool } from '../../structs/node-pool.js';
+import type { JobVersionTag } from '../../structs/job.js';
 import { JobSubmissions, type JobSubmission } from './job-submissions.js';
 import { NamespaceTable } from './namespace-table.js';
 import type { Namespace } from '../../structs/namespace.js';
@@ -475,6 +476,24 @@ export class StateStore implements StateReader, SnapshotTables {
     if (cur && cur.Version === version) this.jobsT.set(key, { ...cur, Stable: stable, ModifyIndex: index });
     this.touch(index, Table.Jobs, Table.JobVersions);
     return changed;
+  }
+
+  /**
+   * Sets (tag) or clears (null, by name) a version tag; answers whether anything changed. The
+   * current job carries its version's tag too.
+   */
+  setJobVersionTag(namespace: string, id: string, name: string, version: number, tag: JobVersionTag | null, index: number): boolean {
+    const key = jobKey(namespace, id);
+    const versions = this.jobVersionsT.get(key);
+    if (!versions) return false;
+    const target = tag ? versions.find((v) => v.Version === version) : versions.find((v) => v.VersionTag?.Name === name);
+    if (!target) return false;
+    const changed: Job = { ...target, VersionTag: tag, ModifyIndex: index };
+    this.jobVersionsT.set(key, versions.map((v) => (v === target ? changed : v)));
+    const cur = this.jobsT.get(key);
+    if (cur && cur.Version === target.Version) this.jobsT.set(key, { ...cur, VersionTag: tag, ModifyIndex: index });
+    this.touch(index, Table.Jobs, Table.JobVersions);
+    return true;
   }
 
   deleteDeployment(id: string, index: number): void {
