@@ -41,6 +41,8 @@ const GOAL_PLACEMENTS_PER_SEC = 16_000;
 /** On the etcd backend (issue 9): every plan goes through etcd's consensus and fsync. */
 const GOAL_ETCD_PLACEMENTS_PER_SEC = 5_000;
 const GOAL_FULL_SECONDS = 60;
+/** Issue 18: a server with the 1M-allocation state answers within this many seconds of starting. */
+const GOAL_RESTART_SECONDS = 10;
 /** Give up when nothing was placed for this long (ms): something is stuck. */
 const STALL_LIMIT_MS = 60_000;
 /** The V8 flag a server runs with (see the file comment). */
@@ -174,7 +176,7 @@ async function main(): Promise<void> {
     // Failures (a snapshot that cannot be written, say) must show in the output.
     logger: pino({ level: 'error' }),
   });
-  let restart: { seconds: number; allocs: number } | null = null;
+  let restart: { seconds: number; cpuSeconds: number; allocs: number } | null = null;
   const mem = new MemoryWatch();
   try {
     let t0 = performance.now();
@@ -258,28 +260,36 @@ async function main(): Promise<void> {
 }
 
 /** Snapshots the placed state, then times a second server restoring it from the same data dir. */
-async function finalSnapshot(server: Server, dataDir: string, snapshots: SnapshotStats[]): Promise<{ seconds: number; allocs: number }> {
+async function finalSnapshot(server: Server, dataDir: string, snapshots: SnapshotStats[]): Promise<{ seconds: number; cpuSeconds: number; allocs: number }> {
   const before = snapshots.length;
   await server.snapshotNow();
   if (snapshots.length === before) throw new Error('final snapshot: not reported');
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   // Opened while the first still runs, as after a crash; no workers, so nothing changes.
   const second = await Server.open({ dataDir, numWorkers: 0, heartbeat: { minTtlMs: 24 * 3_600_000 }, gcIntervalMs: 0 });
   const seconds = (performance.now() - t0) / 1000;
+  // CPU time too: on a busy machine the wall clock mostly measures the wait for a core.
+  const cpu = process.cpuUsage(c0);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const allocs = second.store.allocsT.size;
   await second.close();
   if (allocs !== server.store.allocsT.size) throw new Error(`restart: ${allocs} allocations restored, ${server.store.allocsT.size} expected`);
-  return { seconds, allocs };
+  return { seconds, cpuSeconds, allocs };
 }
 
-function printSnapshots(snapshots: SnapshotStats[], restart: { seconds: number; allocs: number } | null): void {
+function printSnapshots(snapshots: SnapshotStats[], restart: { seconds: number; cpuSeconds: number; allocs: number } | null): void {
   console.log(`  snapshots         ${String(snapshots.length).padStart(10)}`);
   for (const st of snapshots) {
     console.log(
       `    at ${st.index}: ${st.allocs} allocs, ${(st.bytes / 2 ** 20).toFixed(1)} MB in ${st.chunks} chunks, capture ${st.captureMs.toFixed(1)} ms, written in ${(st.totalMs / 1000).toFixed(2)} s`,
     );
   }
-  if (restart) console.log(`  restart           ${restart.seconds.toFixed(2).padStart(10)} s (snapshot + log tail, ${restart.allocs} allocs)`);
+  if (restart) {
+    console.log(
+      `  restart           ${restart.seconds.toFixed(2).padStart(10)} s (snapshot + log tail, ${restart.allocs} allocs; ${restart.cpuSeconds.toFixed(2)} s of CPU)   ${restart.allocs >= 1_000_000 ? `goal ≤ ${GOAL_RESTART_SECONDS} s  ${restart.seconds <= GOAL_RESTART_SECONDS ? 'MET' : 'NOT MET'}` : `(goal ≤ ${GOAL_RESTART_SECONDS} s applies to the 1M state)`}`,
+    );
+  }
 }
 
 main().catch((err: unknown) => {
