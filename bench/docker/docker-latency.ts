@@ -1,10 +1,9 @@
 /**
  * Docker driver benchmark: submit → running of one docker task (goal: median ≤ 250 ms) beside
  * `docker run --rm --network none -m 64m … echo hi` on the same engine, and the exec round trip
- * into a running container (`echo hi`, open → exit frame; goal: median ≤ 30 ms). The agent execs
- * into runc containers directly (src/drivers/docker/direct-exec.ts); for comparison this also
- * times the Engine's own exec step by step (create, start's hijack, first output, end of stream,
- * inspect for the exit code) and the direct helper alone.
+ * into a running container (`echo hi`, open → exit frame; goal: median ≤ 30 ms). For where the
+ * time goes it also times the Engine's own exec alone, and step by step (create, start's hijack,
+ * first output, end of stream, inspect for the exit code).
  *
  *   npm run build && node dist/bench/docker/docker-latency.js [--runs 20] [--execs 50]
  *
@@ -20,8 +19,6 @@ import { runExecSession } from '../../src/cli/commands/alloc-exec-session.js';
 import type { Allocation } from '../../src/structs/index.js';
 import { startContainerExec } from '../../src/drivers/docker/container-exec.js';
 import { EngineClient } from '../../src/drivers/docker/engine-client.js';
-import { directExecSpec, prepareDirectExec } from '../../src/drivers/docker/direct-exec.js';
-import { startPipeProcess } from '../../src/http/exec/exec-process.js';
 import { BUSYBOX_IMAGE, importBusybox, listContainers, startPrivateDockerd, type PrivateDockerd } from '../../test/drivers/private-dockerd.js';
 import { startBenchAgent, type BenchAgent } from '../dev-agent.js';
 import { percentile } from '../percentile.js';
@@ -176,18 +173,7 @@ async function main(): Promise<void> {
       const st = await engineExecSteps(engine, container.Id);
       if (i >= 3) for (const n of stepNames) steps[n]!.push(st[n]!);
     }
-    // The direct helper alone (spawned from this process, no websocket).
-    const inspect = await engine.json<{ State: { Pid: number } }>({ method: 'GET', path: `/containers/${container.Id}/json` });
     engine.close();
-    const prepared = await prepareDirectExec(container.Id, inspect.State.Pid);
-    const directSamples: number[] = [];
-    if (prepared.ok) {
-      for (let i = 0; i < execs + 3; i++) {
-        const t0 = performance.now();
-        await new Promise<void>((resolve) => startPipeProcess(directExecSpec(prepared.context, ['echo', 'hi']), { onOutput: () => undefined, onExit: () => resolve() }));
-        if (i >= 3) directSamples.push(performance.now() - t0);
-      }
-    }
     await purge(addr, runnerId);
 
     const r = stats(running);
@@ -199,10 +185,8 @@ async function main(): Promise<void> {
     const en = stats(engineSamples);
     console.log(`the engine's exec alone (create + start + inspect, no websocket; ${en.n} runs): median ${en.median.toFixed(1)} ms, p95 ${en.p95.toFixed(1)} ms`);
     console.log(`  its steps, median ms from the start: ${stepNames.map((n) => `${n} ${stats(steps[n]!).median.toFixed(1)}`).join(', ')}`);
-    const dr = directSamples.length > 0 ? stats(directSamples) : null;
-    console.log(dr ? `the direct helper alone (spawn from a big process → exit, no websocket; ${dr.n} runs): median ${dr.median.toFixed(1)} ms, p95 ${dr.p95.toFixed(1)} ms` : `direct exec unavailable: ${prepared.ok ? '' : prepared.reason}`);
     mkdirSync('bench/results', { recursive: true });
-    writeFileSync('bench/results/docker.json', JSON.stringify({ submitToRunning: { ...r, goalMedianMs: GOAL_RUNNING_MS }, dockerRun: b, exec: { ...e, goalMedianMs: GOAL_EXEC_MS }, engineExec: en, engineExecSteps: Object.fromEntries(stepNames.map((n) => [n, stats(steps[n]!).median])), directHelper: dr, at: new Date().toISOString() }, null, 2));
+    writeFileSync('bench/results/docker.json', JSON.stringify({ submitToRunning: { ...r, goalMedianMs: GOAL_RUNNING_MS }, dockerRun: b, exec: { ...e, goalMedianMs: GOAL_EXEC_MS }, engineExec: en, engineExecSteps: Object.fromEntries(stepNames.map((n) => [n, stats(steps[n]!).median])), at: new Date().toISOString() }, null, 2));
   } finally {
     await agent?.stop();
     await dockerd.stop();

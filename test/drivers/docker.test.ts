@@ -6,9 +6,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DockerDriver, type DockerDriverOptions } from '../../src/drivers/docker/docker-driver.js';
-import { DriverErrorCode, TaskRunState, type ExitResult } from '../../src/drivers/driver.js';
-import { buildDirectExecHelper, runExec, waitForDirect } from './docker-exec-run.js';
+import { DockerDriver } from '../../src/drivers/docker/docker-driver.js';
+import { DriverErrorCode, TaskRunState, type ExecStreamEvents, type ExitResult } from '../../src/drivers/driver.js';
 import { driverConformance, type ConformanceHarness } from './conformance.js';
 import { BUSYBOX_IMAGE, findRunsc, importBusybox, listContainers, startPrivateDockerd, type PrivateDockerd } from './private-dockerd.js';
 import { mockTaskConfig, tempRoot } from './task-config.js';
@@ -27,8 +26,8 @@ after(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sh = (script: string, extra: Record<string, unknown> = {}) => ({ image: BUSYBOX_IMAGE, command: 'sh', args: ['-c', script], ...extra });
 
-function newDriver(plugin: Record<string, unknown> = {}, opts: Omit<DockerDriverOptions, 'pluginConfig'> = {}): DockerDriver {
-  return new DockerDriver({ pluginConfig: { endpoint: dockerd.endpoint, ...plugin }, ...opts });
+function newDriver(plugin: Record<string, unknown> = {}): DockerDriver {
+  return new DockerDriver({ pluginConfig: { endpoint: dockerd.endpoint, ...plugin } });
 }
 
 driverConformance(
@@ -61,39 +60,54 @@ async function fetchDelete(id: string): Promise<void> {
   await engineCall(dockerd.socket, 'DELETE', `/containers/${id}?force=1`);
 }
 
-const noDirect = buildDirectExecHelper();
-
-for (const path of ['direct', 'engine'] as const) {
-  test(`docker: exec (${path}) without a tty keeps stdout, stderr and the exit code apart; with a tty it echoes stdin`, { skip: path === 'direct' && noDirect }, async () => {
-    const root = tempRoot('caravan-docker-');
-    const d = newDriver({}, { directExec: path === 'direct' });
-    try {
-      const h = await d.startTask(mockTaskConfig(root, sh('sleep 1000', { network_mode: 'none' })));
-      if (path === 'direct') await waitForDirect(d, h.taskId);
-      const r = await runExec(d, h.taskId, ['sh', '-c', 'echo out; echo err >&2; exit 3'], false, { path });
-      assert.deepEqual(r, { stdout: 'out\n', stderr: 'err\n', code: 3 });
-      const cat = await runExec(d, h.taskId, ['cat'], false, { input: 'piped stdin\n', path });
-      assert.deepEqual(cat, { stdout: 'piped stdin\n', stderr: '', code: 0 });
-      const tty = await runExec(d, h.taskId, ['sh', '-c', 'read line; echo "got $line"; sleep 0.5; stty size'], true, { input: 'hello\n', path });
-      assert.match(tty.stdout, /hello/);
-      assert.match(tty.stdout, /got hello/);
-      assert.match(tty.stdout, /30 100/, 'the terminal has the size the client asked for');
-      assert.equal(tty.code, 0);
-      const env = await runExec(d, h.taskId, ['sh', '-c', 'echo $NOMAD_ALLOC_DIR $NOMAD_TASK_DIR $NOMAD_SECRETS_DIR; ls -d /alloc /local /secrets'], false, { path });
-      assert.equal(env.stdout, '/alloc /local /secrets\n/alloc\n/local\n/secrets\n');
-      const killed = await runExec(d, h.taskId, ['sh', '-c', 'kill -9 $$'], false, { path });
-      assert.equal(killed.code, 137, 'a command killed by a signal exits 128+signal, as Docker reports it');
-      const missing = await runExec(d, h.taskId, ['no-such-command'], false, { path });
-      assert.equal(missing.code, 126, 'a command that is not there: 126, as Docker reports it');
-      assert.match(missing.stdout + missing.stderr, /executable file not found/);
-      await d.stopTask(h.taskId, 0, 'SIGKILL');
-      await d.destroyTask(h.taskId, true);
-    } finally {
-      await d.shutdown();
-      rmSync(root, { recursive: true, force: true });
+/** Runs one exec and collects its output and exit code. */
+function runExec(d: DockerDriver, taskId: string, cmd: string[], tty: boolean, input?: string): Promise<{ stdout: string; stderr: string; code: number }> {
+  return new Promise((resolve) => {
+    let stdout = '';
+    let stderr = '';
+    const events: ExecStreamEvents = {
+      onOutput: (s, b) => (s === 'stdout' ? (stdout += b.toString()) : (stderr += b.toString())),
+      onExit: (code) => resolve({ stdout, stderr, code }),
+    };
+    const spec = d.execSpec(taskId, cmd);
+    assert.ok(spec.start, 'docker exec runs through the engine, not on the host');
+    const s = spec.start(tty, events);
+    if (tty) s.resize({ width: 100, height: 30 });
+    if (input !== undefined) {
+      s.write(Buffer.from(input));
+      s.closeStdin();
     }
   });
 }
+
+test('docker: exec without a tty keeps stdout, stderr and the exit code apart; with a tty it echoes stdin', async () => {
+  const root = tempRoot('caravan-docker-');
+  const d = newDriver();
+  try {
+    const h = await d.startTask(mockTaskConfig(root, sh('sleep 1000', { network_mode: 'none' })));
+    const r = await runExec(d, h.taskId, ['sh', '-c', 'echo out; echo err >&2; exit 3'], false);
+    assert.deepEqual(r, { stdout: 'out\n', stderr: 'err\n', code: 3 });
+    const cat = await runExec(d, h.taskId, ['cat'], false, 'piped stdin\n');
+    assert.deepEqual(cat, { stdout: 'piped stdin\n', stderr: '', code: 0 });
+    const tty = await runExec(d, h.taskId, ['sh', '-c', 'read line; echo "got $line"; sleep 0.5; stty size'], true, 'hello\n');
+    assert.match(tty.stdout, /hello/);
+    assert.match(tty.stdout, /got hello/);
+    assert.match(tty.stdout, /30 100/, 'the terminal has the size the client asked for');
+    assert.equal(tty.code, 0);
+    const env = await runExec(d, h.taskId, ['sh', '-c', 'echo $NOMAD_ALLOC_DIR $NOMAD_TASK_DIR $NOMAD_SECRETS_DIR; ls -d /alloc /local /secrets'], false);
+    assert.equal(env.stdout, '/alloc /local /secrets\n/alloc\n/local\n/secrets\n');
+    const killed = await runExec(d, h.taskId, ['sh', '-c', 'kill -9 $$'], false);
+    assert.equal(killed.code, 137, 'a command killed by a signal exits 128+signal, as Docker reports it');
+    const missing = await runExec(d, h.taskId, ['no-such-command'], false);
+    assert.equal(missing.code, 126, 'a command that is not there: 126, as Docker reports it');
+    assert.match(missing.stdout + missing.stderr, /executable file not found/);
+    await d.stopTask(h.taskId, 0, 'SIGKILL');
+    await d.destroyTask(h.taskId, true);
+  } finally {
+    await d.shutdown();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
 
 test('docker: a memory hog is reported OOM-killed; memory, pids and env reach the container', async () => {
   const root = tempRoot('caravan-docker-');
@@ -240,7 +254,7 @@ test('docker: runtime = "runsc" (gVisor) runs and execs when the client allows i
     assert.match(fp.attributes['driver.docker.runtimes'] ?? '', /runsc/);
     const cfg = mockTaskConfig(root, sh('echo "in $(uname -r)"; sleep 1000', { runtime: 'runsc', network_mode: 'none', pids_limit: 128 }));
     const h = await d.startTask(cfg);
-    const r = await runExec(d, h.taskId, ['sh', '-c', 'echo out; echo err >&2; exit 3'], false, { path: 'engine' });
+    const r = await runExec(d, h.taskId, ['sh', '-c', 'echo out; echo err >&2; exit 3'], false);
     assert.deepEqual(r, { stdout: 'out\n', stderr: 'err\n', code: 3 });
     await d.stopTask(h.taskId, 0, 'SIGKILL');
     assert.match(readFileSync(join(cfg.logs.dir, `${cfg.taskName}.stdout.0`), 'utf8'), /^in \S+/);

@@ -29,7 +29,6 @@ import { signalNumber } from '../supervisor/signals.js';
 import type { Obj } from './config-values.js';
 import { ContainerLogCopy, resumePoint } from './container-logs.js';
 import { startContainerExec } from './container-exec.js';
-import { DIRECT_EXEC_HELPER, directExecAvailable, directExecSpec, prepareDirectExec, type Prepared } from './direct-exec.js';
 import { EngineClient, EngineError, isNotFound, parseEndpoint } from './engine-client.js';
 import { DanglingReconciler, LABEL_CLIENT } from './dangling-reconciler.js';
 import { ImageCoordinator } from './images.js';
@@ -50,13 +49,6 @@ export interface DockerDriverOptions {
    * it left can be told from other clients' on a shared engine; without it none are collected.
    */
   clientId?: string;
-  /**
-   * Alloc exec into runc containers enters them directly (direct-exec.ts) instead of through
-   * the Engine's exec; default true. False: always the Engine's exec.
-   */
-  directExec?: boolean;
-  /** The direct-exec helper (default: the one `npm run build` made). */
-  directExecHelper?: string;
 }
 
 /** What the driver keeps in TaskHandle.state to reattach. */
@@ -69,7 +61,6 @@ interface DockerHandleState {
 interface ContainerInfo {
   Id: string;
   Config: { Labels: Record<string, string> | null };
-  HostConfig?: { Runtime?: string };
   State: { Running: boolean; Pid: number; ExitCode: number; OOMKilled: boolean; StartedAt: string; FinishedAt: string; Error: string };
 }
 
@@ -83,8 +74,6 @@ interface DockerTask {
   logs: ContainerLogCopy | null;
   waitCtl: AbortController;
   lastCpu: { ns: number; at: number } | null;
-  /** The direct-exec context of the container, once prepared (null: not yet, or not runc). */
-  direct: Prepared | null;
 }
 
 /** How long an exit waits for the last log lines to be copied. */
@@ -321,7 +310,6 @@ export class DockerDriver implements Driver {
     const t = this.mustGet(taskId);
     if (t.status.state !== TaskRunState.Running) throw new DriverError(DriverErrorCode.TaskNotFound, `docker: task "${taskId}" is not running`, false);
     const [file, ...args] = command.length > 0 ? command : ['/bin/sh'];
-    if (t.direct?.ok) return directExecSpec(t.direct.context, command, this.directHelper);
     return {
       file: file!,
       args,
@@ -388,12 +376,10 @@ export class DockerDriver implements Driver {
       logs: null,
       waitCtl: new AbortController(),
       lastCpu: null,
-      direct: null,
       status: { id: handle.taskId, state: TaskRunState.Running, startedAt: handle.startedAt, completedAt: null, exitResult: null, pid: handle.pid },
       settle: (r) => {
         if (t.status.state === TaskRunState.Exited) return;
         t.status = { ...t.status, state: TaskRunState.Exited, completedAt: this.clock.now(), exitResult: r };
-        t.direct = null;
         settle(r);
       },
     };
@@ -406,26 +392,7 @@ export class DockerDriver implements Driver {
       // still runs and is watched; only its output is not copied.
       this.opts.logger?.warn(`docker: copying the logs of "${handle.taskId}": ${errText(err)}`);
     }
-    this.prepareDirectExec(t, info);
     void this.watch(t, info.State.Running);
-  }
-
-  private get directHelper(): string {
-    return this.opts.directExecHelper ?? DIRECT_EXEC_HELPER;
-  }
-
-  /**
-   * Prepares the direct exec of a running runc container in the background; until it is ready
-   * (or if it cannot be), exec goes through the Engine. Other runtimes (runsc) always do.
-   */
-  private prepareDirectExec(t: DockerTask, info: ContainerInfo): void {
-    if (this.opts.directExec === false || !info.State.Running || info.State.Pid <= 0) return;
-    if ((info.HostConfig?.Runtime ?? 'runc') !== 'runc' || !directExecAvailable(this.directHelper)) return;
-    void prepareDirectExec(info.Id, info.State.Pid, this.directHelper).then((p) => {
-      if (t.status.state !== TaskRunState.Running) return;
-      t.direct = p;
-      if (!p.ok) this.opts.logger?.debug?.(`docker: exec into "${t.handle.taskId}" goes through the engine: ${p.reason}`);
-    });
   }
 
   /** Waits for the container to stop, then settles the task with its exit code and OOM state. */

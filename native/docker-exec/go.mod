@@ -1,3 +1,0 @@
-module caravan/docker-exec
-
-go 1.22
