@@ -90,7 +90,11 @@ export class Agent {
         await mkdir(join(dataDir, 'client'), { recursive: true });
         client = await roles.startClient({
           dataDir: join(dataDir, 'client'),
-          ...(server ? { inProcess: server.api } : { servers: config.client.servers }),
+          // A client beside a server calls it in-process, unless the server is one of several
+          // (etcd): then over HTTP through its own agent, which forwards to the leader when a follower.
+          ...(server && !config.server.etcd
+            ? { inProcess: server.api }
+            : { servers: server ? [advertiseAddress(httpAddr), ...config.client.servers] : config.client.servers }),
           nodeName: config.name,
           datacenter: config.datacenter,
           region: config.region,

@@ -119,13 +119,33 @@ describe('three servers on etcd and a client, seen from the outside', () => {
     });
   });
 
+  it('a follower that is also a client (-server -client) registers its node through the leader', async () => {
+    const leader = await agreedLeader();
+    const both = await startAgent({ roleArgs: ['-server', '-client'], extraArgs: ['-node', 's4', '-config', configFile] });
+    servers.push(both);
+    try {
+      assert.notEqual(await agreedLeader(), both, 'the new server follows');
+      const id = await waitFor('the follower-client node ready on the leader', async () => {
+        const r = await api<{ ID: string; Name: string; Status: string }[]>(leader.address, 'GET', '/v1/nodes');
+        return r.body.find((n) => n.Name === 's4' && n.Status === 'ready')?.ID;
+      });
+      // Its node goes with it: nothing more is placed there.
+      const off = await api(both.address, 'PUT', `/v1/node/${id}/eligibility`, { Eligibility: 'ineligible' });
+      assert.equal(off.status, 200, off.text);
+    } finally {
+      servers.splice(servers.indexOf(both), 1);
+      await both.kill();
+      await both.cleanup();
+    }
+  });
+
   it('a client given one follower learns every server and moves on when its server, then the leader, is killed', async () => {
     let leader = await agreedLeader();
     const first = servers.find((s) => s !== leader)!;
     client = await startAgent({ roleArgs: ['-client'], dataDir: await mkdtemp('/tmp/cv-views-'), extraArgs: ['-servers', hostPort(first)] });
     const nodeId = await waitFor('the client registered', async () => {
-      const r = await api<{ ID: string; Status: string }[]>(leader.address, 'GET', '/v1/nodes');
-      return r.body.find((n) => n.Status === 'ready')?.ID;
+      const r = await api<{ ID: string; Name: string; Status: string }[]>(leader.address, 'GET', '/v1/nodes');
+      return r.body.find((n) => n.Name !== 's4' && n.Status === 'ready')?.ID;
     });
     const running = async (job: string, via: AgentProcess): Promise<void> => {
       assert.equal((await api(via.address, 'PUT', '/v1/jobs', sleepJob(job))).status, 200);
