@@ -28,6 +28,7 @@ import { registerAgentHostRoutes } from './routes/agent-host.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerNodeRoutes } from './routes/nodes.js';
 import { registerNodePoolRoutes } from './routes/node-pools.js';
+import { registerJobValidateRoutes } from './routes/job-validate.js';
 import { registerNodeDrainRoutes } from './routes/node-drain.js';
 import { registerDeploymentRoutes } from './routes/deployments.js';
 import { registerNamespaceRoutes } from './routes/namespaces.js';
@@ -196,6 +197,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerEvalRoutes(app, ctx);
   registerNodeRoutes(app, ctx);
   registerNodePoolRoutes(app, ctx);
+  registerJobValidateRoutes(app, ctx);
   registerNodeDrainRoutes(app, ctx);
   registerDeploymentRoutes(app, ctx);
   registerStatusRoutes(app, ctx);

@@ -245,3 +245,22 @@ func TestVersionTagsAndServices(t *testing.T) {
 		t.Fatalf("services: %v %v", services, err)
 	}
 }
+
+func TestValidateJob(t *testing.T) {
+	job, err := client.Jobs().ParseHCL(jobHCL("v-checked", "infra", "1"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _, err := client.Jobs().Validate(job, nil)
+	if err != nil || resp.Error != "" || len(resp.ValidationErrors) != 0 {
+		t.Fatalf("a valid job: %+v %v", resp, err)
+	}
+	job.TaskGroups[0].Tasks[0].Driver = ""
+	resp, _, err = client.Jobs().Validate(job, nil)
+	if err != nil || resp.Error == "" || len(resp.ValidationErrors) != 1 {
+		t.Fatalf("a job without a driver: %+v %v", resp, err)
+	}
+	if _, _, err := client.Jobs().Info("v-checked", nil); err == nil {
+		t.Fatal("validation registered the job")
+	}
+}

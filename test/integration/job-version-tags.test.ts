@@ -10,7 +10,7 @@ interface Version {
   VersionTag?: { Name: string; Description: string; TaggedTime: number } | null;
 }
 
-test('job version tags through the API and the CLI; job services', async () => {
+test('job version tags through the API and the CLI; job services; job validation', async () => {
   const agent = await startAgent({ roleArgs: ['-server'] });
   try {
     const a = agent.address;
@@ -61,6 +61,22 @@ test('job version tags through the API and the CLI; job services', async () => {
     assert.equal(services.status, 200, services.text);
     assert.deepEqual(services.body, []);
     assert.equal((await api(a, 'GET', '/v1/job/nope/services')).status, 404);
+
+    // Validation: problems in the answer (200, as Nomad), nothing registered; PUT and POST alike.
+    const good = await api<Record<string, unknown>>(a, 'POST', '/v1/jobs/parse', { JobHCL: sleepJobHcl('checked'), Canonicalize: true });
+    const ok = await api<{ Error: string; ValidationErrors: string[] | null }>(a, 'PUT', '/v1/validate/job', { Job: good.body });
+    assert.equal(ok.status, 200, ok.text);
+    assert.deepEqual([ok.body.Error, ok.body.ValidationErrors], ['', null]);
+    const broken = structuredClone(good.body) as { TaskGroups: { Count: number; Tasks: { Driver: string }[] }[] };
+    broken.TaskGroups[0]!.Count = -1;
+    broken.TaskGroups[0]!.Tasks[0]!.Driver = '';
+    const bad = await api<{ Error: string; ValidationErrors: string[] }>(a, 'POST', '/v1/validate/job', { Job: broken });
+    assert.equal(bad.status, 200, bad.text);
+    assert.equal(bad.body.ValidationErrors.length, 2, bad.text);
+    assert.ok(bad.body.ValidationErrors.some((e) => /driver/i.test(e)), bad.text);
+    assert.match(bad.body.Error, /2 errors occurred/);
+    assert.equal((await api(a, 'GET', '/v1/job/checked')).status, 404);
+    assert.equal((await api(a, 'POST', '/v1/validate/job', { NotAJob: 1 })).status, 400);
   } finally {
     await agent.stop();
     await agent.cleanup();
