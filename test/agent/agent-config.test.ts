@@ -174,3 +174,17 @@ test('bad etcd settings name the field', async () => {
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('the acl block: enabled and the TTLs (Go durations); ACLs are off by default', async () => {
+  assert.deepEqual((await buildAgentConfig({ dev: true })).acl, { enabled: false, tokenTtlMs: 30_000, policyTtlMs: 30_000 });
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-acl-cfg-'));
+  try {
+    const f = join(dir, 'acl.hcl');
+    await writeFile(f, 'acl {\n  enabled = true\n  token_ttl = "5s"\n  policy_ttl = "1m"\n}\n');
+    assert.deepEqual((await buildAgentConfig({ dev: true, config: [f] })).acl, { enabled: true, tokenTtlMs: 5_000, policyTtlMs: 60_000 });
+    await writeFile(f, 'acl {\n  token_ttl = "soon"\n}\n');
+    await assert.rejects(buildAgentConfig({ dev: true, config: [f] }), (err: unknown) => err instanceof AgentConfigError && err.field === 'acl.token_ttl');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
