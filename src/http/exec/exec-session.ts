@@ -4,17 +4,11 @@
  * exit frame and closes the socket normally (1000). If the client goes away first, the command
  * is killed. Nothing is prepared per session beyond the spawn, so open → exit stays a few ms.
  */
-import type { ServerOptions, WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import type { ExecSpec } from '../../drivers/driver.js';
 import { ExecFrameError, exitedFrame, outputFrame, parseExecInput } from './exec-frames.js';
 import { type ExecProcess, startPipeProcess, startPtyProcess } from './exec-process.js';
 import type { ExecSpawner } from './exec-spawner.js';
-
-/**
- * The exec websocket server's options, in the agent and in the exec spawner alike: no
- * compression (frames are small and latency counts), and frames up to 16 MiB.
- */
-export const EXEC_WS_OPTIONS: ServerOptions = { noServer: true, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 };
 
 /** Websocket close codes the session uses (RFC 6455 §7.4.1). */
 export const WsCloseCode = {
@@ -46,9 +40,8 @@ export function closeWithError(ws: WebSocket, status: number, message: string): 
 /**
  * Runs `spec` for the websocket `ws` until the command exits or the socket closes. A host
  * command is started by `spawner` (a small helper process) when given, else by this process.
- * Returns the started command (its kill() is a no-op once it exited).
  */
-export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean, spawner?: ExecSpawner): ExecProcess {
+export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean, spawner?: ExecSpawner): void {
   let done = false;
   const send = (text: string) => {
     if (ws.readyState === ws.OPEN) ws.send(text);
@@ -94,5 +87,4 @@ export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean, spaw
     }
   });
   ws.on('error', () => { /* 'close' follows and kills the command */ });
-  return proc;
 }

@@ -1,19 +1,12 @@
 /**
  * Starts exec commands from a small helper process (exec-spawner-main.ts) instead of the agent:
  * fork() copies the page tables of the process that forks, so a command forked from the agent
- * (100+ MB) takes 5–25 ms to start where the helper takes about 1 ms — the bulk of an exec round
+ * (100+ MB) takes 5–12 ms to start where the helper takes under 1 ms — the bulk of an exec round
  * trip (measured per step: upgrade 0.7 ms, route 0.2 ms, spawn 10–17 ms, output and exit ~1 ms).
  * Nomad likewise forks from a small executor. The helper is forked on first use and kept; if it
  * dies, its sessions end with exit code 127 and the next session forks a new one.
- *
- * A routed exec upgrade is handed to the helper whole (adopt): it answers the handshake and
- * runs the websocket, so output and the exit frame go from the helper straight to the client.
- * Relaying them through the agent instead cost two more process wake-ups per session (spawner →
- * agent → client), about a third of a round trip on a busy machine.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import type { IncomingHttpHeaders } from 'node:http';
-import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { ExecSpec } from '../../drivers/driver.js';
 import type { ExecProcess, ExecProcessEvents } from './exec-process.js';
@@ -54,31 +47,6 @@ export class ExecSpawner {
     };
   }
 
-  /**
-   * Hands the client's socket of an exec upgrade that is not answered yet to the helper, which
-   * completes the websocket handshake (from `req` and `head`) and runs the session for `spec`
-   * itself. The socket must be a plain TCP socket (the helper cannot take over a TLS session).
-   */
-  adopt(req: { method?: string | undefined; headers: IncomingHttpHeaders }, socket: Socket, head: Buffer, spec: ExecSpec, tty: boolean): void {
-    const id = this.nextId++;
-    const child = this.helper();
-    // Tracked until the helper reports the socket closed; a dying helper takes the socket along.
-    this.sessions.set(id, { onOutput: () => {}, onExit: () => {} });
-    this.holdOpen();
-    // This process stops reading the connection first: child_process gives the sent handle a
-    // no-op reader and closes it only at the helper's acknowledgement, so a frame the client
-    // sent in between would be read here and lost. (The helper acknowledges before it answers
-    // the handshake, so this is a guard, not a fix of a seen loss; there is no public API.)
-    (socket as unknown as { _handle?: { readStop?: () => number } | null })._handle?.readStop?.();
-    const msg: SpawnerRequest = { op: 'session', id, method: req.method ?? 'GET', headers: req.headers, head, file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, tty, ...(spec.killSignal ? { killSignal: spec.killSignal } : {}) };
-    child.send(msg, socket, { keepOpen: false }, (err) => {
-      if (!err) return;
-      socket.destroy();
-      this.sessions.delete(id);
-      this.holdOpen();
-    });
-  }
-
   /** Keeps the event loop alive for the helper's messages only while a session runs. */
   private holdOpen(): void {
     const channel = this.child?.channel as { ref?: () => void; unref?: () => void } | undefined;
@@ -114,10 +82,7 @@ export class ExecSpawner {
     child.on('message', (ev: SpawnerEvent) => {
       const s = this.sessions.get(ev.id);
       if (!s) return;
-      if (ev.op === 'ended') {
-        this.sessions.delete(ev.id);
-        this.holdOpen();
-      } else if (ev.op === 'output') s.onOutput(ev.stream, Buffer.from(ev.data.buffer, ev.data.byteOffset, ev.data.byteLength));
+      if (ev.op === 'output') s.onOutput(ev.stream, Buffer.from(ev.data.buffer, ev.data.byteOffset, ev.data.byteLength));
       else {
         this.sessions.delete(ev.id);
         s.onExit(ev.code);

@@ -3,17 +3,13 @@
  * Nomad's frame protocol (src/http/exec/exec-frames.ts). The upgrade is taken from the raw
  * HTTP server before fastify routes it; a plain GET is answered 400. Errors found after the
  * upgrade (bad query, unknown task) close the socket with the message as reason, as Nomad's
- * agent does, so its Go client shows the text. A host command's upgrade is routed here and then
- * handed to the exec spawner, which answers the handshake and runs the session.
+ * agent does, so its Go client shows the text.
  */
 import type { IncomingMessage } from 'node:http';
-import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { ExecSpec } from '../../drivers/driver.js';
-import { EXEC_WS_OPTIONS, runExecSession, closeWithError } from '../exec/exec-session.js';
+import { runExecSession, closeWithError } from '../exec/exec-session.js';
 import { parseExecRequest } from '../exec/exec-request.js';
 import { ExecSpawner } from '../exec/exec-spawner.js';
 import { forwardWebSocket } from '../forward/ws-forward.js';
@@ -63,46 +59,35 @@ async function authorizeExec(ctx: RouteContext, req: IncomingMessage, allocId: s
   if (driver === 'raw_exec' && !r.acl.allowNamespaceOperation(alloc!.Namespace, 'alloc-node-exec')) throw permissionDenied();
 }
 
-/** What an exec upgrade turns into, decided before the handshake is answered. */
-type ExecPlan =
-  | { kind: 'local'; spec: ExecSpec; tty: boolean }
-  | { kind: 'forward'; run: (ws: WebSocket) => void }
-  | { kind: 'error'; status: number; message: string };
-
-/** Validates, authorizes and routes one exec request: run here, forward, or refuse after the upgrade. */
-async function planExec(ctx: RouteContext, proxy: ServerProxy | undefined, req: IncomingMessage, allocId: string, url: URL): Promise<ExecPlan> {
+/** Serves one upgraded exec socket: authorize, validate, then run locally or forward. */
+async function serveExec(ctx: RouteContext, proxy: ServerProxy | undefined, spawner: ExecSpawner, ws: WebSocket, req: IncomingMessage, allocId: string, url: URL): Promise<void> {
   try {
     const execReq = parseExecRequest(queryOf(url));
-    // Decided before the handshake is answered, so no frame arrives while the token is resolved.
-    await authorizeExec(ctx, req, allocId, url, execReq.task);
+    // Frames sent while the token is resolved wait in the socket, not lost before the session listens.
+    ws.pause();
+    try {
+      await authorizeExec(ctx, req, allocId, url, execReq.task);
+    } finally {
+      // Resumed on the next turn, once the session (set up synchronously below) is listening.
+      setImmediate(() => ws.resume());
+    }
     const server = proxyServer(ctx, proxy, req);
     if (server !== undefined) {
-      return { kind: 'forward', run: (ws) => forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}` }) };
+      forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}` });
+      return;
     }
     const target = requestTarget(ctx, allocId, req.headers);
-    if (target.kind === 'remote') return { kind: 'forward', run: (ws) => forwardWebSocket(ws, req, target.remote) };
-    return { kind: 'local', spec: target.client.execSpec(allocId, execReq.task, execReq.command), tty: execReq.tty };
+    if (target.kind === 'remote') {
+      forwardWebSocket(ws, req, target.remote);
+      return;
+    }
+    const spec = target.client.execSpec(allocId, execReq.task, execReq.command);
+    runExecSession(ws, spec, execReq.tty, spawner);
   } catch (err) {
     const h = toCaravanError(err);
     if (h.status >= 500) ctx.logger?.error({ err, url: req.url }, 'alloc exec failed');
-    return { kind: 'error', status: h.status, message: h.message };
+    closeWithError(ws, h.status, h.message);
   }
-}
-
-/**
- * Whether the exec spawner can take `socket` over: a plain TCP socket still open. A TLS
- * session (its keys live in this process) and a host command started by the driver itself
- * (spec.start, e.g. a container exec) stay here.
- */
-function canHandOff(socket: Duplex, spec: ExecSpec): socket is Socket {
-  return !spec.start && socket instanceof Socket && !(socket as TLSSocket).encrypted && !socket.destroyed;
-}
-
-/** Runs `plan` on the upgraded socket `ws`. */
-function serveExec(plan: ExecPlan, spawner: ExecSpawner, ws: WebSocket): void {
-  if (plan.kind === 'error') closeWithError(ws, plan.status, plan.message);
-  else if (plan.kind === 'forward') plan.run(ws);
-  else runExecSession(ws, plan.spec, plan.tty, spawner);
 }
 
 /**
@@ -110,7 +95,7 @@ function serveExec(plan: ExecPlan, spawner: ExecSpawner, ws: WebSocket): void {
  * client-only agent passes its `proxy`: execs for allocations it does not hold go to a server.
  */
 export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext, proxy?: ServerProxy): void {
-  const wss = new WebSocketServer(EXEC_WS_OPTIONS);
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
   // Commands are forked from a small helper, not from the agent (see exec-spawner.ts).
   const spawner = new ExecSpawner();
 
@@ -132,26 +117,14 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
       rejectUpgrade(socket, `bad exec request: ${err instanceof Error ? err.message : String(err)}`);
       return;
     }
-    // The socket waits unanswered while the request is authorized and routed: an error on it
-    // meanwhile must not end the agent.
-    socket.on('error', () => socket.destroy());
-    void planExec(ctx, proxy, req, allocId, url).then((plan) => {
-      try {
-        if (plan.kind === 'local' && canHandOff(socket, plan.spec)) {
-          // The spawner answers the handshake and runs the session (see exec-spawner.ts).
-          spawner.adopt(req, socket, head, plan.spec, plan.tty);
-          return;
-        }
-        wss.handleUpgrade(req, socket, head, (ws) => serveExec(plan, spawner, ws));
-      } catch (err) {
-        ctx.logger?.error({ err, url: req.url }, 'exec upgrade failed');
-        rejectUpgrade(socket, 'exec upgrade failed');
-      }
-    });
+    try {
+      wss.handleUpgrade(req, socket, head, (ws) => void serveExec(ctx, proxy, spawner, ws, req, allocId, url));
+    } catch (err) {
+      ctx.logger?.error({ err, url: req.url }, 'exec upgrade failed');
+      rejectUpgrade(socket, 'exec upgrade failed');
+    }
   });
-  // preClose, before the server closes: the server waits for its connections, including those
-  // the spawner took over, so the spawner (and its sessions) must be gone first.
-  app.addHook('preClose', (done) => {
+  app.addHook('onClose', (_app, done) => {
     for (const ws of wss.clients) ws.terminate();
     wss.close();
     spawner.close();
