@@ -17,8 +17,14 @@ export interface ConformanceHarness {
   exitWith(code: number): Record<string, unknown>;
   /** Runs until stopped; exits on the stop signal. */
   runUntilStopped(): Record<string, unknown>;
-  /** Runs until stopped and ignores the polite stop signal (needs the SIGKILL). */
+  /**
+   * Runs until stopped and ignores the polite stop signal (needs the SIGKILL). A real process
+   * prints `ready` once its handler is installed; the suite waits for that line, since a signal
+   * that arrives before the handler (a slow start on a busy machine) would end it politely.
+   */
   ignoresStopSignal(): Record<string, unknown>;
+  /** Whether ignoresStopSignal prints `ready` when its handler is in place (real processes). */
+  ignoringPrintsReady?: boolean;
   /** Writes each line to stdout, then exits 0. */
   printLines(lines: string[]): Record<string, unknown>;
   /** Lets `ms` of (fake or real) time pass. */
@@ -33,6 +39,21 @@ export async function waitWhileAdvancing(h: ConformanceHarness, taskId: string, 
   const p = h.driver.waitTask(taskId).then((r) => (done = r));
   for (let i = 0; i < steps && !done; i++) await h.advance(stepMs);
   return p;
+}
+
+/** Advances time until the log file holds `line` (a task's own signal that it is ready); fails after ~20 s. */
+async function waitForLogLine(h: ConformanceHarness, file: string, line: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      // not created yet
+    }
+    if (text.split('\n').includes(line)) return;
+    await h.advance(100);
+  }
+  assert.fail(`${file} never printed "${line}"`);
 }
 
 async function stopWhileAdvancing(h: ConformanceHarness, taskId: string, timeoutMs: number, signal: string): Promise<void> {
@@ -96,8 +117,9 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
   });
 
   run('stop kills a task that ignores the signal after the timeout', async (h) => {
-    const { handle } = await start(h, h.ignoresStopSignal());
-    await h.advance(300); // let the task install its handler
+    const { config, handle } = await start(h, h.ignoresStopSignal());
+    if (h.ignoringPrintsReady) await waitForLogLine(h, join(config.logs.dir, `${config.taskName}.stdout.0`), 'ready');
+    else await h.advance(300);
     await stopWhileAdvancing(h, handle.taskId, 500, 'SIGTERM');
     const r = await h.driver.waitTask(handle.taskId);
     h.expectStopped.forced(r);
@@ -105,7 +127,8 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
 
   run('signalTask reaches a running task', async (h) => {
     const { handle } = await start(h, h.runUntilStopped());
-    await h.driver.signalTask(handle.taskId, 'SIGUSR2');
+    // SIGWINCH is ignored by default: the task stays running whether or not it set up handlers yet.
+    await h.driver.signalTask(handle.taskId, 'SIGWINCH');
     assert.equal(h.driver.inspectTask(handle.taskId).state, TaskRunState.Running);
     await stopWhileAdvancing(h, handle.taskId, 2_000, 'SIGTERM');
   });

@@ -38,7 +38,8 @@ driverConformance(
     exitWith: (code) => sh(`exit ${code}`),
     // PID 1 in a container only gets signals it handles: the scripts trap them.
     runUntilStopped: () => sh('trap "exit 143" TERM; while true; do sleep 0.05; done'),
-    ignoresStopSignal: () => sh('trap "" TERM; while true; do sleep 0.05; done'),
+    ignoresStopSignal: () => sh('trap "" TERM; echo ready; while true; do sleep 0.05; done'),
+    ignoringPrintsReady: true,
     printLines: (lines) => sh(lines.map((l) => `echo '${l}'`).join('; ')),
     advance: async (ms) => {
       await sleep(Math.min(ms, 50));

@@ -26,7 +26,8 @@ function harness(): ConformanceHarness {
     driver: newDriver(root),
     exitWith: (code) => sh(`exit ${code}`),
     runUntilStopped: () => ({ command: 'sleep', args: ['30'] }),
-    ignoresStopSignal: () => sh('trap "" TERM; sleep 30 & wait; sleep 30'),
+    ignoresStopSignal: () => sh('trap "" TERM; echo ready; sleep 30 & wait; sleep 30'),
+    ignoringPrintsReady: true,
     printLines: (lines) => sh(lines.map((l) => `echo '${l}'`).join('; ')),
     advance: (ms) => sleep(Math.min(ms, 50)),
     expectStopped: {
