@@ -168,6 +168,10 @@ export class Client implements ClientHttpApi {
     return this.runners.get(allocId)?.alloc().Namespace;
   }
 
+  localAlloc(allocId: string): Allocation | undefined {
+    return this.runners.get(allocId)?.alloc();
+  }
+
   allocDir(allocId: string): string | undefined {
     return this.runners.get(allocId)?.allocDir.root;
   }

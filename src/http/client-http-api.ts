@@ -1,4 +1,5 @@
 import type { ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
+import type { Allocation } from '../structs/index.js';
 import type { HostStats } from '../client/node/host-stats.js';
 import type { NodeMetaResponse } from '../client/node/node-meta.js';
 import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
@@ -14,6 +15,8 @@ export interface ClientHttpApi {
 
   /** The namespace of a local allocation (for the ACL gate on a client-only agent). Optional. */
   allocNamespace?(allocId: string): string | undefined;
+  /** A local allocation as this client runs it (for the ACL gate: its tasks' drivers). Optional. */
+  localAlloc?(allocId: string): Allocation | undefined;
   /** Whether this client runs (or keeps the directory of) allocation `allocId`. */
   hasAlloc(allocId: string): boolean;
   /** The allocation's directory on this machine, or undefined if the client does not know it. */

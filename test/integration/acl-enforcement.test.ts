@@ -150,6 +150,7 @@ test('ACLs enforced through a server and a client-only agent', async () => {
       ['sample', SAMPLE_POLICY],
       ['read-default', 'namespace "default" { policy = "read" }'],
       ['exec-default', 'namespace "default" { capabilities = ["alloc-exec", "alloc-node-exec", "read-job"] }'],
+      ['isolated-exec', 'namespace "default" { capabilities = ["alloc-exec", "read-job"] }'],
     ] as const) {
       const file = join(tmp, `${name}.hcl`);
       await writeFile(file, rules);
@@ -171,6 +172,7 @@ test('ACLs enforced through a server and a client-only agent', async () => {
     };
     const reader = await token('read-default');
     const execer = await token('exec-default');
+    const isolatedOnly = await token('isolated-exec');
     const self = await runCli(s, ['acl', 'token', 'self', '-token', reader.SecretID]);
     assert.match(self.stdout, /Policies\s+= read-default/);
 
@@ -216,6 +218,9 @@ test('ACLs enforced through a server and a client-only agent', async () => {
     assert.match((await exec(s, web.ID, execer.SecretID)).stdout, /exec-ok/);
     assert.match((await exec(client.address, web.ID, execer.SecretID)).stdout, /exec-ok/);
     assert.match((await exec(s, hidden.ID, execer.SecretID)).closeReason, /Permission denied/);
+    // raw_exec runs on the host unisolated: alloc-exec alone is not enough (Nomad's alloc-node-exec), here or on the client.
+    assert.match((await exec(s, web.ID, isolatedOnly.SecretID)).closeReason, /Permission denied/);
+    assert.match((await exec(client.address, web.ID, isolatedOnly.SecretID)).closeReason, /Permission denied/);
 
     // Management: everything.
     assert.match((await exec(s, hidden.ID, mgmt.SecretID)).stdout, /exec-ok/);

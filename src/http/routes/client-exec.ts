@@ -54,7 +54,8 @@ async function authorizeExec(ctx: RouteContext, req: IncomingMessage, allocId: s
   const query = queryOf(url);
   const r = await ctx.gate.authorize({ headers: req.headers, query, params: { id: allocId }, body: null }, EXEC_NEED);
   if (!r || r.acl.isManagement) return;
-  const alloc = ctx.server?.state.allocById(allocId);
+  // The server's copy, or on a client-only agent the allocation as this client runs it.
+  const alloc = ctx.server ? ctx.server.state.allocById(allocId) : ctx.client?.hasAlloc(allocId) ? ctx.client.localAlloc?.(allocId) : undefined;
   const driver = alloc?.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks.find((t) => t.Name === task)?.Driver;
   if (driver === 'raw_exec' && !r.acl.allowNamespaceOperation(alloc!.Namespace, 'alloc-node-exec')) throw permissionDenied();
 }
