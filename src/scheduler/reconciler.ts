@@ -194,6 +194,16 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
   for (const a of allocs) {
     if (a.DesiredStatus !== 'run') continue;
     if (isUnpromotedCanary(a, ctx.current)) {
+      // A canary the user stopped goes (a running deployment then places a new one); the
+      // canaries of a failed deployment are cancelled, as Nomad's cancelUnneededCanaries.
+      const stopped = a.DesiredTransition.Migrate === true;
+      if (stopped || ctx.current?.Status === 'failed') {
+        if (isLiveAlloc(a)) {
+          out.stop.push({ alloc: a, description: stopped ? AllocDescription.Migrating : AllocDescription.NotNeeded, clientStatus: null });
+          du.Stop++;
+        }
+        continue;
+      }
       if (isLiveAlloc(a)) canaries.push(a);
       continue;
     }

@@ -173,6 +173,37 @@ test('canaries are placed beside the old allocations; promotion rolls out the re
   assert.equal(ofVersion(h, 1).length, 3);
 });
 
+test('a stopped canary is replaced by a new one; the canaries of a failed deployment are stopped', async () => {
+  const h = cluster(6);
+  const v0 = rollingJob(3, { Canary: 1 });
+  await register(h, v0);
+  report(h, liveAllocs(h, 'web'), true);
+  h.state.upsertDeployment({ ...h.state.latestDeploymentByJob('default', 'web')!, Status: 'successful' });
+  const v1 = nextVersion(v0, 'one');
+  await register(h, v1);
+  const [canary] = planPlaced(h.lastPlan());
+  assert.ok(canary);
+
+  // The user stops the canary (alloc stop marks it for migration): it goes and another takes its place.
+  h.state.upsertAlloc({ ...h.state.allocById(canary.ID)!, DesiredTransition: { Migrate: true } });
+  await h.process(mockEval(v1));
+  let plan = h.lastPlan();
+  assert.deepEqual(planStopped(plan).map((a) => a.ID), [canary.ID]);
+  const [second] = planPlaced(plan);
+  assert.equal(second?.DeploymentStatus?.Canary, true);
+  assert.equal(ofVersion(h, 0).length, 3, 'the old allocations keep running');
+
+  // The deployment fails: its unpromoted canary is stopped, the old version keeps serving.
+  const cur = h.state.latestDeploymentByJob('default', 'web')!;
+  h.state.upsertDeployment({ ...cur, Status: 'failed' });
+  await h.process(mockEval(v1));
+  plan = h.lastPlan();
+  assert.deepEqual(planStopped(plan).map((a) => a.ID), [second!.ID]);
+  assert.equal(planPlaced(plan).length, 0);
+  assert.equal(ofVersion(h, 1).length, 0);
+  assert.equal(ofVersion(h, 0).length, 3);
+});
+
 test('groups without an update strategy replace everything at once and create no deployment', async () => {
   const h = cluster(5);
   const job = mockJob();
