@@ -37,6 +37,7 @@ import { nodeCommands } from './commands/node-commands.js';
 import { nodeDrainCommand } from './commands/node-drain.js';
 import { nodeMetaCommands } from './commands/node-meta.js';
 import { nodePoolCommands } from './commands/node-pool.js';
+import { varCommands } from './commands/var-commands.js';
 import { allocChecksCommand } from './commands/alloc-checks.js';
 import { deploymentCommands } from './commands/deployment-commands.js';
 import { serverMembersCommand } from './commands/server-members.js';
@@ -66,6 +67,7 @@ export const COMMANDS: readonly CommandModule[] = [
   nodeDrainCommand,
   nodeMetaCommands,
   nodePoolCommands,
+  varCommands,
   deploymentCommands,
   allocStatusCommand,
   allocExecCommand,

@@ -29,6 +29,7 @@ import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerNodeRoutes } from './routes/nodes.js';
 import { registerNodePoolRoutes } from './routes/node-pools.js';
 import { registerJobValidateRoutes } from './routes/job-validate.js';
+import { registerVariableRoutes } from './routes/variables.js';
 import { registerNodeDrainRoutes } from './routes/node-drain.js';
 import { registerDeploymentRoutes } from './routes/deployments.js';
 import { registerNamespaceRoutes } from './routes/namespaces.js';
@@ -198,6 +199,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerNodeRoutes(app, ctx);
   registerNodePoolRoutes(app, ctx);
   registerJobValidateRoutes(app, ctx);
+  registerVariableRoutes(app, ctx);
   registerNodeDrainRoutes(app, ctx);
   registerDeploymentRoutes(app, ctx);
   registerStatusRoutes(app, ctx);

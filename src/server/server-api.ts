@@ -9,6 +9,7 @@ import type { JobSubmission, SubmittedSource } from './state/job-submissions.js'
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type { Namespace } from '../structs/namespace.js';
 import type { NodePool } from '../structs/node-pool.js';
+import type { Variable } from '../structs/variable.js';
 import type {
   AllocClientStatus,
   Allocation,
@@ -47,6 +48,7 @@ export const Table = {
   AclPolicies: 'acl_policy',
   AclRoles: 'acl_role',
   NodePools: 'node_pools',
+  Variables: 'variables',
 } as const;
 export type Table = (typeof Table)[keyof typeof Table];
 
@@ -79,6 +81,9 @@ export interface StateReader {
   /** Node pools whose name starts with `prefix`, by name; the built-in `all` and `default` always. */
   nodePools(prefix?: string): NodePool[];
   nodePoolByName(name: string): NodePool | undefined;
+  /** Variables of `namespace` (`*`: all) whose path starts with `prefix`, by namespace then path. */
+  variables(namespace: string, prefix?: string): Variable[];
+  variableByPath(namespace: string, path: string): Variable | undefined;
 }
 
 /** Where a submitted job came from: the namespace to fill and the job ID its route names. */
@@ -271,6 +276,15 @@ export interface ServerApi {
     deleteNodePool(name: string): Promise<{ index: number }>;
   };
   /**
+   * Variable writes, with optional check-and-set (`cas`): an answer carries the variable written,
+   * or the `conflict` (the current variable, or an empty one when there is none) when the check
+   * failed and nothing changed. Optional: servers without variables 501.
+   */
+  readonly variables?: {
+    setVariable(raw: unknown, namespace: string, path: string, cas?: number): Promise<VariableWriteResult>;
+    deleteVariable(namespace: string, path: string, cas?: number): Promise<VariableWriteResult>;
+  };
+  /**
    * Admits and applies a batch of client allocation updates; creates evals for failed allocs.
    * `secretId` must be the SecretID of the node of every allocation updated (403 otherwise).
    */
@@ -290,3 +304,10 @@ export type DeploymentAction =
   | { Type: 'unblock' }
   | { Type: 'pause'; Pause: boolean }
   | { Type: 'alloc-health'; HealthyAllocationIDs: string[]; UnhealthyAllocationIDs: string[] };
+
+/** The outcome of a variable write: what was written (none for a delete), or the conflict. */
+export interface VariableWriteResult {
+  index: number;
+  written?: Variable;
+  conflict?: Variable;
+}

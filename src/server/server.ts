@@ -48,6 +48,7 @@ import { SystemEndpoint } from './endpoints/system-endpoint.js';
 import { NamespaceEndpoint } from './endpoints/namespace-endpoint.js';
 import { AclEndpoint } from './endpoints/acl-endpoint.js';
 import { NodePoolEndpoint } from './endpoints/node-pool-endpoint.js';
+import { VariableEndpoint } from './endpoints/variable-endpoint.js';
 import { EvalEndpoint } from './endpoints/eval-endpoint.js';
 import { VersionTagEndpoint } from './endpoints/version-tag-endpoint.js';
 
@@ -73,6 +74,8 @@ export class Server implements ServerApi {
   private readonly namespaceEndpoint: NamespaceEndpoint;
   /** Node pool writes (GET reads go through `state`). */
   readonly nodePools: NodePoolEndpoint;
+  /** Variable writes (reads go through `state`). */
+  readonly variables: VariableEndpoint;
   private readonly evalEndpoint: EvalEndpoint;
   /** Job version tags (PUT/DELETE /v1/job/:id/versions/:tag/tag). */
   readonly versionTags: VersionTagEndpoint;
@@ -119,6 +122,7 @@ export class Server implements ServerApi {
     this.namespaceEndpoint = new NamespaceEndpoint(ctx);
     this.acl = new AclEndpoint(ctx);
     this.nodePools = new NodePoolEndpoint(ctx);
+    this.variables = new VariableEndpoint(ctx);
     this.evalEndpoint = new EvalEndpoint(ctx);
     this.versionTags = new VersionTagEndpoint(ctx);
     this.snapshotter = new Snapshotter({

@@ -93,6 +93,10 @@ export const ErrorCatalogue = {
   JOB_VERSION_TAG_INVALID: e(400, '{reason}'),
   /** Unsetting a tag no version of the job carries. */
   JOB_VERSION_TAG_NOT_FOUND: e(404, 'tag "{tag}" not found on job "{job}"'),
+  /** A variable write or path Nomad refuses (its texts: "invalid path …", "empty variables are invalid"). */
+  VARIABLE_INVALID: e(400, '{reason}'),
+  /** No variable at that path (Nomad's text). */
+  VARIABLE_NOT_FOUND: e(404, 'variable not found'),
   /** No node pool of that name. */
   NODE_POOL_NOT_FOUND: e(404, 'node pool "{pool}" not found'),
   /** Changing or deleting `all` or `default` (Nomad's wording). */

@@ -43,6 +43,7 @@ function digest(s: StateStore): unknown {
     nodes: s.nodes(),
     deployments: s.deployments(),
     nodePools: s.nodePools(),
+    variables: s.variables('*'),
     byNode: s.nodes().map((n) => [n.ID, s.allocsByNode(n.ID).map((a) => a.ID).sort(), s.nodeUsage.get(n.ID)]),
     byJob: jobs.map((j) => [j.ID, s.allocsByJob(j.Namespace, j.ID).map((a) => a.ID).sort(), s.evalsByJob(j.Namespace, j.ID).map((e) => e.ID).sort()]),
   });
@@ -54,6 +55,7 @@ function populated(): StateStore {
   const nodes = [mockNode(), mockNode({ NodePool: 'edge' })];
   for (const n of nodes) apply(nodeCmd(n));
   apply({ Type: 'NodePoolUpsert', Pools: [{ Name: 'gpu', Description: 'GPU nodes', Meta: { vendor: 'acme' }, SchedulerConfiguration: null }], Now: 1 });
+  apply({ Type: 'VariableSet', Variable: { Namespace: 'default', Path: 'app/db', Items: { user: 'u', pass: 'p' } }, Now: 2 });
   for (let j = 0; j < 3; j++) {
     const job = mockJob({ ID: `job-${j}` });
     const ev = mockEval(job);

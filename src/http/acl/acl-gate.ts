@@ -15,7 +15,7 @@ import type { Acl } from '../../acl/acl.js';
 import type { AclToken } from '../../structs/acl.js';
 import { HttpError } from '../http-errors.js';
 import { queryParam, tokenFromHeaders, type RawHeaders, type RawQuery } from '../query-options.js';
-import type { AclNeed } from './route-acl.js';
+import { variableNamespace, type AclNeed } from './route-acl.js';
 
 /** A resolved token: what it is and what it may do. */
 export interface RequestAcl {
@@ -134,6 +134,8 @@ export class AclGate {
         return this.allows(r, need.else, req);
       case 'dynamic':
         return false;
+      case 'variable':
+        return acl.allowVariableOperation(variableNamespace(req.query, req.body), req.params['*'] ?? '', need.op);
       case 'namespace': {
         const ns = this.namespaceOf(need.from, req);
         // Lists keep only what the token may see; `*` passes if some namespace grants the capability.

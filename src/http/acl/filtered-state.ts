@@ -36,5 +36,8 @@ export function aclFilteredState(state: StateReader, acl: Acl): StateReader {
     // Node pools go with node:read here (Caravan has no node_pool rule of its own yet).
     nodePools: (prefix) => (nodes ? state.nodePools(prefix) : []),
     nodePoolByName: (name) => (nodes ? state.nodePoolByName(name) : undefined),
+    // Variables by the policy's `variables { path … }` rules (list to see one at all).
+    variables: (ns, prefix) => state.variables(ns, prefix).filter((v) => acl.allowVariableOperation(v.Namespace, v.Path, 'list')),
+    variableByPath: (ns, path) => (acl.allowVariableOperation(ns, path, 'read') ? state.variableByPath(ns, path) : undefined),
   };
 }

@@ -39,6 +39,11 @@ export type AclNeed =
   | { kind: 'node-secret' }
   /** The handler filters what it answers by the token itself (events, search, ACL lists). */
   | { kind: 'filtered' }
+  /**
+   * A variable operation (read, write, destroy) on the `*` path of /v1/var/*, in the namespace
+   * variableNamespace() finds, by the policy's `variables { path … }` rules.
+   */
+  | { kind: 'variable'; op: 'read' | 'write' | 'destroy' }
   /** Any one of these. */
   | { kind: 'any'; of: AclNeed[] }
   /** The node's own SecretID for `:id`, or the alternative need. */
@@ -62,6 +67,7 @@ export const acl = {
   rule: (rule: CoarseRule, level: 'list' | 'read' | 'write') => cfg({ kind: 'rule', rule, level }),
   nodeSecret: () => cfg({ kind: 'node-secret' }),
   filtered: () => cfg({ kind: 'filtered' }),
+  variable: (op: 'read' | 'write' | 'destroy') => cfg({ kind: 'variable', op }),
   need: (need: AclNeed) => cfg(need),
   dynamic: (resolve: (req: FastifyRequest) => AclNeed) => cfg({ kind: 'dynamic', resolve }),
 };
@@ -80,4 +86,16 @@ export const need = {
 export function declaredNeed(config: unknown): AclNeed | undefined {
   const c = config as Partial<AclRouteConfig> | undefined;
   return c && typeof c === 'object' && c.acl && typeof c.acl === 'object' ? c.acl : undefined;
+}
+
+/**
+ * The namespace a variable request acts in: the written variable's own Namespace when it names
+ * one, else `?namespace=`, else "default" (the gate and the handler agree through this).
+ */
+export function variableNamespace(query: Record<string, unknown>, body: unknown): string {
+  const fromBody = (body as { Namespace?: unknown } | null | undefined)?.Namespace;
+  if (typeof fromBody === 'string' && fromBody !== '') return fromBody;
+  const q = query['namespace'];
+  const fromQuery = Array.isArray(q) ? q[0] : q;
+  return typeof fromQuery === 'string' && fromQuery !== '' ? fromQuery : 'default';
 }

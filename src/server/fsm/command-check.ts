@@ -76,6 +76,15 @@ export function checkCommand(cmd: Command): void {
     case 'NodePoolDelete':
       if (!Array.isArray(cmd.Names) || !cmd.Names.every((n) => typeof n === 'string')) throw new CommandInvalidError('Names', 'must be a list of names');
       break;
+    case 'VariableSet':
+      if (!isObject(cmd.Variable) || typeof cmd.Variable.Path !== 'string' || typeof cmd.Variable.Namespace !== 'string') {
+        throw new CommandInvalidError('Variable', 'must name its Namespace and Path');
+      }
+      if (!isObject(cmd.Variable.Items)) throw new CommandInvalidError('Variable.Items', 'must be an object');
+      break;
+    case 'VariableDelete':
+      if (typeof cmd.Namespace !== 'string' || typeof cmd.Path !== 'string') throw new CommandInvalidError('Path', 'must name a namespace and path');
+      break;
     case 'DeploymentStatusUpdate':
       if (!isObject(cmd.Update)) throw new CommandInvalidError('Update', 'must be an object');
       break;

@@ -8,6 +8,7 @@ import type { SubmittedSource } from '../state/job-submissions.js';
 import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import type { JobVersionTag } from '../../structs/job.js';
+import type { VariableInput } from '../../structs/variable.js';
 import type {
   Allocation,
   Deployment,
@@ -60,6 +61,8 @@ export const CommandType = {
   NodePoolUpsert: 'NodePoolUpsert',
   JobVersionTag: 'JobVersionTag',
   NodePoolDelete: 'NodePoolDelete',
+  VariableSet: 'VariableSet',
+  VariableDelete: 'VariableDelete',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -305,6 +308,27 @@ export interface JobVersionTagCommand {
   Now: number;
 }
 
+/**
+ * Writes a variable (PUT /v1/var/:path). With `Cas` the write happens only when the variable's
+ * ModifyIndex is `Cas` (0: only when there is none), checked at apply so racing writers cannot
+ * both win; a refused write changes nothing and the endpoint answers the conflict.
+ */
+export interface VariableSetCommand {
+  Type: 'VariableSet';
+  Variable: VariableInput;
+  Cas?: number;
+  Now: number;
+}
+
+/** Deletes a variable (DELETE /v1/var/:path), with the same optional check-and-set. */
+export interface VariableDeleteCommand {
+  Type: 'VariableDelete';
+  Namespace: string;
+  Path: string;
+  Cas?: number;
+  Now: number;
+}
+
 /** Every command of the log. */
 export type Command =
   | JobRegisterCommand
@@ -332,4 +356,6 @@ export type Command =
   | AclCommand
   | JobVersionTagCommand
   | NodePoolUpsertCommand
-  | NodePoolDeleteCommand;
+  | NodePoolDeleteCommand
+  | VariableSetCommand
+  | VariableDeleteCommand;

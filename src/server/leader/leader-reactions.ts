@@ -97,6 +97,8 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'JobVersionTag':
     case 'NodePoolUpsert':
     case 'NodePoolDelete':
+    case 'VariableSet':
+    case 'VariableDelete':
       break;
     default: {
       const never: never = cmd;

@@ -99,6 +99,9 @@ class Decoder {
       case 'nodePools':
         s.nodePools = l.pools;
         break;
+      case 'variables':
+        s.variables = l.variables;
+        break;
       case 'end':
         this.ended = true;
         this.checkCounts(l.counts);

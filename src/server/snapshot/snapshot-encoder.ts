@@ -8,6 +8,7 @@
  * front, but every scheduler snapshot taken meanwhile lengthens the epoch chain each lookup
  * walks, which makes a long snapshot write quadratic.
  */
+import type { Variable } from '../../structs/variable.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import type { Namespace } from '../../structs/namespace.js';
 import type { NodePool } from '../../structs/node-pool.js';
@@ -41,6 +42,8 @@ export interface StateCapture {
   acl?: SerializedAcl;
   /** The node pools (few: copied whole at capture). */
   nodePools?: NodePool[];
+  /** The variables (copied whole at capture). */
+  variables?: Variable[];
 }
 
 /** Rows per chunk when not told otherwise: small enough to stringify in a few milliseconds. */
@@ -61,6 +64,7 @@ export function captureState(store: StateStore): StateCapture {
     allocs: [...store.allocsT.values()],
     acl: store.acl.serialize(),
     nodePools: store.pools.serialize(),
+    variables: store.variableTable.serialize(),
   };
 }
 
@@ -101,6 +105,7 @@ export function* encodeSnapshot(c: StateCapture, rowsPerChunk = DEFAULT_ROWS_PER
   for (let i = 0; i < c.allocs.length; i += per) yield line(allocsLine(c.allocs.slice(i, i + per), versions));
   if (c.acl) yield line({ t: 'acl', acl: c.acl });
   if (c.nodePools) yield line({ t: 'nodePools', pools: c.nodePools });
+  if (c.variables) yield line({ t: 'variables', variables: c.variables });
   yield line({ t: 'end', counts });
 }
 

@@ -6,6 +6,7 @@
  * (`jv` holds that version), and packed like plan placements (command-codec.ts) when the
  * rows of a batch share their keys.
  */
+import type { Variable } from '../../structs/variable.js';
 import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import type { Namespace } from '../../structs/namespace.js';
@@ -85,6 +86,12 @@ export interface NodePoolsLine {
   pools: NodePool[];
 }
 
+/** The variables, whole, in one line before the end (absent in older snapshots: none; not counted). */
+export interface VariablesLine {
+  t: 'variables';
+  variables: Variable[];
+}
+
 /** The last line: the same counts as the header. */
 export interface EndLine {
   t: 'end';
@@ -92,7 +99,7 @@ export interface EndLine {
 }
 
 /** Any line of a chunked snapshot. */
-export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | AclLine | NodePoolsLine | EndLine;
+export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | AclLine | NodePoolsLine | VariablesLine | EndLine;
 
 /** Error reading or writing a snapshot; `code` says which failure. */
 export class SnapshotError extends CaravanError<'SNAPSHOT_ABORTED' | 'SNAPSHOT_CORRUPT'> {

@@ -6,6 +6,8 @@
  */
 import { JobScalingEvents, type StoredScalingEvent } from './job-scaling-events.js';
 import { NodePools } from './node-pools.js';
+import { VariableTable } from './variable-table.js';
+import type { Variable } from '../../structs/variable.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import type { JobVersionTag } from '../../structs/job.js';
 import { JobSubmissions, type JobSubmission } from './job-submissions.js';
@@ -62,6 +64,8 @@ export interface SerializedState {
   acl?: SerializedAcl;
   /** Absent in snapshots written before node pools: the built-in ones only. */
   nodePools?: NodePool[];
+  /** Absent in snapshots written before variables: none. */
+  variables?: Variable[];
 }
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
@@ -80,6 +84,8 @@ export class StateStore implements StateReader, SnapshotTables {
   readonly acl = new AclTables();
   /** Node pools; written by the FSM only. */
   readonly pools = new NodePools();
+  /** Variables; written by the FSM only (variable-fsm.ts). */
+  readonly variableTable = new VariableTable();
   readonly summariesT = new CowTable<string, JobSummary>('job_summary', this.epochs);
   readonly allocsT = new CowTable<string, Allocation>('allocs', this.epochs);
   readonly evalsT = new CowTable<string, Evaluation>('evals', this.epochs);
@@ -433,6 +439,14 @@ export class StateStore implements StateReader, SnapshotTables {
     return this.pools.get(name);
   }
 
+  variables(namespace: string, prefix = ''): Variable[] {
+    return this.variableTable.list(namespace, prefix);
+  }
+
+  variableByPath(namespace: string, path: string): Variable | undefined {
+    return this.variableTable.get(namespace, path);
+  }
+
   /** Creates or replaces node pools (the FSM's NodePoolUpsert, and a node registering in a new pool). */
   upsertNodePools(pools: readonly Omit<NodePool, 'CreateIndex' | 'ModifyIndex'>[], index: number): void {
     for (const p of pools) this.pools.upsert(p, index);
@@ -550,6 +564,7 @@ export class StateStore implements StateReader, SnapshotTables {
       namespaces: this.namespaceTable.serialize(),
       acl: this.acl.serialize(),
       nodePools: this.pools.serialize(),
+      variables: this.variableTable.serialize(),
     };
   }
 
@@ -610,6 +625,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.scalingEvents.restore(s.scalingEvents);
     this.namespaceTable.restore(s.namespaces ?? implicitNamespaces(s.jobs, s.index));
     this.acl.restore(s.acl);
+    this.variableTable.restore(s.variables);
     // Older states: the pools their nodes are in become real, as registering them would have made them.
     this.pools.restore(s.nodePools ?? s.nodes.filter((n) => n.NodePool).map((n) => ({ Name: n.NodePool, Description: '', Meta: null, SchedulerConfiguration: null, CreateIndex: n.CreateIndex, ModifyIndex: n.CreateIndex })));
     this.tableIdx.clear();

@@ -1,0 +1,145 @@
+/**
+ * `caravan var list|get|put|purge`, as Nomad's `nomad var …`: variables through /v1/vars and
+ * /v1/var/:path. `put` takes `key=value` items (a value `@file` is the file's contents; reading a
+ * whole variable from stdin or a file is not supported yet); `-check-index` makes `put` and `purge`
+ * check-and-set, and a stale index is reported as Nomad's "Check-and-Set conflict".
+ */
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import type { Variable, VariableMetadata } from '../../structs/variable.js';
+import { ApiError } from '../api-client.js';
+import { CliUsageError, ExitCode, type CliContext } from '../cli-context.js';
+import type { CommandModule } from '../command-registry.js';
+import { formatColumns, formatKV } from '../format/columns.js';
+import { formatUnixNanos } from '../format/time-format.js';
+import { addApiFlags, apiClient, printJson, runApiCommand, type ApiFlags } from './api-command.js';
+
+const varPath = (p: string): string => `/v1/var/${p.replace(/^\/+|\/+$/g, '').split('/').map(encodeURIComponent).join('/')}`;
+
+/** The table of `var list`. */
+export function formatVarList(vars: VariableMetadata[]): string {
+  if (vars.length === 0) return 'No matching variables found';
+  return formatColumns([['Namespace', 'Path', 'Last Updated'], ...vars.map((v) => [v.Namespace, v.Path, formatUnixNanos(v.ModifyTime)])]);
+}
+
+/** The detail view of `var get` (Nomad's table format). */
+export function formatVar(v: Variable): string {
+  const head = formatKV([
+    ['Namespace', v.Namespace],
+    ['Path', v.Path],
+    ['Create Time', formatUnixNanos(v.CreateTime)],
+    ['Check Index', String(v.ModifyIndex)],
+  ]);
+  const keys = Object.keys(v.Items ?? {}).sort();
+  return `${head}\n\nItems\n${keys.length === 0 ? 'No items' : formatKV(keys.map((k) => [k, v.Items[k]!]))}`;
+}
+
+/** Parses a `--check-index` value. */
+function checkIndex(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw)) throw new CliUsageError(`invalid -check-index ${JSON.stringify(raw)}: want a non-negative integer`);
+  return Number(raw);
+}
+
+/** The items of `var put`: `key=value`, or `key=@file` for a file's contents. */
+async function parseItems(args: readonly string[]): Promise<Record<string, string>> {
+  const items: Record<string, string> = {};
+  for (const a of args) {
+    const eq = a.indexOf('=');
+    if (eq <= 0) throw new CliUsageError(`invalid item ${JSON.stringify(a)}: want key=value`);
+    const key = a.slice(0, eq);
+    const value = a.slice(eq + 1);
+    items[key] = value.startsWith('@')
+      ? await readFile(value.slice(1), 'utf8').catch((err: Error) => {
+          throw new CliUsageError(`reading ${value.slice(1)}: ${err.message}`);
+        })
+      : value;
+  }
+  return items;
+}
+
+/** Reports a 409 as Nomad's CLI does; other errors go on to runApiCommand. */
+function casConflict(ctx: CliContext, err: unknown, index: number | undefined): number {
+  if (!(err instanceof ApiError) || err.status !== 409) throw err;
+  const found = /"ModifyIndex":\s*(\d+)/.exec(err.message)?.[1] ?? '0';
+  ctx.stderr.write(`Check-and-Set conflict\n\n    Your provided check-index (${index ?? 0}) does not match the server-side index (${found}).\n`);
+  return ExitCode.Error;
+}
+
+/** Registers `var …`. */
+export const varCommands: CommandModule = {
+  register(program: Command, ctx: CliContext): void {
+    const v = program.command('var').description('Interact with variables');
+
+    addApiFlags(v.command('list').description('List variables').argument('[prefix]').option('--filter <expr>', 'a filter expression')).action(
+      async (prefix: string | undefined, opts: ApiFlags & { filter?: string }) => {
+        await runApiCommand(ctx, 'retrieving list of variables', async () => {
+          const { body } = await apiClient(ctx, opts).get<VariableMetadata[]>('/v1/vars', { prefix, filter: opts.filter });
+          if (opts.json) printJson(ctx, body);
+          else ctx.stdout.write(`${formatVarList(body)}\n`);
+          return ExitCode.Ok;
+        });
+      },
+    );
+
+    addApiFlags(v.command('get').description('Read a variable').argument('<path>').argument('[item]')).action(
+      async (path: string, item: string | undefined, opts: ApiFlags) => {
+        await runApiCommand(ctx, 'retrieving variable', async () => {
+          const { body } = await apiClient(ctx, opts).get<Variable>(varPath(path));
+          if (item !== undefined) {
+            const value = body.Items?.[item];
+            if (value === undefined) {
+              ctx.stderr.write(`Variable does not contain "${item}" item\n`);
+              return ExitCode.Error;
+            }
+            ctx.stdout.write(`${value}\n`);
+          } else if (opts.json) printJson(ctx, body);
+          else ctx.stdout.write(`${formatVar(body)}\n`);
+          return ExitCode.Ok;
+        });
+      },
+    );
+
+    addApiFlags(
+      v
+        .command('put')
+        .description('Create or update a variable')
+        .argument('<path>')
+        .argument('[items...]')
+        .option('--check-index <index>', 'write only if the variable is at this modify index (0: only if it does not exist)'),
+    ).action(async (path: string, args: string[], opts: ApiFlags & { checkIndex?: string }) => {
+      const cas = checkIndex(opts.checkIndex);
+      const items = await parseItems(args);
+      if (Object.keys(items).length === 0) throw new CliUsageError('Not enough arguments (expected <path> and at least one key=value item)');
+      await runApiCommand(ctx, 'creating variable', async () => {
+        try {
+          const { body } = await apiClient(ctx, opts).put<Variable>(varPath(path), { Path: path, Items: items }, { cas });
+          if (opts.json) printJson(ctx, body);
+          else ctx.stdout.write(`Created variable "${body.Path}" with modify index ${body.ModifyIndex}\n`);
+          return ExitCode.Ok;
+        } catch (err) {
+          return casConflict(ctx, err, cas);
+        }
+      });
+    });
+
+    addApiFlags(
+      v
+        .command('purge')
+        .description('Delete a variable')
+        .argument('<path>')
+        .option('--check-index <index>', 'delete only if the variable is at this modify index'),
+    ).action(async (path: string, opts: ApiFlags & { checkIndex?: string }) => {
+      const cas = checkIndex(opts.checkIndex);
+      await runApiCommand(ctx, 'purging variable', async () => {
+        try {
+          await apiClient(ctx, opts).delete(varPath(path), { cas });
+          ctx.stdout.write(`Successfully purged variable "${path}"!\n`);
+          return ExitCode.Ok;
+        } catch (err) {
+          return casConflict(ctx, err, cas);
+        }
+      });
+    });
+  },
+};
