@@ -25,6 +25,7 @@ import { allocStopCommand } from './commands/alloc-stop.js';
 import { evalCommands } from './commands/eval-commands.js';
 import { evalDeleteCommand } from './commands/eval-delete.js';
 import { jobTagCommands } from './commands/job-tag.js';
+import { monitorCommand } from './commands/monitor.js';
 import { jobHistoryCommand } from './commands/job-history.js';
 import { jobInspectCommand } from './commands/job-inspect.js';
 import { jobPlanCommand } from './commands/job-plan.js';
@@ -82,6 +83,7 @@ export const COMMANDS: readonly CommandModule[] = [
   jobActionCommands,
   jobScalingEventsCommand,
   jobTagCommands,
+  monitorCommand,
   systemCommands,
   operatorSchedulerCommands,
   namespaceCommands,

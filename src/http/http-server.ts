@@ -30,6 +30,7 @@ import { registerNodeRoutes } from './routes/nodes.js';
 import { registerNodePoolRoutes } from './routes/node-pools.js';
 import { registerJobValidateRoutes } from './routes/job-validate.js';
 import { registerVariableRoutes } from './routes/variables.js';
+import { registerAgentMonitorRoutes } from './routes/agent-monitor.js';
 import { registerNodeDrainRoutes } from './routes/node-drain.js';
 import { registerDeploymentRoutes } from './routes/deployments.js';
 import { registerNamespaceRoutes } from './routes/namespaces.js';
@@ -200,6 +201,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerNodePoolRoutes(app, ctx);
   registerJobValidateRoutes(app, ctx);
   registerVariableRoutes(app, ctx);
+  registerAgentMonitorRoutes(app, ctx);
   registerNodeDrainRoutes(app, ctx);
   registerDeploymentRoutes(app, ctx);
   registerStatusRoutes(app, ctx);

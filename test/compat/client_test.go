@@ -264,3 +264,29 @@ func TestValidateJob(t *testing.T) {
 		t.Fatal("validation registered the job")
 	}
 }
+
+func TestAgentMonitor(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	frames, errs := client.Agent().Monitor(stop, &api.QueryOptions{Params: map[string]string{"log_level": "info"}})
+	// The monitor is subscribed once the answer's headers arrive; keep logging until a line shows.
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case f := <-frames:
+			if f != nil && strings.Contains(string(f.Data), "forced garbage collection") {
+				return
+			}
+		case err := <-errs:
+			t.Fatalf("monitor: %v", err)
+		case <-tick.C:
+			if err := client.System().GarbageCollect(); err != nil {
+				t.Fatal(err)
+			}
+		case <-deadline:
+			t.Fatal("no log line arrived through the monitor")
+		}
+	}
+}

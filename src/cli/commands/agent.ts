@@ -5,7 +5,7 @@
  * as Nomad's; `-etcd-endpoints`, `-etcd-prefix` put a server's log and leadership on etcd. Logs go to stderr (pino); the startup banner to stdout.
  */
 import type { Command } from 'commander';
-import { pino, destination, type Logger } from 'pino';
+import { pino, destination, multistream, type Logger } from 'pino';
 import { Agent } from '../../agent/agent.js';
 import {
   AgentConfigError,
@@ -134,7 +134,9 @@ export async function runAgent(ctx: CliContext, f: AgentFlags, roles: RoleFactor
     }
     throw err;
   }
-  const logger: Logger = pino({ level: config.logLevel, base: { agent: config.name } }, destination({ fd: 2, sync: false }));
+  // On a multistream, so /v1/agent/monitor can follow the lines (src/http/log-monitor.ts).
+  const logDest = destination({ fd: 2, sync: false });
+  const logger: Logger = pino({ level: config.logLevel, base: { agent: config.name } }, multistream([{ level: 'trace', stream: logDest }]));
   for (const file of config.files) ctx.stdout.write(`==> Loaded configuration from ${file}\n`);
   ctx.stdout.write('==> Starting Caravan agent...\n');
   let agent: Agent;
@@ -143,7 +145,7 @@ export async function runAgent(ctx: CliContext, f: AgentFlags, roles: RoleFactor
   } catch (err) {
     const msg = err instanceof AgentRoleError ? `${err.role}: ${err.message}` : err instanceof Error ? err.message : String(err);
     ctx.stderr.write(`==> Error starting agent: ${msg}\n`);
-    logger.flush();
+    logDest.flush();
     return ExitCode.Error;
   }
   ctx.stdout.write(`==> Caravan agent configuration:\n\n${banner(agent)}\n\n`);
@@ -152,7 +154,7 @@ export async function runAgent(ctx: CliContext, f: AgentFlags, roles: RoleFactor
   const sig = await stop;
   ctx.stdout.write(`==> Caught signal: ${sig.toLowerCase().replace(/^sig/, '')}\n==> Gracefully shutting down agent...\n`);
   await agent.shutdown();
-  logger.flush();
+  logDest.flush();
   return ExitCode.Ok;
 }
 
