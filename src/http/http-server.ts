@@ -31,6 +31,7 @@ import { registerNodePoolRoutes } from './routes/node-pools.js';
 import { registerJobValidateRoutes } from './routes/job-validate.js';
 import { registerVariableRoutes } from './routes/variables.js';
 import { registerAgentMonitorRoutes } from './routes/agent-monitor.js';
+import { registerServiceRoutes } from './routes/services.js';
 import { registerNodeDrainRoutes } from './routes/node-drain.js';
 import { registerDeploymentRoutes } from './routes/deployments.js';
 import { registerNamespaceRoutes } from './routes/namespaces.js';
@@ -202,6 +203,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerJobValidateRoutes(app, ctx);
   registerVariableRoutes(app, ctx);
   registerAgentMonitorRoutes(app, ctx);
+  registerServiceRoutes(app, ctx);
   registerNodeDrainRoutes(app, ctx);
   registerDeploymentRoutes(app, ctx);
   registerStatusRoutes(app, ctx);

@@ -290,3 +290,14 @@ func TestAgentMonitor(t *testing.T) {
 		}
 	}
 }
+
+func TestServiceCatalogue(t *testing.T) {
+	list, _, err := client.Services().List(nil)
+	if err != nil || len(list) != 0 {
+		t.Fatalf("services: %v %v", list, err)
+	}
+	regs, _, err := client.Services().Get("web", nil)
+	if err != nil || len(regs) != 0 {
+		t.Fatalf("service web: %v %v", regs, err)
+	}
+}

@@ -61,6 +61,12 @@ test('job version tags through the API and the CLI; job services; job validation
     assert.equal(services.status, 200, services.text);
     assert.deepEqual(services.body, []);
     assert.equal((await api(a, 'GET', '/v1/job/nope/services')).status, 404);
+    assert.deepEqual((await api(a, 'GET', '/v1/services')).body, []);
+    assert.deepEqual((await api(a, 'GET', '/v1/services?namespace=*')).body, []);
+    const byName = await api(a, 'GET', '/v1/service/web');
+    assert.equal(byName.status, 200, byName.text);
+    assert.deepEqual(byName.body, []);
+    assert.equal((await api(a, 'DELETE', '/v1/service/web/some-id')).status, 404);
 
     // Validation: problems in the answer (200, as Nomad), nothing registered; PUT and POST alike.
     const good = await api<Record<string, unknown>>(a, 'POST', '/v1/jobs/parse', { JobHCL: sleepJobHcl('checked'), Canonicalize: true });
