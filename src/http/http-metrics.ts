@@ -41,7 +41,31 @@ export class HttpMetrics {
     stateGauge('caravan_state_nodes', 'Client nodes in the state store.', (s) => s.state.nodes().length);
     stateGauge('caravan_state_allocations', 'Allocations in the state store.', (s) => s.state.allocs().length);
     stateGauge('caravan_state_evaluations', 'Evaluations in the state store.', (s) => s.state.evals().length);
+    // Nomad's own names beside Caravan's, for dashboards built on Nomad's telemetry.
+    const nomadGauge = (nomadName: string, help: string, read: (s: ServerApi) => number) => {
+      const promName = nomadName.replace(/\./g, '_');
+      this.nomadNames.set(promName, nomadName);
+      stateGauge(promName, help, read);
+    };
+    const jobsWith = (status: string) => (s: ServerApi) => s.state.jobs('*').filter((j) => j.Status === status).length;
+    nomadGauge('nomad.nomad.job_status.pending', 'Jobs pending (Nomad name).', jobsWith('pending'));
+    nomadGauge('nomad.nomad.job_status.running', 'Jobs running (Nomad name).', jobsWith('running'));
+    nomadGauge('nomad.nomad.job_status.dead', 'Jobs dead (Nomad name).', jobsWith('dead'));
+    nomadGauge('nomad.nomad.blocked_evals.total_blocked', 'Evaluations blocked on resources (Nomad name).', (s) => s.state.evals().filter((e) => e.Status === 'blocked').length);
+    nomadGauge('nomad.nomad.heartbeat.active', 'Nodes with a live heartbeat (Nomad name).', (s) => s.state.nodes().filter((n) => n.Status !== 'down').length);
+    new Gauge({
+      name: 'nomad_runtime_alloc_bytes',
+      help: 'Heap bytes in use by the agent process (Nomad name).',
+      registers: [this.registry],
+      collect() {
+        this.set(process.memoryUsage().heapUsed);
+      },
+    });
+    this.nomadNames.set('nomad_runtime_alloc_bytes', 'nomad.runtime.alloc_bytes');
   }
+
+  /** Prometheus name → Nomad's dotted name, for metrics whose Nomad name has underscores in a segment. */
+  private readonly nomadNames = new Map<string, string>();
 
   /** Records one answered request. */
   observe(method: string, route: string, code: number, seconds: number): void {
@@ -61,7 +85,7 @@ export class HttpMetrics {
     const counters: Record<string, unknown>[] = [];
     const samples: Record<string, unknown>[] = [];
     for (const m of metrics) {
-      const name = m.name.replace(/_/g, '.');
+      const name = this.nomadNames.get(m.name) ?? m.name.replace(/_/g, '.');
       const type = String(m.type);
       if (type === 'gauge') {
         for (const v of m.values) gauges.push({ Name: name, Value: v.value, Labels: v.labels });

@@ -301,3 +301,20 @@ func TestServiceCatalogue(t *testing.T) {
 		t.Fatalf("service web: %v %v", regs, err)
 	}
 }
+
+func TestNomadMetricNames(t *testing.T) {
+	register(t, "m-job", "infra", "1")
+	summary, _, err := client.Operator().MetricsSummary(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, g := range summary.Gauges {
+		found[g.Name] = true
+	}
+	for _, name := range []string{"nomad.nomad.job_status.pending", "nomad.nomad.job_status.running", "nomad.nomad.job_status.dead", "nomad.nomad.heartbeat.active", "nomad.runtime.alloc_bytes"} {
+		if !found[name] {
+			t.Errorf("gauge %s missing", name)
+		}
+	}
+}

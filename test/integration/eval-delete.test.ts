@@ -31,6 +31,18 @@ test('evaluations: count with filters, delete by ID or filter only with the brok
       return evals[0]?.Status === 'complete' && allocs.length > 0 ? evals[0] : undefined;
     });
 
+    // Nomad's metric names beside Caravan's, in the JSON summary and the Prometheus text.
+    const metrics = await api<{ Gauges: { Name: string; Value: number }[] }>(a, 'GET', '/v1/metrics');
+    const gauge = (name: string) => metrics.body.Gauges.find((g) => g.Name === name)?.Value;
+    const jobs = ['pending', 'running', 'dead'].map((st) => gauge(`nomad.nomad.job_status.${st}`));
+    assert.ok(jobs.every((v) => v !== undefined), JSON.stringify(metrics.body.Gauges.map((g) => g.Name)));
+    assert.equal(jobs.reduce((x, y) => x! + y!, 0), 2);
+    assert.equal(gauge('nomad.nomad.heartbeat.active'), 1);
+    assert.ok((gauge('nomad.runtime.alloc_bytes') ?? 0) > 0);
+    const prom = await fetch(`${a}/v1/metrics?format=prometheus`).then((r) => r.text());
+    assert.match(prom, /^nomad_nomad_job_status_running \d+$/m);
+    assert.match(prom, /^caravan_state_jobs 2$/m);
+
     const count = await api<{ Count: number }>(a, 'GET', '/v1/evaluations/count');
     assert.equal(count.status, 200, count.text);
     assert.ok(count.body.Count >= 2);
