@@ -61,6 +61,24 @@ export class ApiClient {
     return u.toString();
   }
 
+  /**
+   * A request whose answer (or body) is bytes, not JSON — a snapshot file: the Response once it
+   * succeeded; ApiError as `request` otherwise.
+   */
+  async fetchRaw(method: string, path: string, query: ApiQuery = {}, body?: Uint8Array): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.opts.token) headers['X-Nomad-Token'] = this.opts.token;
+    if (body !== undefined) headers['Content-Type'] = 'application/octet-stream';
+    let res: Response;
+    try {
+      res = await this.fetchFn(this.url(path, query), { method, headers, ...(body !== undefined ? { body: new Uint8Array(body) } : {}) });
+    } catch (err) {
+      throw new ApiError(0, `cannot reach server at ${this.opts.address} (${method} ${path}): ${(err as Error).message}`, method, path, { cause: err });
+    }
+    if (!res.ok) throw new ApiError(res.status, `Unexpected response code: ${res.status} (${(await res.text()).trim()})`, method, path);
+    return res;
+  }
+
   /** Any method, with a body (e.g. Nomad's DELETE /v1/evaluations). */
   async request<T>(method: string, path: string, query: ApiQuery, body?: unknown, signal?: AbortSignal): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { Accept: 'application/json' };

@@ -39,6 +39,7 @@ import { nodeDrainCommand } from './commands/node-drain.js';
 import { nodeMetaCommands } from './commands/node-meta.js';
 import { nodePoolCommands } from './commands/node-pool.js';
 import { varCommands } from './commands/var-commands.js';
+import { operatorSnapshotCommands } from './commands/operator-snapshot.js';
 import { allocChecksCommand } from './commands/alloc-checks.js';
 import { deploymentCommands } from './commands/deployment-commands.js';
 import { serverMembersCommand } from './commands/server-members.js';
@@ -69,6 +70,7 @@ export const COMMANDS: readonly CommandModule[] = [
   nodeMetaCommands,
   nodePoolCommands,
   varCommands,
+  operatorSnapshotCommands,
   deploymentCommands,
   allocStatusCommand,
   allocExecCommand,

@@ -32,6 +32,7 @@ import { registerJobValidateRoutes } from './routes/job-validate.js';
 import { registerVariableRoutes } from './routes/variables.js';
 import { registerAgentMonitorRoutes } from './routes/agent-monitor.js';
 import { registerServiceRoutes } from './routes/services.js';
+import { registerOperatorSnapshotRoutes } from './routes/operator-snapshot.js';
 import { registerNodeDrainRoutes } from './routes/node-drain.js';
 import { registerDeploymentRoutes } from './routes/deployments.js';
 import { registerNamespaceRoutes } from './routes/namespaces.js';
@@ -204,6 +205,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerVariableRoutes(app, ctx);
   registerAgentMonitorRoutes(app, ctx);
   registerServiceRoutes(app, ctx);
+  registerOperatorSnapshotRoutes(app, ctx);
   registerNodeDrainRoutes(app, ctx);
   registerDeploymentRoutes(app, ctx);
   registerStatusRoutes(app, ctx);

@@ -220,6 +220,12 @@ export interface ServerApi {
   forceGarbageCollection?(): Promise<{ evals: number; jobs: number }>;
   /** Recomputes every job summary from the allocations (PUT /v1/system/reconcile/summaries). */
   reconcileJobSummaries?(): Promise<{ index: number }>;
+  /**
+   * The whole state as of now in Caravan's snapshot format (JSON lines; the same the log's
+   * snapshots use), for `GET /v1/operator/snapshot`. The capture is taken synchronously; the
+   * chunks are built as they are read.
+   */
+  saveSnapshot?(): { index: number; chunks: Iterable<Buffer> };
   /** Creates or updates a namespace from its API JSON (PUT /v1/namespace/:name); 400 naming the field. */
   upsertNamespace?(input: unknown): Promise<{ index: number }>;
   /** Deletes a namespace (DELETE /v1/namespace/:name); refused for default and while it holds non-terminal jobs. */

@@ -25,6 +25,7 @@ import {
   type Table,
 } from './server-api.js';
 import type { ServerConfig } from './server-config.js';
+import { captureState, encodeSnapshot } from './snapshot/snapshot-encoder.js';
 import type { LogBackend } from './log/log-backend.js';
 import { SqliteLogBackend } from './log/sqlite-log-backend.js';
 import type { Leadership, ServerMember } from './leadership/leadership.js';
@@ -360,6 +361,10 @@ export class Server implements ServerApi {
   }
   forceGarbageCollection(): Promise<{ evals: number; jobs: number }> {
     return this.system.forceGarbageCollection();
+  }
+  saveSnapshot(): { index: number; chunks: Iterable<Buffer> } {
+    const capture = captureState(this.store);
+    return { index: capture.index, chunks: encodeSnapshot(capture) };
   }
   reconcileJobSummaries(): Promise<{ index: number }> {
     return this.system.reconcileJobSummaries();

@@ -20,6 +20,11 @@ test('variables: CRUD with check-and-set, namespaces, lists, CLI, restart', asyn
   try {
     let a = agent.address;
     assert.deepEqual((await api(a, 'GET', '/v1/vars')).body, []);
+    // No provider = "nomad" registrations yet: the service lists are empty, never 404s.
+    for (const p of ['/v1/services', '/v1/services?namespace=*', '/v1/service/web']) {
+      const r = await api(a, 'GET', p);
+      assert.deepEqual([r.status, r.body], [200, []], p);
+    }
 
     // Create only if absent (cas=0), then a stale cas=0 is a 409 with the current variable.
     const created = await api<Variable>(a, 'PUT', '/v1/var/app/db?cas=0', { Items: { user: 'admin', pass: 's3cret' } });
