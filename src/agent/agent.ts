@@ -172,5 +172,14 @@ function agentConfigJson(c: AgentConfig, dataDir: string): Record<string, unknow
       Options: c.client.options,
     },
     Files: c.files,
+    // The sections Nomad's clients read: the web UI shows ACL controls when ACL.Enabled, and
+    // reads UI and Telemetry; TTLs go out as Go durations (nanoseconds).
+    ACL: { Enabled: c.acl.enabled, TokenTTL: c.acl.tokenTtlMs * 1e6, PolicyTTL: c.acl.policyTtlMs * 1e6, RoleTTL: c.acl.policyTtlMs * 1e6 },
+    // Caravan serves Nomad's web UI itself (/ui), without Consul or Vault links.
+    UI: { Enabled: true, Consul: { BaseUIURL: '' }, Vault: { BaseUIURL: '' }, Label: null },
+    // Metrics are always collected; /v1/metrics answers JSON or, with ?format=prometheus, Prometheus text.
+    Telemetry: { PrometheusMetrics: true, CollectionInterval: '1s', DisableHostname: false, PublishAllocationMetrics: true, PublishNodeMetrics: true },
+    Consuls: [],
+    Vaults: [],
   };
 }

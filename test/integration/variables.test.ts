@@ -2,7 +2,7 @@
  * Variables through a real agent: /v1/vars and /v1/var/:path with check-and-set (a stale index
  * is a 409 carrying the current variable, and nothing changes), namespaces, prefix and filter
  * lists, bad paths refused by name, the `var` CLI, the variables surviving a restart, and with
- * ACLs on, the policy's `variables { path … }` rules deciding reads, writes and lists.
+ * ACLs on (which /v1/agent/self's ACL section reports), the policy's `variables { path … }` rules deciding reads, writes and lists.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,6 +20,8 @@ test('variables: CRUD with check-and-set, namespaces, lists, CLI, restart', asyn
   try {
     let a = agent.address;
     assert.deepEqual((await api(a, 'GET', '/v1/vars')).body, []);
+    const self = await api<{ config: { ACL: { Enabled: boolean }; UI: { Enabled: boolean }; Telemetry: { PrometheusMetrics: boolean } } }>(a, 'GET', '/v1/agent/self');
+    assert.deepEqual([self.body.config.ACL.Enabled, self.body.config.UI.Enabled, self.body.config.Telemetry.PrometheusMetrics], [false, true, true]);
     // No provider = "nomad" registrations yet: the service lists are empty, never 404s.
     for (const p of ['/v1/services', '/v1/services?namespace=*', '/v1/service/web']) {
       const r = await api(a, 'GET', p);
@@ -133,6 +135,10 @@ test('variables with ACLs: the policy`s variables path rules decide', async () =
     const boot = await runCli(a, ['acl', 'bootstrap', '-json']);
     assert.equal(boot.code, 0, boot.stderr);
     const mgmt = (JSON.parse(boot.stdout) as AclToken).SecretID;
+    // /v1/agent/self tells clients (the web UI's ACL controls) that ACLs are on.
+    const self = await fetch(`${a}/v1/agent/self`, { headers: { 'X-Nomad-Token': mgmt } });
+    const selfBody = (await self.json()) as { config: { ACL: { Enabled: boolean; TokenTTL: number } } };
+    assert.deepEqual([selfBody.config.ACL.Enabled, selfBody.config.ACL.TokenTTL > 0], [true, true]);
     const policy = join(tmp, 'vars.hcl');
     await writeFile(
       policy,
