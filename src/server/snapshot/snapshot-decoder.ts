@@ -102,6 +102,11 @@ class Decoder {
       case 'variables':
         s.variables = l.variables;
         break;
+      case 'extras':
+        s.schedulerConfig = l.schedulerConfig;
+        s.submissions = l.submissions;
+        s.scalingEvents = l.scalingEvents;
+        break;
       case 'end':
         this.ended = true;
         this.checkCounts(l.counts);

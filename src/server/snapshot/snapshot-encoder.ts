@@ -16,6 +16,9 @@ import { packObjects } from '../fsm/command-codec.js';
 import { plainMetric, singleTopScore } from '../state/compact-metric.js';
 import { jobKey, type StateStore } from '../state/state-store.js';
 import type { SerializedAcl } from '../state/acl-tables.js';
+import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
+import type { JobSubmission } from '../state/job-submissions.js';
+import type { StoredScalingEvent } from '../state/job-scaling-events.js';
 import {
   SNAPSHOT_FORMAT,
   SnapshotTable,
@@ -44,6 +47,10 @@ export interface StateCapture {
   nodePools?: NodePool[];
   /** The variables (copied whole at capture). */
   variables?: Variable[];
+  /** The scheduler configuration, submitted sources and scaling events (copied whole at capture). */
+  schedulerConfig?: SchedulerConfiguration;
+  submissions?: JobSubmission[];
+  scalingEvents?: StoredScalingEvent[];
 }
 
 /** Rows per chunk when not told otherwise: small enough to stringify in a few milliseconds. */
@@ -65,6 +72,9 @@ export function captureState(store: StateStore): StateCapture {
     acl: store.acl.serialize(),
     nodePools: store.pools.serialize(),
     variables: store.variableTable.serialize(),
+    schedulerConfig: store.schedulerConfig(),
+    submissions: store.submissions.serialize(),
+    scalingEvents: store.scalingEvents.serialize(),
   };
 }
 
@@ -106,6 +116,9 @@ export function* encodeSnapshot(c: StateCapture, rowsPerChunk = DEFAULT_ROWS_PER
   if (c.acl) yield line({ t: 'acl', acl: c.acl });
   if (c.nodePools) yield line({ t: 'nodePools', pools: c.nodePools });
   if (c.variables) yield line({ t: 'variables', variables: c.variables });
+  if (c.schedulerConfig) {
+    yield line({ t: 'extras', schedulerConfig: c.schedulerConfig, submissions: c.submissions ?? [], scalingEvents: c.scalingEvents ?? [] });
+  }
   yield line({ t: 'end', counts });
 }
 

@@ -13,6 +13,9 @@ import type { Namespace } from '../../structs/namespace.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import type { Packed } from '../fsm/command-codec.js';
 import type { SerializedAcl } from '../state/acl-tables.js';
+import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
+import type { JobSubmission } from '../state/job-submissions.js';
+import type { StoredScalingEvent } from '../state/job-scaling-events.js';
 
 /**
  * The format number written in the header. 3: packed rows may carry dictionaries (Packed.d in
@@ -92,6 +95,17 @@ export interface VariablesLine {
   variables: Variable[];
 }
 
+/**
+ * The scheduler configuration, the jobs' submitted sources and their scaling events, whole, in
+ * one line before the end (absent in older snapshots, which lost them: defaults and none).
+ */
+export interface ExtrasLine {
+  t: 'extras';
+  schedulerConfig: SchedulerConfiguration;
+  submissions: JobSubmission[];
+  scalingEvents: StoredScalingEvent[];
+}
+
 /** The last line: the same counts as the header. */
 export interface EndLine {
   t: 'end';
@@ -99,7 +113,7 @@ export interface EndLine {
 }
 
 /** Any line of a chunked snapshot. */
-export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | AclLine | NodePoolsLine | VariablesLine | EndLine;
+export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | AclLine | NodePoolsLine | VariablesLine | ExtrasLine | EndLine;
 
 /** Error reading or writing a snapshot; `code` says which failure. */
 export class SnapshotError extends CaravanError<'SNAPSHOT_ABORTED' | 'SNAPSHOT_CORRUPT'> {
