@@ -96,6 +96,9 @@ test('variables: CRUD with check-and-set, namespaces, lists, CLI, restart', asyn
     assert.match(get.stdout, /Path\s+= cli\/one/);
     assert.match(get.stdout, /k\s+= v/);
     assert.equal((await runCli(a, ['var', 'get', 'cli/one', 'n'])).stdout, '1\n');
+    assert.equal((await runCli(a, ['var', 'get', '-item', 'k', 'cli/one'])).stdout, 'v');
+    assert.deepEqual((JSON.parse((await runCli(a, ['var', 'get', '-out', 'json', 'cli/one'])).stdout) as Variable).Items, { k: 'v', n: '1' });
+    assert.equal((await runCli(a, ['var', 'get', '-out', 'yaml', 'cli/one'])).code, 2);
     const json = await runCli(a, ['var', 'get', '-json', 'cli/one']);
     assert.deepEqual((JSON.parse(json.stdout) as Variable).Items, { k: 'v', n: '1' });
     const purgeStale = await runCli(a, ['var', 'purge', '-check-index', '1', 'cli/one']);

@@ -82,23 +82,32 @@ export const varCommands: CommandModule = {
       },
     );
 
-    addApiFlags(v.command('get').description('Read a variable').argument('<path>').argument('[item]')).action(
-      async (path: string, item: string | undefined, opts: ApiFlags) => {
-        await runApiCommand(ctx, 'retrieving variable', async () => {
-          const { body } = await apiClient(ctx, opts).get<Variable>(varPath(path));
-          if (item !== undefined) {
-            const value = body.Items?.[item];
-            if (value === undefined) {
-              ctx.stderr.write(`Variable does not contain "${item}" item\n`);
-              return ExitCode.Error;
-            }
-            ctx.stdout.write(`${value}\n`);
-          } else if (opts.json) printJson(ctx, body);
-          else ctx.stdout.write(`${formatVar(body)}\n`);
-          return ExitCode.Ok;
-        });
-      },
-    );
+    addApiFlags(
+      v
+        .command('get')
+        .description('Read a variable')
+        .argument('<path>')
+        .argument('[item]', 'print only this item\'s value (with a newline)')
+        .option('--item <key>', 'print only this item\'s value, without a trailing newline (Nomad\'s -item)')
+        .option('--out <format>', 'json, table or none (Nomad\'s -out)'),
+    ).action(async (path: string, positional: string | undefined, opts: ApiFlags & { item?: string; out?: string }) => {
+      const out = opts.out ?? (opts.json ? 'json' : 'table');
+      if (!['json', 'table', 'none'].includes(out)) throw new CliUsageError(`invalid -out ${JSON.stringify(out)}: want json, table or none`);
+      await runApiCommand(ctx, 'retrieving variable', async () => {
+        const { body } = await apiClient(ctx, opts).get<Variable>(varPath(path));
+        const item = opts.item ?? positional;
+        if (item !== undefined) {
+          const value = body.Items?.[item];
+          if (value === undefined) {
+            ctx.stderr.write(`Variable does not contain "${item}" item\n`);
+            return ExitCode.Error;
+          }
+          ctx.stdout.write(opts.item !== undefined ? value : `${value}\n`);
+        } else if (out === 'json') printJson(ctx, body);
+        else if (out === 'table') ctx.stdout.write(`${formatVar(body)}\n`);
+        return ExitCode.Ok;
+      });
+    });
 
     addApiFlags(
       v
