@@ -84,6 +84,8 @@ test('variables: CRUD with check-and-set, namespaces, lists, CLI, restart', asyn
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /Namespace\s+Path\s+Last Updated/);
     assert.match(list.stdout, /default\s+app\/db/);
+    assert.equal((await runCli(a, ['var', 'list', '-out', 'terse', 'app'])).stdout, 'app/db\n');
+    assert.deepEqual((JSON.parse((await runCli(a, ['var', 'list', '-out', 'json'])).stdout) as VariableMetadata[]).map((x) => x.Path), ['app/db', 'other/x']);
     const put = await runCli(a, ['var', 'put', 'cli/one', 'k=v', 'n=1']);
     assert.equal(put.code, 0, put.stderr);
     const cliIndex = Number(/with modify index (\d+)/.exec(put.stdout)?.[1]);

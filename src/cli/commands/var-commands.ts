@@ -71,16 +71,24 @@ export const varCommands: CommandModule = {
   register(program: Command, ctx: CliContext): void {
     const v = program.command('var').description('Interact with variables');
 
-    addApiFlags(v.command('list').description('List variables').argument('[prefix]').option('--filter <expr>', 'a filter expression')).action(
-      async (prefix: string | undefined, opts: ApiFlags & { filter?: string }) => {
-        await runApiCommand(ctx, 'retrieving list of variables', async () => {
-          const { body } = await apiClient(ctx, opts).get<VariableMetadata[]>('/v1/vars', { prefix, filter: opts.filter });
-          if (opts.json) printJson(ctx, body);
-          else ctx.stdout.write(`${formatVarList(body)}\n`);
-          return ExitCode.Ok;
-        });
-      },
-    );
+    addApiFlags(
+      v
+        .command('list')
+        .description('List variables')
+        .argument('[prefix]')
+        .option('--filter <expr>', 'a filter expression')
+        .option('--out <format>', 'json, table or terse (paths only; Nomad\'s -out)'),
+    ).action(async (prefix: string | undefined, opts: ApiFlags & { filter?: string; out?: string }) => {
+      const out = opts.out ?? (opts.json ? 'json' : 'table');
+      if (!['json', 'table', 'terse'].includes(out)) throw new CliUsageError(`invalid -out ${JSON.stringify(out)}: want json, table or terse`);
+      await runApiCommand(ctx, 'retrieving list of variables', async () => {
+        const { body } = await apiClient(ctx, opts).get<VariableMetadata[]>('/v1/vars', { prefix, filter: opts.filter });
+        if (out === 'json') printJson(ctx, body);
+        else if (out === 'terse') ctx.stdout.write(body.map((x) => `${x.Path}\n`).join(''));
+        else ctx.stdout.write(`${formatVarList(body)}\n`);
+        return ExitCode.Ok;
+      });
+    });
 
     addApiFlags(
       v
