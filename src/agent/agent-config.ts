@@ -4,6 +4,7 @@
  * config files (`-config`, later files win), then command-line flags, as Nomad does.
  */
 import { CaravanError } from '../structs/caravan-error.js';
+import { defaultTlsConfig, validateTlsConfig, type TlsConfig } from '../tls/tls-config.js';
 import { hostname } from 'node:os';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 
@@ -52,6 +53,8 @@ export interface AgentConfig {
   files: string[];
   /** Nomad's `acl { enabled, token_ttl, policy_ttl }` (TTLs in ms: how long a client caches a resolved token). */
   acl: AclConfig;
+  /** Nomad's `tls { http, rpc, ca_file, cert_file, key_file, verify_server_hostname, verify_https_client }`. */
+  tls: TlsConfig;
 }
 
 /** The `acl` block. */
@@ -76,6 +79,7 @@ export interface AgentConfigLayer {
   plugins?: Record<string, Record<string, unknown>>;
   files?: string[];
   acl?: Partial<AclConfig>;
+  tls?: Partial<TlsConfig>;
 }
 
 /** A configuration problem; `field` names the setting (e.g. "ports.http"). */
@@ -108,6 +112,7 @@ export function defaultAgentConfig(): AgentConfig {
     plugins: {},
     files: [],
     acl: { enabled: false, tokenTtlMs: 30_000, policyTtlMs: 30_000 },
+    tls: defaultTlsConfig(),
   };
 }
 
@@ -158,6 +163,7 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
     plugins: { ...base.plugins, ...layer.plugins },
     files: [...base.files, ...(layer.files ?? [])],
     acl: { ...base.acl, ...layer.acl },
+    tls: { ...base.tls, ...layer.tls },
   };
 }
 
@@ -217,6 +223,7 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
     validateEtcd(c.server.etcd);
   }
   if (!LOG_LEVELS.includes(c.logLevel.toLowerCase())) throw new AgentConfigError('log_level', `unknown level ${JSON.stringify(c.logLevel)}`);
+  validateTlsConfig(c.tls);
   const rawExecEnabled = c.plugins['raw_exec']?.['enabled'];
   if (rawExecEnabled !== undefined && typeof rawExecEnabled !== 'boolean') {
     throw new AgentConfigError('plugin.raw_exec.config.enabled', `must be a boolean, got ${JSON.stringify(rawExecEnabled)}`);

@@ -7,6 +7,7 @@
 import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
 import type { Logger } from 'pino';
 import type { ClientHttpApi } from '../http/client-http-api.js';
+import type { OutboundTls } from '../tls/tls-config.js';
 import type { ServerApi } from '../server/server-api.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 
@@ -50,6 +51,8 @@ export interface OpenServerOptions {
 export interface StartClientOptions {
   dataDir: string;
   servers?: string[];
+  /** Mutual TLS to `servers` (the agent's `tls { rpc }`). */
+  tls?: OutboundTls;
   inProcess?: ServerApi;
   nodeName: string;
   datacenter: string;

@@ -14,6 +14,7 @@ import { ServerProxy } from '../http/forward-to-server/server-proxy.js';
 import type { AgentConfig } from './agent-config.js';
 import type { ClientRole, RoleFactories, ServerRole } from './agent-roles.js';
 import { lateBoundClient } from './late-bound-client.js';
+import { loadAgentTls, type AgentTls } from '../tls/tls-config.js';
 
 /** A running agent. */
 export class Agent {
@@ -29,6 +30,8 @@ export class Agent {
     private readonly client: ClientRole | undefined,
     private readonly tempDataDir: boolean,
     private readonly logger: Logger,
+    /** Outbound TLS connections to close at shutdown (undefined without TLS). */
+    private readonly tls: AgentTls | undefined,
   ) {}
 
   /** The node ID of this agent's client, or "" without a client role. */
@@ -41,6 +44,8 @@ export class Agent {
    * the error is rethrown.
    */
   static async start(config: AgentConfig, roles: RoleFactories, logger: Logger): Promise<Agent> {
+    // Read before anything starts: a missing certificate is a configuration error naming it.
+    const tls = loadAgentTls(config.tls, config.region);
     const tempDataDir = config.dataDir === undefined;
     const dataDir = config.dataDir ?? (await mkdtemp(join(tmpdir(), 'caravan-dev-')));
     let server: ServerRole | undefined;
@@ -69,8 +74,9 @@ export class Agent {
         ...(lateClient ? { client: lateClient.api } : {}),
         // A client-only agent answers the whole API: server routes go to its servers.
         ...(!server && config.client.enabled && config.client.servers.length > 0
-          ? { serverProxy: new ServerProxy({ servers: config.client.servers }) }
+          ? { serverProxy: new ServerProxy({ servers: config.client.servers, ...(tls ? { tls: tls.outbound } : {}) }) }
           : {}),
+        ...(tls ? { tls } : {}),
         logger: logger.child({ component: 'http' }),
         acl: config.acl,
         agent: {
@@ -94,7 +100,7 @@ export class Agent {
           // (etcd): then over HTTP through its own agent, which forwards to the leader when a follower.
           ...(server && !config.server.etcd
             ? { inProcess: server.api }
-            : { servers: server ? [advertiseAddress(httpAddr), ...config.client.servers] : config.client.servers }),
+            : { servers: server ? [advertiseAddress(httpAddr), ...config.client.servers] : config.client.servers, ...(tls ? { tls: tls.outbound } : {}) }),
           nodeName: config.name,
           datacenter: config.datacenter,
           region: config.region,
@@ -108,11 +114,12 @@ export class Agent {
         });
         lateClient.bind(client.http);
       }
-      return new Agent(config, httpAddr, dataDir, http, server, client, tempDataDir, logger);
+      return new Agent(config, httpAddr, dataDir, http, server, client, tempDataDir, logger, tls);
     } catch (err) {
       await client?.shutdown().catch(() => undefined);
       await http?.close().catch(() => undefined);
       await server?.close().catch(() => undefined);
+      tls?.outbound.close();
       if (tempDataDir) await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
       throw err;
     }
@@ -133,6 +140,7 @@ export class Agent {
     if (this.client) await step('client', () => this.client!.shutdown({ destroyAllocs: this.config.dev }));
     await step('http', () => this.http.close());
     if (this.server) await step('server', () => this.server!.close());
+    this.tls?.outbound.close();
     // A temporary data dir (no -data-dir) is removed once no task of it is left to reattach:
     // it holds their logs, so a client's stays unless that client destroyed its allocations.
     if (this.tempDataDir && (!this.client || this.config.dev)) await step('data dir', () => rm(this.dataDir, { recursive: true, force: true }));

@@ -3,12 +3,14 @@
  * configuration layer. Known settings: data_dir, bind_addr, datacenter, region, name,
  * log_level, ports { http }, server { enabled, num_schedulers, raft_snapshot_threshold, etcd { endpoints, prefix,
  * lease_ttl, tls { ca_file, cert_file, key_file } } }, client { enabled, servers,
- * node_class, meta, options }, acl { enabled, token_ttl, policy_ttl }, plugin "<name>" { config { … } } (kept as given, for the driver
+ * node_class, meta, options }, acl { enabled, token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
+ * verify_server_hostname, verify_https_client }, plugin "<name>" { config { … } } (kept as given, for the driver
  * to read). Other Nomad settings are ignored, so existing files load.
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseHcl } from '@cdktf/hcl2json';
 import { AgentConfigError, type AgentConfigLayer } from './agent-config.js';
+import type { TlsConfig } from '../tls/tls-config.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 import { NANOS_PER_MS, parseDuration } from '../structs/duration.js';
 
@@ -131,6 +133,26 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     if (tokenTtl !== undefined) layer.acl.tokenTtlMs = tokenTtl;
     const policyTtl = durationMs(acl, 'policy_ttl', 'acl.policy_ttl');
     if (policyTtl !== undefined) layer.acl.policyTtlMs = policyTtl;
+  }
+  const tls = block(tree, 'tls');
+  if (tls) {
+    const t: Partial<TlsConfig> = {};
+    const flag = (key: string, set: (v: boolean) => void) => {
+      const v = bool(tls, key, `tls.${key}`);
+      if (v !== undefined) set(v);
+    };
+    const file = (key: string, set: (v: string) => void) => {
+      const v = str(tls, key, `tls.${key}`);
+      if (v !== undefined) set(v);
+    };
+    flag('http', (v) => (t.http = v));
+    flag('rpc', (v) => (t.rpc = v));
+    flag('verify_server_hostname', (v) => (t.verifyServerHostname = v));
+    flag('verify_https_client', (v) => (t.verifyHttpsClient = v));
+    file('ca_file', (v) => (t.caFile = v));
+    file('cert_file', (v) => (t.certFile = v));
+    file('key_file', (v) => (t.keyFile = v));
+    layer.tls = t;
   }
   return layer;
 }

@@ -40,7 +40,7 @@ export const defaultRoles: RoleFactories = {
     }
   },
   async startClient(opts) {
-    const connection = opts.inProcess ? inProcessServerConnection(opts.inProcess) : httpServerConnection(opts.servers ?? []);
+    const connection = opts.inProcess ? inProcessServerConnection(opts.inProcess) : httpServerConnection(opts.servers ?? [], undefined, opts.tls);
     try {
       const client = await Client.start({
         dataDir: opts.dataDir,

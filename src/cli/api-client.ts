@@ -33,7 +33,8 @@ export type ApiQuery = Record<string, string | number | boolean | undefined>;
 export class ApiClient {
   constructor(
     readonly opts: Pick<GlobalOptions, 'address' | 'token' | 'namespace'> & { region?: string | undefined },
-    private readonly fetchFn: typeof fetch = fetch,
+    /** The fetch used for every call (the CLI's TLS settings: cli-tls.ts); streams use it too. */
+    readonly fetchFn: typeof fetch = fetch,
   ) {}
 
   /** GET a resource; with `index`, a blocking query that waits up to `wait` for a change. */

@@ -7,6 +7,19 @@ import type { Command } from 'commander';
 /** The default HTTP address of an agent, as Nomad's. */
 export const DEFAULT_ADDRESS = 'http://127.0.0.1:4646';
 
+/** TLS settings of the CLI, as Nomad's (`-ca-cert`, `-client-cert`, `-client-key`, `-tls-server-name`, `-tls-skip-verify`). */
+export interface CliTlsOptions {
+  /** PEM file of the CA that signed the agent's certificate. */
+  caCert?: string;
+  /** PEM files of the certificate (and key) presented to the agent (mutual TLS). */
+  clientCert?: string;
+  clientKey?: string;
+  /** The name the agent's certificate must carry (and the SNI sent), instead of the address's host. */
+  serverName?: string;
+  /** Accept any certificate (testing only). */
+  skipVerify: boolean;
+}
+
 /** Resolved connection settings for commands that talk to an agent. */
 export interface GlobalOptions {
   /** Base URL of the agent's HTTP API, without a trailing slash. */
@@ -17,6 +30,7 @@ export interface GlobalOptions {
   region: string | undefined;
   /** Namespace the command acts in. */
   namespace: string;
+  tls: CliTlsOptions;
 }
 
 /** The raw flag values a command may carry (`-address`, `-token`, `-region`, `-namespace`). */
@@ -25,6 +39,11 @@ export interface GlobalFlagValues {
   token?: string;
   region?: string;
   namespace?: string;
+  caCert?: string;
+  clientCert?: string;
+  clientKey?: string;
+  tlsServerName?: string;
+  tlsSkipVerify?: boolean;
 }
 
 /**
@@ -46,7 +65,24 @@ export function resolveGlobalOptions(
     token: pick(flags.token, env.CARAVAN_TOKEN, env.NOMAD_TOKEN),
     region: pick(flags.region, env.CARAVAN_REGION, env.NOMAD_REGION),
     namespace: pick(flags.namespace, env.CARAVAN_NAMESPACE, env.NOMAD_NAMESPACE) ?? 'default',
+    tls: resolveTls(flags, env, pick),
   };
+}
+
+/** The TLS settings: flags, then CARAVAN_*, then NOMAD_* (NOMAD_CACERT, NOMAD_CLIENT_CERT, …). */
+function resolveTls(flags: GlobalFlagValues, env: NodeJS.ProcessEnv, pick: (...v: (string | undefined)[]) => string | undefined): CliTlsOptions {
+  const out: CliTlsOptions = { skipVerify: false };
+  const caCert = pick(flags.caCert, env.CARAVAN_CACERT, env.NOMAD_CACERT);
+  if (caCert) out.caCert = caCert;
+  const clientCert = pick(flags.clientCert, env.CARAVAN_CLIENT_CERT, env.NOMAD_CLIENT_CERT);
+  if (clientCert) out.clientCert = clientCert;
+  const clientKey = pick(flags.clientKey, env.CARAVAN_CLIENT_KEY, env.NOMAD_CLIENT_KEY);
+  if (clientKey) out.clientKey = clientKey;
+  const serverName = pick(flags.tlsServerName, env.CARAVAN_TLS_SERVER_NAME, env.NOMAD_TLS_SERVER_NAME);
+  if (serverName) out.serverName = serverName;
+  const skip = flags.tlsSkipVerify ? 'true' : pick(env.CARAVAN_SKIP_VERIFY, env.NOMAD_SKIP_VERIFY);
+  out.skipVerify = skip !== undefined && /^(1|t|true|yes)$/i.test(skip);
+  return out;
 }
 
 /**
@@ -58,5 +94,10 @@ export function addGlobalFlags(cmd: Command): Command {
     .option('--address <url>', `HTTP address of the agent (env CARAVAN_ADDR / NOMAD_ADDR, default ${DEFAULT_ADDRESS})`)
     .option('--token <secret>', 'ACL token (env CARAVAN_TOKEN / NOMAD_TOKEN)')
     .option('--region <region>', 'region to forward the request to')
-    .option('--namespace <ns>', 'namespace (default "default")');
+    .option('--namespace <ns>', 'namespace (env CARAVAN_NAMESPACE / NOMAD_NAMESPACE, default "default")')
+    .option('--ca-cert <file>', 'CA certificate to verify the agent with (env CARAVAN_CACERT / NOMAD_CACERT)')
+    .option('--client-cert <file>', 'client certificate for mutual TLS (env CARAVAN_CLIENT_CERT / NOMAD_CLIENT_CERT)')
+    .option('--client-key <file>', 'key of the client certificate (env CARAVAN_CLIENT_KEY / NOMAD_CLIENT_KEY)')
+    .option('--tls-server-name <name>', "name to verify the agent's certificate against and send as SNI (env CARAVAN_TLS_SERVER_NAME / NOMAD_TLS_SERVER_NAME)")
+    .option('--tls-skip-verify', "do not verify the agent's certificate (env CARAVAN_SKIP_VERIFY / NOMAD_SKIP_VERIFY)");
 }

@@ -9,7 +9,7 @@ const LONG_SINGLE_DASH = /^-[A-Za-z][A-Za-z0-9_-]+(=[\s\S]*)?$/;
  * Flags of `alloc exec` (and the shared connection flags) that take the next argument as their
  * value; needed to tell the allocation ID apart from a flag's value.
  */
-const EXEC_VALUE_FLAGS = new Set(['task', 'address', 'token', 'region', 'namespace', 'e']);
+const EXEC_VALUE_FLAGS = new Set(['task', 'address', 'token', 'region', 'namespace', 'e', 'ca-cert', 'client-cert', 'client-key', 'tls-server-name']);
 
 function normalizeFlag(a: string): string {
   return LONG_SINGLE_DASH.test(a) ? `-${a}` : a;

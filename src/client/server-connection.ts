@@ -9,6 +9,8 @@ import type { AllocClientUpdate, ServerApi } from '../server/server-api.js';
 import { ServerError, Table } from '../server/server-api.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
+import { withScheme, type OutboundTls } from '../tls/tls-config.js';
+import { tlsFetch } from '../tls/tls-fetch.js';
 
 /** The client's view of the servers. Errors are ClientError (NodeUnknown, ServerUnreachable, ServerRejected). */
 export interface ServerConnection {
@@ -81,9 +83,11 @@ const RETRY_ROUNDS = 3;
  * server; on a network error or 5xx the next one is tried, for a few rounds with backoff, before
  * failing with ServerUnreachable.
  */
-export function httpServerConnection(servers: string[], token?: string): ServerConnection {
+export function httpServerConnection(servers: string[], token?: string, tls?: OutboundTls): ServerConnection {
   if (servers.length === 0) throw new ClientError(ClientErrorCode.NoServers, 'no servers configured');
-  const toBase = (s: string): string => (/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`);
+  // With TLS, bare host:port servers are reached over HTTPS, presenting the agent's certificate.
+  const toBase = (s: string): string => withScheme(/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`, tls !== undefined);
+  const fetchFn = tls ? tlsFetch({ agent: tls.serverAgent }) : fetch;
   const configured = servers.map(toBase);
   // The configured servers, then those the servers told us of (every server of the cluster).
   let bases = [...configured];
@@ -100,7 +104,7 @@ export function httpServerConnection(servers: string[], token?: string): ServerC
         try {
           const headers: Record<string, string> = { 'content-type': 'application/json' };
           if (auth) headers['X-Nomad-Token'] = auth;
-          const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+          const res = await fetchFn(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
           const text = await res.text();
           // Matched by the error's code (sent beside the text); a server that sends none is matched as Nomad's by status.
           const code = res.headers.get(ERROR_CODE_HEADER);

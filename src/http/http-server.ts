@@ -6,6 +6,9 @@
 import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { TLSSocket } from 'node:tls';
+import type { AgentTls } from '../tls/tls-config.js';
+import { tlsFetch } from '../tls/tls-fetch.js';
 import type { ServerApi } from '../server/server-api.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import type { ClientHttpApi } from './client-http-api.js';
@@ -67,6 +70,8 @@ export interface HttpServerOptions {
   bodyLimit?: number;
   /** A client-only agent's way to its servers: server routes are proxied through it. Ignored with `server`. */
   serverProxy?: ServerProxy;
+  /** The agent's TLS (`tls { http = true … }`): HTTPS, and mutual TLS to other agents. */
+  tls?: AgentTls;
   /** The built web UI served at /ui/ (default dist/ui). */
   uiDir?: string;
   /** The agent's `acl` block: with `enabled`, every route is checked against the caller's token. */
@@ -75,7 +80,7 @@ export interface HttpServerOptions {
 
 /** Builds the fastify instance with every route; the caller listens (or uses inject in tests). */
 export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
-  const app: FastifyInstance = fastify({
+  const fastifyOpts = {
     bodyLimit: opts.bodyLimit ?? 16 * 1024 * 1024,
     logController: new LogController({ disableRequestLogging: true }),
     // Nomad's job IDs may contain characters fastify would otherwise reject in params.
@@ -83,7 +88,9 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     // Long-lived streams (logs, events, exec) must not hold a shutdown open.
     forceCloseConnections: true,
     ...(opts.logger ? { loggerInstance: opts.logger as FastifyBaseLogger } : {}),
-  });
+  };
+  // HTTPS with the agent's `tls` block; routes see the same request and reply either way.
+  const app: FastifyInstance = opts.tls ? (fastify({ ...fastifyOpts, https: opts.tls.server }) as unknown as FastifyInstance) : fastify(fastifyOpts);
   const agent: AgentInfo = {
     name: 'caravan',
     region: 'global',
@@ -108,6 +115,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     metrics: new HttpMetrics(() => opts.server),
     shutdown: new AbortController(),
     gate: createAclGate(opts),
+    ...(opts.tls ? { tls: opts.tls.outbound } : {}),
   };
   // On close, blocked queries answer at once and streams end, so shutdown does not wait minutes.
   app.addHook('preClose', (done) => {
@@ -142,7 +150,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   // A follower sends writes (and reads without ?stale) to the leader, before any body is parsed.
   const server = opts.server;
   if (server) {
-    const forwarder = new LeaderForwarder();
+    const forwarder = new LeaderForwarder(opts.tls?.outbound);
     app.addHook('onRequest', (req, reply, done) => {
       const route = routeToLeader(req.method, req.url, req.headers, server);
       if (route.kind === 'local') return done();
@@ -152,6 +160,15 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     });
     app.addHook('onClose', (_app, done) => {
       forwarder.close();
+      done();
+    });
+  }
+
+  // With tls.rpc, the client ↔ server routes take only callers whose certificate the CA signed.
+  if (opts.tls?.config.rpc) {
+    app.addHook('onRequest', (req, _reply, done) => {
+      const path = req.url.split('?', 1)[0] ?? '';
+      if (path.startsWith('/v1/internal/') && !hasVerifiedPeer(req.raw.socket as TLSSocket)) return done(new HttpError('HTTP_CLIENT_CERT_REQUIRED', { path }));
       done();
     });
   }
@@ -258,8 +275,16 @@ function createAclGate(opts: HttpServerOptions): AclGate {
           nodeSecret: () => undefined,
         }
       : undefined;
-  const remote = !server && opts.serverProxy && opts.acl?.enabled ? new RemoteTokenResolver(opts.serverProxy.servers(), opts.acl.tokenTtlMs ?? 30_000) : undefined;
+  const remote = !server && opts.serverProxy && opts.acl?.enabled ? new RemoteTokenResolver(opts.serverProxy.servers(), opts.acl.tokenTtlMs ?? 30_000, opts.tls ? tlsFetch({ agent: opts.tls.outbound.serverAgent }) : fetch) : undefined;
   return new AclGate(opts.acl?.enabled === true, () => server?.acl ?? remote, lookups);
+}
+
+/**
+ * True when the caller presented a certificate the CA signed. A resumed TLS session reports
+ * `authorized` without any peer certificate, so the certificate itself must be there too.
+ */
+function hasVerifiedPeer(socket: TLSSocket): boolean {
+  return socket.authorized && Object.keys(socket.getPeerCertificate() ?? {}).length > 0;
 }
 
 /** "host:port" of the listening socket, the host as configured; `configured` before listen. */

@@ -4,6 +4,7 @@
  * writes with Nomad's headers.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { OutboundTls } from '../tls/tls-config.js';
 import type { Logger } from 'pino';
 import type { ServerApi, Table } from '../server/server-api.js';
 import type { Clock, RandomSource } from '../time/clock.js';
@@ -42,6 +43,8 @@ export interface RouteContext {
   shutdown: AbortController;
   /** The ACL gate: decides every request against its route's declaration (acl/acl-gate.ts). */
   gate: AclGate;
+  /** Mutual TLS for calls to other agents (forwards to clients and servers); undefined without TLS. */
+  tls?: OutboundTls;
 }
 
 /** The server of this agent; a 400 explaining the agent is client-only when there is none. */

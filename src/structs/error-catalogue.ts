@@ -197,6 +197,8 @@ export const ErrorCatalogue = {
   ACL_OBJECT_NOT_FOUND: e(404, 'ACL {what} not found'),
   /** An ACL endpoint while ACLs are off (Nomad's text and status). */
   HTTP_ACL_DISABLED: e(400, 'ACL support disabled'),
+  /** An agent-to-agent route called without a verified client certificate (tls { rpc = true }). */
+  HTTP_CLIENT_CERT_REQUIRED: e(403, 'Permission denied: {path} needs a client certificate signed by the cluster CA (tls.rpc)'),
   /** A request for a region this agent is not in (Nomad's text; there is one region). */
   HTTP_NO_REGION_PATH: e(400, 'No path to region "{region}"'),
   /** An allocation this agent cannot find (Nomad's "Unknown allocation"). */

@@ -188,3 +188,29 @@ test('the acl block: enabled and the TTLs (Go durations); ACLs are off by defaul
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('the tls block: parsed from HCL, combinations and unreadable files named by field', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
+  try {
+    const ok = join(dir, 'tls.hcl');
+    await writeFile(ok, 'tls {\n  http = true\n  rpc = true\n  ca_file = "/c/ca.pem"\n  cert_file = "/c/a.pem"\n  key_file = "/c/a-key.pem"\n  verify_server_hostname = true\n  verify_https_client = false\n}\n');
+    const c = await buildAgentConfig({ server: true, dataDir: '/var/x', config: [ok] });
+    assert.deepEqual(c.tls, { http: true, rpc: true, caFile: '/c/ca.pem', certFile: '/c/a.pem', keyFile: '/c/a-key.pem', verifyServerHostname: true, verifyHttpsClient: false });
+    for (const [body, field] of [
+      ['tls {\n  http = true\n  key_file = "/k"\n}\n', 'tls.cert_file'],
+      ['tls {\n  http = true\n  cert_file = "/c"\n}\n', 'tls.key_file'],
+      ['tls {\n  rpc = true\n}\n', 'tls.rpc'],
+      ['tls {\n  http = true\n  cert_file = "/c"\n  key_file = "/k"\n  verify_https_client = true\n}\n', 'tls.ca_file'],
+      ['tls {\n  http = "yes"\n}\n', 'tls.http'],
+    ] as const) {
+      const f = join(dir, 'bad.hcl');
+      await writeFile(f, body);
+      await assert.rejects(buildAgentConfig({ server: true, dataDir: '/var/x', config: [f] }), (err: unknown) => (err as { field?: string }).field === field, body);
+    }
+    // Files are read when the agent starts: a missing one is named.
+    const { loadAgentTls } = await import('../../src/tls/tls-config.js');
+    assert.throws(() => loadAgentTls(c.tls, 'global'), (err: unknown) => (err as { field?: string }).field === 'tls.cert_file' && /cannot read \/c\/a\.pem/.test((err as Error).message));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -150,7 +150,7 @@ export async function runAgent(ctx: CliContext, f: AgentFlags, roles: RoleFactor
   }
   ctx.stdout.write(`==> Caravan agent configuration:\n\n${banner(agent)}\n\n`);
   ctx.stdout.write(`==> Caravan agent started! Log data will stream in below:\n`);
-  ctx.stdout.write(`    HTTP API listening on http://${agent.httpAddr}\n`);
+  ctx.stdout.write(`    HTTP API listening on ${agent.config.tls.http ? 'https' : 'http'}://${agent.httpAddr}\n`);
   const sig = await stop;
   ctx.stdout.write(`==> Caught signal: ${sig.toLowerCase().replace(/^sig/, '')}\n==> Gracefully shutting down agent...\n`);
   await agent.shutdown();

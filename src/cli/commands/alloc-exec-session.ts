@@ -4,6 +4,7 @@
  * output frames to stdout/stderr and resolves with the remote exit code. Used by
  * `caravan alloc exec` and by the exec benchmark.
  */
+import type { RequestOptions } from 'node:https';
 import { WebSocket } from 'ws';
 import { encodeExecInput, parseExecOutput, type TerminalSize } from '../../http/exec/exec-frames.js';
 
@@ -12,6 +13,8 @@ export interface ExecSessionOptions {
   /** Agent base URL, e.g. "http://127.0.0.1:4646". */
   address: string;
   token?: string | undefined;
+  /** TLS connection options (the CLI's -ca-cert, -client-cert …) for a wss:// agent. */
+  tls?: Omit<RequestOptions, 'method' | 'headers'> | undefined;
   allocId: string;
   task: string;
   command: string[];
@@ -59,7 +62,7 @@ export function execUrl(opts: ExecSessionOptions): string {
 export function runExecSession(opts: ExecSessionOptions, io: ExecSessionIo = {}): Promise<number> {
   const headers: Record<string, string> = {};
   if (opts.token) headers['X-Nomad-Token'] = opts.token;
-  const ws = new WebSocket(execUrl(opts), { headers, perMessageDeflate: false });
+  const ws = new WebSocket(execUrl(opts), { headers, perMessageDeflate: false, ...(opts.tls ?? {}) });
   const cleanups: (() => void)[] = [];
   let exitCode: number | undefined;
   return new Promise<number>((resolve, reject) => {

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import type { Allocation } from '../../structs/alloc.js';
 import { CliUsageError, ExitCode, type CliContext } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
+import { cliTlsConnectOptions } from '../cli-tls.js';
 import { resolveGlobalOptions } from '../global-options.js';
 import { addApiFlags, apiClient, resolveIdPrefix, runApiCommand, type ApiFlags } from './api-command.js';
 import { ExecSessionError, runExecSession, type ExecSessionIo } from './alloc-exec-session.js';
@@ -85,7 +86,7 @@ export const allocExecCommand: CommandModule = {
         const g = resolveGlobalOptions(opts, ctx.env);
         try {
           return await runExecSession(
-            { address: g.address, token: g.token, allocId, task, command, tty },
+            { address: g.address, token: g.token, allocId, task, command, tty, tls: cliTlsConnectOptions(g.tls) },
             localIo(ctx, opts.i !== false, tty),
           );
         } catch (err) {

@@ -62,7 +62,7 @@ export const allocFsCommand: CommandModule = {
           return ExitCode.Ok;
         }
         const g = resolveGlobalOptions(opts, ctx.env);
-        await readStreamingBody(api.url(`/v1/client/fs/cat/${id}`, { path }), g.token, (c) => ctx.stdout.write(c.toString('utf8')));
+        await readStreamingBody(api.url(`/v1/client/fs/cat/${id}`, { path }), g.token, (c) => ctx.stdout.write(c.toString('utf8')), undefined, api.fetchFn);
         return ExitCode.Ok;
       });
     });

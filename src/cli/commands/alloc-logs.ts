@@ -72,7 +72,7 @@ export const allocLogsCommand: CommandModule = {
           let text = '';
           await readStreamingBody(api.url(path, { task, type, plain: true, origin: 'end', offset }), g.token, (c) => {
             text += decoder.write(c);
-          });
+          }, undefined, api.fetchFn);
           ctx.stdout.write(wantLines === undefined ? text : lastLines(text, wantLines));
           if (!opts.f) return ExitCode.Ok;
         }
@@ -81,7 +81,7 @@ export const allocLogsCommand: CommandModule = {
         process.once('SIGINT', onSigint);
         try {
           const query = tail ? { task, type, plain: true, follow: opts.f === true, origin: 'end', offset: 0 } : { task, type, plain: true, follow: opts.f === true };
-          await readStreamingBody(api.url(path, query), g.token, (c) => ctx.stdout.write(decoder.write(c)), ac.signal);
+          await readStreamingBody(api.url(path, query), g.token, (c) => ctx.stdout.write(decoder.write(c)), ac.signal, api.fetchFn);
         } finally {
           process.off('SIGINT', onSigint);
         }

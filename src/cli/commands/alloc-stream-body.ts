@@ -10,12 +10,13 @@ export async function readStreamingBody(
   token: string | undefined,
   onChunk: (chunk: Buffer) => void,
   signal?: AbortSignal,
+  fetchFn: typeof fetch = fetch,
 ): Promise<void> {
   const headers: Record<string, string> = {};
   if (token) headers['X-Nomad-Token'] = token;
   let res: Response;
   try {
-    res = await fetch(url, { headers, ...(signal ? { signal } : {}) });
+    res = await fetchFn(url, { headers, ...(signal ? { signal } : {}) });
   } catch (err) {
     if (signal?.aborted) return;
     throw new ApiError(0, `Error querying ${url}: ${(err as Error).message}`, 'GET', new URL(url).pathname, { cause: err });

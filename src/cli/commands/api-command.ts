@@ -8,6 +8,7 @@ import { ApiClient, ApiError } from '../api-client.js';
 import { CliUsageError, ExitCode, type CliContext } from '../cli-context.js';
 import { formatColumns, short } from '../format/columns.js';
 import { addGlobalFlags, resolveGlobalOptions, type GlobalFlagValues } from '../global-options.js';
+import { cliFetch } from '../cli-tls.js';
 
 /** Flags every API command accepts. */
 export interface ApiFlags extends GlobalFlagValues {
@@ -22,7 +23,8 @@ export function addApiFlags(cmd: Command): Command {
 
 /** The API client for a command's flags. */
 export function apiClient(ctx: CliContext, flags: GlobalFlagValues): ApiClient {
-  return new ApiClient(resolveGlobalOptions(flags, ctx.env));
+  const g = resolveGlobalOptions(flags, ctx.env);
+  return new ApiClient(g, cliFetch(g.tls));
 }
 
 /** Prints a value as indented JSON (the `-json` output). */

@@ -19,6 +19,8 @@ export class RemoteTokenResolver implements TokenResolver {
   constructor(
     private readonly servers: string[],
     private readonly ttlMs: number,
+    /** How servers are called (mutual TLS with the agent's `tls` block: tls-fetch.ts). */
+    private readonly fetchFn: typeof fetch = fetch,
   ) {}
 
   resolve(secret: string): Promise<{ token: AclToken; acl: Acl }> {
@@ -57,7 +59,7 @@ export class RemoteTokenResolver implements TokenResolver {
       const base = /^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`;
       let res: Response;
       try {
-        res = await fetch(base + path, { headers: secret ? { 'X-Nomad-Token': secret } : {} });
+        res = await this.fetchFn(base + path, { headers: secret ? { 'X-Nomad-Token': secret } : {} });
       } catch (err) {
         lastErr = err;
         continue;

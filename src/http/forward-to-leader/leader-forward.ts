@@ -13,6 +13,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerApi } from '../../server/server-api.js';
 import { ServerProxy } from '../forward-to-server/server-proxy.js';
+import type { OutboundTls } from '../../tls/tls-config.js';
 
 /** Marks a request a follower forwarded to the leader. */
 export const FORWARDED_TO_LEADER_HEADER = 'x-caravan-forwarded-to-leader';
@@ -61,11 +62,14 @@ export function routeToLeader(method: string, url: string, headers: IncomingHttp
 export class LeaderForwarder {
   private proxy: { address: string; proxy: ServerProxy } | null = null;
 
+  /** @param tls mutual TLS to the leader (the agent's `tls { rpc }`). */
+  constructor(private readonly tls?: OutboundTls) {}
+
   /** Proxies `req` to the leader at `address`; resolves when the exchange is over. */
   forward(req: IncomingMessage, res: ServerResponse, address: string): Promise<void> {
     if (this.proxy?.address !== address) {
       this.proxy?.proxy.close();
-      this.proxy = { address, proxy: new ServerProxy({ servers: [address], markHeader: FORWARDED_TO_LEADER_HEADER, who: `this server (the leader is ${address})` }) };
+      this.proxy = { address, proxy: new ServerProxy({ servers: [address], markHeader: FORWARDED_TO_LEADER_HEADER, who: `this server (the leader is ${address})`, ...(this.tls ? { tls: this.tls } : {}) }) };
     }
     return this.proxy.proxy.proxy(req, res);
   }

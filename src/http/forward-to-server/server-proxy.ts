@@ -13,6 +13,8 @@
  */
 import { ErrorCatalogue } from '../../structs/error-catalogue.js';
 import { FORWARDED_HEADER } from '../forward/alloc-target.js';
+import { request as httpsRequest } from 'node:https';
+import { withScheme, type OutboundTls } from '../../tls/tls-config.js';
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 
 /** The error code of a request no server answered. */
@@ -38,6 +40,8 @@ export interface ServerProxyOptions {
   markHeader?: string;
   /** Who failed to reach the servers, for the 503's text (default "this client agent"). */
   who?: string;
+  /** Mutual TLS to the servers (the agent's `tls { rpc }`): https, the agent's certificate presented. */
+  tls?: OutboundTls;
 }
 
 /**
@@ -100,7 +104,8 @@ interface Attempt {
 export class ServerProxy {
   private readonly bases: string[];
   private preferred = 0;
-  private readonly agent = new HttpAgent({ keepAlive: true, maxSockets: Infinity });
+  private readonly agent: HttpAgent;
+  private readonly tls: OutboundTls | undefined;
   private readonly connectTimeoutMs: number;
   private readonly maxReplayBytes: number;
   private readonly markHeader: string;
@@ -109,7 +114,9 @@ export class ServerProxy {
   constructor(opts: ServerProxyOptions) {
     this.markHeader = opts.markHeader ?? FORWARDED_BY_CLIENT_HEADER;
     this.who = opts.who ?? 'this client agent';
-    this.bases = opts.servers.map((s) => (/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`));
+    this.tls = opts.tls;
+    this.bases = opts.servers.map((s) => withScheme(/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`, opts.tls !== undefined));
+    this.agent = opts.tls ? opts.tls.serverAgent : new HttpAgent({ keepAlive: true, maxSockets: Infinity });
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
     this.maxReplayBytes = opts.maxReplayBytes ?? 16 * 1024 * 1024;
   }
@@ -182,7 +189,7 @@ export class ServerProxy {
         const url = new URL(req.url ?? '/', base);
         const headers = copyHeaders(req.headers, HOP_REQUEST_HEADERS);
         headers[this.markHeader] = '1';
-        const out = httpRequest(url, { method: req.method, headers, agent: this.agent });
+        const out = (this.tls ? httpsRequest : httpRequest)(url, { method: req.method, headers, agent: this.agent });
         current = out;
         let timer: NodeJS.Timeout | null = null;
         out.once('socket', (socket) => {
@@ -231,6 +238,7 @@ export class ServerProxy {
 
   /** Closes idle upstream connections. */
   close(): void {
-    this.agent.destroy();
+    // The TLS agent belongs to the agent's OutboundTls, which closes it.
+    if (!this.tls) this.agent.destroy();
   }
 }

@@ -4,6 +4,8 @@
  */
 import { ErrorCatalogue } from '../../structs/error-catalogue.js';
 import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { withScheme, type OutboundTls } from '../../tls/tls-config.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http-errors.js';
 import { FORWARDED_HEADER, type RemoteClient } from './alloc-target.js';
@@ -26,14 +28,16 @@ export function endToEndHeaders(h: IncomingHttpHeaders): OutgoingHttpHeaders {
  * Sends `req` to `remote` and pipes the response into `reply` (hijacked once the remote
  * answers). Rejects with a 502 HttpError if the remote cannot be reached.
  */
-export function forwardHttp(req: FastifyRequest, reply: FastifyReply, remote: RemoteClient): Promise<void> {
-  const url = new URL(req.url, remote.baseUrl);
+export function forwardHttp(req: FastifyRequest, reply: FastifyReply, remote: RemoteClient, tls?: OutboundTls): Promise<void> {
+  const url = new URL(req.url, withScheme(remote.baseUrl, tls !== undefined));
   const body = req.body === undefined || req.body === null ? undefined : JSON.stringify(req.body);
   const headers = endToEndHeaders(req.headers);
   headers[FORWARDED_HEADER] = '1';
   if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
   return new Promise((resolve, reject) => {
-    const out = httpRequest(url, { method: req.method, headers }, (res) => {
+    // With TLS the hop is mutual TLS: the client agent's certificate is checked against the CA.
+    const send = tls ? httpsRequest : httpRequest;
+    const out = send(url, { method: req.method, headers, ...(tls ? { agent: tls.clientAgent } : {}) }, (res) => {
       reply.hijack();
       const raw = reply.raw;
       raw.writeHead(res.statusCode ?? ErrorCatalogue.HTTP_FORWARD_FAILED.status, endToEndHeaders(res.headers));

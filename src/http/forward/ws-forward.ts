@@ -6,6 +6,7 @@ import { WebSocket, type RawData } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { closeReason, WsCloseCode } from '../exec/exec-session.js';
 import { FORWARDED_HEADER, type RemoteClient } from './alloc-target.js';
+import { withScheme, type OutboundTls } from '../../tls/tls-config.js';
 
 /** Headers passed on to the remote websocket (auth and the forwarding marker). */
 function forwardHeaders(req: IncomingMessage, marker: string): Record<string, string> {
@@ -32,12 +33,19 @@ export interface WsForwardOptions {
   marker?: string;
   /** What `remote` is, for the close reason when it cannot be reached. */
   describe?: string;
+  /** Mutual TLS to `remote` (wss://); `peer` says which certificate name applies. */
+  tls?: OutboundTls;
+  peer?: 'server' | 'client';
 }
 
 /** Pipes `downstream` (the user's socket) to the same URL on `remote`. */
 export function forwardWebSocket(downstream: WebSocket, req: IncomingMessage, remote: RemoteClient, opts: WsForwardOptions = {}): void {
-  const url = new URL(req.url ?? '/', remote.baseUrl.replace(/^http/, 'ws'));
-  const upstream = new WebSocket(url, { headers: forwardHeaders(req, opts.marker ?? FORWARDED_HEADER), perMessageDeflate: false });
+  const url = new URL(req.url ?? '/', withScheme(remote.baseUrl, opts.tls !== undefined).replace(/^http/, 'ws'));
+  const upstream = new WebSocket(url, {
+    headers: forwardHeaders(req, opts.marker ?? FORWARDED_HEADER),
+    perMessageDeflate: false,
+    ...(opts.tls ? opts.tls.connectOptions(opts.peer ?? 'client') : {}),
+  });
   const describe = opts.describe ?? `the client of node ${remote.nodeId}`;
   const pending: { data: RawData; isBinary: boolean }[] = [];
 

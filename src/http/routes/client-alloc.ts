@@ -101,7 +101,7 @@ export function registerClientAllocRoutes(app: FastifyInstance, ctx: RouteContex
   const local = (handler: (req: AllocReq, reply: FastifyReply, client: ClientHttpApi) => Promise<unknown>) =>
     async (req: AllocReq, reply: FastifyReply) => {
       const target = requestTarget(ctx, req.params.id, req.headers);
-      if (target.kind === 'remote') return forwardHttp(req, reply, target.remote);
+      if (target.kind === 'remote') return forwardHttp(req, reply, target.remote, ctx.tls);
       return handler(req, reply, target.client);
     };
   const pretty = (req: AllocReq) => queryParam(req.query, 'pretty') !== undefined;

@@ -74,12 +74,12 @@ async function serveExec(ctx: RouteContext, proxy: ServerProxy | undefined, spaw
     }
     const server = proxyServer(ctx, proxy, req);
     if (server !== undefined) {
-      forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}` });
+      forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}`, ...(ctx.tls ? { tls: ctx.tls, peer: 'server' as const } : {}) });
       return;
     }
     const target = requestTarget(ctx, allocId, req.headers);
     if (target.kind === 'remote') {
-      forwardWebSocket(ws, req, target.remote);
+      forwardWebSocket(ws, req, target.remote, ctx.tls ? { tls: ctx.tls } : {});
       return;
     }
     const spec = target.client.execSpec(allocId, execReq.task, execReq.command);

@@ -26,7 +26,7 @@ type LocalHandler = (req: AllocReq, reply: FastifyReply, allocDir: string) => Pr
 function allocRoute(ctx: RouteContext, handler: LocalHandler) {
   return async (req: AllocReq, reply: FastifyReply) => {
     const target = requestTarget(ctx, req.params.alloc, req.headers);
-    if (target.kind === 'remote') return forwardHttp(req, reply, target.remote);
+    if (target.kind === 'remote') return forwardHttp(req, reply, target.remote, ctx.tls);
     return handler(req, reply, localAllocDir(target.client, req.params.alloc));
   };
 }

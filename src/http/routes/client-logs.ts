@@ -36,7 +36,7 @@ type LogsReq = FastifyRequest<{ Params: { alloc: string }; Querystring: RawQuery
 export function registerClientLogsRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get('/v1/client/fs/logs/:alloc', acl.ns('read-logs', 'alloc'), async (req: LogsReq, reply: FastifyReply) => {
     const target = requestTarget(ctx, req.params.alloc, req.headers);
-    if (target.kind === 'remote') return forwardHttp(req, reply, target.remote);
+    if (target.kind === 'remote') return forwardHttp(req, reply, target.remote, ctx.tls);
     const q = req.query;
     const task = requiredParam(q, 'task', 'the task whose logs to read');
     if (task.includes('/') || task.includes('\0') || task === '.' || task === '..') {

@@ -26,13 +26,13 @@ export function registerClientNodeRoutes(app: FastifyInstance, ctx: RouteContext
   const onNode = (nodeIdOf: (req: NodeReq) => string, handler: (req: NodeReq, reply: FastifyReply, client: ClientHttpApi) => Promise<unknown>) =>
     async (req: NodeReq, reply: FastifyReply) => {
       const target = nodeTarget(ctx, nodeIdOf(req), req.headers);
-      if (target.kind === 'remote') return forwardHttp(req, reply, target.remote);
+      if (target.kind === 'remote') return forwardHttp(req, reply, target.remote, ctx.tls);
       return handler(req, reply, target.client);
     };
   const onAlloc = (handler: (req: AllocReq, reply: FastifyReply, client: ClientHttpApi) => Promise<unknown>) =>
     async (req: AllocReq, reply: FastifyReply) => {
       const target = requestTarget(ctx, req.params.id, req.headers);
-      if (target.kind === 'remote') return forwardHttp(req, reply, target.remote);
+      if (target.kind === 'remote') return forwardHttp(req, reply, target.remote, ctx.tls);
       return handler(req, reply, target.client);
     };
   const queryNode = (req: NodeReq) => queryParam(req.query, 'node_id') ?? '';

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killDataDirProcesses } from './processes.js';
+import { readFileSync } from 'node:fs';
+import { tlsFetch } from '../../../src/tls/tls-fetch.js';
 
 /** The repository root (dist/test/integration/helpers → four levels up). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -49,6 +51,8 @@ export interface StartAgentOptions {
   rawExec?: boolean;
   /** Leave out `-bind 127.0.0.1` (the agent's own default applies). */
   noBind?: boolean;
+  /** The agent serves HTTPS (its config has a `tls` block): health is checked with this CA and client certificate. */
+  https?: { ca: string; cert?: string; key?: string };
 }
 
 /** The agent config file that enables raw_exec, written into the data dir. */
@@ -81,7 +85,7 @@ function waitExit(proc: ChildProcess): Promise<number | null> {
   return new Promise((r) => proc.once('exit', (code) => r(code)));
 }
 
-async function waitHealthy(address: string, proc: ChildProcess, timeoutMs: number, output: () => { stdout: string; stderr: string }): Promise<void> {
+async function waitHealthy(address: string, proc: ChildProcess, timeoutMs: number, output: () => { stdout: string; stderr: string }, fetchFn: typeof fetch = fetch): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastErr = '';
   while (Date.now() < deadline) {
@@ -90,7 +94,7 @@ async function waitHealthy(address: string, proc: ChildProcess, timeoutMs: numbe
       throw new Error(`agent exited early (code ${proc.exitCode}, signal ${proc.signalCode})\nstdout:\n${o.stdout}\nstderr:\n${o.stderr}`);
     }
     try {
-      const res = await fetch(`${address}/v1/agent/health`);
+      const res = await fetchFn(`${address}/v1/agent/health`);
       if (res.status === 200) return;
       lastErr = `status ${res.status}: ${await res.text()}`;
     } catch (err) {
@@ -114,8 +118,10 @@ export async function startAgent(opts: StartAgentOptions = {}): Promise<AgentPro
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   proc.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const output = () => ({ stdout, stderr });
-  const address = `http://127.0.0.1:${port}`;
-  await waitHealthy(address, proc, opts.readyTimeoutMs ?? 20_000, output);
+  const address = `${opts.https ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const h = opts.https;
+  const fetchFn = h ? tlsFetch({ ca: readFileSync(h.ca), ...(h.cert && h.key ? { cert: readFileSync(h.cert), key: readFileSync(h.key) } : {}) }) : fetch;
+  await waitHealthy(address, proc, opts.readyTimeoutMs ?? 20_000, output, fetchFn);
   return {
     proc,
     port,
