@@ -29,6 +29,7 @@ import { signalNumber } from '../supervisor/signals.js';
 import type { Obj } from './config-values.js';
 import { ContainerLogCopy, resumePoint } from './container-logs.js';
 import { startContainerExec } from './container-exec.js';
+import { ResidentExec } from './resident-exec.js';
 import { EngineClient, EngineError, isNotFound, parseEndpoint } from './engine-client.js';
 import { DanglingReconciler, LABEL_CLIENT } from './dangling-reconciler.js';
 import { ImageCoordinator } from './images.js';
@@ -62,6 +63,7 @@ interface ContainerInfo {
   Id: string;
   Config: { Labels: Record<string, string> | null };
   State: { Running: boolean; Pid: number; ExitCode: number; OOMKilled: boolean; StartedAt: string; FinishedAt: string; Error: string };
+  HostConfig?: { Runtime?: string };
 }
 
 interface DockerTask {
@@ -74,6 +76,8 @@ interface DockerTask {
   logs: ContainerLogCopy | null;
   waitCtl: AbortController;
   lastCpu: { ns: number; at: number } | null;
+  /** The resident exec shell of a runc container (the exec fast path); null: Engine exec only. */
+  resident: ResidentExec | null;
 }
 
 /** How long an exit waits for the last log lines to be copied. */
@@ -274,6 +278,7 @@ export class DockerDriver implements Driver {
     }
     t.logs?.stop();
     t.waitCtl.abort();
+    t.resident?.close();
     this.tasks.delete(taskId);
     if (this.config.gc.container) await this.removeContainer(t.containerId);
     this.images.release(t.imageId, taskId);
@@ -315,8 +320,13 @@ export class DockerDriver implements Driver {
       args,
       cwd: '/',
       env: {},
-      start: (tty, events) => startContainerExec(this.engine, t.containerId, command, tty, events),
+      start: (tty, events) => t.resident?.tryStart(command.length > 0 ? command : ['/bin/sh'], tty, events) ?? startContainerExec(this.engine, t.containerId, command, tty, events),
     };
+  }
+
+  /** Whether execs into the task's container run through its resident shell now (tests, benchmark). */
+  residentExecReady(taskId: string): boolean {
+    return this.tasks.get(taskId)?.resident?.ready ?? false;
   }
 
   async taskStats(taskId: string): Promise<TaskResourceUsage> {
@@ -349,6 +359,7 @@ export class DockerDriver implements Driver {
     for (const t of this.tasks.values()) {
       t.logs?.stop();
       t.waitCtl.abort();
+      t.resident?.close();
     }
     this.images.close();
     this.engine.close();
@@ -376,9 +387,11 @@ export class DockerDriver implements Driver {
       logs: null,
       waitCtl: new AbortController(),
       lastCpu: null,
+      resident: info.State.Running && ResidentExec.eligible(info.HostConfig?.Runtime) ? new ResidentExec(this.engine, info.Id, handle.config.dirs.secretsDir, this.opts.logger) : null,
       status: { id: handle.taskId, state: TaskRunState.Running, startedAt: handle.startedAt, completedAt: null, exitResult: null, pid: handle.pid },
       settle: (r) => {
         if (t.status.state === TaskRunState.Exited) return;
+        t.resident?.close();
         t.status = { ...t.status, state: TaskRunState.Exited, completedAt: this.clock.now(), exitResult: r };
         settle(r);
       },
@@ -392,6 +405,7 @@ export class DockerDriver implements Driver {
       // still runs and is watched; only its output is not copied.
       this.opts.logger?.warn(`docker: copying the logs of "${handle.taskId}": ${errText(err)}`);
     }
+    if (!this.shutDown) t.resident?.ensure();
     void this.watch(t, info.State.Running);
   }
 
