@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, runCli, startAgent } from './helpers/agent-process.js';
+import { waitFor } from './helpers/client-agent.js';
 
 const JOB = `
 job "ports" {
@@ -48,15 +49,6 @@ interface AllocBody {
   AllocatedResources: { Shared: { Ports: { Label: string; Value: number; HostIP: string }[]; Networks: { IP: string }[] } };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The first Allocation event of the stream from index 1, read off the wire. */
 async function firstAllocEvent(address: string): Promise<{ Job?: unknown; Resources?: Resources }> {
@@ -87,7 +79,7 @@ test('allocation resources as Nomad sends them, host IPs, client stats, gc, meta
     const parsed = await api<Record<string, unknown>>(a, 'POST', '/v1/jobs/parse', { JobHCL: JOB, Canonicalize: true });
     assert.equal(parsed.status, 200, parsed.text);
     assert.equal((await api(a, 'PUT', '/v1/jobs', { Job: parsed.body })).status, 200);
-    const running = await until('a running allocation', async () => {
+    const running = await waitFor('a running allocation', async () => {
       const list = (await api<{ ID: string; ClientStatus: string }[]>(a, 'GET', '/v1/job/ports/allocations')).body;
       return list.find((x) => x.ClientStatus === 'running');
     });
@@ -162,7 +154,7 @@ test('allocation resources as Nomad sends them, host IPs, client stats, gc, meta
     const allocDir = join(agent.dataDir, 'client', 'alloc', alloc.ID);
     assert.ok(existsSync(allocDir), `expected ${allocDir}`);
     assert.equal((await api(a, 'DELETE', '/v1/job/ports')).status, 200);
-    await until('the allocation to stop', async () => {
+    await waitFor('the allocation to stop', async () => {
       const x = (await api<AllocBody>(a, 'GET', `/v1/allocation/${alloc.ID}`)).body;
       return x.ClientStatus === 'complete' ? x : undefined;
     });

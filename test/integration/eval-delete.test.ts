@@ -3,17 +3,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mockNode } from '../mock/factories.js';
 import { api, runCli, startAgent } from './helpers/agent-process.js';
+import { waitFor } from './helpers/client-agent.js';
 import { sleepJobHcl } from './helpers/sleep-job.js';
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 test('evaluations: count with filters, delete by ID or filter only with the broker paused and when safe; deployment unblock', async () => {
   const agent = await startAgent({ roleArgs: ['-server'] });
@@ -25,7 +17,7 @@ test('evaluations: count with filters, delete by ID or filter only with the brok
       const parsed = await api<Record<string, unknown>>(a, 'POST', '/v1/jobs/parse', { JobHCL: sleepJobHcl(id), Canonicalize: true });
       assert.equal((await api(a, 'PUT', '/v1/jobs', { Job: parsed.body })).status, 200);
     }
-    const webEval = await until('web placed', async () => {
+    const webEval = await waitFor('web placed', async () => {
       const evals = (await api<{ ID: string; Status: string }[]>(a, 'GET', '/v1/job/web/evaluations')).body;
       const allocs = (await api<unknown[]>(a, 'GET', '/v1/job/web/allocations')).body;
       return evals[0]?.Status === 'complete' && allocs.length > 0 ? evals[0] : undefined;
@@ -65,7 +57,7 @@ test('evaluations: count with filters, delete by ID or filter only with the brok
 
     // Once the job is stopped its evaluations are safe: by filter through the API, by ID through the CLI.
     assert.equal((await api(a, 'DELETE', '/v1/job/web')).status, 200);
-    await until('web stopped', async () => {
+    await waitFor('web stopped', async () => {
       const evals = (await api<{ Status: string }[]>(a, 'GET', '/v1/job/web/evaluations')).body;
       return evals.length === 2 && evals.every((e) => e.Status === 'complete') ? true : undefined;
     });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mockNode } from '../mock/factories.js';
 import { api, runCli, startAgent } from './helpers/agent-process.js';
+import { waitFor } from './helpers/client-agent.js';
 import { sleepJobHcl } from './helpers/sleep-job.js';
 
 const inPool = (id: string, pool: string): string => sleepJobHcl(id).replace(`job "${id}" {`, `job "${id}" {\n  node_pool = "${pool}"`);
@@ -17,15 +18,6 @@ interface Pool {
   ModifyIndex: number;
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 test('node pools: CRUD with the built-ins, jobs placed in their pool, node evaluate and purge, CLI', async () => {
   const tmp = await mkdtemp(join(tmpdir(), 'caravan-it-pools-'));
@@ -62,7 +54,7 @@ test('node pools: CRUD with the built-ins, jobs placed in their pool, node evalu
     // A job in the gpu pool is placed only on the gpu node; an unknown pool is refused.
     const parsed = await api<Record<string, unknown>>(a, 'POST', '/v1/jobs/parse', { JobHCL: inPool('trainer', 'gpu'), Canonicalize: true });
     assert.equal((await api(a, 'PUT', '/v1/jobs', { Job: parsed.body })).status, 200);
-    const allocs = await until('an allocation', async () => {
+    const allocs = await waitFor('an allocation', async () => {
       const list = (await api<{ NodeID: string }[]>(a, 'GET', '/v1/job/trainer/allocations')).body;
       return list.length > 0 ? list : undefined;
     });
