@@ -423,6 +423,7 @@ export class Client implements ClientHttpApi {
       onUpdate: (u: AllocClientUpdate) => this.batcher.enqueue(u),
       restored,
       hostEnv: process.env,
+      variables: (req, signal) => this.config.connection.readTaskVariables(req, signal),
     });
   }
 

@@ -11,6 +11,7 @@ import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
 import { withScheme, type OutboundTls } from '../tls/tls-config.js';
 import { tlsFetch } from '../tls/tls-fetch.js';
+import type { TaskVariablesRequest, TaskVariablesResponse } from '../structs/task-variables.js';
 
 /** The client's view of the servers. Errors are ClientError (NodeUnknown, ServerUnreachable, ServerRejected). */
 export interface ServerConnection {
@@ -19,6 +20,8 @@ export interface ServerConnection {
   /** blocking query: resolves when the node's allocs change past afterIndex or after timeoutMs */
   watchAllocs(nodeId: string, afterIndex: number, timeoutMs: number, signal: AbortSignal): Promise<{ allocs: Allocation[]; index: number }>;
   updateAllocs(updates: AllocClientUpdate[]): Promise<void>;
+  /** A task's template reads of variables (blocking when req.MinIndex > 0). */
+  readTaskVariables(req: TaskVariablesRequest, signal: AbortSignal): Promise<TaskVariablesResponse>;
 }
 
 function ttlMs(ns: number): number {
@@ -68,6 +71,14 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
         await server.updateAllocsFromClient(updates, secretId);
       } catch (err) {
         fromServerError(err, 'update allocs');
+      }
+    },
+    async readTaskVariables(req, signal) {
+      if (!server.taskVariables) throw new ClientError(ClientErrorCode.ServerRejected, 'the server has no variables');
+      try {
+        return await server.taskVariables.read(req, secretId, signal);
+      } catch (err) {
+        return fromServerError(err, 'read variables');
       }
     },
   };
@@ -167,6 +178,10 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
     },
     async updateAllocs(updates) {
       await request('PUT', '/v1/internal/allocs/update', { Allocs: updates }, undefined, secretId);
+    },
+    async readTaskVariables(req, signal) {
+      const { json } = await request('PUT', '/v1/internal/task/variables', req, signal, secretId);
+      return json as TaskVariablesResponse;
     },
   };
 }

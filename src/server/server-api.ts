@@ -9,6 +9,7 @@ import type { JobSubmission, SubmittedSource } from './state/job-submissions.js'
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type { Namespace } from '../structs/namespace.js';
 import type { NodePool } from '../structs/node-pool.js';
+import type { TaskVariablesResponse } from '../structs/task-variables.js';
 import type { Variable } from '../structs/variable.js';
 import type {
   AllocClientStatus,
@@ -289,6 +290,13 @@ export interface ServerApi {
   readonly variables?: {
     setVariable(raw: unknown, namespace: string, path: string, cas?: number): Promise<VariableWriteResult>;
     deleteVariable(namespace: string, path: string, cas?: number): Promise<VariableWriteResult>;
+  };
+  /**
+   * Variables read for a task's templates by its node's client (`secretId`: the node's
+   * SecretID), under the task's workload-identity access; may block on the variables table.
+   */
+  readonly taskVariables?: {
+    read(raw: unknown, secretId: string, signal?: AbortSignal): Promise<TaskVariablesResponse>;
   };
   /**
    * Admits and applies a batch of client allocation updates; creates evals for failed allocs.

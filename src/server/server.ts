@@ -49,6 +49,7 @@ import { SystemEndpoint } from './endpoints/system-endpoint.js';
 import { NamespaceEndpoint } from './endpoints/namespace-endpoint.js';
 import { AclEndpoint } from './endpoints/acl-endpoint.js';
 import { NodePoolEndpoint } from './endpoints/node-pool-endpoint.js';
+import { TaskVariablesEndpoint } from './endpoints/task-variables-endpoint.js';
 import { VariableEndpoint } from './endpoints/variable-endpoint.js';
 import { EvalEndpoint } from './endpoints/eval-endpoint.js';
 import { VersionTagEndpoint } from './endpoints/version-tag-endpoint.js';
@@ -77,6 +78,7 @@ export class Server implements ServerApi {
   readonly nodePools: NodePoolEndpoint;
   /** Variable writes (reads go through `state`). */
   readonly variables: VariableEndpoint;
+  readonly taskVariables: TaskVariablesEndpoint;
   private readonly evalEndpoint: EvalEndpoint;
   /** Job version tags (PUT/DELETE /v1/job/:id/versions/:tag/tag). */
   readonly versionTags: VersionTagEndpoint;
@@ -124,6 +126,7 @@ export class Server implements ServerApi {
     this.acl = new AclEndpoint(ctx);
     this.nodePools = new NodePoolEndpoint(ctx);
     this.variables = new VariableEndpoint(ctx);
+    this.taskVariables = new TaskVariablesEndpoint(ctx);
     this.evalEndpoint = new EvalEndpoint(ctx);
     this.versionTags = new VersionTagEndpoint(ctx);
     this.snapshotter = new Snapshotter({

@@ -30,12 +30,21 @@ export interface AclTokenRoleLink {
 /** Nomad's ACLTokenListStub: a token without its secret. */
 export type AclTokenListStub = Omit<AclToken, 'SecretID' | 'ExpirationTTL'>;
 
+/** Nomad's JobACL: attaches a policy to a job's tasks (empty Group or Task: all of them). */
+export interface JobAcl {
+  Namespace: string;
+  JobID: string;
+  Group: string;
+  Task: string;
+}
+
 /** Nomad's ACLPolicy. */
 export interface AclPolicy {
   Name: string;
   Description: string;
   Rules: string;
-  JobACL: null;
+  /** The job (and optionally group and task) whose workload identities this policy also applies to. */
+  JobACL: JobAcl | null;
   Hash: string;
   CreateIndex: number;
   ModifyIndex: number;

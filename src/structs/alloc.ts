@@ -102,6 +102,8 @@ export const TaskEventType = {
   TaskPluginHealthy: 'Plugin became healthy',
   Skipped: 'Skipped',
   ClientRestart: 'Restarted',
+  /** A template's notice (Nomad's consul-template source), e.g. "Missing: nomad.var.block(…)". */
+  Template: 'Template',
 } as const;
 export type TaskEventType = (typeof TaskEventType)[keyof typeof TaskEventType];
 

@@ -22,7 +22,7 @@ import type { ClientStateStore, StoredAlloc } from '../state/state-db.js';
 import { TaskRunner } from '../taskrunner/task-runner.js';
 import { MissingDriver } from '../taskrunner/missing-driver.js';
 import { newTaskEvent } from '../taskrunner/task-event.js';
-import type { AnyTaskHook } from '../taskrunner/interfaces.js';
+import type { AnyTaskHook, TaskVariableReader } from '../taskrunner/interfaces.js';
 import { Coordinator, LifecycleStage, taskLifecycleStage } from './tasklifecycle/coordinator.js';
 import { allocClientStatus } from './alloc-status.js';
 import { HealthTracker, healthSettings, mainTaskNames } from './health-tracker.js';
@@ -42,6 +42,8 @@ export interface AllocRunnerConfig {
   /** Set when restoring after an agent restart. */
   restored?: StoredAlloc;
   hostEnv?: Record<string, string | undefined>;
+  /** Reads variables for the tasks' templates from the servers. */
+  variables?: TaskVariableReader;
   /** Hooks factory override for tests. */
   hooks?: (task: Task) => AnyTaskHook[] | undefined;
 }
@@ -97,6 +99,7 @@ export class AllocRunner {
         restored: cfg.restored?.tasks[task.Name],
         hostEnv: cfg.hostEnv,
         hooks: cfg.hooks?.(task),
+        ...(cfg.variables ? { variables: cfg.variables } : {}),
       });
       this.runners.set(task.Name, tr);
       this.states[task.Name] = tr.state();

@@ -15,7 +15,8 @@
  *   shutdown: the run loop returns, the task keeps running, shutdown hooks run
  *   update:   update hooks, serialized (a newer update replaces a pending one)
  */
-import type { Allocation } from '../../structs/alloc.js';
+import type { Allocation, TaskEvent } from '../../structs/alloc.js';
+import type { TaskVariablesRequest, TaskVariablesResponse } from '../../structs/task-variables.js';
 import type { Task, TaskGroup } from '../../structs/job.js';
 import type { Driver, ExitResult, TaskDirs, TaskHandle, TaskLogConfig } from '../../drivers/driver.js';
 import type { AllocDir } from '../allocdir/alloc-dir.js';
@@ -29,7 +30,23 @@ export interface TaskHookRequest {
   allocDir: AllocDir;
   node: NodeInfo;
   driver: Driver;
+  /** Aborted when the task is killed or the agent shuts down: long waits in hooks end. */
+  signal: AbortSignal;
+  /** What hooks may do to the running task (templates re-rendered by change_mode). */
+  lifecycle: TaskLifecycle;
+  /** Variables read for the task's templates from its servers (undefined: none reachable). */
+  variables?: TaskVariableReader;
 }
+
+/** Acting on the running task from a hook. */
+export interface TaskLifecycle {
+  restart(reason: string): Promise<void>;
+  signal(sig: string, reason: string): Promise<void>;
+  emit(ev: TaskEvent): void;
+}
+
+/** Reads variables for a task (ServerConnection.readTaskVariables). */
+export type TaskVariableReader = (req: TaskVariablesRequest, signal: AbortSignal) => Promise<TaskVariablesResponse>;
 
 /** What prestart hooks contribute to the driver's TaskConfig; later hooks see earlier results. */
 export interface TaskPrep {

@@ -21,7 +21,7 @@ import { ClientError, ClientErrorCode, errorMessage, isRecoverable } from '../cl
 import { RestartDecision, RestartTracker } from './restarts/restart-tracker.js';
 import { appendTaskEvent, newTaskEvent, newTaskState } from './task-event.js';
 import { killWithBackoff } from './kill-backoff.js';
-import type { AnyTaskHook, TaskHookRequest, TaskPrep } from './interfaces.js';
+import type { AnyTaskHook, TaskHookRequest, TaskLifecycle, TaskPrep, TaskVariableReader } from './interfaces.js';
 import { ValidateHook } from './hooks/validate-hook.js';
 import { TaskDirHook } from './hooks/task-dir-hook.js';
 import { DispatchPayloadHook } from './hooks/dispatch-payload-hook.js';
@@ -56,6 +56,8 @@ export interface TaskRunnerConfig {
   hostEnv?: Record<string, string | undefined>;
   /** Overrides the default hooks (tests). */
   hooks?: AnyTaskHook[];
+  /** Reads variables for the task's templates from the servers. */
+  variables?: TaskVariableReader;
 }
 
 /** The restart policy of a task: its own, else its group's, else Nomad's default for the job type. */
@@ -89,6 +91,12 @@ export class TaskRunner {
   /** The reattach to a restored task, once started; kill() waits for it. */
   private restoring: Promise<void> | null = null;
   private updating = false;
+  /** What hooks may do to the running task. */
+  private readonly lifecycle: TaskLifecycle = {
+    restart: (reason) => this.restart(reason),
+    signal: (sig, reason) => this.signal(sig, reason),
+    emit: (ev) => this.emitEvent(ev),
+  };
 
   constructor(private readonly cfg: TaskRunnerConfig) {
     this.alloc = cfg.alloc;
@@ -468,7 +476,17 @@ export class TaskRunner {
   }
 
   private hookRequest(): TaskHookRequest {
-    return { alloc: this.alloc, group: this.group, task: this.task, allocDir: this.cfg.allocDir, node: this.cfg.node, driver: this.cfg.driver };
+    return {
+      alloc: this.alloc,
+      group: this.group,
+      task: this.task,
+      allocDir: this.cfg.allocDir,
+      node: this.cfg.node,
+      driver: this.cfg.driver,
+      signal: this.stopSignal(),
+      lifecycle: this.lifecycle,
+      ...(this.cfg.variables ? { variables: this.cfg.variables } : {}),
+    };
   }
 
   private resources(): TaskConfig['resources'] {

@@ -1,18 +1,29 @@
 /**
- * A renderer for the subset of Go's text/template syntax that Nomad templates can use without
- * Consul or Vault: literal text, actions `{{ … }}` with custom delimiters, `{{-`/`-}}` trim
- * markers, comments, string literals, and pipelines of the pure functions `env`, `toUpper`,
- * `toLower`, `trimSpace`. Everything else (Consul/Vault/Nomad lookups, `.Fields`, control
- * structures, variables) is rejected with a TemplateRenderError naming it, never rendered as junk.
+ * Renders a Nomad template: Go's text/template (the subset of go-template-parse.ts) with the
+ * functions Nomad templates can use without Consul or Vault — `env`, Nomad Variables
+ * (`nomadVar`, `nomadVarExists`, `nomadVarList`, `nomadVarListSafe`), Go's builtins (`and`,
+ * `or`, `not`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`, `len`, `index`, `print`, `printf`,
+ * `println`) and a few of consul-template's string helpers. Consul and Vault lookups are
+ * rejected by name, never rendered as junk.
+ *
+ * Variables come from a NomadVarSource the caller fills from its servers. As consul-template
+ * does, a render that needs data it does not have yet still completes, and says so in
+ * `blocked`: `nomadVar` of a variable that does not exist, and `nomadVarListSafe` of an empty
+ * list, block until the data is there; `nomadVarExists` and `nomadVarList` never block.
  */
-import { CaravanError } from '../../structs/caravan-error.js';
+import type { Variable, VariableMetadata } from '../../structs/variable.js';
+import { execTemplate, isTemplateObject, printValue, truthy, type TemplateFn, type TemplateObject } from './go-template-exec.js';
+import { parseTemplate } from './go-template-parse.js';
+import { TemplateRenderError } from './template-error.js';
 
-/** Why a template could not be rendered; `message` names the offending function or syntax. */
-export class TemplateRenderError extends CaravanError<'TEMPLATE_RENDER'> {
-  constructor(reason: string) {
-    super('TEMPLATE_RENDER', { reason });
-    this.name = 'TemplateRenderError';
-  }
+export { TemplateRenderError } from './template-error.js';
+
+/** Where variables come from; `namespace` '' is the task's own. */
+export interface NomadVarSource {
+  /** The variable (null: none at that path), or undefined when not fetched yet; throws TemplateRenderError when refused. */
+  get(namespace: string, path: string): Variable | null | undefined;
+  /** The variables under `prefix` the task may list, or undefined when not fetched yet. */
+  list(namespace: string, prefix: string): VariableMetadata[] | undefined;
 }
 
 /** Inputs of one render. */
@@ -21,200 +32,238 @@ export interface RenderOptions {
   rightDelim?: string;
   /** The task's environment, read by `env "NAME"` (unset names render as ""). */
   env: Readonly<Record<string, string>>;
+  /** Variables; without one, the variable functions fail the render. */
+  nomad?: NomadVarSource;
+  /** The task's namespace and region, for naming blocked reads as Nomad does. */
+  namespace?: string;
+  region?: string;
+  /** Nomad's template error_on_missing_key. */
+  errMissingKey?: boolean;
 }
 
-type Token =
-  | { kind: 'string'; value: string }
-  | { kind: 'number'; value: string }
-  | { kind: 'ident'; value: string }
-  | { kind: 'field'; value: string }
-  | { kind: 'pipe' }
-  | { kind: 'other'; value: string };
+/** A render: the text, and what it is waiting for (empty: complete). */
+export interface RenderResult {
+  text: string;
+  /** Nomad's names of the reads the render waits for, e.g. `nomad.var.block(nomad/jobs/x@default.global)`. */
+  blocked: string[];
+}
 
-/** Go template control keywords: all out of scope. */
-const KEYWORDS = new Set(['if', 'else', 'end', 'range', 'with', 'define', 'template', 'block', 'break', 'continue', 'nil']);
+/** A variable's metadata, as consul-template's NomadVarMeta. */
+class VarMeta implements TemplateObject {
+  constructor(readonly m: VariableMetadata) {}
+  field(name: string): unknown {
+    switch (name) {
+      case 'Namespace':
+      case 'Path':
+      case 'CreateIndex':
+      case 'ModifyIndex':
+      case 'CreateTime':
+      case 'ModifyTime':
+        return this.m[name];
+      default:
+        return undefined;
+    }
+  }
+  print(): string {
+    return this.m.Path;
+  }
+  truthy(): boolean {
+    return true;
+  }
+}
 
-type Fn = (args: string[]) => string;
+/** A variable's items, as consul-template's NomadVarItems: a map of key to value, with Keys/Values/Tuples/Parent. */
+class VarItems implements TemplateObject {
+  private readonly keys: string[];
+  constructor(
+    private readonly v: Variable | null,
+    private readonly errMissingKey: boolean,
+  ) {
+    this.keys = Object.keys(v?.Items ?? {}).sort();
+  }
+  private item(k: string): string {
+    return this.v!.Items[k]!;
+  }
+  field(name: string): unknown {
+    if (this.v && Object.prototype.hasOwnProperty.call(this.v.Items, name)) return this.item(name);
+    switch (name) {
+      case 'Keys':
+        return [...this.keys];
+      case 'Values':
+        return this.keys.map((k) => this.item(k));
+      case 'Tuples':
+        return this.keys.map((k) => new Map<string, unknown>([['Key', k], ['Value', this.item(k)]]));
+      case 'Parent':
+      case 'Metadata':
+        return this.v ? new VarMeta(this.v) : null;
+    }
+    if (this.errMissingKey) throw new TemplateRenderError(`map has no entry for key ${JSON.stringify(name)}`);
+    return null;
+  }
+  entries(): [string, unknown][] {
+    return this.keys.map((k) => [k, this.item(k)]);
+  }
+  print(): string {
+    return `map[${this.keys.map((k) => `${k}:${this.item(k)}`).join(' ')}]`;
+  }
+  truthy(): boolean {
+    return this.keys.length > 0;
+  }
+}
 
-function arity(name: string, n: number, fn: Fn): Fn {
+function arity(name: string, min: number, max: number, fn: TemplateFn): TemplateFn {
   return (args) => {
-    if (args.length !== n) throw new TemplateRenderError(`wrong number of args for ${name}: want ${n} got ${args.length}`);
+    if (args.length < min || args.length > max) {
+      throw new TemplateRenderError(`wrong number of args for ${name}: want ${min === max ? min : `${min}-${max}`} got ${args.length}`);
+    }
     return fn(args);
   };
 }
 
-function isSpace(c: string | undefined): boolean {
-  return c === ' ' || c === '\t' || c === '\n' || c === '\r';
+function str(name: string, v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  throw new TemplateRenderError(`${name}: expected a string, got ${printValue(v)}`);
 }
 
-/** Reads a double-quoted Go string literal starting at `i`; returns its value and the end index. */
-function readQuoted(src: string, i: number): { value: string; end: number } {
-  let j = i + 1;
-  let raw = '"';
-  while (j < src.length && src[j] !== '"') {
-    if (src[j] === '\n') break;
-    if (src[j] === '\\') {
-      raw += src[j]! + (src[j + 1] ?? '');
-      j += 2;
-      continue;
-    }
-    raw += src[j];
-    j++;
-  }
-  if (src[j] !== '"') throw new TemplateRenderError('unterminated quoted string');
-  raw += '"';
-  try {
-    return { value: JSON.parse(raw) as string, end: j + 1 };
-  } catch {
-    throw new TemplateRenderError(`invalid string literal ${raw}`);
-  }
+/** `path`, `path@namespace` or `path@namespace.region` → its path and namespace ('' when none). */
+export function splitVarPath(arg: string): { path: string; namespace: string } {
+  const at = arg.indexOf('@');
+  if (at < 0) return { path: arg, namespace: '' };
+  const rest = arg.slice(at + 1);
+  const dot = rest.indexOf('.');
+  return { path: arg.slice(0, at), namespace: dot < 0 ? rest : rest.slice(0, dot) };
 }
 
-function tokenize(body: string): Token[] {
-  const out: Token[] = [];
+function compare(name: string, a: unknown, b: unknown): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  throw new TemplateRenderError(`${name}: incompatible types for comparison`);
+}
+
+/** Go's fmt.Sprintf for %s %v %d %q %f %t %x and %%. */
+function sprintf(format: string, args: unknown[]): string {
   let i = 0;
-  while (i < body.length) {
-    const c = body[i]!;
-    if (isSpace(c)) {
-      i++;
-    } else if (c === '"') {
-      const q = readQuoted(body, i);
-      out.push({ kind: 'string', value: q.value });
-      i = q.end;
-    } else if (c === '`') {
-      const end = body.indexOf('`', i + 1);
-      if (end < 0) throw new TemplateRenderError('unterminated raw string');
-      out.push({ kind: 'string', value: body.slice(i + 1, end) });
-      i = end + 1;
-    } else if (c === '|') {
-      out.push({ kind: 'pipe' });
-      i++;
-    } else {
-      const m = /^(?:\.[A-Za-z_][\w.]*|\.|[A-Za-z_]\w*|-?\d+(?:\.\d+)?)/.exec(body.slice(i));
-      if (!m) {
-        out.push({ kind: 'other', value: c });
-        i++;
-        continue;
-      }
-      const t = m[0];
-      out.push(t.startsWith('.') ? { kind: 'field', value: t } : /^[-\d]/.test(t) ? { kind: 'number', value: t } : { kind: 'ident', value: t });
-      i += t.length;
-    }
-  }
-  return out;
-}
-
-/** Evaluates one action body (already stripped of delimiters and trim markers). */
-function evalAction(body: string, fns: Record<string, Fn>): string {
-  const trimmed = body.trim();
-  if (trimmed.startsWith('/*')) {
-    if (!trimmed.endsWith('*/')) throw new TemplateRenderError('unclosed comment');
-    return '';
-  }
-  const tokens = tokenize(trimmed);
-  if (tokens.length === 0) throw new TemplateRenderError('missing value for command');
-  const commands: Token[][] = [[]];
-  for (const t of tokens) {
-    if (t.kind === 'pipe') commands.push([]);
-    else commands[commands.length - 1]!.push(t);
-  }
-  let piped: string | undefined;
-  for (const cmd of commands) {
-    const head = cmd[0];
-    if (!head) throw new TemplateRenderError('missing command in pipeline');
-    if (head.kind === 'ident' && KEYWORDS.has(head.value)) throw new TemplateRenderError(`unsupported action ${JSON.stringify(head.value)}`);
-    const args: string[] = [];
-    for (const t of cmd.slice(1)) {
-      if (t.kind === 'string' || t.kind === 'number') args.push(t.value);
-      else if (t.kind === 'field') throw new TemplateRenderError(`unsupported field reference ${JSON.stringify(t.value)}`);
-      else if (t.kind === 'ident') throw new TemplateRenderError(`unsupported function ${JSON.stringify(t.value)}`);
-      else if (t.kind === 'other') throw new TemplateRenderError(`unsupported syntax ${JSON.stringify(t.value)}`);
-    }
-    if (piped !== undefined) args.push(piped);
-    switch (head.kind) {
-      case 'string':
-      case 'number':
-        if (cmd.length > 1 || piped !== undefined) throw new TemplateRenderError(`can't give argument to non-function ${JSON.stringify(head.value)}`);
-        piped = head.value;
+  return format.replace(/%([-+ 0#]*)(\d*)(?:\.(\d+))?([svdqftx%])/g, (_m, _flags: string, width: string, prec: string | undefined, verb: string) => {
+    if (verb === '%') return '%';
+    if (i >= args.length) return `%!${verb}(MISSING)`;
+    const a = args[i++];
+    let s: string;
+    switch (verb) {
+      case 'd':
+        s = typeof a === 'number' ? String(Math.trunc(a)) : `%!d(${printValue(a)})`;
         break;
-      case 'ident': {
-        const fn = Object.prototype.hasOwnProperty.call(fns, head.value) ? fns[head.value] : undefined;
-        if (!fn) throw new TemplateRenderError(`unsupported function ${JSON.stringify(head.value)}`);
-        piped = fn(args);
+      case 'f':
+        s = typeof a === 'number' ? a.toFixed(prec === undefined ? 6 : Number(prec)) : `%!f(${printValue(a)})`;
         break;
-      }
-      case 'field':
-        throw new TemplateRenderError(`unsupported field reference ${JSON.stringify(head.value)}`);
-      case 'other':
-        throw new TemplateRenderError(`unsupported syntax ${JSON.stringify(head.value)}`);
-      case 'pipe':
-        throw new TemplateRenderError('missing command in pipeline');
-      default: {
-        const never: never = head;
-        return never;
-      }
+      case 'q':
+        s = JSON.stringify(printValue(a));
+        break;
+      case 'x':
+        s = typeof a === 'number' ? Math.trunc(a).toString(16) : Buffer.from(printValue(a)).toString('hex');
+        break;
+      default:
+        s = printValue(a);
     }
-  }
-  return piped ?? '';
+    return width ? s.padStart(Number(width)) : s;
+  });
 }
 
-/** Index of the right delimiter closing an action that starts at `from`, skipping quoted strings. */
-function findClose(src: string, from: number, right: string): number {
-  let i = from;
-  while (i < src.length) {
-    if (src.startsWith(right, i)) return i;
-    const c = src[i];
-    if (c === '"') {
-      i = readQuoted(src, i).end;
-    } else if (c === '`') {
-      const end = src.indexOf('`', i + 1);
-      if (end < 0) throw new TemplateRenderError('unterminated raw string');
-      i = end + 1;
-    } else {
-      i++;
-    }
-  }
-  return -1;
-}
-
-/** Renders a template; throws TemplateRenderError for anything outside the supported subset. */
-export function renderTemplate(src: string, opts: RenderOptions): string {
-  const left = opts.leftDelim || '{{';
-  const right = opts.rightDelim || '}}';
+/** Renders a template, reporting what it waits for; throws TemplateRenderError for anything it cannot do. */
+export function renderTemplateResult(src: string, opts: RenderOptions): RenderResult {
   const env = opts.env;
-  const fns: Record<string, Fn> = {
-    env: arity('env', 1, ([name]) => (Object.prototype.hasOwnProperty.call(env, name!) ? env[name!]! : '')),
-    toUpper: arity('toUpper', 1, ([s]) => s!.toUpperCase()),
-    toLower: arity('toLower', 1, ([s]) => s!.toLowerCase()),
-    trimSpace: arity('trimSpace', 1, ([s]) => s!.trim()),
+  const nomad = opts.nomad;
+  const errMissingKey = opts.errMissingKey ?? false;
+  const blocked: string[] = [];
+  const label = (path: string, ns: string): string => `${path}@${ns || opts.namespace || 'default'}.${opts.region || 'global'}`;
+  const source = (name: string): NomadVarSource => {
+    if (!nomad) throw new TemplateRenderError(`${name}: Nomad variables are not available to this template`);
+    return nomad;
   };
-  let out = '';
-  let pos = 0;
-  let trimNext = false;
-  for (;;) {
-    const open = src.indexOf(left, pos);
-    let text = open < 0 ? src.slice(pos) : src.slice(pos, open);
-    if (trimNext) text = text.replace(/^[ \t\r\n]+/, '');
-    if (open < 0) {
-      out += text;
-      return out;
-    }
-    let bodyStart = open + left.length;
-    // Go: `{{- ` (dash then space) trims the whitespace before the action.
-    if (src[bodyStart] === '-' && isSpace(src[bodyStart + 1])) {
-      text = text.replace(/[ \t\r\n]+$/, '');
-      bodyStart += 1;
-    }
-    out += text;
-    const close = findClose(src, bodyStart, right);
-    if (close < 0) throw new TemplateRenderError(`unclosed action: missing ${JSON.stringify(right)}`);
-    let bodyEnd = close;
-    trimNext = false;
-    if (src[close - 1] === '-' && isSpace(src[close - 2]) && close - 1 > bodyStart) {
-      trimNext = true;
-      bodyEnd = close - 1;
-    }
-    out += evalAction(src.slice(bodyStart, bodyEnd), fns);
-    pos = close + right.length;
-  }
+  const readVar = (name: string, arg: unknown): { v: Variable | null | undefined; path: string; namespace: string } => {
+    const { path, namespace } = splitVarPath(str(name, arg));
+    if (path === '') throw new TemplateRenderError(`${name}: missing variable path`);
+    return { v: source(name).get(namespace, path), path, namespace };
+  };
+  const listVars = (name: string, args: unknown[], safe: boolean): VarMeta[] => {
+    const { path, namespace } = splitVarPath(args.length ? str(name, args[0]) : '');
+    const list = source(name).list(namespace, path);
+    if (list === undefined || (safe && list.length === 0)) blocked.push(`nomad.var.list(${label(path, namespace)})`);
+    return (list ?? []).map((m) => new VarMeta(m));
+  };
+
+  const funcs: Record<string, TemplateFn> = {
+    env: arity('env', 1, 1, ([name]) => {
+      const n = str('env', name);
+      return Object.prototype.hasOwnProperty.call(env, n) ? env[n]! : '';
+    }),
+    toUpper: arity('toUpper', 1, 1, ([s]) => str('toUpper', s).toUpperCase()),
+    toLower: arity('toLower', 1, 1, ([s]) => str('toLower', s).toLowerCase()),
+    trimSpace: arity('trimSpace', 1, 1, ([s]) => str('trimSpace', s).trim()),
+    split: arity('split', 2, 2, ([sep, s]) => str('split', s).split(str('split', sep))),
+    join: arity('join', 2, 2, ([sep, list]) => {
+      if (!Array.isArray(list)) throw new TemplateRenderError('join: expected a list');
+      return list.map(printValue).join(str('join', sep));
+    }),
+    replaceAll: arity('replaceAll', 3, 3, ([from, to, s]) => str('replaceAll', s).split(str('replaceAll', from)).join(str('replaceAll', to))),
+    contains: arity('contains', 2, 2, ([needle, hay]) => {
+      if (Array.isArray(hay)) return hay.some((x) => printValue(x) === printValue(needle));
+      if (isTemplateObject(hay) && hay.entries) return hay.entries().some(([k]) => k === printValue(needle));
+      return str('contains', hay).includes(str('contains', needle));
+    }),
+    toJSON: arity('toJSON', 1, 1, ([v]) => JSON.stringify(isTemplateObject(v) && v.entries ? Object.fromEntries(v.entries()) : v)),
+    base64Encode: arity('base64Encode', 1, 1, ([s]) => Buffer.from(str('base64Encode', s)).toString('base64')),
+    base64Decode: arity('base64Decode', 1, 1, ([s]) => Buffer.from(str('base64Decode', s), 'base64').toString('utf8')),
+    // Go builtins.
+    not: arity('not', 1, 1, ([v]) => !truthy(v)),
+    and: arity('and', 1, Infinity, (args) => args.find((a) => !truthy(a)) ?? args[args.length - 1]),
+    or: arity('or', 1, Infinity, (args) => args.find((a) => truthy(a)) ?? args[args.length - 1]),
+    eq: arity('eq', 2, Infinity, ([a, ...rest]) => rest.some((b) => compare('eq', a, b) === 0)),
+    ne: arity('ne', 2, 2, ([a, b]) => compare('ne', a, b) !== 0),
+    lt: arity('lt', 2, 2, ([a, b]) => compare('lt', a, b) < 0),
+    le: arity('le', 2, 2, ([a, b]) => compare('le', a, b) <= 0),
+    gt: arity('gt', 2, 2, ([a, b]) => compare('gt', a, b) > 0),
+    ge: arity('ge', 2, 2, ([a, b]) => compare('ge', a, b) >= 0),
+    len: arity('len', 1, 1, ([v]) => {
+      if (typeof v === 'string' || Array.isArray(v)) return v.length;
+      if (isTemplateObject(v) && v.entries) return v.entries().length;
+      if (v instanceof Map) return v.size;
+      throw new TemplateRenderError(`len of ${printValue(v)}`);
+    }),
+    index: arity('index', 2, Infinity, ([v, ...keys]) =>
+      keys.reduce((acc: unknown, k) => {
+        if (Array.isArray(acc)) {
+          if (typeof k !== 'number' || k < 0 || k >= acc.length) throw new TemplateRenderError(`index out of range: ${printValue(k)}`);
+          return acc[k] as unknown;
+        }
+        if (isTemplateObject(acc)) return acc.field(str('index', k)) ?? null;
+        if (acc instanceof Map) return (acc.get(k) as unknown) ?? null;
+        throw new TemplateRenderError(`can't index item of type ${typeof acc}`);
+      }, v),
+    ),
+    print: (args) => args.map(printValue).join(''),
+    println: (args) => args.map(printValue).join(' ') + '\n',
+    printf: arity('printf', 1, Infinity, ([f, ...rest]) => sprintf(str('printf', f), rest)),
+    // Nomad Variables.
+    nomadVar: arity('nomadVar', 1, 1, ([arg]) => {
+      const r = readVar('nomadVar', arg);
+      if (!r.v) blocked.push(`nomad.var.block(${label(r.path, r.namespace)})`);
+      return new VarItems(r.v ?? null, errMissingKey);
+    }),
+    nomadVarExists: arity('nomadVarExists', 1, 1, ([arg]) => {
+      const r = readVar('nomadVarExists', arg);
+      if (r.v === undefined) blocked.push(`nomad.var.get(${label(r.path, r.namespace)})`);
+      return r.v !== null && r.v !== undefined;
+    }),
+    nomadVarList: arity('nomadVarList', 0, 1, (args) => listVars('nomadVarList', args, false)),
+    nomadVarListSafe: arity('nomadVarListSafe', 0, 1, (args) => listVars('nomadVarListSafe', args, true)),
+  };
+  const nodes = parseTemplate(src, opts.leftDelim || '{{', opts.rightDelim || '}}');
+  const text = execTemplate(nodes, null, { funcs, errMissingKey });
+  return { text, blocked: [...new Set(blocked)] };
+}
+
+/** Renders a template that reads no variables; throws TemplateRenderError for anything outside the supported subset. */
+export function renderTemplate(src: string, opts: RenderOptions): string {
+  return renderTemplateResult(src, opts).text;
 }

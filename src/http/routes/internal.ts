@@ -10,8 +10,9 @@ import type { FastifyInstance } from 'fastify';
 import { arrayField, objectBody, objectField } from '../request-body.js';
 import { tokenFromHeaders } from '../query-options.js';
 import type { ServerApi } from '../../server/server-api.js';
-import { answerWrite, requireServer, type RouteContext } from '../route-context.js';
+import { answerWrite, requestSignal, requireServer, type RouteContext } from '../route-context.js';
 import { acl } from '../acl/route-acl.js';
+import { HttpError } from '../http-errors.js';
 
 /**
  * The servers a client may use, sent with every registration and heartbeat answer (as Nomad's
@@ -46,5 +47,15 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext):
     const updates = arrayField(objectBody(req.body), 'Allocs');
     const res = await server.updateAllocsFromClient(updates, tokenFromHeaders(req.headers));
     return answerWrite(req, reply, res.index, { Index: res.index });
+  });
+
+  // A task's template reads (Nomad: Variables.Read/List with the task's workload identity),
+  // authenticated by the node's SecretID; may block on the variables table (the body's MinIndex).
+  app.put('/v1/internal/task/variables', acl.nodeSecret(), async (req, reply) => {
+    const server = requireServer(ctx);
+    if (!server.taskVariables) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'variables' });
+    const res = await server.taskVariables.read(req.body, tokenFromHeaders(req.headers), requestSignal(req, reply, ctx.shutdown.signal));
+    reply.header('X-Nomad-Index', String(res.Index));
+    return res;
   });
 }

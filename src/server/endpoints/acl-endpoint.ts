@@ -18,6 +18,7 @@ import {
   type AclRole,
   type AclToken,
   type AclTokenRoleLink,
+  type JobAcl,
 } from '../../structs/acl.js';
 import { ServerError } from '../server-api.js';
 import type { Command } from '../fsm/commands.js';
@@ -144,7 +145,7 @@ export class AclEndpoint {
   // ---- policies ----
 
   /** Creates or replaces a policy after parsing its rules (400 naming the rule or line). */
-  async upsertPolicy(name: string, req: { Name?: unknown; Description?: unknown; Rules?: unknown }): Promise<number> {
+  async upsertPolicy(name: string, req: { Name?: unknown; Description?: unknown; Rules?: unknown; JobACL?: unknown }): Promise<number> {
     if (req.Name !== undefined && req.Name !== name) throw new ServerError('ACL_REQUEST_INVALID', { reason: `policy name in the path ("${name}") and the body (${JSON.stringify(req.Name)}) differ` });
     if (!POLICY_NAME.test(name)) throw new ServerError('ACL_REQUEST_INVALID', { reason: `invalid policy name "${name}": letters, digits and "-" only, at most 128` });
     if (typeof req.Rules !== 'string') throw new ServerError('ACL_POLICY_INVALID', { policy: name, reason: 'Rules must be a string' });
@@ -156,7 +157,8 @@ export class AclEndpoint {
       throw err;
     }
     const description = (req.Description as string | undefined) ?? '';
-    const policy: AclPolicy = { Name: name, Description: description, Rules: req.Rules, JobACL: null, Hash: hash([name, description, req.Rules]), CreateIndex: 0, ModifyIndex: 0 };
+    const jobAcl = admitJobAcl(req.JobACL);
+    const policy: AclPolicy = { Name: name, Description: description, Rules: req.Rules, JobACL: jobAcl, Hash: hash([name, description, req.Rules, ...(jobAcl ? [JSON.stringify(jobAcl)] : [])]), CreateIndex: 0, ModifyIndex: 0 };
     return this.d.apply({ Type: 'AclPolicyUpsert', Policies: [policy] });
   }
 
@@ -280,4 +282,21 @@ function hash(parts: string[]): string {
 
 function isUuid(s: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
+}
+
+/** A policy's JobACL from its API JSON (null or absent: none), refused naming the field as Nomad's validation does. */
+function admitJobAcl(raw: unknown): JobAcl | null {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ServerError('ACL_REQUEST_INVALID', { reason: 'JobACL must be an object' });
+  const r = raw as Record<string, unknown>;
+  const field = (k: string): string => {
+    const v = r[k];
+    if (v === undefined || v === null) return '';
+    if (typeof v !== 'string') throw new ServerError('ACL_REQUEST_INVALID', { reason: `JobACL.${k} must be a string` });
+    return v;
+  };
+  const out: JobAcl = { Namespace: field('Namespace') || 'default', JobID: field('JobID'), Group: field('Group'), Task: field('Task') };
+  if (out.JobID === '') throw new ServerError('ACL_REQUEST_INVALID', { reason: 'JobACL.JobID must be set' });
+  if (out.Task !== '' && out.Group === '') throw new ServerError('ACL_REQUEST_INVALID', { reason: 'JobACL.Group must be set when JobACL.Task is set' });
+  return out;
 }

@@ -28,6 +28,10 @@ async function withDirs(fn: (prep: TaskPrep, dir: string) => Promise<void>): Pro
 function request(templates: Partial<Template>[], artifacts: Partial<TaskArtifact>[] = []): TaskHookRequest {
   return {
     task: { Name: 't', Templates: templates.map(canonicalizeTemplate), Artifacts: artifacts.map(canonicalizeArtifact) },
+    alloc: { ID: 'alloc-1', Namespace: 'default', Job: null },
+    node: { region: 'global' },
+    signal: new AbortController().signal,
+    lifecycle: { restart: async () => {}, signal: async () => {}, emit: () => {} },
   } as unknown as TaskHookRequest;
 }
 

@@ -4,60 +4,211 @@
  * their permissions, and adds `env = true` templates to the task's environment. Runs after the
  * env hook (templates read the task env) and the artifact hook (sources may be artifacts).
  * Anything the renderer cannot do fails the task setup with "Template failed: …".
+ *
+ * Templates that read Nomad variables fetch them from the servers under the task's workload
+ * identity. As Nomad's template runner, the first render waits until every `nomadVar` it reads
+ * exists (emitting a "Missing: …" Template event once), and while the task runs the hook
+ * watches the variables it read: when a change re-renders a template to new content, the file
+ * is rewritten and the template's change_mode applied — restart the task, send change_signal,
+ * or nothing (noop; script is not run here and is treated as noop).
  */
 import { relative } from 'node:path';
 import { openInside } from '../../../fs/confined-fs.js';
 import { writeFileInsideSync } from '../../../fs/confined-write.js';
-import type { Template } from '../../../structs/template.js';
+import { TaskEventType } from '../../../structs/alloc.js';
+import { TemplateChangeMode, type Template } from '../../../structs/template.js';
+import type { TaskVariableRead } from '../../../structs/task-variables.js';
 import { errorMessage } from '../../client-error.js';
 import { parseEnvFile } from '../../template/parse-env-file.js';
-import { renderTemplate } from '../../template/render-template.js';
+import { renderTemplateResult, type RenderResult } from '../../template/render-template.js';
 import { resolveInTaskDir } from '../../template/task-path.js';
-import type { PrestartHook, TaskHookRequest, TaskPrep } from '../interfaces.js';
+import { TaskVariableCache } from '../../template/task-variable-cache.js';
+import { newTaskEvent } from '../task-event.js';
+import type { PoststartHook, PrestartHook, ExitedHook, StopHook, PreKillHook, ShutdownHook, TaskHookRequest, TaskPrep } from '../interfaces.js';
 import { TaskSetupError } from '../task-setup-error.js';
 
-async function renderOne(t: Template, taskDir: string, env: Record<string, string>): Promise<Record<string, string>> {
-  let text = t.EmbeddedTmpl;
-  if (t.SourcePath) {
-    resolveInTaskDir(taskDir, t.SourcePath, 'source');
+/** How long one blocking read of the variables waits before asking again. */
+const WATCH_WAIT_MS = 5 * 60 * 1000;
+/** Pause after a failed watch (servers unreachable) before trying again. */
+const WATCH_RETRY_MS = 2000;
+
+async function readSource(t: Template, taskDir: string): Promise<string> {
+  if (!t.SourcePath) return t.EmbeddedTmpl;
+  resolveInTaskDir(taskDir, t.SourcePath, 'source');
+  try {
+    // Opened through the confinement check: the task may have made the source a link to a host file.
+    const fh = await openInside(taskDir, t.SourcePath);
     try {
-      // Opened through the confinement check: the task may have made the source a link to a host file.
-      const fh = await openInside(taskDir, t.SourcePath);
-      try {
-        text = await fh.readFile('utf8');
-      } finally {
-        await fh.close();
-      }
-    } catch (err) {
-      throw new Error(`cannot read source ${JSON.stringify(t.SourcePath)}: ${errorMessage(err)}`, { cause: err });
+      return await fh.readFile('utf8');
+    } finally {
+      await fh.close();
     }
+  } catch (err) {
+    throw new Error(`cannot read source ${JSON.stringify(t.SourcePath)}: ${errorMessage(err)}`, { cause: err });
   }
+}
+
+/** Writes one rendered template to its destination with its permissions. */
+function writeRendered(t: Template, taskDir: string, rendered: string): void {
   if (!t.DestPath) throw new Error('template has no destination');
   const dest = relative(taskDir, resolveInTaskDir(taskDir, t.DestPath, 'destination'));
-  const rendered = renderTemplate(text, { leftDelim: t.LeftDelim, rightDelim: t.RightDelim, env });
   const mode = parseInt(t.Perms || '0644', 8);
   if (!Number.isInteger(mode)) throw new Error(`invalid perms ${JSON.stringify(t.Perms)}`);
   // Never through a link the task planted at the destination (the agent is root); mode set on every render.
   writeFileInsideSync(taskDir, dest, rendered, mode);
-  return t.Envvars ? parseEnvFile(rendered) : {};
 }
 
-/** Renders templates into the task directory and exports `env = true` templates. */
-export class TemplateHook implements PrestartHook {
+/** What the hook keeps between the first render and the watch. */
+interface Rendering {
+  taskDir: string;
+  baseEnv: Record<string, string>;
+  cache: TaskVariableCache;
+  /** The text each template last rendered to. */
+  texts: string[];
+}
+
+/** Renders templates into the task directory, exports `env = true` templates, and re-renders on variable changes. */
+export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, StopHook, PreKillHook, ShutdownHook {
   readonly name = 'template';
+  private rendering: Rendering | null = null;
+  private watcher: AbortController | null = null;
 
   async prestart(req: TaskHookRequest, prep: Readonly<TaskPrep>): Promise<Partial<TaskPrep>> {
+    this.stopWatching();
     const templates = req.task.Templates ?? [];
     if (templates.length === 0 || !prep.dirs) return {};
-    let env = { ...prep.env };
-    for (const t of templates) {
+    const rendering: Rendering = { taskDir: prep.dirs.dir, baseEnv: { ...prep.env }, cache: this.newCache(req), texts: [] };
+    try {
+      const { results, env } = await this.renderUntilComplete(req, rendering, true);
+      templates.forEach((t, i) => writeRendered(t, rendering.taskDir, results[i]!.text));
+      rendering.texts = results.map((r) => r.text);
+      this.rendering = rendering;
+      return { env };
+    } catch (err) {
+      if (req.signal.aborted) throw err;
+      throw new TaskSetupError(`Template failed: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  async poststart(req: TaskHookRequest): Promise<void> {
+    const templates = req.task.Templates ?? [];
+    if (templates.length === 0 || !req.variables) return;
+    if (!this.rendering) {
+      // Reattached after an agent restart: learn what the templates read, taking the files as they are.
+      const rendering: Rendering = { taskDir: req.allocDir.taskDirs(req.task.Name).dir, baseEnv: {}, cache: this.newCache(req), texts: [] };
       try {
-        // Later templates see the variables of earlier env templates, as with Nomad's env merge order.
-        env = { ...env, ...(await renderOne(t, prep.dirs.dir, env)) };
-      } catch (err) {
-        throw new TaskSetupError(`Template failed: ${errorMessage(err)}`, { cause: err });
+        const { results } = await this.renderUntilComplete(req, rendering, false);
+        rendering.texts = results.map((r) => r.text);
+        this.rendering = rendering;
+      } catch {
+        return;
       }
     }
-    return { env };
+    if (!this.rendering.cache.usesVariables()) return;
+    this.stopWatching();
+    const ctl = new AbortController();
+    this.watcher = ctl;
+    void this.watch(req, this.rendering, AbortSignal.any([ctl.signal, req.signal]));
+  }
+
+  async exited(): Promise<void> {
+    this.stopWatching();
+  }
+  async stop(): Promise<void> {
+    this.stopWatching();
+  }
+  async preKill(): Promise<void> {
+    this.stopWatching();
+  }
+  async shutdown(): Promise<void> {
+    this.stopWatching();
+  }
+
+  private stopWatching(): void {
+    this.watcher?.abort();
+    this.watcher = null;
+  }
+
+  private newCache(req: TaskHookRequest): TaskVariableCache {
+    const label = (r: TaskVariableRead): string => `${r.Path}@${r.Namespace || req.alloc.Namespace}.${req.alloc.Job?.Region || req.node.region || 'global'}`;
+    return new TaskVariableCache(req.variables, req.alloc.ID, req.task.Name, label);
+  }
+
+  /** Renders every template once, in order (later ones see the variables of earlier env templates). */
+  private async renderOnce(req: TaskHookRequest, r: Rendering): Promise<{ results: RenderResult[]; env: Record<string, string> }> {
+    r.cache.startRender();
+    let env = { ...r.baseEnv };
+    const results: RenderResult[] = [];
+    for (const t of req.task.Templates ?? []) {
+      const text = await readSource(t, r.taskDir);
+      const res = renderTemplateResult(text, {
+        leftDelim: t.LeftDelim,
+        rightDelim: t.RightDelim,
+        env,
+        nomad: r.cache,
+        namespace: req.alloc.Namespace,
+        region: req.alloc.Job?.Region || req.node.region,
+        errMissingKey: t.ErrMissingKey,
+      });
+      results.push(res);
+      if (t.Envvars && res.blocked.length === 0) env = { ...env, ...parseEnvFile(res.text) };
+    }
+    return { results, env };
+  }
+
+  /**
+   * Renders until nothing is missing: fetches reads not made yet at once, and waits for blocked
+   * ones (when `wait`; else answers the render as it is).
+   */
+  private async renderUntilComplete(req: TaskHookRequest, r: Rendering, wait: boolean): Promise<{ results: RenderResult[]; env: Record<string, string> }> {
+    let noticed = false;
+    for (;;) {
+      const out = await this.renderOnce(req, r);
+      if (r.cache.hasMissing()) {
+        await r.cache.fetchMissing(req.signal);
+        continue;
+      }
+      const blocked = [...new Set(out.results.flatMap((x) => x.blocked))];
+      if (blocked.length === 0 || !wait) return out;
+      if (!noticed) {
+        noticed = true;
+        req.lifecycle.emit(newTaskEvent(TaskEventType.Template, Date.now(), { Message: `Missing: ${blocked.join(', ')}` }));
+      }
+      await r.cache.watch(WATCH_WAIT_MS, req.signal);
+    }
+  }
+
+  /** Watches the variables the templates read; re-renders and applies change modes. */
+  private async watch(req: TaskHookRequest, r: Rendering, signal: AbortSignal): Promise<void> {
+    const templates = req.task.Templates ?? [];
+    while (!signal.aborted) {
+      try {
+        await r.cache.watch(WATCH_WAIT_MS, signal);
+        if (signal.aborted) return;
+        const { results } = await this.renderOnce(req, r);
+        if (r.cache.hasMissing()) await r.cache.fetchMissing(signal);
+        // A template waiting for data keeps what it rendered last, as Nomad's.
+        if (r.cache.hasMissing() || results.some((x) => x.blocked.length > 0)) continue;
+        const changed: Template[] = [];
+        templates.forEach((t, i) => {
+          if (results[i]!.text === r.texts[i]) return;
+          writeRendered(t, r.taskDir, results[i]!.text);
+          r.texts[i] = results[i]!.text;
+          changed.push(t);
+        });
+        if (changed.length === 0) continue;
+        if (changed.some((t) => (t.ChangeMode || TemplateChangeMode.Restart) === TemplateChangeMode.Restart)) {
+          this.stopWatching();
+          await req.lifecycle.restart('Template with change_mode restart re-rendered');
+          return;
+        }
+        const signals = new Set(changed.filter((t) => t.ChangeMode === TemplateChangeMode.Signal && t.ChangeSignal).map((t) => t.ChangeSignal));
+        for (const sig of signals) await req.lifecycle.signal(sig, 'Template re-rendered');
+      } catch (err) {
+        if (signal.aborted) return;
+        req.lifecycle.emit(newTaskEvent(TaskEventType.Template, Date.now(), { Message: `Template failed: ${errorMessage(err)}` }));
+        await new Promise((res) => setTimeout(res, WATCH_RETRY_MS));
+      }
+    }
   }
 }

@@ -1,0 +1,68 @@
+/**
+ * Variables read for a task's templates (Nomad's Variables.Read/List called with a workload
+ * identity). The client authenticates with its node's SecretID and names an allocation of that
+ * node and one of its tasks; the task's claim (namespace, job — the parent's for a dispatched
+ * or periodic child —, group, task) decides what it may read (src/acl/workload-variables.ts):
+ * a refused `get` answers "Permission denied" for that read, a `list` keeps only what the task
+ * may list. A terminal allocation reads nothing, as Nomad treats its identity as expired.
+ * Reads may block on the variables table so templates re-render when a variable changes.
+ */
+import { Acl } from '../../acl/acl.js';
+import { parsePolicy } from '../../acl/policy-parser.js';
+import { jobAclApplies, workloadMayAccessVariable, type WorkloadClaim } from '../../acl/workload-variables.js';
+import { admitTaskVariablesRequest, type TaskVariableResult, type TaskVariablesResponse } from '../../structs/task-variables.js';
+import { variableMetadata } from '../../structs/variable.js';
+import { ServerError, Table } from '../server-api.js';
+import { authenticateNode } from './node-endpoint.js';
+import type { EndpointContext } from './endpoint-context.js';
+
+const PERMISSION_DENIED = 'Permission denied';
+
+export class TaskVariablesEndpoint {
+  constructor(private readonly ctx: EndpointContext) {}
+
+  async read(raw: unknown, secretId: string, signal?: AbortSignal): Promise<TaskVariablesResponse> {
+    const req = admitTaskVariablesRequest(raw);
+    const { store } = this.ctx;
+    const alloc = store.allocById(req.AllocID);
+    if (!alloc) throw new ServerError('ALLOC_NOT_FOUND', { alloc: req.AllocID });
+    const node = store.nodeById(alloc.NodeID);
+    if (!node) throw new ServerError('NODE_SECRET_MISMATCH', {});
+    authenticateNode(node, secretId);
+    const group = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
+    if (!group?.Tasks.some((t) => t.Name === req.Task)) throw new ServerError('ACL_PERMISSION_DENIED', {});
+    const claim: WorkloadClaim = { namespace: alloc.Namespace, job: alloc.Job?.ParentID || alloc.JobID, group: alloc.TaskGroup, task: req.Task };
+
+    // The answer's index covers the job's policies too: attaching one may grant a read.
+    const watched = [Table.Variables, Table.AclPolicies];
+    const indexOf = (): number => Math.max(1, ...watched.map((t) => store.tableIndex(t)));
+    if (req.MinIndex > 0 && indexOf() <= req.MinIndex && req.WaitMs > 0) {
+      await store.waitForChange(watched, req.MinIndex, req.WaitMs, signal);
+    }
+    // Read after the wait: the alloc may have ended, the job's policies changed.
+    const now = store.allocById(req.AllocID);
+    if (!now || now.ClientStatus === 'complete' || now.ClientStatus === 'failed' || now.ClientStatus === 'lost') throw new ServerError('ACL_PERMISSION_DENIED', {});
+    const attached = await this.attachedAcl(claim);
+    const results: TaskVariableResult[] = req.Reads.map((r) => {
+      const ns = r.Namespace || claim.namespace;
+      if (r.Op === 'get') {
+        if (!workloadMayAccessVariable(claim, attached, ns, r.Path, 'read')) return { Error: PERMISSION_DENIED };
+        return { Variable: store.variableByPath(ns, r.Path) ?? null };
+      }
+      const list = store
+        .variables(ns, r.Path)
+        .filter((v) => workloadMayAccessVariable(claim, attached, v.Namespace, v.Path, 'list'))
+        .map(variableMetadata);
+      return { List: list };
+    });
+    return { Index: indexOf(), Results: results };
+  }
+
+  /** The ACL of the policies attached to the claim's job, group or task (null: none). */
+  private async attachedAcl(claim: WorkloadClaim): Promise<Acl | null> {
+    const policies = this.ctx.store.acl.allPolicies().filter((p) => jobAclApplies(p.JobACL, claim));
+    if (policies.length === 0) return null;
+    const rules = await Promise.all(policies.map((p) => parsePolicy(p.Rules).catch(() => null)));
+    return Acl.compile(rules.filter((r) => r !== null));
+  }
+}
