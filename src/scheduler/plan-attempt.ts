@@ -41,7 +41,8 @@ export async function runPlanAttempts(
     last = compute(evaluation, state);
     last.plan.SnapshotIndex = state.index();
     for (const f of last.followups) await planner.createEval(f);
-    if (isPlanEmpty(last.plan)) {
+    // A plan dry run (`job plan`) wants the annotations even when nothing would change.
+    if (isPlanEmpty(last.plan) && !evaluation.AnnotatePlan) {
       done = true;
       break;
     }

@@ -5,6 +5,7 @@
 import type { Allocation, Deployment, Evaluation, Job, Node, Plan, PlanResult } from '../structs/index.js';
 import type { Planner, SchedulerFactory, SchedulerState } from '../scheduler/interfaces.js';
 import type { JobPlanResult } from './server-api.js';
+import { annotateJobDiff, diffJob } from '../structs/job-diff/index.js';
 
 /** A snapshot view where one job is replaced by a candidate version. */
 class CandidateState implements SchedulerState {
@@ -73,7 +74,6 @@ export interface DryRunInput {
   snapshot: SchedulerState;
   candidate: Job;
   existing: Job | undefined;
-  specChanged: boolean;
   evaluation: Evaluation;
   factory: SchedulerFactory;
   now: number;
@@ -87,12 +87,15 @@ export async function dryRunPlan(input: DryRunInput): Promise<JobPlanResult> {
   const sched = input.factory(state, planner, { now: input.now, random: input.random });
   await sched.process(input.evaluation);
   const plan = planner.plan;
+  const annotations = plan?.Annotations?.DesiredTGUpdates ?? {};
+  const diff = diffJob(input.existing, input.candidate, true);
+  annotateJobDiff(diff, annotations);
   return {
-    annotations: plan?.Annotations?.DesiredTGUpdates ?? {},
+    annotations,
     failedTGAllocs: planner.evaluation?.FailedTGAllocs ?? null,
     plan,
     jobModifyIndex: input.existing?.JobModifyIndex ?? 0,
     index: input.snapshot.index(),
-    diffType: !input.existing ? 'Added' : input.specChanged ? 'Edited' : 'None',
+    diff,
   };
 }

@@ -11,6 +11,7 @@ import type { Namespace } from '../structs/namespace.js';
 import type { NodePool } from '../structs/node-pool.js';
 import type { TaskVariablesResponse } from '../structs/task-variables.js';
 import type { Variable } from '../structs/variable.js';
+import type { JobDiff } from '../structs/job-diff/index.js';
 import type {
   AllocClientStatus,
   Allocation,
@@ -151,8 +152,8 @@ export interface JobPlanResult {
   plan: Plan | null;
   jobModifyIndex: number;
   index: number;
-  /** A human-readable diff type: "Added", "Edited", "None". */
-  diffType: string;
+  /** The contextual diff from the registered job to the submitted one, annotated with the plan. */
+  diff: JobDiff;
 }
 
 /** An error of the server core; its status and message come from the error catalogue. */

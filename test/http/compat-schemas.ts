@@ -122,15 +122,21 @@ export const NodeListStub = struct({
 });
 export const JobRegisterResponse = struct({ EvalID: S, EvalCreateIndex: U, JobModifyIndex: U, Warnings: S, LastIndex: U, KnownLeader: B });
 export const JobDeregisterResponse = struct({ EvalID: S, EvalCreateIndex: U, JobModifyIndex: U, VolumeEvalID: S, VolumeEvalIndex: U });
+const FieldDiff = struct({ Type: S, Name: S, Old: S, New: S, Annotations: slice(S) });
+const InnerObjectDiff = struct({ Type: S, Name: S, Fields: slice(FieldDiff) });
+const ObjectDiff = struct({ Type: S, Name: S, Fields: slice(FieldDiff), Objects: slice(InnerObjectDiff) });
+const TaskDiff = struct({ Type: S, Name: S, Fields: slice(FieldDiff), Objects: slice(ObjectDiff), Annotations: slice(S) });
+const TaskGroupDiff = struct({ Type: S, Name: S, Fields: slice(FieldDiff), Objects: slice(ObjectDiff), Tasks: slice(TaskDiff), Updates: map(U) });
+export const JobDiff = struct({ Type: S, ID: S, Fields: slice(FieldDiff), Objects: slice(ObjectDiff), TaskGroups: slice(TaskGroupDiff) });
 export const JobPlanResponse = struct({
   JobModifyIndex: U, CreatedEvals: slice(Evaluation),
-  Diff: ptr(struct({ Type: S, ID: S })),
+  Diff: ptr(JobDiff),
   Annotations: ptr(struct({
     DesiredTGUpdates: map(ptr(struct({ Ignore: U, Place: U, Migrate: U, Stop: U, InPlaceUpdate: U, DestructiveUpdate: U, Canary: U, Preemptions: U }))),
   })),
   FailedTGAllocs: map(ptr(AllocationMetric)), NextPeriodicLaunch: T, Warnings: S,
 });
-export const JobVersionsResponse = struct({ Versions: slice(Job), Diffs: slice(struct({ Type: S })) });
+export const JobVersionsResponse = struct({ Versions: slice(Job), Diffs: slice(JobDiff) });
 export const JobScaleStatusResponse = struct({
   JobID: S, Namespace: S, JobCreateIndex: U, JobModifyIndex: U, JobStopped: B,
   TaskGroups: map(struct({ Desired: I, Placed: I, Running: I, Healthy: I, Unhealthy: I, Events: slice(struct({ Time: U, Count: ptr(I), Message: S })) })),

@@ -117,6 +117,7 @@ describe('compatibility with the Go api structs the nomad CLI decodes', () => {
       { name: 'job allocations', url: '/v1/job/web/allocations', schema: { slice: G.AllocListStub }, index: true },
       { name: 'job evaluations', url: '/v1/job/web/evaluations', schema: { slice: G.Evaluation }, index: true },
       { name: 'job versions', url: '/v1/job/web/versions', schema: G.JobVersionsResponse, index: true },
+      { name: 'job versions with diffs', url: '/v1/job/web/versions?diffs=true', schema: G.JobVersionsResponse, index: true },
       { name: 'job deployments', url: '/v1/job/web/deployments', schema: { slice: { struct: { ID: 'string', Status: 'string' } } }, index: true },
       { name: 'job scale', url: '/v1/job/web/scale', schema: G.JobScaleStatusResponse, index: true },
       { name: 'allocations', url: '/v1/allocations', schema: { slice: G.AllocListStub }, index: true },

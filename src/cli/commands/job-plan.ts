@@ -1,6 +1,6 @@
 /**
- * `caravan job plan FILE`: asks the server what registering the job would do and prints the
- * per-group changes (+ create, - destroy, ~ update) and the Job Modify Index to pass to
+ * `caravan job plan FILE`: asks the server what registering the job would do and prints Nomad's
+ * annotated diff of the job (see format/job-diff-text.ts), the scheduler's dry run and the Job Modify Index to pass to
  * `job run -check-index`. Exit 0 when nothing would change, 1 when allocations would change
  * and on errors (Nomad uses 255 for errors; our CLI keeps to 0/1/2).
  */
@@ -13,32 +13,16 @@ import { addApiFlags, apiClient, printJson, runApiCommand, type ApiFlags } from 
 import { describeFailedGroup } from './eval-monitor.js';
 import { collect } from './job-file-flags.js';
 import { loadJobForCommand } from './job-run.js';
+import { formatJobDiff } from '../format/job-diff-text.js';
+import type { JobDiff } from '../../structs/job-diff/index.js';
 
 /** The plan response as the CLI reads it. */
 export interface JobPlanResponse {
   Annotations: { DesiredTGUpdates: Record<string, DesiredUpdates> } | null;
   FailedTGAllocs: Evaluation['FailedTGAllocs'];
   JobModifyIndex: number;
-  Diff: { Type: string } | null;
+  Diff: JobDiff | null;
   Warnings: string;
-}
-
-/** One line per task group: `+/- Task Group: "web" (1 create, 2 destroy, 1 in-place update)`. */
-export function formatPlanGroups(updates: Record<string, DesiredUpdates>): string[] {
-  const lines: string[] = [];
-  for (const [group, u] of Object.entries(updates).sort(([a], [b]) => a.localeCompare(b))) {
-    const parts: string[] = [];
-    if (u.Place > 0) parts.push(`${u.Place} create`);
-    if (u.Stop > 0) parts.push(`${u.Stop} destroy`);
-    if (u.DestructiveUpdate > 0) parts.push(`${u.DestructiveUpdate} create/destroy update`);
-    if (u.InPlaceUpdate > 0) parts.push(`${u.InPlaceUpdate} in-place update`);
-    if (u.Migrate > 0) parts.push(`${u.Migrate} migrate`);
-    if (u.Canary > 0) parts.push(`${u.Canary} canary`);
-    if (u.Ignore > 0) parts.push(`${u.Ignore} ignore`);
-    const marker = u.Place > 0 && u.Stop === 0 ? '+' : u.Stop > 0 && u.Place === 0 && u.DestructiveUpdate === 0 ? '-' : u.Place + u.Stop + u.DestructiveUpdate + u.InPlaceUpdate > 0 ? '+/-' : ' ';
-    lines.push(`${marker} Task Group: "${group}" (${parts.join(', ') || 'no changes'})`);
-  }
-  return lines;
 }
 
 /** True when the plan would change allocations. */
@@ -55,8 +39,10 @@ export const jobPlanCommand: CommandModule = {
         .description('Dry-run a job update to see what the scheduler would do')
         .argument('<file>', 'job file (HCL2 or JSON)')
         .option('--var <name=value>', 'set an HCL variable (repeatable)', collect, [])
-        .option('--var-file <file>', 'read HCL variables from a file (repeatable)', collect, []),
-    ).action(async (file: string, opts: ApiFlags & { var?: string[]; varFile?: string[] }) => {
+        .option('--var-file <file>', 'read HCL variables from a file (repeatable)', collect, [])
+        .option('--diff [bool]', 'show the diff between the registered job and the submitted one (default true)')
+        .option('--verbose', 'show the fields of unchanged blocks too'),
+    ).action(async (file: string, opts: ApiFlags & { var?: string[]; varFile?: string[]; diff?: boolean | string; verbose?: boolean }) => {
       const job = await loadJobForCommand(ctx, file, opts);
       if (!job) {
         ctx.exitCode = ExitCode.Error;
@@ -70,11 +56,10 @@ export const jobPlanCommand: CommandModule = {
           return ExitCode.Ok;
         }
         const updates = body.Annotations?.DesiredTGUpdates ?? {};
-        const diffType = body.Diff?.Type ?? 'None';
-        const marker = diffType === 'Added' ? '+' : diffType === 'Deleted' ? '-' : diffType === 'Edited' ? '+/-' : '';
-        ctx.stdout.write(`${marker ? marker + ' ' : ''}Job: "${job.ID}"\n`);
-        for (const l of formatPlanGroups(updates)) ctx.stdout.write(`${l}\n`);
-        ctx.stdout.write('\nScheduler dry-run:\n');
+        if (opts.diff !== false && opts.diff !== 'false' && body.Diff) {
+          ctx.stdout.write(`${formatJobDiff(body.Diff, opts.verbose === true).trim()}\n\n`);
+        }
+        ctx.stdout.write('Scheduler dry-run:\n');
         const failed = Object.entries(body.FailedTGAllocs ?? {});
         if (failed.length === 0) ctx.stdout.write('- All tasks successfully allocated.\n');
         else {

@@ -9,6 +9,7 @@ import { allocStub } from '../../structs/alloc.js';
 import { parseJobHcl } from '../../server/job-admission.js';
 import { dispatchRoute, periodicForceRoute } from './job-dispatch.js';
 import { versionTagRoute } from './job-version-tags.js';
+import { versionDiffs } from './job-version-diffs.js';
 import { parseSubmission, revertRoute, scaleRoute, stableRoute, submissionRoute } from './job-actions.js';
 import { badRequest, methodNotAllowed, notFound } from '../http-errors.js';
 import { jobListStub } from '../api-views/job-views.js';
@@ -195,7 +196,7 @@ async function jobRoute(
         const versions = server.state.jobVersions(opts.namespace, jobId);
         if (versions.length === 0) throw notFound('job');
         const index = server.state.tableIndex(Table.JobVersions);
-        return { Versions: versions, Diffs: null, Index: index, LastContact: 0, KnownLeader: true };
+        return { Versions: versions, Diffs: versionDiffs(versions, req.query as RawQuery), Index: index, LastContact: 0, KnownLeader: true };
       });
     case 'summary':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
@@ -224,7 +225,7 @@ async function jobRoute(
         FailedTGAllocs: res.failedTGAllocs,
         JobModifyIndex: res.jobModifyIndex,
         CreatedEvals: null,
-        Diff: optionalBool(body, 'Diff') ? { Type: res.diffType, ID: jobId, Fields: null, Objects: null, TaskGroups: null } : null,
+        Diff: optionalBool(body, 'Diff') ? res.diff : null,
         NextPeriodicLaunch: '0001-01-01T00:00:00Z',
         Warnings: '',
         Index: res.index,

@@ -115,7 +115,6 @@ export class JobEndpoint {
       snapshot,
       candidate,
       existing,
-      specChanged: changed,
       evaluation,
       factory,
       now: this.ctx.clock.now(),
