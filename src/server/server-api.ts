@@ -290,7 +290,11 @@ export interface ServerApi {
    */
   readonly variables?: {
     setVariable(raw: unknown, namespace: string, path: string, cas?: number): Promise<VariableWriteResult>;
-    deleteVariable(namespace: string, path: string, cas?: number): Promise<VariableWriteResult>;
+    deleteVariable(namespace: string, path: string, cas?: number, lockId?: string): Promise<VariableWriteResult>;
+    /** Lock operations (`?lock-acquire`, `?lock-renew`, `?lock-release`); a conflict when the lock does not fit. */
+    acquireLock(raw: unknown, namespace: string, path: string): Promise<VariableWriteResult>;
+    renewLock(raw: unknown, namespace: string, path: string): Promise<VariableWriteResult>;
+    releaseLock(raw: unknown, namespace: string, path: string): Promise<VariableWriteResult>;
   };
   /**
    * Variables read for a task's templates by its node's client (`secretId`: the node's

@@ -114,6 +114,10 @@ export class Server implements ServerApi {
       apply: (cmd) => this.apply(cmd),
       resetHeartbeat: (nodeId) => this.resetHeartbeat(nodeId),
       clearHeartbeat: (nodeId) => this.leader?.heartbeats.clear(nodeId),
+      variableLocks: () => {
+        if (this.leader) return this.leader.variableLocks;
+        throw this.notLeader();
+      },
       nowNanos: () => this.clock.now() * 1_000_000,
     };
     this.jobs = new JobEndpoint(ctx);

@@ -6,7 +6,18 @@
  */
 import { CaravanError } from './caravan-error.js';
 
-/** Nomad's VariableMetadata: what a list answers (no items). */
+/**
+ * Nomad's VariableLock: who holds a variable's lock (ID, given at acquire and needed to renew,
+ * release, write or delete), its TTL and the delay after an expiry before anyone may acquire
+ * again — Go duration strings as in Nomad's API ("15s").
+ */
+export interface VariableLock {
+  ID: string;
+  TTL: string;
+  LockDelay: string;
+}
+
+/** Nomad's VariableMetadata: what a list answers (no items); Lock only while the variable is locked. */
 export interface VariableMetadata {
   Namespace: string;
   Path: string;
@@ -14,6 +25,7 @@ export interface VariableMetadata {
   CreateTime: number;
   ModifyIndex: number;
   ModifyTime: number;
+  Lock?: VariableLock;
 }
 
 /** Nomad's Variable (VariableDecrypted): the metadata and the items. */
@@ -79,7 +91,27 @@ export function admitVariable(raw: unknown, namespace: string, path: string): Va
   return { Namespace: namespace, Path: path, Items: out };
 }
 
-/** A variable's list entry (no items). */
+/** A variable's list entry (no items; the lock without its ID, which only its holder knows). */
 export function variableMetadata(v: VariableMetadata): VariableMetadata {
-  return { Namespace: v.Namespace, Path: v.Path, CreateIndex: v.CreateIndex, CreateTime: v.CreateTime, ModifyIndex: v.ModifyIndex, ModifyTime: v.ModifyTime };
+  const m: VariableMetadata = { Namespace: v.Namespace, Path: v.Path, CreateIndex: v.CreateIndex, CreateTime: v.CreateTime, ModifyIndex: v.ModifyIndex, ModifyTime: v.ModifyTime };
+  if (v.Lock) m.Lock = hiddenLock(v.Lock);
+  return m;
+}
+
+/** A variable as anyone but its lock's holder sees it: the lock's ID left out. */
+export function publicVariable(v: Variable): Variable {
+  return v.Lock ? { ...v, Lock: hiddenLock(v.Lock) } : v;
+}
+
+function hiddenLock(l: VariableLock): VariableLock {
+  return { ID: '', TTL: l.TTL, LockDelay: l.LockDelay };
+}
+
+/** The lock ID a request body carries (`Lock.ID`), or undefined. */
+export function lockIdOf(raw: unknown): string | undefined {
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const lock = (raw as Record<string, unknown>)['Lock'];
+  if (lock === null || typeof lock !== 'object') return undefined;
+  const id = (lock as Record<string, unknown>)['ID'];
+  return typeof id === 'string' && id !== '' ? id : undefined;
 }

@@ -8,6 +8,7 @@ import type { Clock, RandomSource } from '../../time/clock.js';
 import type { Command } from '../fsm/commands.js';
 import type { ServerConfig } from '../server-config.js';
 import type { StateStore } from '../state/state-store.js';
+import type { VariableLockTimers } from '../leader/variable-lock-timers.js';
 
 export type FactoryLookup = (type: string) => SchedulerFactory | undefined;
 
@@ -24,6 +25,8 @@ export interface EndpointContext {
    * must heartbeat within. NOT_LEADER on a follower.
    */
   resetHeartbeat(nodeId: string): number;
+  /** The leader's variable lock timers; NOT_LEADER on a follower. */
+  variableLocks(): VariableLockTimers;
   /** Stops a node's heartbeat timer (the node went down); nothing on a follower. */
   clearHeartbeat(nodeId: string): void;
   /** The clock in Unix nanoseconds, as commands carry it. */

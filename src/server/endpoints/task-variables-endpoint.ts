@@ -11,7 +11,7 @@ import { Acl } from '../../acl/acl.js';
 import { parsePolicy } from '../../acl/policy-parser.js';
 import { jobAclApplies, workloadMayAccessVariable, type WorkloadClaim } from '../../acl/workload-variables.js';
 import { admitTaskVariablesRequest, type TaskVariableResult, type TaskVariablesResponse } from '../../structs/task-variables.js';
-import { variableMetadata } from '../../structs/variable.js';
+import { publicVariable, variableMetadata } from '../../structs/variable.js';
 import { ServerError, Table } from '../server-api.js';
 import { authenticateNode } from './node-endpoint.js';
 import type { EndpointContext } from './endpoint-context.js';
@@ -47,7 +47,8 @@ export class TaskVariablesEndpoint {
       const ns = r.Namespace || claim.namespace;
       if (r.Op === 'get') {
         if (!workloadMayAccessVariable(claim, attached, ns, r.Path, 'read')) return { Error: PERMISSION_DENIED };
-        return { Variable: store.variableByPath(ns, r.Path) ?? null };
+        const v = store.variableByPath(ns, r.Path);
+        return { Variable: v ? publicVariable(v) : null };
       }
       const list = store
         .variables(ns, r.Path)

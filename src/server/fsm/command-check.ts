@@ -85,6 +85,18 @@ export function checkCommand(cmd: Command): void {
     case 'VariableDelete':
       if (typeof cmd.Namespace !== 'string' || typeof cmd.Path !== 'string') throw new CommandInvalidError('Path', 'must name a namespace and path');
       break;
+    case 'VariableLock':
+      if (cmd.Op === 'acquire') {
+        if (!isObject(cmd.Variable) || typeof cmd.Variable.Path !== 'string' || typeof cmd.Variable.Namespace !== 'string') {
+          throw new CommandInvalidError('Variable', 'must name its Namespace and Path');
+        }
+        if (!isObject(cmd.Lock) || typeof cmd.Lock.ID !== 'string' || cmd.Lock.ID === '') throw new CommandInvalidError('Lock.ID', 'is required');
+      } else if (cmd.Op === 'release') {
+        if (typeof cmd.Namespace !== 'string' || typeof cmd.Path !== 'string' || typeof cmd.LockID !== 'string') throw new CommandInvalidError('LockID', 'must name a namespace, path and lock');
+      } else {
+        throw new CommandInvalidError('Op', 'must be "acquire" or "release"');
+      }
+      break;
     case 'DeploymentStatusUpdate':
       if (!isObject(cmd.Update)) throw new CommandInvalidError('Update', 'must be an object');
       break;

@@ -8,7 +8,7 @@ import type { SubmittedSource } from '../state/job-submissions.js';
 import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import type { JobVersionTag } from '../../structs/job.js';
-import type { VariableInput } from '../../structs/variable.js';
+import type { VariableInput, VariableLock } from '../../structs/variable.js';
 import type {
   Allocation,
   Deployment,
@@ -63,6 +63,7 @@ export const CommandType = {
   NodePoolDelete: 'NodePoolDelete',
   VariableSet: 'VariableSet',
   VariableDelete: 'VariableDelete',
+  VariableLock: 'VariableLock',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -317,15 +318,42 @@ export interface VariableSetCommand {
   Type: 'VariableSet';
   Variable: VariableInput;
   Cas?: number;
+  /** The writer's lock ID: a locked variable is written only by its lock's holder (checked at apply). */
+  LockID?: string;
   Now: number;
 }
 
-/** Deletes a variable (DELETE /v1/var/:path), with the same optional check-and-set. */
+/** Deletes a variable (DELETE /v1/var/:path), with the same optional check-and-set and lock check. */
 export interface VariableDeleteCommand {
   Type: 'VariableDelete';
   Namespace: string;
   Path: string;
   Cas?: number;
+  LockID?: string;
+  Now: number;
+}
+
+/**
+ * Acquires a variable's lock (creating the variable if there is none; its items replaced when
+ * the request brings some), or releases it (explicitly, or the leader on TTL expiry). Checked at
+ * apply: an acquire of a locked variable, or a release with another lock's ID, changes nothing.
+ */
+export type VariableLockCommand = VariableLockAcquireCommand | VariableLockReleaseCommand;
+
+export interface VariableLockAcquireCommand {
+  Type: 'VariableLock';
+  Op: 'acquire';
+  Variable: VariableInput;
+  Lock: VariableLock;
+  Now: number;
+}
+
+export interface VariableLockReleaseCommand {
+  Type: 'VariableLock';
+  Op: 'release';
+  Namespace: string;
+  Path: string;
+  LockID: string;
   Now: number;
 }
 
@@ -358,4 +386,5 @@ export type Command =
   | NodePoolUpsertCommand
   | NodePoolDeleteCommand
   | VariableSetCommand
-  | VariableDeleteCommand;
+  | VariableDeleteCommand
+  | VariableLockCommand;

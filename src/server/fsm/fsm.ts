@@ -21,7 +21,7 @@ import type {
 } from './commands.js';
 import type { DrainMetadata } from '../drain/drain-status.js';
 import { MetricCompactor } from '../state/compact-metric.js';
-import { applyVariableDelete, applyVariableSet } from './variable-fsm.js';
+import { applyVariableDelete, applyVariableLock, applyVariableSet } from './variable-fsm.js';
 import { applyNamespaceDelete, applyNamespaceUpsert, ensureJobNamespace } from './namespace-fsm.js';
 import { applyAclCommand, isAclCommand } from './acl-commands.js';
 import {
@@ -198,6 +198,9 @@ export class Fsm {
         break;
       case 'VariableDelete':
         applyVariableDelete(this.state, cmd, index);
+        break;
+      case 'VariableLock':
+        applyVariableLock(this.state, cmd, index);
         break;
       default: {
         if (isAclCommand(cmd)) {

@@ -6,7 +6,7 @@
  */
 import { Table } from '../server-api.js';
 import type { StateStore } from '../state/state-store.js';
-import type { VariableDeleteCommand, VariableSetCommand } from './commands.js';
+import type { VariableDeleteCommand, VariableLockCommand, VariableSetCommand } from './commands.js';
 
 /** Whether a check-and-set index `cas` (undefined: no check) matches the variable's current one. */
 export function casHolds(current: { ModifyIndex: number } | undefined, cas: number | undefined): boolean {
@@ -14,10 +14,15 @@ export function casHolds(current: { ModifyIndex: number } | undefined, cas: numb
   return (current?.ModifyIndex ?? 0) === cas;
 }
 
+/** Whether a writer holding `lockId` (undefined: none) may change the variable: unlocked, or locked by that ID. */
+export function lockAllows(current: { Lock?: { ID: string } } | undefined, lockId: string | undefined): boolean {
+  return !current?.Lock || current.Lock.ID === lockId;
+}
+
 export function applyVariableSet(state: StateStore, cmd: VariableSetCommand, index: number): void {
   const { Namespace, Path, Items } = cmd.Variable;
   const prev = state.variableTable.get(Namespace, Path);
-  if (!casHolds(prev, cmd.Cas)) return;
+  if (!casHolds(prev, cmd.Cas) || !lockAllows(prev, cmd.LockID)) return;
   state.variableTable.put({
     Namespace,
     Path,
@@ -26,13 +31,40 @@ export function applyVariableSet(state: StateStore, cmd: VariableSetCommand, ind
     CreateTime: prev?.CreateTime ?? cmd.Now,
     ModifyIndex: index,
     ModifyTime: cmd.Now,
+    // A write by the holder keeps the lock.
+    ...(prev?.Lock ? { Lock: prev.Lock } : {}),
   });
   state.touch(index, Table.Variables);
 }
 
 export function applyVariableDelete(state: StateStore, cmd: VariableDeleteCommand, index: number): void {
   const prev = state.variableTable.get(cmd.Namespace, cmd.Path);
-  if (!casHolds(prev, cmd.Cas) || !prev) return;
+  if (!casHolds(prev, cmd.Cas) || !prev || !lockAllows(prev, cmd.LockID)) return;
   state.variableTable.delete(cmd.Namespace, cmd.Path);
+  state.touch(index, Table.Variables);
+}
+
+export function applyVariableLock(state: StateStore, cmd: VariableLockCommand, index: number): void {
+  if (cmd.Op === 'acquire') {
+    const { Namespace, Path, Items } = cmd.Variable;
+    const prev = state.variableTable.get(Namespace, Path);
+    if (prev?.Lock) return;
+    state.variableTable.put({
+      Namespace,
+      Path,
+      // An acquire without items keeps the variable's.
+      Items: Object.keys(Items).length > 0 ? Items : (prev?.Items ?? {}),
+      CreateIndex: prev?.CreateIndex ?? index,
+      CreateTime: prev?.CreateTime ?? cmd.Now,
+      ModifyIndex: index,
+      ModifyTime: cmd.Now,
+      Lock: cmd.Lock,
+    });
+  } else {
+    const prev = state.variableTable.get(cmd.Namespace, cmd.Path);
+    if (!prev?.Lock || prev.Lock.ID !== cmd.LockID) return;
+    const { Lock: _released, ...rest } = prev;
+    state.variableTable.put({ ...rest, ModifyIndex: index, ModifyTime: cmd.Now });
+  }
   state.touch(index, Table.Variables);
 }

@@ -21,6 +21,7 @@ import { NodeDrainer } from '../drain/node-drainer.js';
 import type { StreamEvent } from '../events/event.js';
 import type { Command } from '../fsm/commands.js';
 import { Heartbeater } from '../heartbeat/heartbeater.js';
+import { VariableLockTimers } from './variable-lock-timers.js';
 import { newEvaluation } from '../new-eval.js';
 import { PeriodicDispatcher } from '../periodic/periodic-dispatcher.js';
 import { PlanApplier } from '../plan/plan-applier.js';
@@ -67,6 +68,8 @@ export class LeaderDuties {
   /** Follows running deployments' health: continues, promotes, fails or completes them. */
   readonly deploymentWatcher: DeploymentWatcher;
   readonly workers: Worker[] = [];
+  /** Expires variable locks whose TTL passed. */
+  readonly variableLocks: VariableLockTimers;
   private gcTimer: Timer | null = null;
   private stopped = false;
 
@@ -88,6 +91,13 @@ export class LeaderDuties {
       commit: (cmd) => deps.apply(cmd),
       nowNanos,
       checkToken: (id, token) => this.broker.outstanding(id) === token,
+    });
+    this.variableLocks = new VariableLockTimers({
+      clock,
+      expire: async (namespace, path, lockId) => {
+        await this.whenRunning(() => deps.apply({ Type: 'VariableLock', Op: 'release', Namespace: namespace, Path: path, LockID: lockId, Now: nowNanos() }));
+      },
+      onError: (err) => this.logError(err, 'expiring a variable lock'),
     });
     this.heartbeats = new Heartbeater({
       clock,
@@ -148,6 +158,7 @@ export class LeaderDuties {
       if (node.Status !== 'down') this.heartbeats.hold(node.ID, failoverMs);
     }
     this.scheduleGc();
+    this.variableLocks.start(store.variables('*').filter((v) => v.Lock));
     this.drainer.start();
     this.periodic.start();
     this.deploymentWatcher.start();
@@ -195,6 +206,7 @@ export class LeaderDuties {
     this.gcTimer?.cancel();
     this.periodic.stop();
     this.heartbeats.stop();
+    this.variableLocks.stop();
     this.drainer.stop();
     this.deploymentWatcher.stop();
     this.broker.setEnabled(false);

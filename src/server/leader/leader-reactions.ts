@@ -99,6 +99,7 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'NodePoolDelete':
     case 'VariableSet':
     case 'VariableDelete':
+    case 'VariableLock':
       break;
     default: {
       const never: never = cmd;
