@@ -1,7 +1,9 @@
 package compat
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/hashicorp/nomad/api"
@@ -53,5 +55,53 @@ func TestVariablesCheckAndSet(t *testing.T) {
 	}
 	if list, _, err := vars.PrefixList("compat/", nil); err != nil || len(list) != 0 {
 		t.Fatalf("after deletes: %+v %v", list, err)
+	}
+}
+
+// Nomad's Go client's variable locks: AcquireLock answers the lock's ID, a second acquire is a
+// conflict, RenewLock and ReleaseLock with the ID succeed, and the Locks/LockLeaser helpers of
+// `nomad var lock` acquire, renew and release around a protected function.
+func TestVariableLocks(t *testing.T) {
+	vars := client.Variables()
+	v, _, err := vars.AcquireLock(&api.Variable{Path: "compat/lock", Items: api.VariableItems{"k": "v"}, Lock: &api.VariableLock{TTL: "30s", LockDelay: "5s"}}, nil)
+	if err != nil || v.Lock == nil || v.Lock.ID == "" || v.Lock.TTL != "30s" || v.Items["k"] != "v" {
+		t.Fatalf("acquire: %+v %v", v, err)
+	}
+	if _, _, err := vars.AcquireLock(&api.Variable{Path: "compat/lock", Lock: &api.VariableLock{TTL: "30s"}}, nil); err == nil {
+		t.Fatal("a second acquire of a held lock succeeded")
+	}
+	meta, _, err := vars.RenewLock(v, nil)
+	if err != nil || meta.Lock == nil || meta.Lock.ID != v.Lock.ID {
+		t.Fatalf("renew: %+v %v", meta, err)
+	}
+	rel, _, err := vars.ReleaseLock(&api.Variable{Path: "compat/lock", Lock: &api.VariableLock{ID: v.Lock.ID}}, nil)
+	if err != nil || rel.Lock != nil || rel.Items["k"] != "v" {
+		t.Fatalf("release: %+v %v", rel, err)
+	}
+
+	locks, err := client.Locks(api.WriteOptions{}, api.Variable{Path: "compat/leased", Lock: &api.VariableLock{TTL: "10s", LockDelay: "1s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	leaser := client.NewLockLeaser(locks)
+	err = leaser.Start(context.Background(), func(ctx context.Context) error {
+		held, _, err := vars.Read("compat/leased", nil)
+		if err != nil || held.Lock == nil {
+			return fmt.Errorf("the variable is not locked while the protected function runs: %+v %v", held, err)
+		}
+		ran = true
+		return nil
+	})
+	if err != nil || !ran {
+		t.Fatalf("lock leaser: ran=%v %v", ran, err)
+	}
+	if after, _, err := vars.Read("compat/leased", nil); err != nil || after.Lock != nil {
+		t.Fatalf("after the leaser: %+v %v", after, err)
+	}
+	for _, p := range []string{"compat/lock", "compat/leased"} {
+		if _, err := vars.Delete(p, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
