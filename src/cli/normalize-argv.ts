@@ -10,6 +10,8 @@ const LONG_SINGLE_DASH = /^-[A-Za-z][A-Za-z0-9_-]+(=[\s\S]*)?$/;
  * value; needed to tell the allocation ID apart from a flag's value.
  */
 const EXEC_VALUE_FLAGS = new Set(['task', 'address', 'token', 'region', 'namespace', 'e', 'ca-cert', 'client-cert', 'client-key', 'tls-server-name']);
+/** The same for `var lock`, whose child command follows the variable's path. */
+const VAR_LOCK_VALUE_FLAGS = new Set(['ttl', 'delay', 'max-retry', 'backoff', 'out', 'address', 'token', 'region', 'namespace', 'ca-cert', 'client-cert', 'client-key', 'tls-server-name']);
 
 function normalizeFlag(a: string): string {
   return LONG_SINGLE_DASH.test(a) ? `-${a}` : a;
@@ -17,8 +19,9 @@ function normalizeFlag(a: string): string {
 
 /**
  * For `alloc exec`, the index just past the allocation ID: everything from there on is the
- * remote command and its own flags (`ls -la`), which `nomad alloc exec` never interprets.
- * -1 when argv is not an `alloc exec` invocation or has no allocation ID yet.
+ * remote command and its own flags (`ls -la`), which `nomad alloc exec` never interprets; the
+ * same for `var lock` past the variable's path (and an optional `@spec` file).
+ * -1 when argv is neither invocation or has no allocation ID (path) yet.
  */
 function execCommandStart(args: readonly string[]): number {
   const words: number[] = [];
@@ -26,15 +29,20 @@ function execCommandStart(args: readonly string[]): number {
     if (args[i] === '--') return -1;
     if (!args[i]!.startsWith('-')) words.push(i);
   }
-  if (words.length < 2 || args[words[0]!] !== 'alloc' || args[words[1]!] !== 'exec') return -1;
+  if (words.length < 2) return -1;
+  const pair = `${args[words[0]!]} ${args[words[1]!]}`;
+  if (pair !== 'alloc exec' && pair !== 'var lock') return -1;
+  const valueFlags = pair === 'var lock' ? VAR_LOCK_VALUE_FLAGS : EXEC_VALUE_FLAGS;
   for (let i = words[1]! + 1; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') return -1; // the user already separated the command
     if (a.startsWith('-') && a.length > 1) {
       const name = a.replace(/^-+/, '');
-      if (!name.includes('=') && EXEC_VALUE_FLAGS.has(name)) i++;
+      if (!name.includes('=') && valueFlags.has(name)) i++;
       continue;
     }
+    // `var lock <path> @spec.json child…`: the spec file is the lock's, not the child's.
+    if (pair === 'var lock' && args[i + 1]?.startsWith('@')) return i + 2;
     return i + 1;
   }
   return -1;

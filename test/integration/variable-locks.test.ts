@@ -7,11 +7,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Variable, VariableMetadata } from '../../src/structs/variable.js';
-import { api, startAgent, type AgentProcess } from './helpers/agent-process.js';
+import { api, runCli, startAgent, type AgentProcess } from './helpers/agent-process.js';
 import { waitUntil } from './helpers/poseidon-client.js';
 
 test('variable locks: acquire, conflict, writes with the lock ID, CAS, renew, release, expiry with delay, restart', async () => {
@@ -94,6 +94,37 @@ test('variable locks: acquire, conflict, writes with the lock ID, CAS, renew, re
     await waitUntil('the brief lock taken again after its delay', async () => (await api(a, 'PUT', '/v1/var/locks/brief?lock-acquire', { Lock: { TTL: '1h' } })).status === 200, 30_000);
   } finally {
     await agent?.stop();
+    await rm(tmp, { recursive: true, force: true });
+  }
+});
+
+test('caravan var lock: holds the lock while the child runs, renews it, releases it on exit; -early-return; a failing child', async () => {
+  const tmp = await mkdtemp(join(tmpdir(), 'caravan-it-varlock-cli-'));
+  const agent = await startAgent({ roleArgs: ['-server'], dataDir: join(tmp, 'data') });
+  try {
+    const a = agent.address;
+    const go = join(tmp, 'go');
+    // The child waits for the test's signal, past renewals of a 4s TTL.
+    const script = `echo held; while [ ! -f ${go} ]; do sleep 0.1; done; echo done`;
+    const holder = runCli(a, ['var', 'lock', '-ttl', '4s', '-delay', '1s', '-shell=false', 'locks/cli', '/bin/sh', '-c', script]);
+    await waitUntil('the variable locked by var lock', async () => (await api<Variable>(a, 'GET', '/v1/var/locks/cli')).body.Lock !== undefined, 30_000);
+    // Held past its TTL: the renewals keep it.
+    await new Promise((r) => setTimeout(r, 5000));
+    assert.notEqual((await api<Variable>(a, 'GET', '/v1/var/locks/cli')).body.Lock, undefined, 'renewed past its TTL');
+    const early = await runCli(a, ['var', 'lock', '-early-return', 'locks/cli', 'echo', 'should-not-run']);
+    assert.deepEqual([early.code, early.stdout], [0, ''], early.stderr);
+    await writeFile(go, '');
+    const done = await holder;
+    assert.equal(done.code, 0, done.stderr);
+    assert.equal(done.stdout, 'held\ndone\n');
+    assert.equal((await api<Variable>(a, 'GET', '/v1/var/locks/cli')).body.Lock, undefined, 'released on exit');
+
+    const failing = await runCli(a, ['var', 'lock', 'locks/cli', 'exit', '3']);
+    assert.equal(failing.code, 1);
+    assert.match(failing.stderr, /Lock error: .*exit status 3/);
+    assert.equal((await api<Variable>(a, 'GET', '/v1/var/locks/cli')).body.Lock, undefined, 'released after a failing child too');
+  } finally {
+    await agent.stop();
     await rm(tmp, { recursive: true, force: true });
   }
 });

@@ -2,7 +2,8 @@
  * `caravan var list|get|put|purge`, as Nomad's `nomad var …`: variables through /v1/vars and
  * /v1/var/:path. `put` takes `key=value` items (a value `@file` is the file's contents; reading a
  * whole variable from stdin or a file is not supported yet); `-check-index` makes `put` and `purge`
- * check-and-set, and a stale index is reported as Nomad's "Check-and-Set conflict".
+ * check-and-set, and a stale index is reported as Nomad's "Check-and-Set conflict". `var lock`
+ * is in var-lock.ts.
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
@@ -13,6 +14,7 @@ import type { CommandModule } from '../command-registry.js';
 import { formatColumns, formatKV } from '../format/columns.js';
 import { formatUnixNanos } from '../format/time-format.js';
 import { addApiFlags, apiClient, printJson, runApiCommand, type ApiFlags } from './api-command.js';
+import { registerVarLock } from './var-lock.js';
 
 const varPath = (p: string): string => `/v1/var/${p.replace(/^\/+|\/+$/g, '').split('/').map(encodeURIComponent).join('/')}`;
 
@@ -70,6 +72,7 @@ function casConflict(ctx: CliContext, err: unknown, index: number | undefined): 
 export const varCommands: CommandModule = {
   register(program: Command, ctx: CliContext): void {
     const v = program.command('var').description('Interact with variables');
+    registerVarLock(v, ctx);
 
     addApiFlags(
       v
