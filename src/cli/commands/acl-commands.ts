@@ -89,10 +89,24 @@ export const aclCommands: CommandModule = {
 
     // ---- policies ----
     const policy = acl.command('policy').description('Interact with ACL policies');
-    addApiFlags(policy.command('apply').description('Create or update an ACL policy from a file (HCL or JSON; "-" reads stdin)').argument('<name>').argument('<path>').option('--description <text>', 'the policy\'s description'))
+    addApiFlags(
+      policy
+        .command('apply')
+        .description('Create or update an ACL policy from a file (HCL or JSON; "-" reads stdin)')
+        .argument('<name>')
+        .argument('<path>')
+        .option('--description <text>', 'the policy\'s description')
+        .option('--job <id>', 'attach the policy to this job\'s tasks (in -namespace) for their workload identity')
+        .option('--group <name>', 'with -job: only this task group')
+        .option('--task <name>', 'with -job and -group: only this task'),
+    )
       .action(run('writing ACL policy', async (opts, name, path) => {
         const rules = await readSource(path!);
-        await apiClient(ctx, opts).post(`/v1/acl/policy/${encodeURIComponent(name!)}`, { Name: name, Description: opts['description'] ?? '', Rules: rules });
+        const job = opts['job'];
+        if ((opts['group'] || opts['task']) && !job) throw new CliUsageError('-group and -task need -job');
+        if (opts['task'] && !opts['group']) throw new CliUsageError('-task needs -group');
+        const jobAcl = job ? { Namespace: opts['namespace'] ?? 'default', JobID: job, Group: opts['group'] ?? '', Task: opts['task'] ?? '' } : undefined;
+        await apiClient(ctx, opts).post(`/v1/acl/policy/${encodeURIComponent(name!)}`, { Name: name, Description: opts['description'] ?? '', Rules: rules, ...(jobAcl ? { JobACL: jobAcl } : {}) });
         ctx.stdout.write(`Successfully wrote "${name}" ACL policy!\n`);
         return ExitCode.Ok;
       }));

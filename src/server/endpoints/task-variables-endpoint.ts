@@ -24,10 +24,10 @@ export class TaskVariablesEndpoint {
   async read(raw: unknown, secretId: string, signal?: AbortSignal): Promise<TaskVariablesResponse> {
     const req = admitTaskVariablesRequest(raw);
     const { store } = this.ctx;
+    // An unknown allocation is refused as a wrong secret is: a caller learns nothing without one.
     const alloc = store.allocById(req.AllocID);
-    if (!alloc) throw new ServerError('ALLOC_NOT_FOUND', { alloc: req.AllocID });
-    const node = store.nodeById(alloc.NodeID);
-    if (!node) throw new ServerError('NODE_SECRET_MISMATCH', {});
+    const node = alloc ? store.nodeById(alloc.NodeID) : undefined;
+    if (!alloc || !node) throw new ServerError('NODE_SECRET_MISMATCH', {});
     authenticateNode(node, secretId);
     const group = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
     if (!group?.Tasks.some((t) => t.Name === req.Task)) throw new ServerError('ACL_PERMISSION_DENIED', {});

@@ -185,10 +185,14 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
       try {
         await r.cache.watch(WATCH_WAIT_MS, signal);
         if (signal.aborted) return;
-        const { results } = await this.renderOnce(req, r);
-        if (r.cache.hasMissing()) await r.cache.fetchMissing(signal);
+        let { results } = await this.renderOnce(req, r);
+        // A render may read what the last one did not (a list grew): fetch it and render again.
+        while (r.cache.hasMissing() && !signal.aborted) {
+          await r.cache.fetchMissing(signal);
+          ({ results } = await this.renderOnce(req, r));
+        }
         // A template waiting for data keeps what it rendered last, as Nomad's.
-        if (r.cache.hasMissing() || results.some((x) => x.blocked.length > 0)) continue;
+        if (results.some((x) => x.blocked.length > 0)) continue;
         const changed: Template[] = [];
         templates.forEach((t, i) => {
           if (results[i]!.text === r.texts[i]) return;
