@@ -62,6 +62,31 @@ job "tv-denied" {
 }
 `;
 
+const SIGNAL_JOB = `
+job "tvs" {
+  datacenters = ["dc1"]
+  group "g" {
+    task "show" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "trap 'cp local/sig.txt local/seen.txt' HUP; while true; do sleep 0.1; done"]
+      }
+      template {
+        data          = "{{ with nomadVar \\"nomad/jobs/tvs\\" }}{{ .v }}{{ end }}"
+        destination   = "local/sig.txt"
+        change_mode   = "signal"
+        change_signal = "SIGHUP"
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+    }
+  }
+}
+`;
+
 async function register(address: string, hcl: string): Promise<void> {
   const parsed = await api(address, 'POST', '/v1/jobs/parse', { JobHCL: hcl, Canonicalize: true });
   assert.equal(parsed.status, 200, parsed.text);
@@ -118,6 +143,35 @@ test('templates read Nomad variables, wait for them, re-render and restart on ch
     const failure = badAlloc.TaskStates?.['show']?.Events.find((e) => e.Type === 'Setup Failure');
     assert.ok(failure);
     assert.equal(failure.DisplayMessage, 'Template failed: nomad.var.get(nomad/jobs/tv@default.global): Permission denied');
+  } finally {
+    await agent.stop();
+    await agent.cleanup();
+  }
+});
+
+test('a template with change_mode signal re-renders and signals the task instead of restarting it', async () => {
+  const dataDir = await mkdtemp('/tmp/ctvs-');
+  const agent = await startAgent({ roleArgs: ['-dev'], dataDir });
+  const a = agent.address;
+  try {
+    assert.equal((await api(a, 'PUT', '/v1/var/nomad/jobs/tvs', { Items: { v: 'one' } })).status, 200);
+    await register(a, SIGNAL_JOB);
+    const stub = await waitUntil('an alloc of tvs', async () => (await api<AllocListStub[]>(a, 'GET', '/v1/job/tvs/allocations')).body[0], 30_000);
+    const alloc = async (): Promise<Allocation> => (await api<Allocation>(a, 'GET', `/v1/allocation/${stub.ID}`)).body;
+    await waitUntil('the task running', async () => (await alloc()).TaskStates?.['show']?.State === 'running', 30_000);
+    const cat = async (file: string) => {
+      const r = await api(a, 'GET', `/v1/client/fs/cat/${stub.ID}?path=${encodeURIComponent(`show/local/${file}`)}`);
+      return r.status === 200 ? r.text : undefined;
+    };
+    assert.equal(await cat('sig.txt'), 'one');
+    assert.equal((await api(a, 'PUT', '/v1/var/nomad/jobs/tvs', { Items: { v: 'two' } })).status, 200);
+    // The trap copies the re-rendered file when SIGHUP arrives.
+    await waitUntil('the task saw the signal', async () => (await cat('seen.txt')) === 'two', 30_000);
+    const events = (await alloc()).TaskStates?.['show']?.Events ?? [];
+    const sig = events.find((e) => e.Type === 'Signaling');
+    assert.equal(sig?.DisplayMessage, 'Task being sent signal SIGHUP: Template re-rendered');
+    assert.ok(!events.some((e) => e.Type === 'Restart Signaled'), 'signalled, not restarted');
+    assert.equal((await alloc()).TaskStates?.['show']?.Restarts, 0);
   } finally {
     await agent.stop();
     await agent.cleanup();

@@ -112,7 +112,7 @@ export class TaskRunner {
       this.stats = null;
     } else {
       this.stats = new StatsHook(cfg.clock);
-      this.hooks = [new ValidateHook(), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new ArtifactHook(), new TemplateHook(), this.stats];
+      this.hooks = [new ValidateHook(), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}), this.stats];
     }
   }
 

@@ -20,15 +20,16 @@ import { TemplateChangeMode, type Template } from '../../../structs/template.js'
 import type { TaskVariableRead } from '../../../structs/task-variables.js';
 import { errorMessage } from '../../client-error.js';
 import { parseEnvFile } from '../../template/parse-env-file.js';
-import { renderTemplateResult, type RenderResult } from '../../template/render-template.js';
+import { renderTemplateResult, TemplateRenderError, type RenderResult } from '../../template/render-template.js';
 import { resolveInTaskDir } from '../../template/task-path.js';
 import { TaskVariableCache } from '../../template/task-variable-cache.js';
+import { buildTaskEnv } from '../../taskenv/task-env.js';
 import { newTaskEvent } from '../task-event.js';
 import type { PoststartHook, PrestartHook, ExitedHook, StopHook, PreKillHook, ShutdownHook, TaskHookRequest, TaskPrep } from '../interfaces.js';
 import { TaskSetupError } from '../task-setup-error.js';
 
-/** How long one blocking read of the variables waits before asking again. */
-const WATCH_WAIT_MS = 5 * 60 * 1000;
+/** How long one blocking read of the variables waits before asking again (well inside fetch's header timeout). */
+const WATCH_WAIT_MS = 60 * 1000;
 /** Pause after a failed watch (servers unreachable) before trying again. */
 const WATCH_RETRY_MS = 2000;
 
@@ -73,6 +74,9 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
   private rendering: Rendering | null = null;
   private watcher: AbortController | null = null;
 
+  /** `hostEnv`: the agent's environment, for rebuilding the task env after a reattach. */
+  constructor(private readonly hostEnv: Record<string, string | undefined> = {}) {}
+
   async prestart(req: TaskHookRequest, prep: Readonly<TaskPrep>): Promise<Partial<TaskPrep>> {
     this.stopWatching();
     const templates = req.task.Templates ?? [];
@@ -94,8 +98,11 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
     const templates = req.task.Templates ?? [];
     if (templates.length === 0 || !req.variables) return;
     if (!this.rendering) {
-      // Reattached after an agent restart: learn what the templates read, taking the files as they are.
-      const rendering: Rendering = { taskDir: req.allocDir.taskDirs(req.task.Name).dir, baseEnv: {}, cache: this.newCache(req), texts: [] };
+      // Reattached after an agent restart: learn what the templates read, taking the files as they
+      // are, with the task env the env hook built before the start.
+      const dirs = req.allocDir.taskDirs(req.task.Name);
+      const baseEnv = buildTaskEnv({ alloc: req.alloc, group: req.group, task: req.task, node: req.node, dirs, hostEnv: this.hostEnv }).env;
+      const rendering: Rendering = { taskDir: dirs.dir, baseEnv, cache: this.newCache(req), texts: [] };
       try {
         const { results } = await this.renderUntilComplete(req, rendering, false);
         rendering.texts = results.map((r) => r.text);
@@ -210,7 +217,9 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
         for (const sig of signals) await req.lifecycle.signal(sig, 'Template re-rendered');
       } catch (err) {
         if (signal.aborted) return;
-        req.lifecycle.emit(newTaskEvent(TaskEventType.Template, Date.now(), { Message: `Template failed: ${errorMessage(err)}` }));
+        // A refused read or a template that no longer renders is the task's to see; servers
+        // out of reach are only waited out (the next watch asks again).
+        if (err instanceof TemplateRenderError) req.lifecycle.emit(newTaskEvent(TaskEventType.Template, Date.now(), { Message: `Template failed: ${errorMessage(err)}` }));
         await new Promise((res) => setTimeout(res, WATCH_RETRY_MS));
       }
     }
