@@ -85,7 +85,7 @@ class VarItems implements TemplateObject {
     return this.v!.Items[k]!;
   }
   field(name: string): unknown {
-    if (this.v && Object.prototype.hasOwnProperty.call(this.v.Items, name)) return this.item(name);
+    // Go looks a map type's methods up before its keys.
     switch (name) {
       case 'Keys':
         return [...this.keys];
@@ -97,6 +97,7 @@ class VarItems implements TemplateObject {
       case 'Metadata':
         return this.v ? new VarMeta(this.v) : null;
     }
+    if (this.v && Object.prototype.hasOwnProperty.call(this.v.Items, name)) return this.item(name);
     if (this.errMissingKey) throw new TemplateRenderError(`map has no entry for key ${JSON.stringify(name)}`);
     return null;
   }
@@ -246,11 +247,14 @@ export function renderTemplateResult(src: string, opts: RenderOptions): RenderRe
     printf: arity('printf', 1, Infinity, ([f, ...rest]) => sprintf(str('printf', f), rest)),
     // Nomad Variables.
     nomadVar: arity('nomadVar', 1, 1, ([arg]) => {
+      // consul-template: an empty path is no variable, not a wait.
+      if (arg === '') return new VarItems(null, errMissingKey);
       const r = readVar('nomadVar', arg);
       if (!r.v) blocked.push(`nomad.var.block(${label(r.path, r.namespace)})`);
       return new VarItems(r.v ?? null, errMissingKey);
     }),
     nomadVarExists: arity('nomadVarExists', 1, 1, ([arg]) => {
+      if (arg === '') return false;
       const r = readVar('nomadVarExists', arg);
       if (r.v === undefined) blocked.push(`nomad.var.get(${label(r.path, r.namespace)})`);
       return r.v !== null && r.v !== undefined;

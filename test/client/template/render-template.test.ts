@@ -95,6 +95,8 @@ describe('renderTemplateResult with Nomad variables', () => {
     assert.deepEqual(rv('{{ range nomadVarListSafe "zzz" }}x{{ end }}').blocked, ['nomad.var.list(zzz@default.global)']);
     assert.deepEqual(rv('{{ range nomadVarListSafe "nomad" }}{{ .Path }}{{ end }}'), { text: 'nomad/jobs/web', blocked: [] });
     assert.deepEqual(rv('{{ nomadVarList "unfetched" }}').blocked, ['nomad.var.list(unfetched@default.global)']);
+    assert.deepEqual(rv('{{ with nomadVar "" }}x{{ end }}{{ nomadVarExists "" }}'), { text: 'false', blocked: [] });
+    assert.throws(() => rv('{{ nomadVarList "a" "b" }}'), /wrong number of args for nomadVarList/);
   });
 
   it('fails the render on a refused read', () => {
