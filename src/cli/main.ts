@@ -48,6 +48,16 @@ import { statusCommand } from './commands/status.js';
 import { jobValidateCommand } from './commands/job-validate.js';
 import { CARAVAN_VERSION } from '../structs/version.js';
 import { versionCommand } from './commands/version.js';
+import { jobAllocsCommand } from './commands/job-allocs.js';
+import { jobDeploymentsCommand } from './commands/job-deployments.js';
+import { jobEvalCommand } from './commands/job-eval.js';
+import { jobStartCommand } from './commands/job-start.js';
+import { jobRestartCommand } from './commands/job-restart.js';
+import { jobInitCommand } from './commands/job-init.js';
+import { agentInfoCommand } from './commands/agent-info.js';
+import { operatorApiCommand } from './commands/operator-api.js';
+import { operatorMetricsCommand } from './commands/operator-metrics.js';
+import { nodeConfigCommand } from './commands/node-config.js';
 import { normalizeArgv } from './normalize-argv.js';
 
 /** Every command of the CLI, in help order. Add new command modules here. */
@@ -63,12 +73,19 @@ export const COMMANDS: readonly CommandModule[] = [
   jobPeriodicCommand,
   jobInspectCommand,
   jobHistoryCommand,
+  jobAllocsCommand,
+  jobDeploymentsCommand,
+  jobEvalCommand,
+  jobStartCommand,
+  jobRestartCommand,
+  jobInitCommand,
   evalCommands,
   evalDeleteCommand,
   nodeCommands,
   nodeDrainCommand,
   nodeMetaCommands,
   nodePoolCommands,
+  nodeConfigCommand,
   varCommands,
   operatorSnapshotCommands,
   deploymentCommands,
@@ -90,6 +107,9 @@ export const COMMANDS: readonly CommandModule[] = [
   operatorSchedulerCommands,
   namespaceCommands,
   operatorRaftCommands,
+  operatorApiCommand,
+  operatorMetricsCommand,
+  agentInfoCommand,
   aclCommands,
 ];
 

@@ -211,6 +211,14 @@ export class Client implements ClientHttpApi {
     return out;
   }
 
+  servers(): string[] {
+    return this.config.connection.servers();
+  }
+
+  setServers(servers: string[]): void {
+    this.config.connection.setServers(servers);
+  }
+
   hostStats(): HostStats {
     return this.hostStatsCollector.collect(this.clock.now());
   }

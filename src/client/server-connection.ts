@@ -22,6 +22,10 @@ export interface ServerConnection {
   updateAllocs(updates: AllocClientUpdate[]): Promise<void>;
   /** A task's template reads of variables (blocking when req.MinIndex > 0). */
   readTaskVariables(req: TaskVariablesRequest, signal: AbortSignal): Promise<TaskVariablesResponse>;
+  /** The servers this client talks to ("host:port"), configured first, then learned ones. */
+  servers(): string[];
+  /** Replaces the configured servers (`node config -update-servers`); ClientError when not possible. */
+  setServers(servers: string[]): void;
 }
 
 function ttlMs(ns: number): number {
@@ -43,6 +47,10 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
   // The node's SecretID, sent with every later call as Nomad's clients do.
   let secretId = '';
   return {
+    servers: () => [],
+    setServers() {
+      throw new ClientError(ClientErrorCode.ServerRejected, 'this client runs inside its server (-dev): it has no server list to update');
+    },
     async registerNode(node) {
       secretId = node.SecretID;
       try {
@@ -99,7 +107,7 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
   // With TLS, bare host:port servers are reached over HTTPS, presenting the agent's certificate.
   const toBase = (s: string): string => withScheme(/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`, tls !== undefined);
   const fetchFn = tls ? tlsFetch({ agent: tls.serverAgent }) : fetch;
-  const configured = servers.map(toBase);
+  let configured = servers.map(toBase);
   // The configured servers, then those the servers told us of (every server of the cluster).
   let bases = [...configured];
   let current = 0;
@@ -160,6 +168,13 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
   }
 
   return {
+    servers: () => bases.map((b) => b.replace(/^https?:\/\//, '')),
+    setServers(list) {
+      if (list.length === 0) throw new ClientError(ClientErrorCode.NoServers, 'no servers given');
+      configured = list.map(toBase);
+      bases = [...configured];
+      current = 0;
+    },
     async registerNode(node) {
       secretId = node.SecretID;
       const { json } = await request('PUT', '/v1/internal/node/register', { Node: node }, undefined, secretId);

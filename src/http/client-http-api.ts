@@ -32,6 +32,10 @@ export interface ClientHttpApi {
   signalAlloc(allocId: string, task: string | undefined, signal: string): Promise<void>;
   /** Resource usage of every running task of the allocation, by task name. Throws ClientApiError. */
   allocStats(allocId: string): Promise<Record<string, TaskResourceUsage>>;
+  /** The servers the client talks to (GET /v1/agent/servers on a client-only agent). Optional. */
+  servers?(): string[];
+  /** Replaces them (PUT /v1/agent/servers). Optional; throws ClientError when not possible. */
+  setServers?(servers: string[]): void;
   /** The host's resource usage (GET /v1/client/stats). */
   hostStats(): HostStats;
   /**

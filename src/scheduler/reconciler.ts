@@ -220,8 +220,8 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
         slots.push({ index, alloc: null, replacement: replace(a, PlacementKind.Lost, null) });
         continue;
       }
-      // Failed: the reschedule policy decides.
-      const d = rescheduleDecision(a, group.ReschedulePolicy, input.nowMs);
+      // Failed: the reschedule policy decides, unless `job eval -force-reschedule` marked it.
+      const d = a.DesiredTransition.ForceReschedule === true ? { eligible: true, delay: 0, atMs: input.nowMs } : rescheduleDecision(a, group.ReschedulePolicy, input.nowMs);
       if (!d.eligible) {
         slots.push({ index, alloc: a, replacement: null });
       } else if (d.atMs <= input.nowMs + RESCHEDULE_WINDOW_MS || a.FollowupEvalID === input.evalId) {

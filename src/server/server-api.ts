@@ -197,7 +197,8 @@ export interface ServerApi {
   registerJob(job: unknown, opts?: RegisterJobOptions): Promise<RegisterJobResult>;
   deregisterJob(namespace: string, jobId: string, purge: boolean): Promise<DeregisterJobResult>;
   /** Creates a new evaluation for a job (POST /v1/job/:id/evaluate). */
-  evaluateJob(namespace: string, jobId: string): Promise<{ evalId: string; index: number }>;
+  /** A new evaluation of a job; `forceReschedule` also replaces its failed allocations now, whatever their reschedule policy says. */
+  evaluateJob(namespace: string, jobId: string, opts?: { forceReschedule?: boolean }): Promise<{ evalId: string; index: number }>;
   /** Admits a job as registerJob does and answers what the scheduler would do with it. */
   planJob(job: unknown, opts?: JobSubmissionOptions): Promise<JobPlanResult>;
   /**

@@ -311,8 +311,8 @@ export class Server implements ServerApi {
   deregisterJob(namespace: string, jobId: string, purge: boolean): Promise<DeregisterJobResult> {
     return this.jobs.deregisterJob(namespace, jobId, purge);
   }
-  evaluateJob(namespace: string, jobId: string): Promise<{ evalId: string; index: number }> {
-    return this.jobs.evaluateJob(namespace, jobId);
+  evaluateJob(namespace: string, jobId: string, opts?: { forceReschedule?: boolean }): Promise<{ evalId: string; index: number }> {
+    return this.jobs.evaluateJob(namespace, jobId, opts);
   }
   planJob(input: unknown, opts?: JobSubmissionOptions): Promise<JobPlanResult> {
     return this.jobs.planJob(input, opts);

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { CARAVAN_VERSION } from '../../structs/version.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { ErrorCatalogue } from '../../structs/error-catalogue.js';
-import { HttpError } from '../http-errors.js';
+import { badRequest, HttpError } from '../http-errors.js';
 import { queryOptions, sendJson, type AgentInfo, type RouteContext } from '../route-context.js';
 import { acl } from '../acl/route-acl.js';
 import { clusterMembers } from './operator.js';
@@ -143,11 +143,29 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     if (!ctx.client) throw new HttpError('HTTP_NO_CLIENT', { reason: 'no servers list' });
     return sendJson(reply, clientServers(ctx), queryOptions(req).pretty);
   });
+
+  // Nomad's `node config -update-servers`: the client's server list replaced at run time.
+  app.put('/v1/agent/servers', acl.rule('agent', 'write'), (req, reply) => {
+    if (!ctx.client) throw new HttpError('HTTP_NO_CLIENT', { reason: 'no servers list' });
+    const raw = (req.query as Record<string, string | string[] | undefined>)['address'];
+    const addresses = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map((a) => a.trim()).filter((a) => a !== '');
+    if (addresses.length === 0) throw badRequest('missing server address: give one or more ?address=host:port');
+    if (ctx.server || !ctx.client.setServers) throw badRequest('this agent runs its own server: its client has no server list to update');
+    ctx.client.setServers(addresses);
+    return reply.send();
+  });
 }
 
 /** The servers this agent's client uses: the in-process server, else the configured ones. */
 function clientServers(ctx: RouteContext): string[] {
   if (ctx.server) return ctx.server.peers();
+  let live: string[] | undefined;
+  try {
+    live = ctx.client?.servers?.();
+  } catch {
+    live = undefined; // the client has not started yet: its configuration tells
+  }
+  if (live && live.length > 0) return live;
   const client = ctx.agent.config['Client'];
   const servers = typeof client === 'object' && client !== null ? (client as Record<string, unknown>)['Servers'] : undefined;
   return Array.isArray(servers) ? servers.filter((s): s is string => typeof s === 'string') : [];

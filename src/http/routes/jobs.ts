@@ -234,11 +234,13 @@ async function jobRoute(
     case 'evaluate': {
       if (!isWrite) throw methodNotAllowed(method, req.url);
       const server = requireServer(ctx);
-      optionalObjectBody(req.body);
+      const body = optionalObjectBody(req.body);
+      const evalOptions = body['EvalOptions'] === undefined || body['EvalOptions'] === null ? {} : objectField(body, 'EvalOptions');
+      const forceReschedule = optionalBool(evalOptions, 'ForceReschedule');
       const opts = queryOptions(req);
       const job = server.state.jobById(opts.namespace, jobId);
       if (!job) throw notFound('job');
-      const res = await server.evaluateJob(opts.namespace, jobId);
+      const res = await server.evaluateJob(opts.namespace, jobId, { forceReschedule });
       return answerWrite(req, reply, res.index, {
         EvalID: res.evalId,
         EvalCreateIndex: res.index,

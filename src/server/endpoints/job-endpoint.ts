@@ -3,7 +3,7 @@
  * evaluate, plan (a dry run of the scheduler), revert to a version, version stability, and the
  * sources kept with each version.
  */
-import type { Job } from '../../structs/index.js';
+import type { DesiredTransition, Job } from '../../structs/index.js';
 import { jobSpecChanged } from '../fsm/fsm.js';
 import { admitJob } from '../job-admission.js';
 import { checkJobNamespace } from './namespace-endpoint.js';
@@ -82,13 +82,23 @@ export class JobEndpoint {
     };
   }
 
-  async evaluateJob(namespace: string, jobId: string): Promise<{ evalId: string; index: number }> {
+  async evaluateJob(namespace: string, jobId: string, opts: { forceReschedule?: boolean } = {}): Promise<{ evalId: string; index: number }> {
     const job = this.ctx.store.jobById(namespace, jobId);
     if (!job) throw new ServerError('JOB_NOT_FOUND', { job: jobId });
     if (job.Periodic?.Enabled || job.ParameterizedJob) {
       throw new ServerError('JOB_NOT_EVALUABLE', { job: jobId });
     }
     const e = newEvaluation(job, 'job-register', this.ctx.nowNanos());
+    if (opts.forceReschedule) {
+      // As Nomad: every failed allocation not yet replaced is marked, in the same write as the
+      // evaluation, and the reconciler replaces marked ones at once.
+      const forced: Record<string, DesiredTransition> = {};
+      for (const a of this.ctx.store.allocsByJob(namespace, jobId)) {
+        if (a.ClientStatus === 'failed' && a.NextAllocation === '') forced[a.ID] = { ForceReschedule: true };
+      }
+      const index = await this.ctx.apply({ Type: 'AllocUpdateDesiredTransition', Allocs: forced, Evals: [e], Now: this.ctx.nowNanos() });
+      return { evalId: e.ID, index };
+    }
     const index = await this.ctx.apply({ Type: 'EvalUpdate', Evals: [e], Now: this.ctx.nowNanos() });
     return { evalId: e.ID, index };
   }
