@@ -61,6 +61,9 @@ test('job version tags through the API and the CLI; job services; job validation
     assert.equal(services.status, 200, services.text);
     assert.deepEqual(services.body, []);
     assert.equal((await api(a, 'GET', '/v1/job/nope/services')).status, 404);
+    // Actions: none in Caravan's jobspec; the sub-route never falls through to the job-ID route.
+    assert.deepEqual((await api(a, 'GET', '/v1/job/web/actions')).body, []);
+    assert.equal((await api(a, 'GET', '/v1/job/nope/actions')).status, 404);
     assert.deepEqual((await api(a, 'GET', '/v1/services')).body, []);
     assert.deepEqual((await api(a, 'GET', '/v1/services?namespace=*')).body, []);
     const byName = await api(a, 'GET', '/v1/service/web');

@@ -73,6 +73,15 @@ test('system gc, reconcile summaries, agent host, ACLs off and license through a
     const license = await api(a, 'GET', '/v1/operator/license');
     assert.equal(license.status, 501);
     assert.equal(license.text, 'Nomad Enterprise only endpoint');
+    // The other Enterprise features answer the same; CSI lists are empty (no storage plugins).
+    for (const path of ['/v1/quotas', '/v1/quota-usages', '/v1/sentinel/policies', '/v1/recommendations']) {
+      const r = await api(a, 'GET', path);
+      assert.deepEqual([r.status, r.text], [501, 'Nomad Enterprise only endpoint'], path);
+    }
+    assert.deepEqual((await api(a, 'GET', '/v1/volumes?type=csi')).body, []);
+    assert.deepEqual((await api(a, 'GET', '/v1/plugins?type=csi')).body, []);
+    assert.equal((await api(a, 'GET', '/v1/volume/csi/db')).status, 404);
+    assert.equal((await api(a, 'GET', '/v1/plugin/csi/ebs')).status, 404);
   } finally {
     await agent.stop();
     await agent.cleanup();

@@ -3,10 +3,13 @@
  * is off, so that its clients take their "disabled" path instead of failing on a 404:
  * - `/v1/acl/token/self` → Nomad's "acls-disabled" token (the web UI and CLI read it);
  *   every other `/v1/acl/…` route → 400 "ACL support disabled";
- * - `/v1/operator/license` → 501 "Nomad Enterprise only endpoint", as Nomad's community edition.
+ * - `/v1/operator/license`, quotas, Sentinel policies and recommendations → 501 "Nomad
+ *   Enterprise only endpoint", as Nomad's community edition answers them;
+ * - CSI: Caravan runs no storage plugins, so the volume and plugin lists are empty and a named
+ *   volume or plugin is not found (Nomad's web UI opens its Storage page on these lists).
  */
 import type { FastifyInstance } from 'fastify';
-import { HttpError } from '../http-errors.js';
+import { HttpError, notFound } from '../http-errors.js';
 import { queryOptions, sendJson, type RouteContext } from '../route-context.js';
 import { acl } from '../acl/route-acl.js';
 
@@ -37,6 +40,28 @@ export function registerFeaturesOffRoutes(app: FastifyInstance, ctx: RouteContex
     handler: async () => {
       throw new HttpError('HTTP_ENTERPRISE_ONLY', {});
     },
+  });
+  for (const url of ['/v1/quotas', '/v1/quota-usages', '/v1/quota/*', '/v1/quota', '/v1/sentinel/policies', '/v1/sentinel/policy/*', '/v1/recommendations', '/v1/recommendation/*', '/v1/recommendation']) {
+    app.route({
+      method: ['GET', 'PUT', 'POST', 'DELETE'],
+      url,
+      ...acl.token(),
+      handler: async () => {
+        throw new HttpError('HTTP_ENTERPRISE_ONLY', {});
+      },
+    });
+  }
+  registerCsiOffRoutes(app);
+}
+
+function registerCsiOffRoutes(app: FastifyInstance): void {
+  app.get('/v1/volumes', acl.ns('csi-list-volume'), (req, reply) => sendJson(reply, [], queryOptions(req).pretty));
+  app.get('/v1/plugins', acl.rule('plugin', 'list'), (req, reply) => sendJson(reply, [], queryOptions(req).pretty));
+  app.get('/v1/volume/csi/*', acl.ns('csi-read-volume'), async () => {
+    throw notFound('volume');
+  });
+  app.get('/v1/plugin/csi/*', acl.rule('plugin', 'read'), async () => {
+    throw notFound('plugin');
   });
 }
 

@@ -20,7 +20,7 @@ import { answerRead, answerWrite, queryOptions, requireServer, sendJson, modifyI
 import { acl, need, type AclNeed } from '../acl/route-acl.js';
 
 /** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
-const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable', 'submission', 'services'] as const;
+const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable', 'submission', 'services', 'actions'] as const;
 type JobSubresource = (typeof JOB_SUBRESOURCES)[number];
 
 /**
@@ -263,6 +263,13 @@ async function jobRoute(
       return stableRoute(ctx, req, reply, jobId);
     case 'submission':
       return submissionRoute(ctx, req, reply, jobId);
+    case 'actions':
+      // Nomad's task `action` blocks (Nomad 1.7+): Caravan's jobspec has none, so a known job lists none.
+      if (method !== 'GET') throw methodNotAllowed(method, req.url);
+      return answerRead(ctx, req, reply, [Table.Jobs], (server, opts) => {
+        if (!server.state.jobById(opts.namespace, jobId)) throw notFound('job');
+        return [];
+      });
     case 'services':
       // Nomad's registrations of the job's `provider = "nomad"` services: Caravan registers none
       // (services are stored with the job only), so a known job has an empty list.
