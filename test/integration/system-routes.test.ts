@@ -80,6 +80,7 @@ test('system gc, reconcile summaries, agent host, ACLs off and license through a
     }
     assert.deepEqual((await api(a, 'GET', '/v1/volumes?type=csi')).body, []);
     assert.deepEqual((await api(a, 'GET', '/v1/plugins?type=csi')).body, []);
+    assert.equal((await api(a, 'GET', '/v1/volumes?filter=ID%20%3D%3D')).status, 400);
     assert.equal((await api(a, 'GET', '/v1/volume/csi/db')).status, 404);
     assert.equal((await api(a, 'GET', '/v1/plugin/csi/ebs')).status, 404);
   } finally {

@@ -10,7 +10,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { HttpError, notFound } from '../http-errors.js';
-import { queryOptions, sendJson, type RouteContext } from '../route-context.js';
+import { answerRead, queryOptions, sendJson, type RouteContext } from '../route-context.js';
+import { Table } from '../../server/server-api.js';
 import { acl } from '../acl/route-acl.js';
 
 /** Nomad's ACLsDisabledToken, in its ACLToken JSON shape. */
@@ -51,12 +52,13 @@ export function registerFeaturesOffRoutes(app: FastifyInstance, ctx: RouteContex
       },
     });
   }
-  registerCsiOffRoutes(app);
+  registerCsiOffRoutes(app, ctx);
 }
 
-function registerCsiOffRoutes(app: FastifyInstance): void {
-  app.get('/v1/volumes', acl.ns('csi-list-volume'), (req, reply) => sendJson(reply, [], queryOptions(req).pretty));
-  app.get('/v1/plugins', acl.rule('plugin', 'list'), (req, reply) => sendJson(reply, [], queryOptions(req).pretty));
+function registerCsiOffRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  // Answered as lists (so `filter=`, `per_page` and blocking queries behave as on any list).
+  app.get('/v1/volumes', acl.ns('csi-list-volume'), (req, reply) => answerRead(ctx, req, reply, [Table.Jobs], () => []));
+  app.get('/v1/plugins', acl.rule('plugin', 'list'), (req, reply) => answerRead(ctx, req, reply, [Table.Jobs], () => []));
   app.get('/v1/volume/csi/*', acl.ns('csi-read-volume'), async () => {
     throw notFound('volume');
   });
