@@ -322,7 +322,7 @@ export class Fsm {
         AllocModifyIndex: index,
         ModifyTime: cmd.Now,
       };
-      this.state.putAlloc(a, index);
+      this.state.putAlloc(a, index, prev);
       ev.push(allocEvent('PlanResult', a, index));
     }
     for (const u of cmd.AllocsUpdated) {
@@ -350,7 +350,7 @@ export class Fsm {
           a.ClientDescription = prev.ClientDescription;
         }
       }
-      this.state.putAlloc(a, index);
+      this.state.putAlloc(a, index, prev);
       ev.push(allocEvent('PlanResult', a, index));
       if (!prev) notePlacement(this.state, a, index, ev);
       else if (a.DeploymentID && a.DeploymentID !== prev.DeploymentID) {

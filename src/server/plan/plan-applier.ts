@@ -177,8 +177,10 @@ export class PlanApplier {
   private nodeRejection(plan: Plan, nodeId: string, placing: Allocation[], view: BatchOverlay): string | null {
     const node = this.deps.state.nodeById(nodeId);
     if (!node) return 'node does not exist';
-    // One lookup per placement: the state's allocation table is large, and misses are the norm.
-    const existing = placing.map((a) => view.allocById(a.ID));
+    // An allocation the scheduler creates has CreateIndex 0 until the FSM stores it, so only
+    // updates of stored ones are looked up (the allocation table is large: a lookup per new
+    // placement is measurable at a million).
+    const existing = placing.map((a) => (a.CreateIndex === 0 ? view.batchAllocById(a.ID) : view.allocById(a.ID)));
     const anyNew = existing.some((a) => !a);
     if (anyNew) {
       if (node.Status !== 'ready') return `node is ${node.Status}`;
@@ -257,6 +259,11 @@ export class BatchOverlay {
     return this.allocs.get(id) ?? this.state.allocById(id);
   }
 
+  /** An allocation accepted earlier in this batch (a new placement cannot be in the state yet). */
+  batchAllocById(id: string): Allocation | undefined {
+    return this.allocs.get(id);
+  }
+
   usage(nodeId: string): NodeUsageEntry {
     return this.usages.get(nodeId) ?? this.state.nodeUsage.get(nodeId);
   }
@@ -271,7 +278,7 @@ export class BatchOverlay {
       }
     }
     for (const allocs of Object.values(result.NodeAllocation)) {
-      for (const a of allocs) this.replace(this.allocById(a.ID), a);
+      for (const a of allocs) this.replace(a.CreateIndex === 0 ? this.batchAllocById(a.ID) : this.allocById(a.ID), a);
     }
   }
 

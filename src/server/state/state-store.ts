@@ -344,8 +344,11 @@ export class StateStore implements StateReader, SnapshotTables {
     this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
   }
 
-  putAlloc(a: Allocation, index: number): void {
-    const prev = this.allocsT.get(a.ID);
+  /**
+   * Stores an allocation. `prev` is what the caller already read for `a.ID` (the table is large
+   * and one lookup per write is measurable at a million allocations); omit it to look it up.
+   */
+  putAlloc(a: Allocation, index: number, prev: Allocation | undefined = this.allocsT.get(a.ID)): void {
     this.allocsT.set(a.ID, a);
     this.nodeUsage.update(prev, a, isTerminalAlloc);
     if (!prev) {
