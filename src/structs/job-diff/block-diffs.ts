@@ -6,6 +6,7 @@ import { sortObjects } from './diff-order.js';
 import { nullIfEmpty, type ObjectDiff } from './diff-types.js';
 import { blockDiff, fieldDiffs, primitiveObjectDiff, stringSetDiff } from './field-diffs.js';
 import { canonicalText, flattenAll, flattenPrimitives, isPlainObject, type Flat } from './flatten.js';
+import { pairByKey } from './pair-by-key.js';
 
 type Block = Record<string, unknown>;
 
@@ -36,22 +37,9 @@ export function freeFormDiff(name: string, oldMap: unknown, newMap: unknown, con
 
 /** Ports matched by label; a dynamic port's value is the scheduler's, not the user's. */
 function portDiffs(oldPorts: unknown, newPorts: unknown, dynamic: boolean, contextual: boolean): ObjectDiff[] {
-  const byLabel = (v: unknown): Map<string, Block> => new Map(blocks(v).map((p) => [String(p['Label'] ?? ''), p]));
-  const older = byLabel(oldPorts);
-  const newer = byLabel(newPorts);
   const filter = dynamic ? ['Value'] : [];
   const name = dynamic ? 'Dynamic Port' : 'Static Port';
-  const diffs: ObjectDiff[] = [];
-  for (const [label, port] of older) {
-    const d = primitiveObjectDiff(port, newer.get(label), filter, name, contextual);
-    if (d) diffs.push(d);
-  }
-  for (const [label, port] of newer) {
-    if (older.has(label)) continue;
-    const d = primitiveObjectDiff(undefined, port, filter, name, contextual);
-    if (d) diffs.push(d);
-  }
-  return sortObjects(diffs);
+  return keyedDiffs(oldPorts, newPorts, 'Label', (o, n) => primitiveObjectDiff(o ?? undefined, n ?? undefined, filter, name, contextual));
 }
 
 function dnsFlat(dns: Block): Flat {
@@ -76,23 +64,13 @@ function networkDiff(oldNet: Block | null, newNet: Block | null, contextual: boo
 
 /** Networks compared as sets: an edited network shows as one deleted and one added. */
 export function networkDiffs(oldNets: unknown, newNets: unknown, contextual: boolean): ObjectDiff[] {
-  const byContent = (v: unknown): Map<string, Block> => new Map(blocks(v).map((n) => [canonicalText(n), n]));
-  const older = byContent(oldNets);
-  const newer = byContent(newNets);
-  const diffs: ObjectDiff[] = [];
-  for (const [key, net] of older) if (!newer.has(key)) pushIf(diffs, networkDiff(net, null, contextual));
-  for (const [key, net] of newer) if (!older.has(key)) pushIf(diffs, networkDiff(null, net, contextual));
-  return sortObjects(diffs);
+  const pairs = pairByKey(blocks(oldNets), blocks(newNets), canonicalText);
+  // Matched by content: a pair found on both sides is unchanged.
+  return compactSorted(pairs.map(([o, n]) => (o && n ? null : networkDiff(o, n, contextual))));
 }
 
 function deviceDiffs(oldDevices: unknown, newDevices: unknown, contextual: boolean): ObjectDiff[] {
-  const byName = (v: unknown): Map<string, Block> => new Map(blocks(v).map((d) => [String(d['Name'] ?? ''), d]));
-  const older = byName(oldDevices);
-  const newer = byName(newDevices);
-  const diffs: ObjectDiff[] = [];
-  for (const [name, dev] of older) pushIf(diffs, blockDiff('Device', dev, newer.get(name) ?? null, contextual));
-  for (const [name, dev] of newer) if (!older.has(name)) pushIf(diffs, blockDiff('Device', null, dev, contextual));
-  return sortObjects(diffs);
+  return keyedDiffs(oldDevices, newDevices, 'Name', (o, n) => blockDiff('Device', o, n, contextual));
 }
 
 export function resourcesDiff(oldRes: unknown, newRes: unknown, contextual: boolean): ObjectDiff | null {
@@ -102,9 +80,6 @@ export function resourcesDiff(oldRes: unknown, newRes: unknown, contextual: bool
 }
 
 function checkDiffs(oldChecks: unknown, newChecks: unknown, contextual: boolean): ObjectDiff[] {
-  const byName = (v: unknown): Map<string, Block> => new Map(blocks(v).map((c) => [String(c['Name'] ?? ''), c]));
-  const older = byName(oldChecks);
-  const newer = byName(newChecks);
   const checkDiff = (o: Block | null, n: Block | null): ObjectDiff | null =>
     blockDiff('Check', o, n, contextual, {
       children: (oc, nc, c) => [
@@ -112,10 +87,7 @@ function checkDiffs(oldChecks: unknown, newChecks: unknown, contextual: boolean)
         blockDiff('CheckRestart', asBlock(field(oc, 'CheckRestart')), asBlock(field(nc, 'CheckRestart')), c),
       ],
     });
-  const diffs: ObjectDiff[] = [];
-  for (const [name, check] of older) pushIf(diffs, checkDiff(check, newer.get(name) ?? null));
-  for (const [name, check] of newer) if (!older.has(name)) pushIf(diffs, checkDiff(null, check));
-  return sortObjects(diffs);
+  return keyedDiffs(oldChecks, newChecks, 'Name', checkDiff);
 }
 
 function serviceDiff(oldSvc: Block | null, newSvc: Block | null, contextual: boolean): ObjectDiff | null {
@@ -228,10 +200,8 @@ export function volumeDiffs(oldVolumes: unknown, newVolumes: unknown, contextual
         }),
       ],
     });
-  const diffs: ObjectDiff[] = [];
-  for (const [name, v] of Object.entries(older)) pushIf(diffs, volumeDiff(v, newer[name]));
-  for (const [name, v] of Object.entries(newer)) if (!(name in older)) pushIf(diffs, volumeDiff(undefined, v));
-  return diffs;
+  const pairs = pairByKey(Object.entries(older), Object.entries(newer), ([name]) => name);
+  return pairs.map(([o, n]) => volumeDiff(o?.[1], n?.[1])).filter((d): d is ObjectDiff => d !== null);
 }
 
 export function scalingDiff(oldScaling: unknown, newScaling: unknown, contextual: boolean): ObjectDiff | null {
@@ -259,4 +229,14 @@ export function asBlock(value: unknown): Block | null {
 
 function pushIf(list: ObjectDiff[], d: ObjectDiff | null): void {
   if (d) list.push(d);
+}
+
+function compactSorted(diffs: (ObjectDiff | null)[]): ObjectDiff[] {
+  return sortObjects(diffs.filter((d): d is ObjectDiff => d !== null));
+}
+
+/** Blocks of two lists matched by the value of `keyField`, each pair diffed by `diff`, sorted. */
+function keyedDiffs(oldList: unknown, newList: unknown, keyField: string, diff: (o: Block | null, n: Block | null) => ObjectDiff | null): ObjectDiff[] {
+  const pairs = pairByKey(blocks(oldList), blocks(newList), (b) => String(b[keyField] ?? ''));
+  return compactSorted(pairs.map(([o, n]) => diff(o, n)));
 }

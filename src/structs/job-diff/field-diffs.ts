@@ -6,6 +6,7 @@
 import { sortFields, sortObjects } from './diff-order.js';
 import { editedIfAnyChange, nullIfEmpty, type DiffType, type FieldDiff, type ObjectDiff } from './diff-types.js';
 import { canonicalText, deepEqual, flattenPrimitives, type Flat } from './flatten.js';
+import { pairByKey } from './pair-by-key.js';
 
 /** One field; null when unchanged and not contextual. An empty value counts as absent. */
 export function fieldDiff(oldValue: string, newValue: string, name: string, contextual: boolean): FieldDiff | null {
@@ -96,20 +97,8 @@ export function primitiveObjectSetDiff(
   contextual: boolean,
   keyOf: (block: unknown) => string = canonicalText,
 ): ObjectDiff[] {
-  const byKey = (list: readonly unknown[] | null | undefined): Map<string, unknown> => new Map((list ?? []).map((b) => [keyOf(b), b]));
-  const older = byKey(oldList);
-  const newer = byKey(newList);
-  const diffs: ObjectDiff[] = [];
-  for (const [key, block] of older) {
-    const d = primitiveObjectDiff(block, newer.get(key), filter, name, contextual);
-    if (d) diffs.push(d);
-  }
-  for (const [key, block] of newer) {
-    if (older.has(key)) continue;
-    const d = primitiveObjectDiff(undefined, block, filter, name, contextual);
-    if (d) diffs.push(d);
-  }
-  return sortObjects(diffs);
+  const diffs = pairByKey(oldList ?? [], newList ?? [], keyOf).map(([o, n]) => primitiveObjectDiff(o ?? undefined, n ?? undefined, filter, name, contextual));
+  return sortObjects(diffs.filter((d): d is ObjectDiff => d !== null));
 }
 
 /** How a whole block's fields are flattened and which nested objects it has. */

@@ -20,6 +20,7 @@ import {
 import { editedIfAnyChange, nullIfEmpty, type DiffType, type JobDiff, type ObjectDiff, type TaskDiff, type TaskGroupDiff } from './diff-types.js';
 import { blockDiff, fieldDiffs, primitiveObjectDiff, primitiveObjectSetDiff, stringSetDiff } from './field-diffs.js';
 import { deepEqual, flattenPrimitives } from './flatten.js';
+import { pairByKey } from './pair-by-key.js';
 
 const JOB_BOOKKEEPING = [
   'ID',
@@ -84,16 +85,6 @@ export function diffTask(older: Task | null, newer: Task | null, contextual: boo
   };
 }
 
-/** Pairs two lists of named things: every old one with its new namesake (or null), then the new ones. */
-function pairByName<T extends { Name: string }>(older: readonly T[] | null | undefined, newer: readonly T[] | null | undefined): [T | null, T | null][] {
-  const oldByName = new Map((older ?? []).map((x) => [x.Name, x]));
-  const newByName = new Map((newer ?? []).map((x) => [x.Name, x]));
-  const pairs: [T | null, T | null][] = [];
-  for (const [name, o] of oldByName) pairs.push([o, newByName.get(name) ?? null]);
-  for (const [name, n] of newByName) if (!oldByName.has(name)) pairs.push([null, n]);
-  return pairs;
-}
-
 function byName<T extends { Name: string }>(a: T, b: T): number {
   return a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0;
 }
@@ -115,7 +106,7 @@ export function diffTaskGroup(older: TaskGroup | null, newer: TaskGroup | null, 
     ...serviceDiffs(older?.Services, newer?.Services, contextual),
     ...volumeDiffs(older?.Volumes, newer?.Volumes, contextual),
   ]);
-  const tasks = pairByName(older?.Tasks, newer?.Tasks)
+  const tasks = pairByKey(older?.Tasks ?? [], newer?.Tasks ?? [], (t) => t.Name)
     .map(([o, n]) => diffTask(o, n, contextual))
     .sort(byName);
   return {
@@ -145,7 +136,7 @@ export function diffJob(older: Job | null | undefined, newer: Job | null | undef
     primitiveObjectDiff(o?.Periodic, n?.Periodic, [], 'Periodic', contextual),
     parameterizedJobDiff(o?.ParameterizedJob, n?.ParameterizedJob, contextual),
   ]);
-  const groups = pairByName(o?.TaskGroups, n?.TaskGroups)
+  const groups = pairByKey(o?.TaskGroups ?? [], n?.TaskGroups ?? [], (g) => g.Name)
     .map(([og, ng]) => diffTaskGroup(og, ng, contextual))
     .sort(byName);
   const type: DiffType = o === null ? 'Added' : n === null ? 'Deleted' : editedIfAnyChange([...fields, ...objects, ...groups]);
