@@ -37,20 +37,32 @@ function harness(): ConformanceHarness {
   };
 }
 
-/** Kills the supervisor of a test data dir (tests own it) so no daemon outlives the run. */
-function killSupervisor(dataDir: string): void {
+/**
+ * Kills the supervisor of a test data dir (tests own it) so no daemon outlives the run, and
+ * waits until it is gone: on its way out it still removes files under the data dir.
+ */
+async function killSupervisor(dataDir: string): Promise<void> {
+  let pid = 0;
   try {
-    const pid = Number(readFileSync(supervisorPaths(dataDir).pidFile, 'utf8'));
+    pid = Number(readFileSync(supervisorPaths(dataDir).pidFile, 'utf8'));
     if (pid > 0) process.kill(pid, 'SIGTERM');
   } catch {
-    // Already gone.
+    return; // already gone
+  }
+  for (let i = 0; i < 100 && pid > 0; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await sleep(20);
   }
 }
 
 async function cleanup(root: string, driver: { shutdown(): Promise<void> }): Promise<void> {
   await driver.shutdown();
-  killSupervisor(join(root, 'data'));
-  rmSync(root, { recursive: true, force: true });
+  await killSupervisor(join(root, 'data'));
+  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 }
 
 driverConformance('raw_exec', async () => harness(), async (h) => cleanup(h.root, h.driver));

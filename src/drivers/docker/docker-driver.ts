@@ -80,6 +80,9 @@ interface DockerTask {
   resident: ResidentExec | null;
 }
 
+/** How often, and how far apart, an exit by SIGKILL is re-inspected for the engine's OOM flag. */
+const OOM_RECHECKS = 3;
+const OOM_RECHECK_MS = 100;
 /** How long an exit waits for the last log lines to be copied. */
 const LOG_DRAIN_MS = 2_000;
 const NS_PER_TICK = 10_000_000;
@@ -425,7 +428,13 @@ export class DockerDriver implements Driver {
     if (t.waitCtl.signal.aborted && t.status.state === TaskRunState.Running && this.shutDown) return;
     let result: ExitResult;
     try {
-      const info = await this.inspect(t.containerId);
+      let info = await this.inspect(t.containerId);
+      // The engine learns of an OOM kill from its own event, which can come after the exit:
+      // a SIGKILLed container is asked again briefly before it is called not OOM-killed.
+      for (let i = 0; i < OOM_RECHECKS && info.State.ExitCode === 137 && !info.State.OOMKilled; i++) {
+        await this.clock.sleep(OOM_RECHECK_MS);
+        info = await this.inspect(t.containerId);
+      }
       result = { exitCode: info.State.ExitCode, signal: 0, oomKilled: info.State.OOMKilled, ...(info.State.Error ? { err: info.State.Error } : {}) };
     } catch (err) {
       result = { exitCode: -1, signal: 0, oomKilled: false, err: `container vanished: ${errText(err)}` };
