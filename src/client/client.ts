@@ -403,6 +403,13 @@ export class Client implements ClientHttpApi {
         this.seen.set(a.ID, a.AllocModifyIndex);
         // Servers may send the alloc without its job when unchanged; keep the one we have.
         ar.update(a.Job ? a : { ...a, Job: ar.alloc().Job });
+      } else if (a.AllocModifyIndex < (this.seen.get(a.ID) ?? -1)) {
+        // The servers went back in time (a snapshot was restored): their copy predates what this
+        // client has done with the alloc. Take their desired state, and report ours again so the
+        // restored state learns what really runs (a task stopped since is then replaced).
+        this.seen.set(a.ID, a.AllocModifyIndex);
+        ar.update(a.Job ? a : { ...a, Job: ar.alloc().Job });
+        this.batcher.enqueue(ar.clientUpdate());
       }
     }
     for (const [id, ar] of this.runners) {

@@ -7,7 +7,10 @@
  * A query on one object (a job, a node, an allocation…) waits for that object, as Nomad does: its
  * answer's index is the object's ModifyIndex, and a change elsewhere in its table only makes the
  * server read it again — the request is answered once the object's own index passes N (or it is
- * gone, answered with the table's index), or the wait runs out.
+ * gone, answered with the table's index), or the wait runs out. After a snapshot restore the
+ * restored objects keep their own (older) indexes: such an answer is indexed at least at the
+ * restore's log index, so a client blocked on an index the restore left behind is answered at
+ * once and blocks next on an index that only moves forward.
  */
 import type { Clock, RandomSource } from '../time/clock.js';
 import type { ServerApi, Table } from '../server/server-api.js';
@@ -64,7 +67,7 @@ export async function blockingQuery<T>(
     let result: IndexedResult<T> | undefined;
     try {
       const value = read();
-      result = { index: Math.max(1, indexOf(value)), value };
+      result = { index: Math.max(1, indexOf(value), deps.server.state.restoreIndex?.() ?? 0), value };
     } catch (err) {
       if (seen > opts.index || !waitMore()) throw err;
     }

@@ -60,6 +60,8 @@ export interface StateReader {
   latestIndex(): number;
   /** The index at which a table last changed (Nomad's per-table index). */
   tableIndex(table: Table): number;
+  /** The log index of the last snapshot restored into the running cluster (0: none; see StateStore.restoreAt). */
+  restoreIndex?(): number;
   jobs(namespace: string, prefix?: string): Job[];
   jobById(namespace: string, id: string): Job | undefined;
   /** All versions of a job, newest first. */
@@ -229,6 +231,12 @@ export interface ServerApi {
    * chunks are built as they are read.
    */
   saveSnapshot?(): { index: number; chunks: Iterable<Buffer> };
+  /**
+   * Replaces the whole state with a saved snapshot file (PUT /v1/operator/snapshot) through the
+   * log, so every server applies it; resolves once durable and applied here. SNAPSHOT_INVALID
+   * (nothing changed) for a file that is not a whole snapshot Caravan reads.
+   */
+  restoreSnapshot?(file: Buffer): Promise<{ index: number }>;
   /** Creates or updates a namespace from its API JSON (PUT /v1/namespace/:name); 400 naming the field. */
   upsertNamespace?(input: unknown): Promise<{ index: number }>;
   /** Deletes a namespace (DELETE /v1/namespace/:name); refused for default and while it holds non-terminal jobs. */

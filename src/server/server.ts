@@ -26,6 +26,7 @@ import {
 } from './server-api.js';
 import type { ServerConfig } from './server-config.js';
 import { captureState, encodeSnapshot } from './snapshot/snapshot-encoder.js';
+import { readSnapshotFile } from './snapshot/snapshot-file.js';
 import type { LogBackend } from './log/log-backend.js';
 import { SqliteLogBackend } from './log/sqlite-log-backend.js';
 import type { Leadership, ServerMember } from './leadership/leadership.js';
@@ -372,6 +373,37 @@ export class Server implements ServerApi {
   saveSnapshot(): { index: number; chunks: Iterable<Buffer> } {
     const capture = captureState(this.store);
     return { index: capture.index, chunks: encodeSnapshot(capture) };
+  }
+  restoreSnapshot(file: Buffer): Promise<{ index: number }> {
+    if (this.closed) return Promise.reject(new ServerError('SERVER_CLOSED', {}));
+    // Checked whole before anything changes: it decodes, and a state store takes it.
+    try {
+      new StateStore(this.clock).restore(readSnapshotFile(file));
+    } catch (err) {
+      return Promise.reject(new ServerError('SNAPSHOT_INVALID', { reason: (err as Error).message }, { cause: err }));
+    }
+    if (!this.leadership.isLeader()) return Promise.reject(this.notLeader());
+    const cmd: Command = { Type: 'SnapshotRestore', Snapshot: file.toString('base64'), Now: this.clock.now() * 1_000_000 };
+    // In line with leadership changes: the duties stop (no worker plans against the state being
+    // replaced), the restore is applied through the log on every server, and the duties are built
+    // again from the restored state — broker, blocked evals, heartbeat TTLs, periodic launches,
+    // deployments — as on gaining leadership.
+    const restored = this.transition.then(async () => {
+      await this.revokeLeadership();
+      try {
+        return await this.replicated.propose(cmd);
+      } finally {
+        if (this.leadership.isLeader()) await this.establishLeadership();
+      }
+    });
+    this.transition = restored.then(
+      () => undefined,
+      () => undefined,
+    );
+    return restored.then((index) => {
+      this.config.logger?.info({ index }, 'server: snapshot restored');
+      return { index };
+    });
   }
   reconcileJobSummaries(): Promise<{ index: number }> {
     return this.system.reconcileJobSummaries();

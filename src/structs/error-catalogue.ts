@@ -129,6 +129,8 @@ export const ErrorCatalogue = {
   SNAPSHOT_ABORTED: e(500, '{reason}', true),
   /** A snapshot cannot be read back. */
   SNAPSHOT_CORRUPT: e(500, '{reason}'),
+  /** A snapshot file sent to be restored is not one Caravan reads (nothing changed). */
+  SNAPSHOT_INVALID: e(400, 'snapshot not restored: {reason}'),
   /** A plan carried a stale broker token. */
   BAD_TOKEN: e(409, '{reason}'),
   /** The plan applier is stopping. */

@@ -1,9 +1,14 @@
 /**
- * `GET /v1/operator/snapshot`: the whole replicated state as one file, streamed (Caravan's
- * snapshot format — JSON lines with a header naming the index and row counts, the form the
- * log's own snapshots take — gzipped), with `X-Nomad-Index` the state's index and Nomad's
- * `Digest: sha-256=…` header, as `nomad operator snapshot save` and Nomad's Go client read it. Management tokens only, as Nomad.
- * Restoring one into a running cluster (`PUT`) is not supported yet: it answers 501.
+ * `GET /v1/operator/snapshot`: the whole replicated state as one file (Caravan's snapshot format
+ * — JSON lines with a header naming the index and row counts, the form the log's own snapshots
+ * take — gzipped), with `X-Nomad-Index` the state's index and Nomad's `Digest: sha-256=…`
+ * header, as `nomad operator snapshot save` and Nomad's Go client read it.
+ *
+ * `PUT /v1/operator/snapshot`: restores such a file into the running cluster, as Nomad's
+ * `operator snapshot restore`. The body is the file, bytes as they are (whatever the content
+ * type); it is checked whole — gzip's checksum, format version, every line, the counts — before
+ * anything changes (400 naming the problem), then applied through the log so every server ends
+ * with the restored state (server.ts restoreSnapshot). Management tokens only, as Nomad.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -14,6 +19,9 @@ import { HttpError } from '../http-errors.js';
 import { requireServer, setQueryMeta, type RouteContext } from '../route-context.js';
 
 const gzipAsync = promisify(gzip);
+
+/** The largest snapshot file a restore takes. */
+const RESTORE_BODY_LIMIT = 1024 * 1024 * 1024;
 
 /** Registers /v1/operator/snapshot. */
 export function registerOperatorSnapshotRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -30,9 +38,18 @@ export function registerOperatorSnapshotRoutes(app: FastifyInstance, ctx: RouteC
     return reply.send(file);
   });
 
-  // Refused before its body is read (a snapshot file is not JSON): whatever the token, nothing changes.
-  const restoreUnsupported = (): never => {
-    throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'snapshot restore into a running cluster' });
-  };
-  app.put('/v1/operator/snapshot', { ...acl.management(), onRequest: async () => restoreUnsupported() }, restoreUnsupported);
+  // Its own context: the body is the snapshot file's bytes, not the JSON every other route reads.
+  void app.register(async (raw) => {
+    raw.removeAllContentTypeParsers();
+    raw.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: RESTORE_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    raw.put('/v1/operator/snapshot', { ...acl.management(), bodyLimit: RESTORE_BODY_LIMIT }, async (req, reply) => {
+      const server = requireServer(ctx);
+      if (!server.restoreSnapshot) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'snapshot restore' });
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      if (body.length === 0) throw new HttpError('HTTP_BAD_REQUEST', { reason: 'snapshot not restored: the body must be a snapshot file (it is empty)' });
+      const { index } = await server.restoreSnapshot(body);
+      setQueryMeta(reply, index, server);
+      return reply.send({ Index: index });
+    });
+  });
 }

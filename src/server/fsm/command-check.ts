@@ -109,6 +109,9 @@ export function checkCommand(cmd: Command): void {
     case 'NamespaceDelete':
       if (!Array.isArray(cmd.Names) || !cmd.Names.every((n) => typeof n === 'string')) throw new CommandInvalidError('Names', 'must be a list of names');
       break;
+    case 'SnapshotRestore':
+      if (typeof cmd.Snapshot !== 'string' || cmd.Snapshot === '') throw new CommandInvalidError('Snapshot', 'must be the snapshot file, base64');
+      break;
     default:
       break;
   }

@@ -58,6 +58,7 @@ export const CommandType = {
   AclPolicyDelete: 'AclPolicyDelete',
   AclRoleUpsert: 'AclRoleUpsert',
   AclRoleDelete: 'AclRoleDelete',
+  SnapshotRestore: 'SnapshotRestore',
   NodePoolUpsert: 'NodePoolUpsert',
   JobVersionTag: 'JobVersionTag',
   NodePoolDelete: 'NodePoolDelete',
@@ -357,6 +358,18 @@ export interface VariableLockReleaseCommand {
   Now: number;
 }
 
+/**
+ * Replaces the whole state with a saved snapshot (PUT /v1/operator/snapshot). `Snapshot` is the
+ * file as GET /v1/operator/snapshot wrote it (gzipped snapshot lines), base64: the endpoint
+ * checked it decodes and restores before proposing, and every server decodes it again when it
+ * applies the entry — on replay too — so each ends with the same state.
+ */
+export interface SnapshotRestoreCommand {
+  Type: 'SnapshotRestore';
+  Snapshot: string;
+  Now: number;
+}
+
 /** Every command of the log. */
 export type Command =
   | JobRegisterCommand
@@ -387,4 +400,5 @@ export type Command =
   | NodePoolDeleteCommand
   | VariableSetCommand
   | VariableDeleteCommand
-  | VariableLockCommand;
+  | VariableLockCommand
+  | SnapshotRestoreCommand;

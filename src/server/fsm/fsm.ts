@@ -22,6 +22,7 @@ import type {
 import type { DrainMetadata } from '../drain/drain-status.js';
 import { MetricCompactor } from '../state/compact-metric.js';
 import { applyVariableDelete, applyVariableLock, applyVariableSet } from './variable-fsm.js';
+import { readSnapshotFile } from '../snapshot/snapshot-file.js';
 import { applyNamespaceDelete, applyNamespaceUpsert, ensureJobNamespace } from './namespace-fsm.js';
 import { applyAclCommand, isAclCommand } from './acl-commands.js';
 import {
@@ -201,6 +202,11 @@ export class Fsm {
         break;
       case 'VariableLock':
         applyVariableLock(this.state, cmd, index);
+        break;
+      case 'SnapshotRestore':
+        // Decoded whole before anything changes: a file that does not decode fails the apply
+        // with the state untouched (the endpoint already refused such files).
+        this.state.restoreAt(readSnapshotFile(Buffer.from(cmd.Snapshot, 'base64')), index);
         break;
       default: {
         if (isAclCommand(cmd)) {

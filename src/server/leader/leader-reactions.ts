@@ -101,6 +101,10 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'VariableDelete':
     case 'VariableLock':
       break;
+    case 'SnapshotRestore':
+      // The server stops the duties before a restore and builds them again from the restored
+      // state (server.ts restoreSnapshot): there is nothing of the old ones to react with.
+      break;
     default: {
       const never: never = cmd;
       void never;

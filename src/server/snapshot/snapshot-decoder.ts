@@ -16,19 +16,28 @@ const NEWLINE = 0x0a;
 export async function decodeSnapshot(chunks: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<SerializedState> {
   const d = new Decoder();
   let rest: Buffer | null = null;
-  for await (const chunk of chunks) {
-    let buf: Buffer = rest ? Buffer.concat([rest, chunk]) : chunk;
-    rest = null;
-    let start = 0;
-    for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
-      if (nl > start) d.line(buf.subarray(start, nl));
-      start = nl + 1;
-    }
-    if (start < buf.length) rest = buf.subarray(start);
-    buf = Buffer.alloc(0);
-  }
+  for await (const chunk of chunks) rest = feedLines(d, rest, chunk);
   if (rest && rest.length > 0) d.line(rest);
   return d.finish();
+}
+
+/** decodeSnapshot of one whole buffer, synchronously (the FSM's apply of a restore cannot wait). */
+export function decodeSnapshotSync(data: Buffer): SerializedState {
+  const d = new Decoder();
+  const rest = feedLines(d, null, data);
+  if (rest && rest.length > 0) d.line(rest);
+  return d.finish();
+}
+
+/** Hands the complete lines of rest + chunk to d; returns the unfinished tail. */
+function feedLines(d: Decoder, rest: Buffer | null, chunk: Buffer): Buffer | null {
+  const buf: Buffer = rest ? Buffer.concat([rest, chunk]) : chunk;
+  let start = 0;
+  for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
+    if (nl > start) d.line(buf.subarray(start, nl));
+    start = nl + 1;
+  }
+  return start < buf.length ? buf.subarray(start) : null;
 }
 
 class Decoder {

@@ -635,7 +635,33 @@ export class StateStore implements StateReader, SnapshotTables {
     for (const [t, i] of Object.entries(s.tableIndexes)) this.tableIdx.set(t as Table, i);
     this.index = s.index;
   }
+
+  /**
+   * Replaces the whole state with a saved one as log entry `index` (a snapshot restored into the
+   * running cluster). The restored objects keep their own indexes, but every table — and the
+   * state — is at `index`, above anything answered before, so blocking queries and watchers
+   * never see the index go backwards: each wakes and reads the restored state. The restore's
+   * index is kept as a table index of its own (RESTORE_INDEX_KEY, written into later snapshots)
+   * so that one-object blocking queries answer at least it (restoreIndex()).
+   */
+  restoreAt(s: SerializedState, index: number): void {
+    this.restore(s);
+    this.tableIdx.clear();
+    for (const t of Object.values(Table)) this.tableIdx.set(t, index);
+    this.tableIdx.set(RESTORE_INDEX_KEY as Table, index);
+    this.index = index;
+    this.touchedJobs.clear();
+    this.touchedParents.clear();
+  }
+
+  /** The log index of the last snapshot restored into the running cluster (0: none). */
+  restoreIndex(): number {
+    return this.tableIdx.get(RESTORE_INDEX_KEY as Table) ?? 0;
+  }
 }
+
+/** The table-index key under which restoreAt() records the restore's index. */
+const RESTORE_INDEX_KEY = 'snapshot_restore';
 
 /** The namespaces jobs used when namespaces were implicit (a state from before they were objects). */
 function implicitNamespaces(jobs: readonly Job[], index: number): Namespace[] {
