@@ -45,7 +45,7 @@ func TestOperatorSnapshotSave(t *testing.T) {
 // A file that is not a snapshot is refused and changes nothing.
 func TestOperatorSnapshotRestore(t *testing.T) {
 	vars := client.Variables()
-	if _, _, err := vars.Create(&api.Variable{Path: "compat/restore/kept", Items: api.VariableItems{"k": "v"}}, nil); err != nil {
+	if _, _, err := vars.Create(&api.Variable{Path: "restore-compat/kept", Items: api.VariableItems{"k": "v"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	rc, err := client.Operator().Snapshot(nil)
@@ -57,17 +57,17 @@ func TestOperatorSnapshotRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := vars.Delete("compat/restore/kept", nil); err != nil {
+	if _, err := vars.Delete("restore-compat/kept", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := vars.Create(&api.Variable{Path: "compat/restore/later", Items: api.VariableItems{"k": "x"}}, nil); err != nil {
+	if _, _, err := vars.Create(&api.Variable{Path: "restore-compat/later", Items: api.VariableItems{"k": "x"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 
 	if _, err := client.Operator().SnapshotRestore(bytes.NewReader([]byte("not a snapshot")), nil); err == nil || !strings.Contains(err.Error(), "400") {
 		t.Fatalf("restoring garbage: want a 400, got %v", err)
 	}
-	if _, _, err := vars.Read("compat/restore/later", nil); err != nil {
+	if _, _, err := vars.Read("restore-compat/later", nil); err != nil {
 		t.Fatalf("a refused restore changed the state: %v", err)
 	}
 
@@ -78,10 +78,13 @@ func TestOperatorSnapshotRestore(t *testing.T) {
 	if wm == nil || wm.LastIndex == 0 {
 		t.Fatalf("restore: want the restore's index, got %+v", wm)
 	}
-	if v, _, err := vars.Read("compat/restore/kept", nil); err != nil || v.Items["k"] != "v" {
+	if v, _, err := vars.Read("restore-compat/kept", nil); err != nil || v.Items["k"] != "v" {
 		t.Fatalf("restored variable: %v %v", v, err)
 	}
-	if _, _, err := vars.Read("compat/restore/later", nil); err == nil {
+	if _, _, err := vars.Read("restore-compat/later", nil); err == nil {
 		t.Fatal("a variable written after the save survived the restore")
+	}
+	if _, err := vars.Delete("restore-compat/kept", nil); err != nil {
+		t.Fatal(err)
 	}
 }
