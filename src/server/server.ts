@@ -209,11 +209,18 @@ export class Server implements ServerApi {
   }
 
   private async revokeLeadership(): Promise<void> {
+    if (await this.stopDuties()) {
+      if (!this.closed) this.config.logger?.info({}, 'server: leadership lost; following');
+    }
+  }
+
+  /** Stops the leader's duties, if running; true when there were some. */
+  private async stopDuties(): Promise<boolean> {
     const duties = this.leader;
-    if (!duties) return;
+    if (!duties) return false;
     this.leader = null;
     await duties.stop();
-    if (!this.closed) this.config.logger?.info({}, 'server: leadership lost; following');
+    return true;
   }
 
   /** The leader's running duties (broker, workers, timers …); null on a follower. */
@@ -389,7 +396,7 @@ export class Server implements ServerApi {
     // again from the restored state — broker, blocked evals, heartbeat TTLs, periodic launches,
     // deployments — as on gaining leadership.
     const restored = this.transition.then(async () => {
-      await this.revokeLeadership();
+      await this.stopDuties();
       try {
         return await this.replicated.propose(cmd);
       } finally {
