@@ -167,3 +167,35 @@ test('operator snapshot: save, change, restore the whole state; refused files ch
     await rm(dataDir, { recursive: true, force: true });
   }
 });
+
+test('operator snapshot: a client whose node the restored state does not know registers again and runs new work', async () => {
+  const tmp = await mkdtemp('/tmp/cv-');
+  const server = await startAgent({ roleArgs: ['-server'], dataDir: join(tmp, 's') });
+  let client: AgentProcess | undefined;
+  try {
+    const a = server.address;
+    // Saved before any node registered.
+    const res = await fetch(`${a}/v1/operator/snapshot`);
+    assert.equal(res.status, 200);
+    const file = Buffer.from(await res.arrayBuffer());
+
+    client = await startAgent({ roleArgs: ['-client', `-servers=127.0.0.1:${server.port}`], dataDir: join(tmp, 'c') });
+    const nodeId = await waitFor('the client node ready', async () => (await api<{ ID: string; Status: string }[]>(a, 'GET', '/v1/nodes')).body.find((n) => n.Status === 'ready')?.ID);
+    await runJob(a, tmp, 'before', sleepJobHcl('before'));
+    const [old] = await waitRunning(a, 'before', 1);
+
+    const r = await putRaw(a, file);
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(await ids(a, '/v1/jobs'), []);
+    // The client learns its node is unknown and registers it again, under the same ID.
+    await waitFor('the node registered again', async () => ((await api<{ ID: string; Status: string }>(a, 'GET', `/v1/node/${nodeId}`)).body.Status === 'ready' ? true : undefined), 30_000);
+    // Its allocation of the job the restored state lacks is stopped by the client.
+    await waitFor('the unknown alloc stopped', async () => ((await fetch(`${client!.address}/v1/client/allocation/${old!.ID}/stats`)).status >= 400 ? true : undefined), 30_000);
+    await runJob(a, tmp, 'after', sleepJobHcl('after'));
+    await waitRunning(a, 'after', 1, 30_000);
+  } finally {
+    await client?.stop();
+    await server.stop();
+    await rm(tmp, { recursive: true, force: true });
+  }
+});
