@@ -70,7 +70,9 @@ export const operatorSnapshotCommands: CommandModule = {
           ['Term', String(m.Term)],
           ['Version', String(m.Version)],
         ];
-        const table = [['Type', 'Count', 'Size'], ...info.Stats.map((s) => [s.Name, String(s.Count), humanBytes(s.Sum)]), ['Total', String(info.TotalCount), humanBytes(info.TotalSize)]];
+        const total = info.Stats.reduce((n, s) => n + s.Sum, 0);
+        const rule = ['----', '-----', '----'];
+        const table = [['Type', 'Count', 'Size'], rule, ...info.Stats.map((s) => [s.Name, String(s.Count), humanBytes(s.Sum)]), rule, ['Total', '-', humanBytes(total)]];
         ctx.stdout.write(`${formatKV(meta)}\n\n${formatColumns(table)}\n`);
       }
       ctx.exitCode = ExitCode.Ok;

@@ -1,7 +1,8 @@
 /**
  * What `caravan operator snapshot inspect` shows of a saved snapshot file, as Nomad's command:
  * the snapshot's ID, size, index, term and version, then one row per kind of object with its
- * count and size, largest first, and a total. Caravan's snapshots carry no raft term (etcd
+ * count and size, largest first, and the total size. Nomad's first line, Created, comes from the
+ * time in its raft snapshot's ID; a Caravan file records no creation time, so it is left out. Caravan's snapshots carry no raft term (etcd
  * leadership has none to record): Term is 0. Version is the file's snapshot format number. The sizes
  * are those of the objects' JSON, uncompressed, as Nomad's are of their encoded form.
  */
@@ -16,12 +17,10 @@ export interface SnapshotTypeStat {
   Count: number;
 }
 
-/** The whole inspection, in the shape `-json` prints. */
+/** The whole inspection, in the shape `-json` prints (Nomad's SnapshotInspectFormat: Meta and Stats). */
 export interface SnapshotInspection {
   Meta: { ID: string; Size: number; Index: number; Term: number; Version: number };
   Stats: SnapshotTypeStat[];
-  TotalSize: number;
-  TotalCount: number;
 }
 
 /** Inspects a decoded snapshot file of `file` bytes. */
@@ -54,8 +53,6 @@ export function inspectSnapshot(state: SerializedState, file: Buffer): SnapshotI
   return {
     Meta: { ID: `0-${state.index}-${digest}`, Size: file.length, Index: state.index, Term: 0, Version: formatOf(file) },
     Stats,
-    TotalSize: Stats.reduce((n, s) => n + s.Sum, 0),
-    TotalCount: Stats.reduce((n, s) => n + s.Count, 0),
   };
 }
 
