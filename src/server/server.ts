@@ -409,6 +409,11 @@ export class Server implements ServerApi {
     );
     return restored.then((index) => {
       this.config.logger?.info({ index }, 'server: snapshot restored');
+      // A snapshot of the restored state now, so the log behind it (the restore entry carries the
+      // whole file) is compacted and a restart loads the state instead of decoding the entry again.
+      this.snapshotter.snapshotNow().catch((err: unknown) => {
+        if (!this.closed) this.config.logger?.warn({ err }, 'server: snapshot after a restore failed (the next threshold takes one)');
+      });
       return { index };
     });
   }

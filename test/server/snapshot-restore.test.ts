@@ -73,7 +73,7 @@ it('restores a saved state through the log; indexes move forward; duties run on 
   await s.close();
   open.splice(0);
   s = await start(dir);
-  assert.deepEqual(jobIds(s), ['after', 'saved'], 'replayed from the log after a restart');
+  assert.deepEqual(jobIds(s), ['after', 'saved'], 'kept across a restart');
   assert.equal(s.state.evalById(later.evalId), undefined);
   assert.equal(s.state.restoreIndex?.(), index);
 
