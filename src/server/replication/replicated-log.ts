@@ -70,6 +70,15 @@ export class ReplicatedLog {
   private readonly waiting = new Map<number, Waiting>();
   /** Callers of waitApplied, resolved once the applied index reaches theirs. */
   private appliedWaiters: { index: number; resolve: () => void }[] = [];
+  /**
+   * This server's own plan results not yet applied, in append order. The backend delivers the
+   * very text it appended, so such an entry applies from the command it was encoded from instead
+   * of parsing it back: a plan of a thousand placements is the largest entry there is, and
+   * parsing it only to copy every allocation into the state again doubles the garbage of the
+   * busiest path. Plans are built by the plan applier and never changed after they are proposed;
+   * other servers (and replays) decode the same text to the same state.
+   */
+  private readonly ownPlans: { payload: string; cmd: Command }[] = [];
 
   private constructor(private readonly deps: ReplicatedLogDeps) {
     this.applied = deps.store.latestIndex();
@@ -108,6 +117,8 @@ export class ReplicatedLog {
     }
     const id = ++this.proposalSeq;
     this.inflight.set(id, this.applied);
+    const own = cmd.Type === 'ApplyPlanResults' ? { payload, cmd } : null;
+    if (own) this.ownPlans.push(own);
     return new Promise<number>((resolve, reject) => {
       this.deps.log.append([{ type: cmd.Type, payload }]).then(
         ([index]) => {
@@ -128,6 +139,7 @@ export class ReplicatedLog {
         },
         (err: unknown) => {
           this.inflight.delete(id);
+          if (own) this.forgetOwnPlan(own);
           this.pruneOutcomes();
           if (err instanceof LogError && err.code === 'LOG_FENCED') reject(err);
           else reject(new ServerError('LOG_WRITE_FAILED', { reason: (err as Error).message }, { cause: err }));
@@ -225,6 +237,23 @@ export class ReplicatedLog {
     this.deps.onAdvance?.(this.applied);
   }
 
+  /**
+   * The command of an own plan whose text `payload` is, if it is one. Own plans ahead of it
+   * never reached this server's apply (a snapshot replaced them): they are dropped.
+   */
+  private takeOwnPlan(payload: string): Command | undefined {
+    const i = this.ownPlans.findIndex((p) => p.payload === payload);
+    if (i < 0) return undefined;
+    const { cmd } = this.ownPlans[i]!;
+    this.ownPlans.splice(0, i + 1);
+    return cmd;
+  }
+
+  private forgetOwnPlan(own: { payload: string; cmd: Command }): void {
+    const i = this.ownPlans.indexOf(own);
+    if (i >= 0) this.ownPlans.splice(i, 1);
+  }
+
   private applyOne(entry: LogEntry): void {
     const index = entry.index;
     // The entry is committed whatever happens: it counts as applied (a failed apply changed
@@ -232,7 +261,7 @@ export class ReplicatedLog {
     this.applied = index;
     let outcome: Outcome = null;
     try {
-      const cmd = decodeCommand(entry.payload);
+      const cmd = this.takeOwnPlan(entry.payload) ?? decodeCommand(entry.payload);
       const events = this.deps.fsm.apply(cmd, index);
       this.deps.events.publish(index, events);
       try {
