@@ -8,6 +8,7 @@ import type { JobDiff } from '../../src/structs/job-diff/index.js';
 import { mockNode } from '../mock/factories.js';
 import { api, runCli, startAgent } from './helpers/agent-process.js';
 import { sleepJobHcl } from './helpers/sleep-job.js';
+import { waitFor } from './helpers/client-agent.js';
 
 interface PlanAnswer {
   Diff: JobDiff | null;
@@ -34,6 +35,8 @@ test('job plan and job history -p show Nomad-shaped, annotated diffs through a r
     assert.equal((await api<PlanAnswer>(a, 'PUT', '/v1/job/web/plan', { Job: v0 })).body.Diff, null);
 
     assert.equal((await api(a, 'PUT', '/v1/jobs', { Job: v0 })).status, 200);
+    // The plan's counts depend on the first version's allocation being placed.
+    await waitFor('the first version placed', async () => ((await api<unknown[]>(a, 'GET', '/v1/job/web/allocations')).body.length === 1 ? true : undefined));
 
     const edit = await api<PlanAnswer>(a, 'PUT', '/v1/job/web/plan', { Job: v1, Diff: true });
     const group = edit.body.Diff!.TaskGroups![0]!;
