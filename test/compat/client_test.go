@@ -189,13 +189,27 @@ func TestNodePoolsEvaluatePurge(t *testing.T) {
 
 func TestEvalCountDeleteAndUnblock(t *testing.T) {
 	register(t, "e-count", "infra", "1")
-	count, _, err := client.Evaluations().Count(&api.QueryOptions{Filter: `JobID == "e-count"`})
-	if err != nil || count.Count != 1 {
-		t.Fatalf("count: %+v %v", count, err)
+	// The registration's evaluation may still be scheduled (and leave a blocked one behind):
+	// count and list once the job's evaluations have settled.
+	var evals []*api.Evaluation
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		list, _, err := client.Evaluations().List(&api.QueryOptions{Filter: `JobID == "e-count"`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending := false
+		for _, e := range list {
+			pending = pending || e.Status == "pending"
+		}
+		if !pending || time.Now().After(deadline) {
+			evals = list
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	evals, _, err := client.Evaluations().List(&api.QueryOptions{Filter: `JobID == "e-count"`})
-	if err != nil || len(evals) != 1 {
-		t.Fatalf("list: %v %v", evals, err)
+	count, _, err := client.Evaluations().Count(&api.QueryOptions{Filter: `JobID == "e-count"`})
+	if err != nil || len(evals) == 0 || count.Count != len(evals) {
+		t.Fatalf("count %+v of %d listed evaluations: %v", count, len(evals), err)
 	}
 	// The broker runs: deletion is refused and nothing changes.
 	if _, err := client.Evaluations().Delete([]string{evals[0].ID}, nil); err == nil || !strings.Contains(err.Error(), "eval broker must be paused") {
