@@ -7,7 +7,8 @@
 import type { WebSocket } from 'ws';
 import type { ExecSpec } from '../../drivers/driver.js';
 import { ExecFrameError, exitedFrame, outputFrame, parseExecInput } from './exec-frames.js';
-import { type ExecProcess, startPipeProcess, startPtyProcess } from './exec-process.js';
+import { type ExecProcess, startPipeProcess } from './exec-process.js';
+import { startPtyProcess } from './pty-process.js';
 import type { ExecSpawner } from './exec-spawner.js';
 
 /** Websocket close codes the session uses (RFC 6455 §7.4.1). */

@@ -1,0 +1,144 @@
+/**
+ * A command started for an exec session on a new pseudo-terminal (stdout and stderr are one
+ * stream). The terminal comes from pty-native.ts and the command is spawned by Node through a
+ * small sh step that makes the terminal its controlling terminal (a session leader opening the
+ * device acquires it), so job control and ^C work as in node-pty — without node-pty's fork,
+ * whose descriptors leak into every other child (see pty-native.ts).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync } from 'node:fs';
+import tty from 'node:tty';
+import type { ExecSpec } from '../../drivers/driver.js';
+import type { TerminalSize } from './exec-frames.js';
+import { signalExitCode, type ExecProcess, type ExecProcessEvents } from './exec-process.js';
+import { hold, release, stdioWithout } from './held-fds.js';
+import { openPty, resizePty } from './pty-native.js';
+import { pwdLine, resolvable } from './shell-words.js';
+
+export const DEFAULT_TERMINAL_SIZE: TerminalSize = { width: 80, height: 24 };
+
+/** How long output is still read after the command exited, while its children hold the terminal. */
+const DRAIN_AFTER_EXIT_MS = 200;
+
+/** Reopens the terminal ($1) as stdin/stdout/stderr, which makes it the controlling terminal. */
+const TAKE_TERMINAL = 'exec 0<>"$1" 1>&0 2>&0';
+
+/** The environment of a terminal session: TERM as node-pty sets it when the task has none. */
+export function terminalEnv(env: Record<string, string>): Record<string, string> {
+  return env.TERM === undefined ? { ...env, TERM: 'xterm-256color' } : env;
+}
+
+/** A shell started as session leader on a new terminal; the master end stays with the caller. */
+export interface TerminalShell {
+  child: ChildProcess;
+  master: number;
+}
+
+/**
+ * Opens a terminal of `size` and starts `/bin/sh -c script sh <terminal path> …args` on it in a
+ * new session. With `control`, the shell also gets a pipe as fd 3. The slave end is closed here
+ * once the shell has it, so the master reads EIO when the last process on the terminal is gone.
+ */
+export function spawnOnTerminal(script: string, args: string[], spec: Pick<ExecSpec, 'cwd' | 'env'>, size: TerminalSize, control: boolean): TerminalShell {
+  const pair = openPty(size);
+  hold(pair.master);
+  hold(pair.slave);
+  try {
+    const stdio = stdioWithout(control ? [pair.slave, pair.slave, pair.slave, 'pipe'] : [pair.slave, pair.slave, pair.slave]);
+    const child = spawn('/bin/sh', ['-c', script, 'sh', pair.path, ...args], { cwd: spec.cwd, env: spec.env, stdio, detached: true });
+    return { child, master: pair.master };
+  } catch (err) {
+    closeHeld(pair.master);
+    throw err;
+  } finally {
+    closeHeld(pair.slave);
+  }
+}
+
+/** Closes a held descriptor that no stream owns. */
+export function closeHeld(fd: number): void {
+  closeSync(fd);
+  release(fd);
+}
+
+/** Starts `spec` on a new terminal of `size`; a command that cannot be found exits 127. */
+export function startPtyProcess(spec: ExecSpec, size: TerminalSize | undefined, events: ExecProcessEvents): ExecProcess {
+  const env = terminalEnv(spec.env);
+  let shell: TerminalShell | undefined;
+  let failure = `${spec.file}: no such executable`;
+  if (resolvable(spec.file, env)) {
+    try {
+      shell = spawnOnTerminal(`${TAKE_TERMINAL}; shift; ${pwdLine(env)}; exec "$@"`, [spec.file, ...spec.args], { cwd: spec.cwd, env }, size ?? DEFAULT_TERMINAL_SIZE, false);
+    } catch (err) {
+      failure = (err as Error).message;
+    }
+  }
+  if (!shell) {
+    queueMicrotask(() => {
+      events.onOutput('stdout', Buffer.from(`failed to exec ${failure}\r\n`));
+      events.onExit(127);
+    });
+    return { write() {}, closeStdin() {}, resize() {}, kill() {} };
+  }
+  return attachPtyProcess(shell, spec, events);
+}
+
+/**
+ * Binds a command running on a terminal (started cold or from a warm shell) to `events`. The
+ * exit is reported once the command has exited and its output is read to the end (the master
+ * reads EIO), or DRAIN_AFTER_EXIT_MS after the exit if something it started keeps the terminal.
+ */
+export function attachPtyProcess(shell: TerminalShell, spec: ExecSpec, events: ExecProcessEvents): ExecProcess {
+  const { child, master } = shell;
+  const term = new tty.ReadStream(master);
+  term.on('close', () => release(master));
+  let exitCode: number | undefined;
+  let drained = false;
+  let reported = false;
+  let drainTimer: NodeJS.Timeout | undefined;
+  const finish = (): void => {
+    if (reported || exitCode === undefined || !drained) return;
+    reported = true;
+    clearTimeout(drainTimer);
+    term.destroy();
+    events.onExit(exitCode);
+  };
+  const endOfOutput = (): void => {
+    drained = true;
+    finish();
+  };
+  term.on('data', (d: Buffer) => events.onOutput('stdout', d));
+  term.on('end', endOfOutput);
+  term.on('close', endOfOutput);
+  term.on('error', (err: NodeJS.ErrnoException) => {
+    // EAGAIN is a spurious wake-up; EIO means every process left the terminal.
+    if (err.code !== 'EAGAIN') endOfOutput();
+  });
+  child.on('error', (err) => {
+    if (exitCode !== undefined) return;
+    events.onOutput('stdout', Buffer.from(`failed to exec ${spec.file}: ${err.message}\r\n`));
+    exitCode = 127;
+    endOfOutput();
+  });
+  child.on('exit', (code, sig) => {
+    exitCode = code ?? signalExitCode(sig);
+    if (!drained) drainTimer = setTimeout(endOfOutput, DRAIN_AFTER_EXIT_MS).unref();
+    finish();
+  });
+  const live = (): boolean => !reported && exitCode === undefined;
+  return {
+    write(data) {
+      if (live()) term.write(data);
+    },
+    closeStdin() {
+      // A terminal has no separate stdin to close: send EOF (^D) as a terminal user would.
+      if (live()) term.write('\x04');
+    },
+    resize(sz) {
+      if (live() && sz.width > 0 && sz.height > 0) resizePty(master, sz);
+    },
+    kill() {
+      if (exitCode === undefined) child.kill(spec.killSignal ?? 'SIGKILL');
+    },
+  };
+}
