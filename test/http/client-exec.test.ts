@@ -1,6 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { allocOnNode, startServer } from './real-server.js';
 import { b64, FakeAllocClient, runExec, startAgent, until, type RunningAgent } from './client-harness.js';
 
@@ -121,11 +123,11 @@ test('a server without the allocation forwards exec to the client holding it', a
 });
 
 /** Sends a raw websocket upgrade request for `path` and resolves with the status line of the answer. */
-function rawUpgrade(httpUrl: string, path: string): Promise<string> {
+function rawUpgrade(httpUrl: string, path: string, key = 'dGhlIHNhbXBsZSBub25jZQ=='): Promise<string> {
   const { hostname, port } = new URL(httpUrl);
   return new Promise((resolve, reject) => {
     const sock = connect(Number(port), hostname, () => {
-      sock.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+      sock.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\n\r\n`);
     });
     let data = '';
     sock.setEncoding('utf8').on('data', (d: string) => (data += d));
@@ -139,4 +141,17 @@ test('malformed upgrade requests are answered 400 and do not take the agent down
   assert.match(await rawUpgrade(agent.baseUrl, '/v1/client/allocation/%E0%A4%A/exec'), /^HTTP\/1\.1 400/);
   const r = await runExec(agent.wsUrl, ALLOC, { task: 'web', command: ['/bin/sh', '-c', 'exit 0'] });
   assert.equal(r.exitCode, 0);
+});
+
+test('a handshake the websocket server refuses starts no command', async () => {
+  // Commands start while the handshake is answered; one that cannot become a session must not run.
+  const marker = join(client.dirs.get(ALLOC)!, 'web', 'ran');
+  const command = encodeURIComponent(JSON.stringify(['/bin/sh', '-c', `touch ${marker}`]));
+  const path = `/v1/client/allocation/${ALLOC}/exec?task=web&command=${command}`;
+  assert.match(await rawUpgrade(agent.baseUrl, path, 'not-a-key'), /^HTTP\/1\.1 400/);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(existsSync(marker), false, 'the command ran for a refused handshake');
+  // The same request with a valid key runs it.
+  assert.match(await rawUpgrade(agent.baseUrl, path), /^HTTP\/1\.1 101/);
+  await until(() => existsSync(marker));
 });

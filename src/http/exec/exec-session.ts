@@ -38,14 +38,29 @@ export function closeWithError(ws: WebSocket, status: number, message: string): 
   if (ws.readyState === ws.OPEN) ws.close(closeCodeForStatus(status), closeReason(message));
 }
 
+/** A command started for a session whose websocket is not open yet. */
+export interface PendingExecSession {
+  /** Binds the opened socket: output so far is sent, then the session runs as usual. */
+  attach(ws: WebSocket): void;
+  /** The socket never opened: ends the command. */
+  abort(): void;
+}
+
 /**
- * Runs `spec` for the websocket `ws` until the command exits or the socket closes. A host
- * command is started by `spawner` (a small helper process) when given, else by this process.
+ * Starts `spec` before its websocket is open, so the spawn overlaps the handshake; output and
+ * the exit wait for attach. A host command is started by `spawner` (a small helper process)
+ * when given, else by this process.
  */
-export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean, spawner?: ExecSpawner): void {
+export function startExecSession(spec: ExecSpec, tty: boolean, spawner?: ExecSpawner): PendingExecSession {
+  let ws: WebSocket | undefined;
   let done = false;
-  const send = (text: string) => {
-    if (ws.readyState === ws.OPEN) ws.send(text);
+  const queued: string[] = [];
+  const send = (text: string): void => {
+    if (!ws) queued.push(text);
+    else if (ws.readyState === ws.OPEN) ws.send(text);
+  };
+  const close = (): void => {
+    if (ws && ws.readyState === ws.OPEN) ws.close(WsCloseCode.Normal);
   };
   const events = {
     onOutput(stream: 'stdout' | 'stderr', data: Buffer) {
@@ -55,7 +70,7 @@ export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean, spaw
       if (done) return;
       done = true;
       send(exitedFrame(exitCode));
-      if (ws.readyState === ws.OPEN) ws.close(WsCloseCode.Normal);
+      close();
     },
   };
   const proc: ExecProcess = spec.start
@@ -66,26 +81,43 @@ export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean, spaw
         ? startPtyProcess(spec, undefined, events)
         : startPipeProcess(spec, events);
 
-  ws.on('message', (data, isBinary) => {
-    if (done) return;
-    const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
-    try {
-      const input = parseExecInput(text);
-      if (input.ttySize) proc.resize(input.ttySize);
-      if (input.stdinData && input.stdinData.length > 0) proc.write(input.stdinData);
-      if (input.stdinClose) proc.closeStdin();
-    } catch (err) {
-      if (!(err instanceof ExecFrameError)) throw err;
+  return {
+    attach(socket) {
+      ws = socket;
+      for (const text of queued.splice(0)) socket.send(text);
+      if (done) close();
+      socket.on('message', (data, isBinary) => {
+        if (done) return;
+        const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
+        try {
+          const input = parseExecInput(text);
+          if (input.ttySize) proc.resize(input.ttySize);
+          if (input.stdinData && input.stdinData.length > 0) proc.write(input.stdinData);
+          if (input.stdinClose) proc.closeStdin();
+        } catch (err) {
+          if (!(err instanceof ExecFrameError)) throw err;
+          done = true;
+          proc.kill();
+          closeWithError(socket, err.status, err.message);
+        }
+      });
+      socket.on('close', () => {
+        if (!done) {
+          done = true;
+          proc.kill();
+        }
+      });
+      socket.on('error', () => { /* 'close' follows and kills the command */ });
+    },
+    abort() {
+      if (done) return;
       done = true;
       proc.kill();
-      closeWithError(ws, err.status, err.message);
-    }
-  });
-  ws.on('close', () => {
-    if (!done) {
-      done = true;
-      proc.kill();
-    }
-  });
-  ws.on('error', () => { /* 'close' follows and kills the command */ });
+    },
+  };
+}
+
+/** Runs `spec` for the open websocket `ws` until the command exits or the socket closes. */
+export function runExecSession(ws: WebSocket, spec: ExecSpec, tty: boolean, spawner?: ExecSpawner): void {
+  startExecSession(spec, tty, spawner).attach(ws);
 }

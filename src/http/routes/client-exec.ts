@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { runExecSession, closeWithError } from '../exec/exec-session.js';
+import { startExecSession, closeWithError } from '../exec/exec-session.js';
 import { parseExecRequest } from '../exec/exec-request.js';
 import { ExecSpawner } from '../exec/exec-spawner.js';
 import { forwardWebSocket } from '../forward/ws-forward.js';
@@ -60,35 +60,56 @@ async function authorizeExec(ctx: RouteContext, req: IncomingMessage, allocId: s
   if (driver === 'raw_exec' && !r.acl.allowNamespaceOperation(alloc!.Namespace, 'alloc-node-exec')) throw permissionDenied();
 }
 
-/** Serves one upgraded exec socket: authorize, validate, then run locally or forward. */
-async function serveExec(ctx: RouteContext, proxy: ServerProxy | undefined, spawner: ExecSpawner, ws: WebSocket, req: IncomingMessage, allocId: string, url: URL): Promise<void> {
+/** What to do with the exec socket once it is open, decided before the handshake. */
+interface ExecPlan {
+  run(ws: WebSocket): void;
+  /** The handshake failed: undo what the plan started. */
+  abort(): void;
+}
+
+const nothingToUndo = (): void => {};
+
+/**
+ * Authorizes and validates an exec request, then starts its command (or picks where to forward
+ * it) before the websocket handshake is answered, so the spawn overlaps the handshake. Errors
+ * are delivered after the upgrade as a close frame, as Nomad's agent does.
+ */
+async function prepareExec(ctx: RouteContext, proxy: ServerProxy | undefined, spawner: ExecSpawner, req: IncomingMessage, allocId: string, url: URL): Promise<ExecPlan> {
   try {
     const execReq = parseExecRequest(queryOf(url));
-    // Frames sent while the token is resolved wait in the socket, not lost before the session listens.
-    ws.pause();
-    try {
-      await authorizeExec(ctx, req, allocId, url, execReq.task);
-    } finally {
-      // Resumed on the next turn, once the session (set up synchronously below) is listening.
-      setImmediate(() => ws.resume());
-    }
+    await authorizeExec(ctx, req, allocId, url, execReq.task);
     const server = proxyServer(ctx, proxy, req);
     if (server !== undefined) {
-      forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}`, ...(ctx.tls ? { tls: ctx.tls, peer: 'server' as const } : {}) });
-      return;
+      const opts = { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}`, ...(ctx.tls ? { tls: ctx.tls, peer: 'server' as const } : {}) };
+      return { run: (ws) => forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, opts), abort: nothingToUndo };
     }
     const target = requestTarget(ctx, allocId, req.headers);
     if (target.kind === 'remote') {
-      forwardWebSocket(ws, req, target.remote, ctx.tls ? { tls: ctx.tls } : {});
-      return;
+      return { run: (ws) => forwardWebSocket(ws, req, target.remote, ctx.tls ? { tls: ctx.tls } : {}), abort: nothingToUndo };
     }
-    const spec = target.client.execSpec(allocId, execReq.task, execReq.command);
-    runExecSession(ws, spec, execReq.tty, spawner);
+    const session = startExecSession(target.client.execSpec(allocId, execReq.task, execReq.command), execReq.tty, spawner);
+    return { run: (ws) => session.attach(ws), abort: () => session.abort() };
   } catch (err) {
     const h = toCaravanError(err);
     if (h.status >= 500) ctx.logger?.error({ err, url: req.url }, 'alloc exec failed');
-    closeWithError(ws, h.status, h.message);
+    return { run: (ws) => closeWithError(ws, h.status, h.message), abort: nothingToUndo };
   }
+}
+
+/**
+ * True when `req` is a handshake the websocket server will accept (the checks `ws` makes), so a
+ * command is never started for a request that cannot become a session.
+ */
+function acceptableHandshake(req: IncomingMessage): boolean {
+  const key = req.headers['sec-websocket-key'];
+  const version = req.headers['sec-websocket-version'];
+  return (
+    req.method === 'GET' &&
+    req.headers.upgrade?.toLowerCase() === 'websocket' &&
+    typeof key === 'string' &&
+    /^[+/0-9A-Za-z]{22}==$/.test(key) &&
+    (version === '8' || version === '13')
+  );
 }
 
 /**
@@ -118,12 +139,25 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
       rejectUpgrade(socket, `bad exec request: ${err instanceof Error ? err.message : String(err)}`);
       return;
     }
-    try {
-      wss.handleUpgrade(req, socket, head, (ws) => void serveExec(ctx, proxy, spawner, ws, req, allocId, url));
-    } catch (err) {
-      ctx.logger?.error({ err, url: req.url }, 'exec upgrade failed');
-      rejectUpgrade(socket, 'exec upgrade failed');
+    const upgrade = (plan: ExecPlan): void => {
+      let opened = false;
+      try {
+        // ws answers the handshake and calls back synchronously, or refuses it without a call.
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          opened = true;
+          plan.run(ws);
+        });
+      } catch (err) {
+        ctx.logger?.error({ err, url: req.url }, 'exec upgrade failed');
+        rejectUpgrade(socket, 'exec upgrade failed');
+      }
+      if (!opened) plan.abort();
+    };
+    if (!acceptableHandshake(req)) {
+      upgrade({ run: (ws) => closeWithError(ws, 400, 'bad websocket handshake'), abort: nothingToUndo });
+      return;
     }
+    void prepareExec(ctx, proxy, spawner, req, allocId, url).then(upgrade);
   });
   app.addHook('onClose', (_app, done) => {
     for (const ws of wss.clients) ws.terminate();
