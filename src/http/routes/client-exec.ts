@@ -154,7 +154,8 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
       if (!opened) plan.abort();
     };
     if (!acceptableHandshake(req)) {
-      upgrade({ run: (ws) => closeWithError(ws, 400, 'bad websocket handshake'), abort: nothingToUndo });
+      // ws refuses it (400); were it accepted after all, the command starts once it is open.
+      upgrade({ run: (ws) => void prepareExec(ctx, proxy, spawner, req, allocId, url).then((plan) => plan.run(ws)), abort: nothingToUndo });
       return;
     }
     void prepareExec(ctx, proxy, spawner, req, allocId, url).then(upgrade);
