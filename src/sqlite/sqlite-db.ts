@@ -57,6 +57,11 @@ export interface SqliteOpenOptions {
    * killed process nor a power loss loses a write that had returned. Default true.
    */
   durable?: boolean;
+  /**
+   * How long a write waits for another connection's transaction to end before failing with
+   * SQLITE_BUSY (libsql's default is not to wait). Set where two connections write one file.
+   */
+  busyTimeoutMs?: number;
 }
 
 /** One SQLite connection. */
@@ -71,6 +76,7 @@ export class SqliteDb {
       db.exec('PRAGMA journal_mode = WAL');
       db.exec('PRAGMA synchronous = FULL');
     }
+    if (opts.busyTimeoutMs !== undefined) db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs))}`);
     return db;
   }
 

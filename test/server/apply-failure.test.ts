@@ -119,3 +119,37 @@ describe('Server write path', () => {
     assert.notEqual(stored.Name, 'changed');
   });
 });
+
+describe('undo log', () => {
+  it('puts back repeated writes of one key and index changes in any order', () => {
+    const store = new StateStore();
+    const fsm = new Fsm(store);
+    const node = mockNode();
+    const other = mockNode();
+    const job = mockJob({ ID: 'web' });
+    fsm.apply(nodeCmd(node), 1);
+    fsm.apply(nodeCmd(other), 2);
+    fsm.apply(registerCmd(job), 3);
+    fsm.apply(placeCmd(job, node, 2), 4);
+    const [a, b] = store.allocsByJob('default', 'web');
+    const before = { a: store.allocById(a!.ID), b: store.allocById(b!.ID), usage: structuredClone(store.nodeUsage.get(node.ID)), otherUsage: structuredClone(store.nodeUsage.get(other.ID)) };
+    assert.throws(() =>
+      store.transact(() => {
+        // Move a to the other node and back, write b twice, delete a, then fail.
+        store.putAlloc({ ...a!, NodeID: other.ID }, 5);
+        store.putAlloc({ ...a!, NodeID: node.ID, Name: 'moved-back' }, 5);
+        store.putAlloc({ ...b!, Name: 'first' }, 5);
+        store.putAlloc({ ...b!, Name: 'second' }, 5);
+        store.deleteAlloc(a!.ID, 5);
+        throw new Error('boom');
+      }),
+    );
+    assert.equal(store.allocById(a!.ID), before.a);
+    assert.equal(store.allocById(b!.ID), before.b);
+    assert.deepEqual(store.allocsByNode(node.ID).map((x) => x.ID).sort(), [a!.ID, b!.ID].sort());
+    assert.deepEqual(store.allocsByNode(other.ID), []);
+    assert.deepEqual(store.nodeUsage.get(node.ID), before.usage);
+    assert.deepEqual(store.nodeUsage.get(other.ID), before.otherUsage);
+    assert.equal(store.allocsByJob('default', 'web').length, 2);
+  });
+});

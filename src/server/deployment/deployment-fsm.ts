@@ -93,7 +93,7 @@ export function applyDeploymentAllocHealth(state: StateStore, cmd: DeploymentAll
     if (!prev || prev.DeploymentID !== cmd.DeploymentID) return;
     const status: AllocDeploymentStatus = { Healthy: healthy, Timestamp: at, Canary: prev.DeploymentStatus?.Canary ?? false, ModifyIndex: index };
     const a: Allocation = { ...prev, DeploymentStatus: status, ModifyIndex: index };
-    state.putAlloc(a, index);
+    state.putAlloc(a, index, prev);
     ev.push(allocHealthEvent(a, index));
     noteAllocHealth(state, prev, prev.DeploymentStatus, status, cmd.Now, index, ev);
   };

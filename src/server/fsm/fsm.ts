@@ -331,8 +331,13 @@ export class Fsm {
       this.state.putAlloc(a, index, prev);
       ev.push(allocEvent('PlanResult', a, index));
     }
+    // A placement the scheduler created has CreateIndex 0 and is not stored yet (the plan
+    // applier relies on the same): only allocations stored before, or earlier in this command,
+    // are looked up in the (large) allocation table.
+    const placedHere = new Set<string>();
     for (const u of cmd.AllocsUpdated) {
-      const prev = this.state.allocById(u.ID);
+      const prev = u.CreateIndex === 0 && !placedHere.has(u.ID) ? null : this.state.allocById(u.ID);
+      if (u.CreateIndex === 0) placedHere.add(u.ID);
       // The node's own strings, not the copies the log payload decoded for every allocation.
       const node = this.state.nodeById(u.NodeID);
       const a: Allocation = {

@@ -1,8 +1,10 @@
 /**
  * The embedded log backend: SQLite (see sqlite-db.ts) in WAL mode with synchronous=FULL, so a
  * commit is on disk before append() resolves. Appends arriving while one commit is being
- * prepared are grouped into a single transaction (group commit), so concurrent writers share
- * one fsync instead of queueing behind each other's.
+ * prepared or is in flight are grouped into the next single transaction (group commit), so
+ * concurrent writers share one fsync instead of queueing behind each other's. The commits of a
+ * log file happen on a worker thread (log-appender.ts), so the server's thread schedules while
+ * the disk syncs; reads, snapshots and compaction use this thread's own connection.
  *
  * Snapshots are stored as numbered chunks (snapshot_chunks) of one snapshot id; a snapshot is
  * visible only once its row in snapshot_done exists, which commit() inserts in the same
@@ -20,7 +22,8 @@ import {
   type SnapshotSink,
   type SnapshotSource,
 } from './log-backend.js';
-import { SqliteDb, type SqlStatement } from '../../sqlite/sqlite-db.js';
+import { SqliteDb } from '../../sqlite/sqlite-db.js';
+import { APPEND_BUSY_TIMEOUT_MS, InlineAppender, WorkerAppender, type LogAppender } from './log-appender.js';
 
 interface PendingAppend {
   entries: NewLogEntry[];
@@ -43,13 +46,15 @@ export class SqliteLogBackend implements LogBackend {
   private next: number;
   private queue: PendingAppend[] = [];
   private flushScheduled = false;
-  private readonly insert: SqlStatement;
+  /** The commit in flight, if any: the next batch waits for it, so indexes stay in order. */
+  private writing: Promise<void> | null = null;
+  private readonly appender: LogAppender;
   private nextSnap: number;
   /** Subscribers and the next index each is owed (entries below it were delivered). */
   private readonly subscribers = new Map<LogSubscriber, { next: number }>();
 
   /** db: opened durable (WAL, synchronous=FULL) unless in memory. */
-  private constructor(db: SqliteDb) {
+  private constructor(db: SqliteDb, appender: (db: SqliteDb) => LogAppender) {
     this.db = db;
     db.exec(`CREATE TABLE IF NOT EXISTS log (idx INTEGER PRIMARY KEY, type TEXT NOT NULL, payload TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS snapshots (idx INTEGER PRIMARY KEY, data BLOB NOT NULL);
@@ -58,7 +63,6 @@ export class SqliteLogBackend implements LogBackend {
       CREATE TABLE IF NOT EXISTS snapshot_done (snap INTEGER PRIMARY KEY, idx INTEGER NOT NULL, chunks INTEGER NOT NULL);`);
     // Chunks of a snapshot that was never committed (the process died while writing it).
     db.exec('DELETE FROM snapshot_chunks WHERE snap NOT IN (SELECT snap FROM snapshot_done)');
-    this.insert = db.prepare('INSERT INTO log (idx, type, payload) VALUES (?, ?, ?)');
     const max = (sql: string): number => db.prepare(sql).get<{ m: number | null }>()?.m ?? 0;
     const lastLog = max('SELECT MAX(idx) AS m FROM log');
     const lastLegacy = max('SELECT MAX(idx) AS m FROM snapshots');
@@ -67,16 +71,19 @@ export class SqliteLogBackend implements LogBackend {
     this.nextSnap = max('SELECT MAX(snap) AS m FROM snapshot_done') + 1;
     const compacted = db.prepare("SELECT v FROM meta WHERE k = 'compacted'").get<{ v: number }>()?.v ?? 0;
     this.next = Math.max(lastLog, lastSnap, compacted) + 1;
+    // Created once the tables exist: the worker's connection prepares its insert on open.
+    this.appender = appender(db);
   }
 
   /** Opens (creating if needed) the log in dataDir. */
   static open(dataDir: string): SqliteLogBackend {
-    return new SqliteLogBackend(SqliteDb.open(join(dataDir, 'raft.db')));
+    const path = join(dataDir, 'raft.db');
+    return new SqliteLogBackend(SqliteDb.open(path, { busyTimeoutMs: APPEND_BUSY_TIMEOUT_MS }), () => new WorkerAppender(path));
   }
 
   /** Opens a log in memory (tests). Not durable. */
   static openInMemory(): SqliteLogBackend {
-    return new SqliteLogBackend(SqliteDb.open(':memory:'));
+    return new SqliteLogBackend(SqliteDb.open(':memory:'), (db) => new InlineAppender(db));
   }
 
   append(entries: NewLogEntry[]): Promise<number[]> {
@@ -91,38 +98,33 @@ export class SqliteLogBackend implements LogBackend {
     });
   }
 
+  /** Commits the queued appends as one batch, after the commit in flight (if any). */
   private flush(): void {
     this.flushScheduled = false;
+    if (this.writing || this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
-    if (batch.length === 0) return;
     const start = this.next;
-    const results: number[][] = [];
-    try {
-      this.db.transaction(() => {
+    const entries = batch.flatMap((p) => p.entries);
+    this.writing = this.appender.append(start, entries).then(
+      () => {
+        this.next = start + entries.length;
         let idx = start;
-        for (const p of batch) {
-          const out: number[] = [];
-          for (const e of p.entries) {
-            this.insert.run(idx, e.type, e.payload);
-            out.push(idx++);
-          }
-          results.push(out);
+        for (const p of batch) p.resolve(p.entries.map(() => idx++));
+        if (this.subscribers.size > 0) {
+          const committed: LogEntry[] = entries.map((e, i) => ({ index: start + i, type: e.type, payload: e.payload }));
+          for (const [sub, pos] of this.subscribers) this.deliver(sub, pos, committed);
         }
-      });
-    } catch (err) {
-      const e = new LogError('LOG_IO', `log append failed: ${(err as Error).message}`, { cause: err });
-      for (const p of batch) p.reject(e);
-      return;
-    }
-    this.next = start + batch.reduce((n, p) => n + p.entries.length, 0);
-    batch.forEach((p, i) => p.resolve(results[i]!));
-    if (this.subscribers.size > 0) {
-      const committed: LogEntry[] = [];
-      let idx = start;
-      for (const p of batch) for (const e of p.entries) committed.push({ index: idx++, type: e.type, payload: e.payload });
-      for (const [sub, pos] of this.subscribers) this.deliver(sub, pos, committed);
-    }
+      },
+      (err: unknown) => {
+        const e = new LogError('LOG_IO', `log append failed: ${(err as Error).message}`, { cause: err });
+        for (const p of batch) p.reject(e);
+      },
+    );
+    void this.writing.then(() => {
+      this.writing = null;
+      this.flush();
+    });
   }
 
   subscribe(fromIndex: number, subscriber: LogSubscriber): () => void {
@@ -160,9 +162,10 @@ export class SqliteLogBackend implements LogBackend {
 
   async read(fromIndex: number, toIndex?: number): Promise<LogEntry[]> {
     this.check();
+    // Entries the worker committed but this backend has not acknowledged yet stay unread.
     const rows = this.db
       .prepare('SELECT idx, type, payload FROM log WHERE idx >= ? AND idx <= ? ORDER BY idx')
-      .all<{ idx: number; type: string; payload: string }>(fromIndex, toIndex ?? Number.MAX_SAFE_INTEGER);
+      .all<{ idx: number; type: string; payload: string }>(fromIndex, Math.min(toIndex ?? Number.MAX_SAFE_INTEGER, this.next - 1));
     return rows.map((r) => ({ index: r.idx, type: r.type, payload: r.payload }));
   }
 
@@ -301,10 +304,14 @@ export class SqliteLogBackend implements LogBackend {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    // Commit whatever is queued so no acknowledged-in-flight append is lost.
-    this.flush();
     this.closed = true;
+    // Commit whatever is queued or in flight, so no append that may resolve is lost.
+    while (this.writing || this.queue.length > 0) {
+      this.flush();
+      await this.writing;
+    }
     this.subscribers.clear();
+    await this.appender.close();
     this.db.close();
   }
 

@@ -11,6 +11,31 @@
 const ABSENT = Symbol('absent');
 type Slot = unknown;
 
+/** Something an undo log can put back: `undo(key, value)` reverses one recorded write. */
+interface Undoable {
+  undo(key: unknown, value: unknown): void;
+}
+
+/**
+ * What one apply changed, as a flat list of (target, key, old value) records, newest last.
+ * Replaying it backwards restores every table and index exactly, so no per-key dedupe (and no
+ * map per table) is needed: a write costs three array slots.
+ */
+export class UndoLog {
+  private readonly records: unknown[] = [];
+
+  record(target: Undoable, key: unknown, value: unknown): void {
+    this.records.push(target, key, value);
+  }
+
+  /** Puts back everything recorded, newest first. */
+  rollback(): void {
+    const r = this.records;
+    for (let i = r.length - 3; i >= 0; i -= 3) (r[i] as Undoable).undo(r[i + 1], r[i + 2]);
+    r.length = 0;
+  }
+}
+
 /** One point in time shared by every table of a store; holds each table's overlay. */
 export class Epoch {
   readonly overlays = new Map<string, Map<unknown, Slot>>();
@@ -46,25 +71,26 @@ export class EpochClock {
     return this.newest?.deref();
   }
 
-  private txn: Epoch | null = null;
+  private txn: UndoLog | null = null;
 
   /**
-   * Starts an undo journal for one apply (StateStore.transact). It records old values like a
-   * snapshot epoch but is not linked into the snapshot chain: snapshots taken before it never
-   * walk through it, so per-apply journals cost readers nothing.
+   * Starts an undo log for one apply (StateStore.transact): every write records what to put
+   * back. It is not an epoch of the snapshot chain, so readers never walk it; it counts as a
+   * new epoch for current(), so objects copied before it are not mutated in place.
    */
-  beginTxn(): Epoch {
-    this.txn = new Epoch(++this.seq);
+  beginTxn(): UndoLog {
+    ++this.seq;
+    this.txn = new UndoLog();
     return this.txn;
   }
 
-  /** Ends the undo journal begun by beginTxn. */
+  /** Ends the undo log begun by beginTxn. */
   endTxn(): void {
     this.txn = null;
   }
 
-  /** The undo journal of the apply in progress, if any. */
-  journal(): Epoch | null {
+  /** The undo log of the apply in progress, if any. */
+  journal(): UndoLog | null {
     return this.txn;
   }
 
@@ -75,7 +101,7 @@ export class EpochClock {
 }
 
 /** A map whose values are immutable and whose history is visible to snapshots. */
-export class CowTable<K, V> {
+export class CowTable<K, V> implements Undoable {
   private readonly live = new Map<K, V>();
 
   constructor(
@@ -96,13 +122,19 @@ export class CowTable<K, V> {
   }
 
   set(key: K, value: V): void {
-    this.remember(key);
+    this.remember(key, this.live.has(key) ? this.live.get(key) : ABSENT);
+    this.live.set(key, value);
+  }
+
+  /** set() for a caller that has just read the key's current value (undefined: absent). */
+  setKnown(key: K, value: V, current: V | undefined): void {
+    this.remember(key, current === undefined ? ABSENT : current);
     this.live.set(key, value);
   }
 
   delete(key: K): void {
     if (!this.live.has(key)) return;
-    this.remember(key);
+    this.remember(key, this.live.get(key));
     this.live.delete(key);
   }
 
@@ -123,17 +155,10 @@ export class CowTable<K, V> {
     this.live.clear();
   }
 
-  /**
-   * Puts back the values every key had when epoch e began, from e's overlay (undoing a failed
-   * write). Only exact when e is the newest epoch and nothing began after it.
-   */
-  rollbackTo(e: Epoch): void {
-    const m = e.overlays.get(this.name);
-    if (!m) return;
-    for (const [k, v] of m) {
-      if (v === ABSENT) this.live.delete(k as K);
-      else this.live.set(k as K, v as V);
-    }
+  /** Undoes one recorded write (UndoLog.rollback). */
+  undo(key: unknown, old: unknown): void {
+    if (old === ABSENT) this.live.delete(key as K);
+    else this.live.set(key as K, old as V);
   }
 
   /** The value of key as of epoch e. */
@@ -163,14 +188,14 @@ export class CowTable<K, V> {
     for (const [k, v] of this.live) if (!seen.has(k)) yield v;
   }
 
-  private remember(key: K): void {
+  /** Records `old` (the key's value before this write; ABSENT if none) for undo and snapshots. */
+  private remember(key: K, old: unknown): void {
     const e = this.clock.live();
     const j = this.clock.journal();
     if (!e && !j) return;
-    const old = this.live.has(key) ? this.live.get(key) : ABSENT;
-    for (const target of [e, j]) {
-      if (!target) continue;
-      const m = target.overlay(this.name);
+    j?.record(this, key, old);
+    if (e) {
+      const m = e.overlay(this.name);
       if (!m.has(key)) m.set(key, old);
     }
   }
@@ -238,31 +263,31 @@ export class CowIndex {
     this.live.clear();
   }
 
-  /** Puts back the memberships the index had when epoch e began (see CowTable.rollbackTo). */
-  rollbackTo(e: Epoch): void {
-    const overlay = e.overlays.get(this.name);
-    if (!overlay) return;
-    for (const [key, changes] of overlay) {
-      for (const [id, wasMember] of changes as Map<string, boolean>) {
-        let ids = this.live.get(key as string);
-        if (wasMember) {
-          if (!ids) this.live.set(key as string, (ids = new Set()));
-          ids.add(id);
-        } else if (ids) {
-          ids.delete(id);
-          if (ids.size === 0) this.live.delete(key as string);
-        }
-      }
-    }
+  private remember(key: string, id: string, wasMember: boolean): void {
+    this.clock.journal()?.record(wasMember ? this.undoRemove : this.undoAdd, key, id);
+    const e = this.clock.live();
+    if (!e) return;
+    const overlay = e.overlay(this.name);
+    let changes = overlay.get(key) as Map<string, boolean> | undefined;
+    if (!changes) overlay.set(key, (changes = new Map()));
+    if (!changes.has(id)) changes.set(id, wasMember);
   }
 
-  private remember(key: string, id: string, wasMember: boolean): void {
-    for (const target of [this.clock.live(), this.clock.journal()]) {
-      if (!target) continue;
-      const overlay = target.overlay(this.name);
-      let changes = overlay.get(key) as Map<string, boolean> | undefined;
-      if (!changes) overlay.set(key, (changes = new Map()));
-      if (!changes.has(id)) changes.set(id, wasMember);
-    }
-  }
+  /** Undo records of an add and of a remove (UndoLog.rollback), without recording anew. */
+  private readonly undoAdd: Undoable = {
+    undo: (key, id) => {
+      const ids = this.live.get(key as string);
+      if (!ids) return;
+      ids.delete(id as string);
+      if (ids.size === 0) this.live.delete(key as string);
+    },
+  };
+
+  private readonly undoRemove: Undoable = {
+    undo: (key, id) => {
+      let ids = this.live.get(key as string);
+      if (!ids) this.live.set(key as string, (ids = new Set()));
+      ids.add(id as string);
+    },
+  };
 }

@@ -64,11 +64,6 @@ export class NodeUsageTable {
     this.table.clearForRestore();
   }
 
-  /** Puts back the usage as of epoch e (undoing a failed apply; see StateStore.transact). */
-  rollbackTo(e: Epoch): void {
-    this.table.rollbackTo(e);
-  }
-
   private writable(nodeId: string): StoredUsage {
     const cur = this.table.get(nodeId);
     const seq = this.clock.current();

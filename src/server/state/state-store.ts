@@ -267,21 +267,17 @@ export class StateStore implements StateReader, SnapshotTables {
   /**
    * Runs one FSM apply so that it happens entirely or not at all: if fn throws, every table,
    * index and table index is put back as it was before fn began, and the error is rethrown.
-   * An undo journal (EpochClock.beginTxn) makes the tables record each key's old value on its
-   * first write; it stays out of the snapshot chain so readers of older snapshots never walk it.
+   * An undo log (EpochClock.beginTxn) makes the tables and indexes record each write's old
+   * value; it stays out of the snapshot chain so readers of older snapshots never walk it.
    */
   transact<T>(fn: () => T): T {
-    const epoch = this.epochs.beginTxn();
+    const undo = this.epochs.beginTxn();
     const tableIdx = new Map(this.tableIdx);
     const index = this.index;
     try {
       return fn();
     } catch (err) {
-      for (const t of [this.jobsT, this.jobVersionsT, this.summariesT, this.allocsT, this.evalsT, this.nodesT, this.deploymentsT]) {
-        t.rollbackTo(epoch);
-      }
-      for (const i of [this.allocsByNodeI, this.allocsByJobI, this.evalsByJobI, this.deploymentsByJobI]) i.rollbackTo(epoch);
-      this.nodeUsage.rollbackTo(epoch);
+      undo.rollback();
       this.tableIdx.clear();
       for (const [t, i] of tableIdx) this.tableIdx.set(t, i);
       this.index = index;
@@ -348,8 +344,14 @@ export class StateStore implements StateReader, SnapshotTables {
    * Stores an allocation. `prev` is what the caller already read for `a.ID` (the table is large
    * and one lookup per write is measurable at a million allocations); omit it to look it up.
    */
-  putAlloc(a: Allocation, index: number, prev: Allocation | undefined = this.allocsT.get(a.ID)): void {
-    this.allocsT.set(a.ID, a);
+  /**
+   * Stores an allocation. `known` is what the caller already read for its ID — the stored
+   * allocation, or null for one known not to be stored (a new placement) — so the million-row
+   * table is not searched again; omitted, it is looked up.
+   */
+  putAlloc(a: Allocation, index: number, known?: Allocation | null): void {
+    const prev = known === undefined ? this.allocsT.get(a.ID) : (known ?? undefined);
+    this.allocsT.setKnown(a.ID, a, prev);
     this.nodeUsage.update(prev, a, isTerminalAlloc);
     if (!prev) {
       this.allocsByNodeI.add(a.NodeID, a.ID);
