@@ -9,7 +9,10 @@ import type { StdioOptions } from 'node:child_process';
 const held = new Set<number>();
 let devNull: number | undefined;
 
-/** Records `fd` as held; forget it (before closing it) with release. */
+/**
+ * Records `fd` as held. Release it only once it is closed: a child spawned in between would
+ * otherwise inherit it.
+ */
 export function hold(fd: number): void {
   held.add(fd);
 }

@@ -9,10 +9,11 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteDb } from '../../sqlite/sqlite-db.js';
 import type { AppendReply, AppendRequest } from './log-append-protocol.js';
 import { APPEND_BUSY_TIMEOUT_MS } from './log-appender.js';
+import { insertLogBatch, prepareLogInsert } from './log-insert.js';
 
 const port = parentPort!;
 const db = SqliteDb.open((workerData as { path: string }).path, { busyTimeoutMs: APPEND_BUSY_TIMEOUT_MS });
-const insert = db.prepare('INSERT INTO log (idx, type, payload) VALUES (?, ?, ?)');
+const insert = prepareLogInsert(db);
 
 port.on('message', (req: AppendRequest | 'close') => {
   if (req === 'close') {
@@ -22,9 +23,7 @@ port.on('message', (req: AppendRequest | 'close') => {
   }
   let reply: AppendReply;
   try {
-    db.transaction(() => {
-      for (let i = 0; i < req.types.length; i++) insert.run(req.start + i, req.types[i]!, req.payloads[i]!);
-    });
+    insertLogBatch(db, insert, req.start, req.types, req.payloads);
     reply = { id: req.id, ok: true };
   } catch (err) {
     reply = { id: req.id, ok: false, message: (err as Error).message };

@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import type { NewLogEntry } from './log-backend.js';
 import type { AppendReply, AppendRequest } from './log-append-protocol.js';
 import type { SqliteDb, SqlStatement } from '../../sqlite/sqlite-db.js';
+import { insertLogBatch, prepareLogInsert } from './log-insert.js';
 
 /** How long either connection waits for the other's write transaction (it lasts ~1 ms). */
 export const APPEND_BUSY_TIMEOUT_MS = 10_000;
@@ -23,13 +24,11 @@ export class InlineAppender implements LogAppender {
   private readonly insert: SqlStatement;
 
   constructor(private readonly db: SqliteDb) {
-    this.insert = db.prepare('INSERT INTO log (idx, type, payload) VALUES (?, ?, ?)');
+    this.insert = prepareLogInsert(db);
   }
 
   async append(start: number, entries: NewLogEntry[]): Promise<void> {
-    this.db.transaction(() => {
-      entries.forEach((e, i) => this.insert.run(start + i, e.type, e.payload));
-    });
+    insertLogBatch(this.db, this.insert, start, entries.map((e) => e.type), entries.map((e) => e.payload));
   }
 
   async close(): Promise<void> {}
@@ -58,7 +57,7 @@ export class WorkerAppender implements LogAppender {
     };
     this.worker.on('error', gone);
     this.worker.on('exit', (code) => gone(new Error(`log append worker exited (code ${code})`)));
-    // Only an append in flight keeps the process alive (see hold).
+    // Only an append in flight keeps the process alive (ref'd in append, unref'd when settled).
     this.worker.unref();
   }
 
