@@ -7,6 +7,7 @@ import type { ExecStream } from '../../src/drivers/driver.js';
 import { WarmShellPool } from '../../src/http/exec/warm-shell-pool.js';
 import { attachPipeProcess } from '../../src/http/exec/exec-process.js';
 import { attachPtyProcess } from '../../src/http/exec/pty-process.js';
+import { startCommand } from '../../src/http/exec/start-command.js';
 import type { ExecSpec } from '../../src/drivers/driver.js';
 
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', CARAVAN_TEST: 'a b\'c"$d' };
@@ -146,4 +147,43 @@ test('exec: an unused warm shell ends with the pool and with the spawner', async
     await sleep(20);
   }
   assert.fail('the warm shell outlived the pool');
+});
+
+/** This process's children. */
+function children(): number[] {
+  return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** Waits, without yielding to the event loop, until `pid` is a zombie: dead, exit not yet handled. */
+function waitUntilDead(pid: number): void {
+  const deadline = Date.now() + 5000;
+  while (!/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) {
+    if (Date.now() > deadline) assert.fail(`process ${pid} did not die`);
+  }
+}
+
+test('exec: a warm shell that died while it waited is not taken for the command (pipes and terminal)', async () => {
+  const pool = new WarmShellPool();
+  try {
+    for (const tty of [false, true]) {
+      const spec: ExecSpec = { file: 'echo', args: ['hi'], cwd: tmpdir(), env: ENV };
+      const runOnce = (): Promise<{ out: string; code: number }> =>
+        new Promise((resolve) => {
+          let out = '';
+          startCommand(pool, spec, tty, { onOutput: (_s, d) => (out += d.toString()), onExit: (code) => resolve({ out, code }) });
+        });
+      assert.equal((await runOnce()).code, 0, 'the first session is cold');
+      await sleep(50); // idle: the pool forks a shell for the task
+      const waiting = children().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('read -r line'));
+      assert.ok(waiting.length > 0, 'a warm shell waits');
+      // Killed from outside; the pool has not seen their exits when the next session comes.
+      for (const pid of waiting) process.kill(pid, 'SIGKILL');
+      for (const pid of waiting) waitUntilDead(pid);
+      const r = await runOnce();
+      assert.equal(r.code, 0, `the session reported the dead shell: ${JSON.stringify(r)}`);
+      assert.match(r.out, /^hi\r?\n$/);
+    }
+  } finally {
+    pool.close();
+  }
 });

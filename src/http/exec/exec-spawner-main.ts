@@ -5,33 +5,13 @@
  * process); from this one, under 1 ms. When the agent goes away, every command it started here
  * is killed and the spawner exits.
  */
-import type { ExecSpec } from '../../drivers/driver.js';
-import type { ExecProcess, ExecProcessEvents } from './exec-process.js';
-import { attachPipeProcess, startPipeProcess } from './exec-process.js';
+import type { ExecProcess } from './exec-process.js';
 import type { SpawnerEvent, SpawnerRequest } from './exec-spawner-protocol.js';
-import { attachPtyProcess, startPtyProcess, terminalEnv } from './pty-process.js';
+import { startCommand } from './start-command.js';
 import { WarmShellPool } from './warm-shell-pool.js';
 
 const procs = new Map<number, ExecProcess>();
 const warm = new WarmShellPool();
-
-/** Starts a command, on a warm shell of its task when one is ready. */
-function startCommand(spec: ExecSpec, tty: boolean, events: ExecProcessEvents): ExecProcess {
-  const ended: ExecProcessEvents = {
-    onOutput: events.onOutput,
-    onExit: (code) => {
-      events.onExit(code);
-      warm.busy();
-    },
-  };
-  if (!tty) {
-    const started = warm.start(spec, false);
-    return started ? attachPipeProcess(started.child, spec, ended) : startPipeProcess(spec, ended);
-  }
-  const ttySpec = { ...spec, env: terminalEnv(spec.env) };
-  const started = warm.start(ttySpec, true);
-  return started?.master !== undefined ? attachPtyProcess({ child: started.child, master: started.master }, ttySpec, ended) : startPtyProcess(spec, undefined, ended);
-}
 
 const send = (ev: SpawnerEvent): void => {
   if (process.connected) process.send!(ev);
@@ -47,7 +27,7 @@ process.on('message', (msg: SpawnerRequest) => {
         send({ op: 'exit', id: msg.id, code });
       },
     };
-    procs.set(msg.id, startCommand(spec, msg.tty, events));
+    procs.set(msg.id, startCommand(warm, spec, msg.tty, events));
     return;
   }
   const p = procs.get(msg.id);

@@ -51,10 +51,15 @@ export function warmKey(spec: ShellSpec): string {
   return `${spec.tty ? 'tty' : 'pipes'}\0${spec.cwd}\0${JSON.stringify(spec.env)}`;
 }
 
-/** A started command: its process and, on a terminal, the terminal's master end. */
+/** A command handed to a warm shell: its process and, on a terminal, the terminal's master end. */
 export interface StartedCommand {
   child: ChildProcess;
   master?: number;
+  /**
+   * Settles if the shell could not take its command line (it died while it waited); the
+   * process is then the dead shell, not the command. Known right after the hand-over.
+   */
+  refused: Promise<void>;
 }
 
 /** One shell waiting for its command. */
@@ -91,8 +96,11 @@ export class WarmShell {
   /** Hands the shell its command line; the returned process is the command from now on. */
   run(line: string): StartedCommand {
     this.used = true;
-    (this.child.stdio[3] as Writable | null)?.end(line);
-    return this.master === undefined ? { child: this.child } : { child: this.child, master: this.master };
+    const control = this.child.stdio[3] as Writable;
+    // Writing to a pipe whose reader is gone fails at once (EPIPE; Node ignores SIGPIPE).
+    const refused = new Promise<void>((resolve) => control.once('error', () => resolve()));
+    control.end(line);
+    return this.master === undefined ? { child: this.child, refused } : { child: this.child, master: this.master, refused };
   }
 
   /** Ends a shell that will not be used. */
