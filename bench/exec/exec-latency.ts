@@ -21,6 +21,7 @@ import type { ClientHttpApi } from '../../src/http/client-http-api.js';
 import { createHttpServer } from '../../src/http/http-server.js';
 import type { Allocation } from '../../src/structs/alloc.js';
 import { startBenchAgent } from '../dev-agent.js';
+import { startFloorServer, type FloorKind } from './exec-floor.js';
 import { percentile } from '../percentile.js';
 
 /** GOALS.md: exec round trip median ≤ 2 ms, with a terminal and without. */
@@ -99,6 +100,21 @@ async function measureExec(addr: string, allocId: string, task: string, n: numbe
     if (i >= 3) samples.push(ms); // the first sessions warm up the connection paths
   }
   return samples.sort((a, b) => a - b);
+}
+
+/** Median of `echo hi` sessions (no tty) against a bare server of `kind`: back to back, then spaced. */
+async function measureFloor(kind: FloorKind, n: number): Promise<{ backToBackMs: number; spacedMs: number }> {
+  const floor = await startFloorServer(kind);
+  try {
+    const medians: number[] = [];
+    for (const gap of [0, SPACED_GAP_MS]) {
+      await floor.prefork(n + 3);
+      medians.push(percentile(await measureExec(floor.address, 'floor', 'floor', n, false, gap), 50));
+    }
+    return { backToBackMs: medians[0]!, spacedMs: medians[1]! };
+  } finally {
+    await floor.close();
+  }
 }
 
 /** Registers a raw_exec job and times the event stream's report of its running allocation. */
@@ -231,6 +247,14 @@ async function main(): Promise<void> {
       sandbox = { medianMs: m, p95Ms: percentile(ss, 95), runs: ss.length, goalMedianMs: GOAL_EXEC_SANDBOX_MS, met: m <= GOAL_EXEC_SANDBOX_MS };
       console.log(`exec into an exec-driver sandbox, open → exit frame (${ss.length} runs): median ${m.toFixed(2)} ms, p95 ${sandbox.p95Ms.toFixed(2)} ms — goal: median ≤ ${GOAL_EXEC_SANDBOX_MS} ms ${sandbox.met ? '(met)' : '(NOT met)'}`);
     }
+    // The same client against one bare Node process: what this machine allows (exec-floor.ts).
+    const floor: Record<FloorKind, { backToBackMs: number; spacedMs: number }> = {
+      none: await measureFloor('none', args.n),
+      preforked: await measureFloor('preforked', args.n),
+      spawned: await measureFloor('spawned', args.n),
+    };
+    const pair = (f: { backToBackMs: number; spacedMs: number }) => `${f.backToBackMs.toFixed(2)} / ${f.spacedMs.toFixed(2)} ms`;
+    console.log(`floor on this machine, one bare Node process, no tty (back to back / ${SPACED_GAP_MS} ms apart): websocket alone ${pair(floor.none)}; echo on a shell forked ahead ${pair(floor.preforked)}; echo spawned per session ${pair(floor.spawned)}`);
     const eventSamples: number[] = [];
     let missed = 0;
     for (let i = 0; !args.self && i < args.events; i++) {
@@ -268,6 +292,7 @@ async function main(): Promise<void> {
           eventRunningGoalMs: GOAL_RUNNING_MS,
           eventRunningMet: eventMedian !== undefined && eventMedian <= GOAL_RUNNING_MS,
           execDriverSandbox: sandbox,
+          floor,
         },
         null,
         2,
