@@ -13,8 +13,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Allocation } from '../../src/structs/index.js';
 import { startBenchAgent, type BenchAgent } from '../dev-agent.js';
+import { eventBatches, type BenchEvent } from '../event-batches.js';
 import { percentile } from '../percentile.js';
 
 const GOAL_MEDIAN_MS: Record<Driver, number> = { raw_exec: 50, exec: 30 };
@@ -32,11 +32,6 @@ interface Sample {
   runningMs: number;
 }
 
-interface StreamEvent {
-  Type: string;
-  Payload: { Allocation?: Allocation };
-}
-
 /** Allocation events from one long-lived event stream, dispatched to per-job waiters. */
 class AllocWatch {
   private readonly waiters = new Map<string, { placed?: number; onPlaced: (t: number) => void; onRunning: (t: number) => void }>();
@@ -45,7 +40,7 @@ class AllocWatch {
   async open(addr: string): Promise<void> {
     const res = await fetch(`${addr}/v1/event/stream?topic=Allocation:*`, { signal: this.ac.signal });
     if (!res.ok || !res.body) throw new Error(`event stream: ${res.status}`);
-    void this.pump(res.body.getReader());
+    void this.pump(res.body);
   }
 
   /** Resolves the times (performance.now) at which the job's alloc was placed and running. */
@@ -62,29 +57,15 @@ class AllocWatch {
     this.ac.abort();
   }
 
-  private async pump(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
-    let buf = '';
+  private async pump(body: ReadableStream<Uint8Array>): Promise<void> {
     try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        const now = performance.now();
-        buf += Buffer.from(value).toString();
-        let nl;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl).trim();
-          buf = buf.slice(nl + 1);
-          if (!line) continue;
-          const batch = JSON.parse(line) as { Events?: StreamEvent[] };
-          for (const e of batch.Events ?? []) this.dispatch(e, now);
-        }
-      }
+      for await (const { events, at } of eventBatches(body)) for (const e of events) this.dispatch(e, at);
     } catch {
       // aborted at the end of the run
     }
   }
 
-  private dispatch(e: StreamEvent, now: number): void {
+  private dispatch(e: BenchEvent, now: number): void {
     const a = e.Payload.Allocation;
     if (!a) return;
     const w = this.waiters.get(a.JobID);

@@ -22,6 +22,7 @@ import { startContainerExec } from '../../src/drivers/docker/container-exec.js';
 import { EngineClient } from '../../src/drivers/docker/engine-client.js';
 import { BUSYBOX_IMAGE, importBusybox, listContainers, startPrivateDockerd, type PrivateDockerd } from '../../test/drivers/private-dockerd.js';
 import { startBenchAgent, type BenchAgent } from '../dev-agent.js';
+import { eventBatches } from '../event-batches.js';
 import { percentile } from '../percentile.js';
 
 const GOAL_RUNNING_MS = 250;
@@ -58,29 +59,19 @@ async function submitToRunning(addr: string, jobId: string): Promise<number> {
   const ac = new AbortController();
   const res = await fetch(`${addr}/v1/event/stream?topic=Allocation:*`, { signal: ac.signal });
   if (!res.ok || !res.body) throw new Error(`event stream: ${res.status}`);
-  const reader = res.body.getReader();
   const t0 = performance.now();
   const put = await fetch(`${addr}/v1/jobs`, { method: 'PUT', body: JSON.stringify({ Job: dockerJob(jobId, ['sleep', 'infinity']) }), headers: { 'Content-Type': 'application/json' } });
   if (!put.ok) throw new Error(`register: ${put.status} ${await put.text()}`);
   const deadline = setTimeout(() => ac.abort(), 30_000);
-  let buf = '';
   try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`${jobId} never reported running`);
-      buf += Buffer.from(value).toString();
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const batch = JSON.parse(line) as { Events?: { Type: string; Payload: { Allocation?: Allocation } }[] };
-        for (const e of batch.Events ?? []) {
-          const a = e.Payload.Allocation;
-          if (a?.JobID === jobId && a.ClientStatus === 'running') return performance.now() - t0;
-          if (a?.JobID === jobId && a.ClientStatus === 'failed') throw new Error(`${jobId} failed: ${JSON.stringify(a.TaskStates)}`);
-        }
+    for await (const { events, at } of eventBatches(res.body)) {
+      for (const e of events) {
+        const a = e.Payload.Allocation;
+        if (a?.JobID === jobId && a.ClientStatus === 'running') return at - t0;
+        if (a?.JobID === jobId && a.ClientStatus === 'failed') throw new Error(`${jobId} failed: ${JSON.stringify(a.TaskStates)}`);
       }
     }
+    throw new Error(`${jobId} never reported running`);
   } finally {
     clearTimeout(deadline);
     ac.abort();

@@ -22,6 +22,7 @@ import { createHttpServer } from '../../src/http/http-server.js';
 import type { Allocation } from '../../src/structs/alloc.js';
 import { startBenchAgent } from '../dev-agent.js';
 import { startFloorServer, type FloorKind } from './exec-floor.js';
+import { eventBatches } from '../event-batches.js';
 import { percentile } from '../percentile.js';
 
 /** GOALS.md: exec round trip median ≤ 2 ms, with a terminal and without. */
@@ -131,24 +132,14 @@ async function measureEventLatency(addr: string, seq: number): Promise<number | 
   };
   const t0 = performance.now();
   await getJson(addr, '/v1/jobs', { method: 'PUT', body: JSON.stringify(job), headers: { 'Content-Type': 'application/json' } });
-  const reader = res.body.getReader();
-  let buf = '';
   let latency: number | undefined;
   const deadline = setTimeout(() => ac.abort(), 30_000);
   try {
-    while (latency === undefined) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += Buffer.from(value).toString();
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const batch = JSON.parse(line) as { Events?: { Type: string; Payload: { Allocation?: Allocation } }[] };
-        for (const e of batch.Events ?? []) {
-          const a = e.Payload.Allocation;
-          if (e.Type === 'AllocationUpdated' && a?.JobID === jobId && a.ClientStatus === 'running') latency = performance.now() - t0;
-        }
+    for await (const { events, at } of eventBatches(res.body)) {
+      const a = events.find((e) => e.Type === 'AllocationUpdated' && e.Payload.Allocation?.JobID === jobId && e.Payload.Allocation.ClientStatus === 'running');
+      if (a) {
+        latency = at - t0;
+        break;
       }
     }
   } catch {

@@ -90,35 +90,35 @@ export class FakeClock implements Clock {
   /** Moves time forward by ms, firing every timer that falls due, in order. */
   advance(ms: number): void {
     const target = this.current + ms;
-    for (;;) {
-      const due = this.timers
-        .filter((t) => !t.cancelled && t.at <= target)
-        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
-      if (!due) break;
-      due.cancelled = true;
-      this.current = Math.max(this.current, due.at);
-      due.fn();
-    }
-    this.timers = this.timers.filter((t) => !t.cancelled);
-    this.current = target;
+    while (this.fireNextDue(target));
+    this.settle(target);
   }
 
   /** Advances time and lets promise callbacks run between timers. */
   async advanceAsync(ms: number): Promise<void> {
     const target = this.current + ms;
-    for (;;) {
-      await flushMicrotasks();
-      const due = this.timers
-        .filter((t) => !t.cancelled && t.at <= target)
-        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
-      if (!due) break;
-      due.cancelled = true;
-      this.current = Math.max(this.current, due.at);
-      due.fn();
-    }
+    do await flushMicrotasks();
+    while (this.fireNextDue(target));
+    this.settle(target);
+    await flushMicrotasks();
+  }
+
+  /** Fires the earliest timer due by `target`, if any; false when none is. */
+  private fireNextDue(target: number): boolean {
+    const due = this.timers
+      .filter((t) => !t.cancelled && t.at <= target)
+      .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+    if (!due) return false;
+    due.cancelled = true;
+    this.current = Math.max(this.current, due.at);
+    due.fn();
+    return true;
+  }
+
+  /** Drops fired and cancelled timers and stands the clock at `target`. */
+  private settle(target: number): void {
     this.timers = this.timers.filter((t) => !t.cancelled);
     this.current = target;
-    await flushMicrotasks();
   }
 }
 

@@ -33,7 +33,8 @@ function checkJobId(body: Record<string, unknown>, jobId: string): void {
   if (id !== undefined && id !== null && id !== '' && id !== jobId) throw badRequest('Job ID does not match');
 }
 
-function registerAnswer(req: FastifyRequest, reply: FastifyReply, res: RegisterJobResult): FastifyReply {
+/** The answer to a write that makes a job version (register, revert, scale), as Nomad's JobRegisterResponse. */
+export function registerAnswer(req: FastifyRequest, reply: FastifyReply, res: RegisterJobResult): FastifyReply {
   return answerWrite(req, reply, res.index, {
     EvalID: res.evalId,
     EvalCreateIndex: res.evalCreateIndex,

@@ -10,7 +10,7 @@ import { parseJobHcl } from '../../server/job-admission.js';
 import { dispatchRoute, periodicForceRoute } from './job-dispatch.js';
 import { versionTagRoute } from './job-version-tags.js';
 import { versionDiffs } from './job-version-diffs.js';
-import { parseSubmission, revertRoute, scaleRoute, stableRoute, submissionRoute } from './job-actions.js';
+import { parseSubmission, registerAnswer, revertRoute, scaleRoute, stableRoute, submissionRoute } from './job-actions.js';
 import { badRequest, methodNotAllowed, notFound } from '../http-errors.js';
 import { jobListStub } from '../api-views/job-views.js';
 import { stubOf } from '../list-options.js';
@@ -59,15 +59,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
       preserveCounts: optionalBool(body, 'PreserveCounts'),
       submission: parseSubmission(body),
     });
-    return answerWrite(req, reply, res.index, {
-      EvalID: res.evalId,
-      EvalCreateIndex: res.evalCreateIndex,
-      JobModifyIndex: res.jobModifyIndex,
-      Warnings: res.warnings,
-      Index: res.index,
-      LastContact: 0,
-      KnownLeader: true,
-    });
+    return registerAnswer(req, reply, res);
   };
   app.put('/v1/jobs', acl.ns('submit-job', 'job-body'), (req, reply) => register(req, reply));
   app.post('/v1/jobs', acl.ns('submit-job', 'job-body'), (req, reply) => register(req, reply));
