@@ -2,7 +2,6 @@ import type { ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
 import type { Allocation } from '../structs/index.js';
 import type { HostStats } from '../client/node/host-stats.js';
 import type { NodeMetaResponse } from '../client/node/node-meta.js';
-import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
 
 /**
  * What the HTTP layer needs of a client agent in this process. The client-side routes
@@ -49,23 +48,4 @@ export interface ClientHttpApi {
   nodeMeta(): NodeMetaResponse;
   /** Sets (string) or unsets (null) dynamic metadata keys and registers the node again. Throws MetaInvalid. */
   applyNodeMeta(changes: unknown): Promise<NodeMetaResponse>;
-}
-
-/** Codes of the errors a ClientHttpApi implementation throws (statuses in the error catalogue). */
-export const ClientApiErrorCode = {
-  AllocNotFound: 'CLIENT_ALLOC_NOT_FOUND',
-  TaskNotFound: 'CLIENT_TASK_NOT_FOUND',
-  TaskNotRunning: 'CLIENT_TASK_NOT_RUNNING',
-  BadSignal: 'CLIENT_BAD_SIGNAL',
-  NotTerminal: 'CLIENT_ALLOC_NOT_TERMINAL',
-  MetaInvalid: 'CLIENT_META_INVALID',
-} as const;
-export type ClientApiErrorCode = (typeof ClientApiErrorCode)[keyof typeof ClientApiErrorCode];
-
-/** A failure of a client operation requested over HTTP; the catalogue gives its status. */
-export class ClientApiError extends CaravanError<ClientApiErrorCode> {
-  constructor(code: ClientApiErrorCode, reason: string, options?: CaravanErrorOptions) {
-    super(code, { reason }, options);
-    this.name = 'ClientApiError';
-  }
 }

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket } from 'ws';
 import type { ExecSpec, TaskResourceUsage } from '../../src/drivers/driver.js';
-import { ClientApiError, ClientApiErrorCode, type ClientHttpApi } from '../../src/http/client-http-api.js';
+import { ClientApiError, ClientApiErrorCode } from '../../src/http/client-api-error.js';
+import type { ClientHttpApi } from '../../src/http/client-http-api.js';
 import { createHttpServer, type HttpServerOptions } from '../../src/http/http-server.js';
 import { encodeExecInput, parseExecOutput, type ExecInputFrame } from '../../src/http/exec/exec-frames.js';
 

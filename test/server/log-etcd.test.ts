@@ -10,7 +10,8 @@ import type { Etcd3 } from 'etcd3';
 import { EtcdCluster } from '../helpers/etcd-process.js';
 import { openEtcdClient } from '../../src/server/etcd/etcd-connection.js';
 import { EtcdLeadership } from '../../src/server/leadership/etcd-leadership.js';
-import { EtcdLogBackend, type EtcdFence } from '../../src/server/log/etcd-log-backend.js';
+import { EtcdLogBackend } from '../../src/server/log/etcd-log-backend.js';
+import type { EtcdFence } from '../../src/server/log/etcd-log-keys.js';
 import { LogError, type LogEntry } from '../../src/server/log/log-backend.js';
 import { runLogConformance } from './log-conformance.js';
 

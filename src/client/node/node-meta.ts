@@ -5,7 +5,7 @@
  * client's state DB, so it survives an agent restart, and the node is registered again with the
  * merged map so that constraints on `${meta.…}` see it.
  */
-import { ClientApiError, ClientApiErrorCode } from '../../http/client-http-api.js';
+import { ClientApiError, ClientApiErrorCode } from '../../http/client-api-error.js';
 import type { ClientStateStore } from '../state/state-db.js';
 
 /** Nomad's NodeMetaResponse. */

@@ -10,7 +10,7 @@
 import type { Etcd3, IKeyValue, Lease, Watcher } from 'etcd3';
 import type pino from 'pino';
 import type { Leadership, ServerMember } from './leadership.js';
-import type { EtcdFence } from '../log/etcd-log-backend.js';
+import type { EtcdFence } from '../log/etcd-log-keys.js';
 import { EtcdLogKeys } from '../log/etcd-log-keys.js';
 import { DEFAULT_LEASE_TTL_SECONDS } from '../etcd/etcd-connection.js';
 

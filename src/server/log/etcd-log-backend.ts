@@ -22,16 +22,10 @@ import {
   type SnapshotSink,
   type SnapshotSource,
 } from './log-backend.js';
-import { decodeEntry, encodeEntry, EtcdLogKeys, READ_PAGE, TXN_MAX_BYTES, TXN_MAX_OPS, type EncodedEntry } from './etcd-log-keys.js';
+import { decodeEntry, encodeEntry, EtcdLogKeys, READ_PAGE, TXN_MAX_BYTES, TXN_MAX_OPS, type EncodedEntry, type EtcdFence } from './etcd-log-keys.js';
 import { EtcdLogSubscription } from './etcd-log-subscription.js';
 import { EtcdSnapshotStore } from './etcd-snapshot-store.js';
 import { etcdLogError } from './etcd-log-errors.js';
-
-/** What proves this server is the leader: the leader key and the create revision it won with. */
-export interface EtcdFence {
-  key: string;
-  createRevision: string;
-}
 
 export interface EtcdLogBackendOptions {
   client: Etcd3;

@@ -13,6 +13,12 @@
  *   <prefix>members/<id>             a registered server (with its lease)
  */
 
+/** What proves this server is the leader: the leader key and the create revision it won with. */
+export interface EtcdFence {
+  key: string;
+  createRevision: string;
+}
+
 export const INDEX_DIGITS = 20;
 
 /**

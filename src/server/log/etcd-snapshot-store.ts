@@ -10,8 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Etcd3 } from 'etcd3';
 import { LogError, type LogSnapshot, type SnapshotSink, type SnapshotSource } from './log-backend.js';
-import { pad, PIECE_BYTES, type EtcdLogKeys } from './etcd-log-keys.js';
-import type { EtcdFence } from './etcd-log-backend.js';
+import { pad, PIECE_BYTES, type EtcdFence, type EtcdLogKeys } from './etcd-log-keys.js';
 import { etcdLogError } from './etcd-log-errors.js';
 
 interface LatestPointer {
