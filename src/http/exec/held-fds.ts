@@ -21,6 +21,11 @@ export function release(fd: number): void {
   held.delete(fd);
 }
 
+/** True while any descriptor is held: a child forked without stdioWithout would inherit it. */
+export function holdsAny(): boolean {
+  return held.size > 0;
+}
+
 /**
  * `stdio` (a child's first descriptors) extended so that each held descriptor's number is
  * covered by /dev/null in the child. The child's own entries come first, so a held descriptor
