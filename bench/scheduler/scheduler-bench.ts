@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Server } from '../../src/server/server.js';
 import type { SnapshotStats } from '../../src/server/snapshot/snapshot-writer.js';
-import { Table } from '../../src/server/server-api.js';
+import { Table } from '../../src/server/state/state-reader.js';
 import { benchJob, simulatedNode } from './sim-cluster.js';
 import { openEtcdReplication } from '../../src/server/etcd/etcd-replication.js';
 import { EtcdCluster } from '../../test/helpers/etcd-process.js';

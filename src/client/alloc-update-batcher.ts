@@ -10,7 +10,7 @@
  */
 import type { Clock, Timer } from '../time/clock.js';
 import { isTerminalClientStatus, type AllocClientStatus } from '../structs/index.js';
-import type { AllocClientUpdate } from '../server/server-api.js';
+import type { AllocClientUpdate } from '../structs/alloc.js';
 
 /** Default batching interval. */
 export const ALLOC_UPDATE_INTERVAL_MS = 50;

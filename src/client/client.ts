@@ -13,7 +13,7 @@ import { isTerminalAlloc, isTerminalClientStatus } from '../structs/alloc.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import type { Driver, ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
 import { builtinDrivers } from '../drivers/index.js';
-import type { AllocClientUpdate } from '../server/server-api.js';
+import type { AllocClientUpdate } from '../structs/alloc.js';
 import { ClientApiError, ClientApiErrorCode } from '../http/client-api-error.js';
 import type { ClientHttpApi } from '../http/client-http-api.js';
 import type { ServerConnection } from './server-connection.js';

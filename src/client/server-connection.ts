@@ -5,8 +5,10 @@
  */
 import type { Allocation, Node, NodeStatus } from '../structs/index.js';
 import { NANOS_PER_MS } from '../structs/duration.js';
-import type { AllocClientUpdate, ServerApi } from '../server/server-api.js';
-import { ServerError, Table } from '../server/server-api.js';
+import type { AllocClientUpdate } from '../structs/alloc.js';
+import type { ServerApi } from '../server/server-api.js';
+import { ServerError } from '../server/server-error.js';
+import { Table } from '../server/state/state-reader.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
 import { withScheme, type OutboundTls } from '../tls/tls-config.js';

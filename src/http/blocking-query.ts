@@ -13,7 +13,8 @@
  * once and blocks next on an index that only moves forward.
  */
 import type { Clock, RandomSource } from '../time/clock.js';
-import type { ServerApi, Table } from '../server/server-api.js';
+import type { ServerApi } from '../server/server-api.js';
+import type { Table } from '../server/state/state-reader.js';
 import type { QueryOptions } from './query-options.js';
 
 /** Nomad divides the wait by this to bound the random extra time added to it. */

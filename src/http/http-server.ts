@@ -55,7 +55,7 @@ import { declaredNeed, type AclNeed } from './acl/route-acl.js';
 import { RemoteTokenResolver } from './acl/remote-token-resolver.js';
 import { registerAclRoutes } from './routes/acl.js';
 import { LeaderForwarder, routeToLeader } from './forward-to-leader/leader-forward.js';
-import { ServerError } from '../server/server-api.js';
+import { ServerError } from '../server/server-error.js';
 
 /** Options of createHttpServer. */
 export interface HttpServerOptions {

@@ -6,7 +6,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OutboundTls } from '../tls/tls-config.js';
 import type { Logger } from 'pino';
-import type { ServerApi, Table } from '../server/server-api.js';
+import type { ServerApi } from '../server/server-api.js';
+import type { Table } from '../server/state/state-reader.js';
 import type { Clock, RandomSource } from '../time/clock.js';
 import type { ClientHttpApi } from './client-http-api.js';
 import type { HttpMetrics } from './http-metrics.js';

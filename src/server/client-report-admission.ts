@@ -7,8 +7,8 @@
  */
 import { isAllocClientStatus, isTaskStateName } from '../structs/alloc.js';
 import { isNodeStatus, type Node, type NodeStatus } from '../structs/node.js';
-import type { AllocClientUpdate } from './server-api.js';
-import { ServerError } from './server-api.js';
+import type { AllocClientUpdate } from '../structs/alloc.js';
+import { ServerError } from './server-error.js';
 
 // `what` names the field and says what is wrong with it ("Node.ID must be specified").
 function badRequest(what: string): ServerError<'CLIENT_REPORT_INVALID'> {

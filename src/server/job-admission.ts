@@ -13,7 +13,7 @@ import type { Job } from '../structs/index.js';
 import type { JobDraft } from '../structs/job-draft.js';
 import { canonicalizeJob } from '../structs/job-defaults.js';
 import { formatValidationProblem, validateJob } from '../structs/job-validate.js';
-import { ServerError } from './server-api.js';
+import { ServerError } from './server-error.js';
 import { periodicProblems } from './periodic/periodic-launch.js';
 
 /** Where a submission came from: the namespace to fill and the job ID its route names. */

@@ -7,88 +7,17 @@
 import type { ScalingEvent } from './state/job-scaling-events.js';
 import type { JobSubmission, SubmittedSource } from './state/job-submissions.js';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
-import type { Namespace } from '../structs/namespace.js';
-import type { NodePool } from '../structs/node-pool.js';
 import type { TaskVariablesResponse } from '../structs/task-variables.js';
 import type { Variable } from '../structs/variable.js';
 import type { JobDiff } from '../structs/job-diff/index.js';
-import type {
-  AllocClientStatus,
-  Allocation,
-  Deployment,
-  Evaluation,
-  Job,
-  JobSummary,
-  Node,
-  NodeEligibility,
-  Plan,
-  TaskState,
-  AllocDeploymentStatus,
-  DesiredUpdates,
-} from '../structs/index.js';
-import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
-import type { ErrorCode, ErrorFields } from '../structs/error-catalogue.js';
+import type { Evaluation, NodeEligibility, Plan, DesiredUpdates } from '../structs/index.js';
 import type { EventBatch } from './events/event.js';
 import type { SubscribeRequest } from './events/event-broker.js';
 import type { AclEndpoint } from './endpoints/acl-endpoint.js';
 import type { ServerMember } from './leadership/leadership.js';
+import type { StateReader, Table } from './state/state-reader.js';
 
 export type { ServerMember } from './leadership/leadership.js';
-
-/** State tables that blocking queries watch. */
-export const Table = {
-  Jobs: 'jobs',
-  JobVersions: 'job_versions',
-  JobSummaries: 'job_summary',
-  Allocs: 'allocs',
-  Evals: 'evals',
-  Nodes: 'nodes',
-  Deployments: 'deployment',
-  SchedulerConfig: 'scheduler_config',
-  Namespaces: 'namespaces',
-  AclTokens: 'acl_token',
-  AclPolicies: 'acl_policy',
-  AclRoles: 'acl_role',
-  NodePools: 'node_pools',
-  Variables: 'variables',
-} as const;
-export type Table = (typeof Table)[keyof typeof Table];
-
-/** Read access to the current state. Objects returned must not be mutated. */
-export interface StateReader {
-  /** The latest applied log index. */
-  latestIndex(): number;
-  /** The index at which a table last changed (Nomad's per-table index). */
-  tableIndex(table: Table): number;
-  /** The log index of the last snapshot restored into the running cluster (0: none; see StateStore.restoreAt). */
-  restoreIndex?(): number;
-  jobs(namespace: string, prefix?: string): Job[];
-  jobById(namespace: string, id: string): Job | undefined;
-  /** All versions of a job, newest first. */
-  jobVersions(namespace: string, id: string): Job[];
-  jobSummary(namespace: string, id: string): JobSummary | undefined;
-  allocs(prefix?: string): Allocation[];
-  allocById(id: string): Allocation | undefined;
-  allocsByJob(namespace: string, jobId: string): Allocation[];
-  allocsByNode(nodeId: string): Allocation[];
-  evals(prefix?: string): Evaluation[];
-  evalById(id: string): Evaluation | undefined;
-  evalsByJob(namespace: string, jobId: string): Evaluation[];
-  nodes(prefix?: string): Node[];
-  nodeById(id: string): Node | undefined;
-  deployments(prefix?: string): Deployment[];
-  deploymentById(id: string): Deployment | undefined;
-  deploymentsByJob(namespace: string, jobId: string): Deployment[];
-  /** Namespaces whose name starts with `prefix`, sorted by name ("default" always exists). */
-  namespaces(prefix?: string): Namespace[];
-  namespaceByName(name: string): Namespace | undefined;
-  /** Node pools whose name starts with `prefix`, by name; the built-in `all` and `default` always. */
-  nodePools(prefix?: string): NodePool[];
-  nodePoolByName(name: string): NodePool | undefined;
-  /** Variables of `namespace` (`*`: all) whose path starts with `prefix`, by namespace then path. */
-  variables(namespace: string, prefix?: string): Variable[];
-  variableByPath(namespace: string, path: string): Variable | undefined;
-}
 
 /** Where a submitted job came from: the namespace to fill and the job ID its route names. */
 export interface JobSubmissionOptions {
@@ -131,15 +60,6 @@ export interface DeregisterJobResult {
   index: number;
 }
 
-/** A client's report of one allocation (batched). */
-export interface AllocClientUpdate {
-  ID: string;
-  NodeID: string;
-  ClientStatus: AllocClientStatus;
-  ClientDescription: string;
-  TaskStates: Record<string, TaskState>;
-  DeploymentStatus?: AllocDeploymentStatus | null;
-}
 
 export interface NodeRegisterResult {
   /** Nanoseconds the client has to heartbeat again. */
@@ -158,13 +78,6 @@ export interface JobPlanResult {
   diff: JobDiff;
 }
 
-/** An error of the server core; its status and message come from the error catalogue. */
-export class ServerError<C extends ErrorCode = ErrorCode> extends CaravanError<C> {
-  constructor(code: C, fields: ErrorFields<C>, options?: CaravanErrorOptions) {
-    super(code, fields, options);
-    this.name = 'ServerError';
-  }
-}
 
 /** What the HTTP layer and an in-process client call on a server. */
 export interface ServerApi {

@@ -10,20 +10,9 @@ import { join } from 'node:path';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type { NodeEligibility } from '../structs/index.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
-import {
-  ServerError,
-  type DeploymentAction,
-  type DeregisterJobResult,
-  type JobPlanResult,
-  type JobSubmissionOptions,
-  type NodeRegisterResult,
-  type RegisterJobOptions,
-  type RegisterJobResult,
-  type ScaleRequestEvent,
-  type ServerApi,
-  type StateReader,
-  type Table,
-} from './server-api.js';
+import { ServerError } from './server-error.js';
+import type { DeploymentAction, DeregisterJobResult, JobPlanResult, JobSubmissionOptions, NodeRegisterResult, RegisterJobOptions, RegisterJobResult, ScaleRequestEvent, ServerApi } from './server-api.js';
+import type { StateReader, Table } from './state/state-reader.js';
 import type { ServerConfig } from './server-config.js';
 import { captureState, encodeSnapshot } from './snapshot/snapshot-encoder.js';
 import { readSnapshotFile } from './snapshot/snapshot-file.js';

@@ -197,6 +197,16 @@ export interface AllocDeploymentStatus {
   ModifyIndex: number;
 }
 
+/** A client's report of one allocation (batched). */
+export interface AllocClientUpdate {
+  ID: string;
+  NodeID: string;
+  ClientStatus: AllocClientStatus;
+  ClientDescription: string;
+  TaskStates: Record<string, TaskState>;
+  DeploymentStatus?: AllocDeploymentStatus | null;
+}
+
 /** An allocation: one instance of a task group on a node. */
 export interface Allocation {
   ID: string;

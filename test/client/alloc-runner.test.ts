@@ -5,7 +5,7 @@ import { createMockDriver } from '../../src/drivers/index.js';
 import { AllocRunner } from '../../src/client/allocrunner/alloc-runner.js';
 import { allocClientStatus } from '../../src/client/allocrunner/alloc-status.js';
 import { MemoryStateDb } from '../../src/client/state/state-db.js';
-import type { AllocClientUpdate } from '../../src/server/server-api.js';
+import type { AllocClientUpdate } from '../../src/structs/alloc.js';
 import { mockAlloc, mockNode, mockTask } from '../mock/factories.js';
 import { jobWith, silentLogger, tempDir, testNode, until } from './harness.js';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../src/time/clock.js';
 import { AllocUpdateBatcher } from '../../src/client/alloc-update-batcher.js';
-import type { AllocClientUpdate } from '../../src/server/server-api.js';
+import type { AllocClientUpdate } from '../../src/structs/alloc.js';
 
 const upd = (ID: string, ClientStatus: AllocClientUpdate['ClientStatus']): AllocClientUpdate =>
   ({ ID, NodeID: 'n', ClientStatus, ClientDescription: '', TaskStates: {} });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import { get as httpGet } from 'node:http';
 import assert from 'node:assert/strict';
 import { parseQueryOptions, DEFAULT_WAIT_MS, MAX_WAIT_MS, tokenFromHeaders } from '../../src/http/query-options.js';
-import { Table } from '../../src/server/server-api.js';
+import { Table } from '../../src/server/state/state-reader.js';
 import { mockNode } from '../mock/factories.js';
 import { placeJob, serviceJob, startServer, type ServerUnderTest } from './real-server.js';
 

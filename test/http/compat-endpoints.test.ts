@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../../src/http/http-server.js';
 import { isLocalRoute } from '../../src/http/forward-to-server/server-proxy.js';
 import { jobScaleStatus } from '../../src/http/api-views/job-scale-status.js';
-import { Table } from '../../src/server/server-api.js';
+import { Table } from '../../src/server/state/state-reader.js';
 import { Server } from '../../src/server/server.js';
 import { mockAlloc, mockJob, mockNode } from '../mock/factories.js';
 

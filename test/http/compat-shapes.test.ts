@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../../src/http/http-server.js';
-import { Table } from '../../src/server/server-api.js';
+import { Table } from '../../src/server/state/state-reader.js';
 import { Server } from '../../src/server/server.js';
 import { newTaskEvent, newTaskState } from '../../src/client/taskrunner/task-event.js';
 import type { Node } from '../../src/structs/node.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Server } from '../../src/server/server.js';
-import { Table } from '../../src/server/server-api.js';
+import { Table } from '../../src/server/state/state-reader.js';
 import { createHttpServer } from '../../src/http/http-server.js';
 import type { AllocListStub, Deployment } from '../../src/structs/index.js';
 import { mockJob, mockNode } from '../mock/factories.js';

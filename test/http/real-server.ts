@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer, type HttpServerOptions } from '../../src/http/http-server.js';
-import { Table } from '../../src/server/server-api.js';
+import { Table } from '../../src/server/state/state-reader.js';
 import { Server, type ServerConfig } from '../../src/server/server.js';
 import type { Allocation, Job, Node } from '../../src/structs/index.js';
 import { mockJob, mockNode, mockTaskGroup } from '../mock/factories.js';

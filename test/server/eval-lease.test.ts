@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server } from '../../src/server/server.js';
-import { ServerError } from '../../src/server/server-api.js';
+import { ServerError } from '../../src/server/server-error.js';
 import { EvalBroker } from '../../src/server/broker/eval-broker.js';
 import { StateStore } from '../../src/server/state/state-store.js';
 import { Worker } from '../../src/server/worker/worker.js';

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { Server } from '../../src/server/server.js';
-import { ServerError, Table } from '../../src/server/server-api.js';
+import { ServerError } from '../../src/server/server-error.js';
+import { Table } from '../../src/server/state/state-reader.js';
 import { mockJob, mockNode } from '../mock/factories.js';
 import { fakeSchedulerFactory } from './fake-scheduler.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { StateStore, JOB_VERSIONS_KEPT } from '../../src/server/state/state-store.js';
 import { Fsm } from '../../src/server/fsm/fsm.js';
 import type { Command } from '../../src/server/fsm/commands.js';
-import { Table } from '../../src/server/server-api.js';
+import { Table } from '../../src/server/state/state-reader.js';
 import { mockBatchJob, mockJob, mockNode } from '../mock/factories.js';
 import { NOW, evalCmd, mockEval, nodeCmd, placeCmd, registerCmd } from './fsm-helpers.js';
 

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { StateStore } from '../../src/server/state/state-store.js';
 import { Fsm } from '../../src/server/fsm/fsm.js';
-import { Table } from '../../src/server/server-api.js';
+import { Table } from '../../src/server/state/state-reader.js';
 import { admitVariable, variablePathProblem } from '../../src/structs/variable.js';
 
 describe('variables in the FSM', () => {

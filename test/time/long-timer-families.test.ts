@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Job } from '../../src/structs/index.js';
-import type { StateReader } from '../../src/server/server-api.js';
+import type { StateReader } from '../../src/server/state/state-reader.js';
 import { PeriodicDispatcher } from '../../src/server/periodic/periodic-dispatcher.js';
 import { EvalBroker } from '../../src/server/broker/eval-broker.js';
 import { Heartbeater } from '../../src/server/heartbeat/heartbeater.js';

@@ -15,7 +15,7 @@ import type { Task } from '../../structs/job.js';
 import { nanosToMs } from '../../structs/duration.js';
 import type { Clock, RandomSource } from '../../time/clock.js';
 import type { Driver } from '../../drivers/driver.js';
-import type { AllocClientUpdate } from '../../server/server-api.js';
+import type { AllocClientUpdate } from '../../structs/alloc.js';
 import { AllocDir } from '../allocdir/alloc-dir.js';
 import type { NodeInfo } from '../taskenv/task-env.js';
 import type { ClientStateStore, StoredAlloc } from '../state/state-db.js';

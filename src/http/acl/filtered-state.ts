@@ -5,7 +5,7 @@
  * `*`) never name what the token may not see.
  */
 import type { Acl } from '../../acl/acl.js';
-import type { StateReader } from '../../server/server-api.js';
+import type { StateReader } from '../../server/state/state-reader.js';
 
 /** `state` as `acl` may read it (the state itself for a management token). */
 export function aclFilteredState(state: StateReader, acl: Acl): StateReader {

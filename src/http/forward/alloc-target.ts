@@ -4,7 +4,7 @@
  * (alloc → NodeID → Node.HTTPAddr). A forwarded request carries FORWARDED_HEADER so that it
  * is never forwarded twice (no loops between agents with stale state).
  */
-import type { StateReader } from '../../server/server-api.js';
+import type { StateReader } from '../../server/state/state-reader.js';
 import type { ClientHttpApi } from '../client-http-api.js';
 import { HttpError, badRequest } from '../http-errors.js';
 

@@ -6,7 +6,8 @@
  * list.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table, type ServerApi } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
+import type { ServerApi } from '../../server/server-api.js';
 import type { AclEndpoint } from '../../server/endpoints/acl-endpoint.js';
 import { aclPolicyStub, aclTokenStub, type AclRole, type AclToken } from '../../structs/acl.js';
 import { HttpError } from '../http-errors.js';

@@ -2,7 +2,7 @@
  * Allocation routes: list (with ?prefix=), read one by its full ID, and stop one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
 import { allocStub } from '../../structs/alloc.js';
 import { allocView } from '../api-views/alloc-views.js';
 import { notFound } from '../http-errors.js';

@@ -4,7 +4,8 @@
  * Nomad's DeploymentUpdateResponse. The leader's deployment watcher does the rest.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table, type DeploymentAction } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
+import type { DeploymentAction } from '../../server/server-api.js';
 import { allocStub } from '../../structs/alloc.js';
 import type { Deployment } from '../../structs/index.js';
 import { HttpError, badRequest, notFound } from '../http-errors.js';

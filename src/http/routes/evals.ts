@@ -3,7 +3,7 @@
  * allocations an evaluation created.
  */
 import type { FastifyInstance } from 'fastify';
-import { Table } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
 import { allocStub } from '../../structs/alloc.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { evaluateFilter } from '../filter/bexpr-eval.js';

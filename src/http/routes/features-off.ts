@@ -11,7 +11,7 @@
 import type { FastifyInstance } from 'fastify';
 import { HttpError, notFound } from '../http-errors.js';
 import { answerRead, queryOptions, sendJson, type RouteContext } from '../route-context.js';
-import { Table } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
 import { acl } from '../acl/route-acl.js';
 
 /** Nomad's ACLsDisabledToken, in its ACLToken JSON shape. */

@@ -6,7 +6,7 @@
  * the field, and nothing changes.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
 import type { RegisterJobResult } from '../../server/server-api.js';
 import { HttpError, badRequest, methodNotAllowed, notFound } from '../http-errors.js';
 import { jobScaleStatus } from '../api-views/job-scale-status.js';

@@ -5,7 +5,7 @@
  * from answerRead, as on every list; blocking queries wake on jobs, allocations and deployments.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
 import type { Job } from '../../structs/job.js';
 import { badRequest } from '../http-errors.js';
 import { jobStatusesJob } from '../job-statuses.js';

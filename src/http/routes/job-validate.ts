@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { admitJob } from '../../server/job-admission.js';
-import { ServerError } from '../../server/server-api.js';
+import { ServerError } from '../../server/server-error.js';
 import { acl } from '../acl/route-acl.js';
 import { objectBody, objectField } from '../request-body.js';
 import { queryOptions, sendJson, type RouteContext } from '../route-context.js';

@@ -4,7 +4,7 @@
  * split on the known sub-resource names, as Nomad's own router does.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
 import { allocStub } from '../../structs/alloc.js';
 import { parseJobHcl } from '../../server/job-admission.js';
 import { dispatchRoute, periodicForceRoute } from './job-dispatch.js';

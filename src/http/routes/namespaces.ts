@@ -6,7 +6,7 @@
  * non-terminal jobs). Namespaces are objects of the replicated state; reads block on them.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { HttpError } from '../http-errors.js';
 import { objectBody } from '../request-body.js';

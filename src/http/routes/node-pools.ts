@@ -5,7 +5,7 @@
  * `GET /v1/node/pool/:name/jobs` (in `?namespace=`, `*` for all; every job for `all`).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { BuiltinNodePool } from '../../structs/node-pool.js';
 import { jobListStub } from '../api-views/job-views.js';

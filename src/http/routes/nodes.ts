@@ -3,7 +3,7 @@
  * their Job: clients block on this to learn their work), and scheduling eligibility.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
 import { NodeEligibility } from '../../structs/node.js';
 import { badRequest, HttpError, notFound } from '../http-errors.js';
 import { allocView } from '../api-views/alloc-views.js';

@@ -5,7 +5,7 @@
  * 400 naming it, and nothing changes.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
 import { parseSchedulerConfig, SchedulerConfigProblem } from '../../structs/scheduler-config.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { HttpError, badRequest } from '../http-errors.js';

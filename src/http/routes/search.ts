@@ -13,7 +13,7 @@ import { SearchContextError, parseSearchContext, prefixSearch, type SearchContex
 import { acl } from '../acl/route-acl.js';
 import { requestAcl } from '../acl/acl-gate.js';
 import { aclFilteredState } from '../acl/filtered-state.js';
-import type { StateReader } from '../../server/server-api.js';
+import type { StateReader } from '../../server/state/state-reader.js';
 
 function namespaceOf(req: FastifyRequest, body: Record<string, unknown>): string {
   const fromQuery = queryParam(req.query as RawQuery, 'namespace');

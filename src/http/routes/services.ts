@@ -5,7 +5,7 @@
  * never a 404, as Nomad answers for a name with no registrations — and a deletion finds nothing.
  */
 import type { FastifyInstance } from 'fastify';
-import { Table } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
 import { acl } from '../acl/route-acl.js';
 import { HttpError } from '../http-errors.js';
 import { answerRead, requireServer, type RouteContext } from '../route-context.js';

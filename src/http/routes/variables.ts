@@ -13,7 +13,8 @@
  * lock's ID; every other answer carries the Lock without it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table, type VariableWriteResult } from '../../server/server-api.js';
+import { Table } from '../../server/state/state-reader.js';
+import type { VariableWriteResult } from '../../server/server-api.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { lockIdOf, publicVariable, variableMetadata, type Variable } from '../../structs/variable.js';
 import { requestAcl } from '../acl/acl-gate.js';

@@ -5,8 +5,8 @@
  * ([namespace, alloc ID]). Exact names sort first, then prefixes, then the rest by name.
  */
 import { CaravanError } from '../../structs/caravan-error.js';
-import type { StateReader } from '../../server/server-api.js';
-import { Table } from '../../server/server-api.js';
+import type { StateReader } from '../../server/state/state-reader.js';
+import { Table } from '../../server/state/state-reader.js';
 import { SEARCH_LIMIT, SearchContext } from './prefix-search.js';
 
 /** Nomad's default shortest fuzzy text (`min_term_length`). */

@@ -4,8 +4,8 @@
  * <prefix>` uses it with context "all" to decide which object a prefix names.
  */
 import { CaravanError } from '../../structs/caravan-error.js';
-import type { StateReader } from '../../server/server-api.js';
-import { Table } from '../../server/server-api.js';
+import type { StateReader } from '../../server/state/state-reader.js';
+import { Table } from '../../server/state/state-reader.js';
 
 /** Search contexts with Nomad's exact strings (note the singular "deployment"). */
 export const SearchContext = {

@@ -6,7 +6,8 @@
 import { isOperableDeployment, isTerminalDeploymentStatus } from '../../structs/deployment.js';
 import type { Deployment, DeploymentState, Evaluation, Job } from '../../structs/index.js';
 import type { Command } from '../fsm/commands.js';
-import { ServerError, type DeploymentAction } from '../server-api.js';
+import { ServerError } from '../server-error.js';
+import type { DeploymentAction } from '../server-api.js';
 import { lastStableVersion } from './deployment-watcher.js';
 
 /** What the server reads to check an action. */

@@ -8,7 +8,8 @@
  */
 import type { Job } from '../../structs/index.js';
 import { generateId } from '../../structs/index.js';
-import { ServerError, type ServerApi } from '../server-api.js';
+import { ServerError } from '../server-error.js';
+import type { ServerApi } from '../server-api.js';
 
 /** Nomad's limit on a dispatch payload, in bytes (decoded). */
 export const DISPATCH_PAYLOAD_SIZE_LIMIT = 16 * 1024;

@@ -17,7 +17,7 @@
  */
 import type { Allocation, Job, Node, TaskGroup } from '../../structs/index.js';
 import { isTerminalClientStatus } from '../../structs/index.js';
-import type { StateReader } from '../server-api.js';
+import type { StateReader } from '../state/state-reader.js';
 
 /** What one pass decided. */
 export interface DrainPlan {

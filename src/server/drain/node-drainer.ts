@@ -7,7 +7,7 @@
  */
 import type { Allocation, DesiredTransition, Evaluation, Job, Node } from '../../structs/index.js';
 import type { Clock, Timer } from '../../time/clock.js';
-import type { StateReader } from '../server-api.js';
+import type { StateReader } from '../state/state-reader.js';
 import { drainForceAt, planDrain } from './drain-plan.js';
 
 /** What the drainer needs from the server. */

@@ -20,7 +20,7 @@ import {
   type AclTokenRoleLink,
   type JobAcl,
 } from '../../structs/acl.js';
-import { ServerError } from '../server-api.js';
+import { ServerError } from '../server-error.js';
 import type { Command } from '../fsm/commands.js';
 import type { StateStore } from '../state/state-store.js';
 import type { AclTables } from '../state/acl-tables.js';

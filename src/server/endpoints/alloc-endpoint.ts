@@ -6,7 +6,8 @@
 import type { Evaluation } from '../../structs/index.js';
 import { admitAllocUpdates } from '../client-report-admission.js';
 import { newEvaluation } from '../new-eval.js';
-import { ServerError, type AllocClientUpdate } from '../server-api.js';
+import { ServerError } from '../server-error.js';
+import type { AllocClientUpdate } from '../../structs/alloc.js';
 import type { EndpointContext } from './endpoint-context.js';
 import { authenticateNode } from './node-endpoint.js';
 

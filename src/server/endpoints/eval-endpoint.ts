@@ -7,7 +7,7 @@
  */
 import { isTerminalAlloc } from '../../structs/alloc.js';
 import type { Evaluation } from '../../structs/index.js';
-import { ServerError } from '../server-api.js';
+import { ServerError } from '../server-error.js';
 import type { EndpointContext } from './endpoint-context.js';
 
 export class EvalEndpoint {

@@ -10,14 +10,8 @@ import { checkJobNamespace } from './namespace-endpoint.js';
 import { checkJobNodePool } from './node-pool-endpoint.js';
 import { newEvaluation } from '../new-eval.js';
 import { dryRunPlan } from '../plan-dry-run.js';
-import {
-  ServerError,
-  type DeregisterJobResult,
-  type JobPlanResult,
-  type JobSubmissionOptions,
-  type RegisterJobOptions,
-  type RegisterJobResult,
-} from '../server-api.js';
+import { ServerError } from '../server-error.js';
+import type { DeregisterJobResult, JobPlanResult, JobSubmissionOptions, RegisterJobOptions, RegisterJobResult } from '../server-api.js';
 import type { JobSubmission } from '../state/job-submissions.js';
 import type { EndpointContext } from './endpoint-context.js';
 

@@ -5,7 +5,7 @@
  */
 import type { Job } from '../../structs/index.js';
 import { namespaceFromInput, refusedTaskDriver } from '../../structs/namespace.js';
-import { ServerError } from '../server-api.js';
+import { ServerError } from '../server-error.js';
 import { namespaceDeleteRefusal } from '../fsm/namespace-fsm.js';
 import type { StateStore } from '../state/state-store.js';
 import type { EndpointContext } from './endpoint-context.js';

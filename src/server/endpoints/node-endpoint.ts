@@ -7,7 +7,8 @@ import type { Node, NodeEligibility, NodeStatus } from '../../structs/index.js';
 import { admitHeartbeatStatus, admitNodeRegistration } from '../client-report-admission.js';
 import { drainUpdateCommand, parseDrainRequest } from '../drain/node-drain-update.js';
 import { nodeUpdateEvals } from '../node-evals.js';
-import { ServerError, type NodeRegisterResult } from '../server-api.js';
+import { ServerError } from '../server-error.js';
+import type { NodeRegisterResult } from '../server-api.js';
 import type { EndpointContext } from './endpoint-context.js';
 
 /**

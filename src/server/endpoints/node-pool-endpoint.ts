@@ -6,7 +6,7 @@
  */
 import { admitNodePool, isBuiltinNodePool, type NodePool } from '../../structs/node-pool.js';
 import type { Job } from '../../structs/index.js';
-import { ServerError } from '../server-api.js';
+import { ServerError } from '../server-error.js';
 import type { EndpointContext } from './endpoint-context.js';
 
 export class NodePoolEndpoint {

@@ -3,7 +3,8 @@
  * its scaling event), a bare scaling event (count null), and a group's scaling events.
  */
 import type { Job } from '../../structs/index.js';
-import { ServerError, type RegisterJobResult, type ScaleRequestEvent } from '../server-api.js';
+import { ServerError } from '../server-error.js';
+import type { RegisterJobResult, ScaleRequestEvent } from '../server-api.js';
 import type { ScalingEvent } from '../state/job-scaling-events.js';
 import type { EndpointContext } from './endpoint-context.js';
 import type { JobEndpoint } from './job-endpoint.js';

@@ -12,7 +12,8 @@ import { parsePolicy } from '../../acl/policy-parser.js';
 import { jobAclApplies, workloadMayAccessVariable, type WorkloadClaim } from '../../acl/workload-variables.js';
 import { admitTaskVariablesRequest, type TaskVariableResult, type TaskVariablesResponse } from '../../structs/task-variables.js';
 import { publicVariable, variableMetadata } from '../../structs/variable.js';
-import { ServerError, Table } from '../server-api.js';
+import { ServerError } from '../server-error.js';
+import { Table } from '../state/state-reader.js';
 import { authenticateNode } from './node-endpoint.js';
 import type { EndpointContext } from './endpoint-context.js';
 

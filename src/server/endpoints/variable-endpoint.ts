@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { DurationParseError, formatDuration, parseDuration } from '../../structs/duration.js';
 import { admitVariable, lockIdOf, variablePathProblem, VariableInvalidError, type Variable, type VariableLock } from '../../structs/variable.js';
 import { casHolds, lockAllows } from '../fsm/variable-fsm.js';
-import { ServerError, type VariableWriteResult } from '../server-api.js';
+import { ServerError } from '../server-error.js';
+import type { VariableWriteResult } from '../server-api.js';
 import type { EndpointContext } from './endpoint-context.js';
 
 /** Nomad's API defaults for a lock's TTL and delay (api.DefaultLockTTL, DefaultLockDelay). */

@@ -4,7 +4,7 @@
  * name tags at most one version of a job; re-tagging the version that carries it updates the
  * description. Every refusal changes nothing.
  */
-import { ServerError } from '../server-api.js';
+import { ServerError } from '../server-error.js';
 import type { EndpointContext } from './endpoint-context.js';
 
 const MAX_NAME = 128;

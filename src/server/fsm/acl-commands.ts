@@ -4,7 +4,7 @@
  * stamped here. Nothing here can fail half-way: the endpoint validated every object.
  */
 import type { AclPolicy, AclRole, AclToken } from '../../structs/acl.js';
-import { Table } from '../server-api.js';
+import { Table } from '../state/state-reader.js';
 import type { StateStore } from '../state/state-store.js';
 
 /** The first management token; records the bootstrap's index (Nomad's reset index). */

@@ -22,7 +22,7 @@ import type {
   NodeStatus,
   Node,
 } from '../../structs/index.js';
-import type { AllocClientUpdate } from '../server-api.js';
+import type { AllocClientUpdate } from '../../structs/alloc.js';
 import type { DrainStatus } from '../drain/drain-status.js';
 import type { Namespace } from '../../structs/namespace.js';
 import type { AclCommand } from './acl-commands.js';

@@ -3,7 +3,7 @@
  * publish. apply() is deterministic — everything it needs (time included) is in the command
  * and the index — so replaying the log rebuilds the same state.
  */
-import { Table } from '../server-api.js';
+import { Table } from '../state/state-reader.js';
 import type { Allocation, Evaluation, Job, Node, NodeEvent } from '../../structs/index.js';
 import { isServerDecidedClientStatus } from '../../structs/alloc.js';
 import type { StateStore } from '../state/state-store.js';

@@ -5,7 +5,7 @@
  */
 import { CaravanError } from '../../structs/caravan-error.js';
 import { DEFAULT_NAMESPACE, type Namespace } from '../../structs/namespace.js';
-import { Table } from '../server-api.js';
+import { Table } from '../state/state-reader.js';
 import type { StateStore } from '../state/state-store.js';
 import type { NamespaceDeleteCommand, NamespaceUpsertCommand } from './commands.js';
 

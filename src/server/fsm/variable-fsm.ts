@@ -4,7 +4,7 @@
  * nothing (and touches no table), and its endpoint, finding the variable not as it wrote it,
  * answers the conflict.
  */
-import { Table } from '../server-api.js';
+import { Table } from '../state/state-reader.js';
 import type { StateStore } from '../state/state-store.js';
 import type { VariableDeleteCommand, VariableLockCommand, VariableSetCommand } from './commands.js';
 

@@ -25,7 +25,7 @@ import { VariableLockTimers } from './variable-lock-timers.js';
 import { newEvaluation } from '../new-eval.js';
 import { PeriodicDispatcher } from '../periodic/periodic-dispatcher.js';
 import { PlanApplier } from '../plan/plan-applier.js';
-import { ServerError } from '../server-api.js';
+import { ServerError } from '../server-error.js';
 import type { ServerConfig } from '../server-config.js';
 import type { StateStore } from '../state/state-store.js';
 import { Worker } from '../worker/worker.js';

@@ -7,7 +7,7 @@
  */
 import type { Job } from '../../structs/index.js';
 import type { Clock, Timer } from '../../time/clock.js';
-import type { StateReader } from '../server-api.js';
+import type { StateReader } from '../state/state-reader.js';
 import { nextLaunchOf } from './cron-spec.js';
 import { childLaunchTime, isActivePeriodic, periodicChildJob, periodicSpecs } from './periodic-launch.js';
 

@@ -2,7 +2,8 @@
  * `POST /v1/job/:id/periodic/force`: launches a periodic job's child now, whatever its schedule
  * and prohibit_overlap say (as Nomad's Periodic.Force), and answers with the child's evaluation.
  */
-import { ServerError, type ServerApi } from '../server-api.js';
+import { ServerError } from '../server-error.js';
+import type { ServerApi } from '../server-api.js';
 import { periodicChildJob } from './periodic-launch.js';
 
 /** The answer to a forced launch, as Nomad's PeriodicForceResponse (plus the child's ID). */

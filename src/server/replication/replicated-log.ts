@@ -25,7 +25,7 @@ import { checkCommand } from '../fsm/command-check.js';
 import type { Fsm } from '../fsm/fsm.js';
 import { loadLatestSnapshot } from '../snapshot/snapshot-decoder.js';
 import type { StateStore } from '../state/state-store.js';
-import { ServerError } from '../server-api.js';
+import { ServerError } from '../server-error.js';
 
 export interface ReplicatedLogDeps {
   log: LogBackend;

@@ -9,7 +9,7 @@ import type pino from 'pino';
 import type { LogBackend } from '../log/log-backend.js';
 import { writeSnapshot, type SnapshotStats } from '../snapshot/snapshot-writer.js';
 import type { StateStore } from '../state/state-store.js';
-import { ServerError } from '../server-api.js';
+import { ServerError } from '../server-error.js';
 
 export interface SnapshotterDeps {
   log: LogBackend;

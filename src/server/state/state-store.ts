@@ -16,7 +16,7 @@ import type { Namespace } from '../../structs/namespace.js';
 import { AclTables, type SerializedAcl } from './acl-tables.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
-import { Table, type StateReader } from '../server-api.js';
+import { Table, type StateReader } from './state-reader.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
 import { computeJobStatus, emptyTgSummary, summaryForJob, summaryWithAlloc } from './job-status.js';
 import { isTerminalAlloc } from '../../structs/alloc.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server } from '../../../src/server/server.js';
-import { Table } from '../../../src/server/server-api.js';
+import { Table } from '../../../src/server/state/state-reader.js';
 import type { Job } from '../../../src/structs/index.js';
 import { mockJob, mockNode, mockTask } from '../../mock/factories.js';
 

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Job } from '../../../src/structs/index.js';
-import { ServerError, Table } from '../../../src/server/server-api.js';
+import { ServerError } from '../../../src/server/server-error.js';
+import { Table } from '../../../src/server/state/state-reader.js';
 import {
   DISPATCH_PAYLOAD_SIZE_LIMIT,
   dispatchJob,

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Server, type ServerConfig } from '../../../src/server/server.js';
-import { Table } from '../../../src/server/server-api.js';
+import { Table } from '../../../src/server/state/state-reader.js';
 import { SqliteLogBackend } from '../../../src/server/log/sqlite-log-backend.js';
 import { FakeClock } from '../../../src/time/clock.js';
 import type { StateStore } from '../../../src/server/state/state-store.js';

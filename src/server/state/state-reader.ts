@@ -1,0 +1,63 @@
+/**
+ * Read access to the state store as endpoints, routes and leader duties see it, and the tables
+ * whose indexes blocking queries watch. Implemented by `StateStore` (state-store.ts).
+ */
+import type { Namespace } from '../../structs/namespace.js';
+import type { NodePool } from '../../structs/node-pool.js';
+import type { Variable } from '../../structs/variable.js';
+import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
+
+/** State tables that blocking queries watch. */
+export const Table = {
+  Jobs: 'jobs',
+  JobVersions: 'job_versions',
+  JobSummaries: 'job_summary',
+  Allocs: 'allocs',
+  Evals: 'evals',
+  Nodes: 'nodes',
+  Deployments: 'deployment',
+  SchedulerConfig: 'scheduler_config',
+  Namespaces: 'namespaces',
+  AclTokens: 'acl_token',
+  AclPolicies: 'acl_policy',
+  AclRoles: 'acl_role',
+  NodePools: 'node_pools',
+  Variables: 'variables',
+} as const;
+export type Table = (typeof Table)[keyof typeof Table];
+
+/** Read access to the current state. Objects returned must not be mutated. */
+export interface StateReader {
+  /** The latest applied log index. */
+  latestIndex(): number;
+  /** The index at which a table last changed (Nomad's per-table index). */
+  tableIndex(table: Table): number;
+  /** The log index of the last snapshot restored into the running cluster (0: none; see StateStore.restoreAt). */
+  restoreIndex?(): number;
+  jobs(namespace: string, prefix?: string): Job[];
+  jobById(namespace: string, id: string): Job | undefined;
+  /** All versions of a job, newest first. */
+  jobVersions(namespace: string, id: string): Job[];
+  jobSummary(namespace: string, id: string): JobSummary | undefined;
+  allocs(prefix?: string): Allocation[];
+  allocById(id: string): Allocation | undefined;
+  allocsByJob(namespace: string, jobId: string): Allocation[];
+  allocsByNode(nodeId: string): Allocation[];
+  evals(prefix?: string): Evaluation[];
+  evalById(id: string): Evaluation | undefined;
+  evalsByJob(namespace: string, jobId: string): Evaluation[];
+  nodes(prefix?: string): Node[];
+  nodeById(id: string): Node | undefined;
+  deployments(prefix?: string): Deployment[];
+  deploymentById(id: string): Deployment | undefined;
+  deploymentsByJob(namespace: string, jobId: string): Deployment[];
+  /** Namespaces whose name starts with `prefix`, sorted by name ("default" always exists). */
+  namespaces(prefix?: string): Namespace[];
+  namespaceByName(name: string): Namespace | undefined;
+  /** Node pools whose name starts with `prefix`, by name; the built-in `all` and `default` always. */
+  nodePools(prefix?: string): NodePool[];
+  nodePoolByName(name: string): NodePool | undefined;
+  /** Variables of `namespace` (`*`: all) whose path starts with `prefix`, by namespace then path. */
+  variables(namespace: string, prefix?: string): Variable[];
+  variableByPath(namespace: string, path: string): Variable | undefined;
+}
