@@ -99,6 +99,8 @@ export const TaskEventType = {
   LeaderDead: 'Leader Task Dead',
   MainDead: 'Main Tasks Dead',
   HookFailed: 'Task hook failed',
+  /** A hook's notice, e.g. a template's change script that ran. */
+  HookMessage: 'Task hook message',
   TaskPluginHealthy: 'Plugin became healthy',
   Skipped: 'Skipped',
   ClientRestart: 'Restarted',

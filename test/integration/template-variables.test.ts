@@ -2,7 +2,9 @@
  * Nomad variables in templates through a real agent: a task waits for a variable its template
  * reads (a "Missing: nomad.var.block(…)" event), renders it once written, re-renders and
  * restarts (change_mode restart) when `caravan var put` changes it, lists with nomadVarList only
- * what its identity may see, and a read outside its implicit paths fails the task.
+ * what its identity may see, and a read outside its implicit paths fails the task; change_mode
+ * signal signals instead, and change_mode script runs its change_script inside the task (and
+ * kills the task when it fails with fail_on_error).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -77,6 +79,38 @@ job "tvs" {
         destination   = "local/sig.txt"
         change_mode   = "signal"
         change_signal = "SIGHUP"
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+    }
+  }
+}
+`;
+
+/** A template whose change runs a script in the task; `fail` makes the script fail with fail_on_error. */
+const scriptJob = (id: string, script: string, fail: boolean): string => `
+job "${id}" {
+  datacenters = ["dc1"]
+  group "g" {
+    task "show" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "sleep 3600"]
+      }
+      template {
+        data        = "{{ with nomadVar \\"nomad/jobs/${id}\\" }}{{ .v }}{{ end }}"
+        destination = "local/s.txt"
+        change_mode = "script"
+        splay       = "200ms"
+        change_script {
+          command       = "/bin/sh"
+          args          = ["-c", "${script}"]
+          timeout       = "5s"
+          fail_on_error = ${fail}
+        }
       }
       resources {
         cpu    = 50
@@ -172,6 +206,54 @@ test('a template with change_mode signal re-renders and signals the task instead
     assert.equal(sig?.DisplayMessage, 'Task being sent signal SIGHUP: Template re-rendered');
     assert.ok(!events.some((e) => e.Type === 'Restart Signaled'), 'signalled, not restarted');
     assert.equal((await alloc()).TaskStates?.['show']?.Restarts, 0);
+  } finally {
+    await agent.stop();
+    await agent.cleanup();
+  }
+});
+
+test('a template with change_mode script runs its change_script in the task, and fail_on_error kills the task', async () => {
+  const dataDir = await mkdtemp('/tmp/ctvx-');
+  const agent = await startAgent({ roleArgs: ['-dev'], dataDir });
+  const a = agent.address;
+  try {
+    assert.equal((await api(a, 'PUT', '/v1/var/nomad/jobs/tvx', { Items: { v: 'one' } })).status, 200);
+    assert.equal((await api(a, 'PUT', '/v1/var/nomad/jobs/tvf', { Items: { v: 'one' } })).status, 200);
+    await register(a, scriptJob('tvx', 'cp local/s.txt local/copied.txt; echo $NOMAD_TASK_NAME >> local/copied.txt', false));
+    await register(a, scriptJob('tvf', 'exit 3', true));
+    const allocOf = async (job: string): Promise<Allocation> => {
+      const stub = await waitUntil(`an alloc of ${job}`, async () => (await api<AllocListStub[]>(a, 'GET', `/v1/job/${job}/allocations`)).body[0], 30_000);
+      return (await api<Allocation>(a, 'GET', `/v1/allocation/${stub.ID}`)).body;
+    };
+    const x = await allocOf('tvx');
+    const f = await allocOf('tvf');
+    const state = async (id: string) => (await api<Allocation>(a, 'GET', `/v1/allocation/${id}`)).body;
+    for (const id of [x.ID, f.ID]) await waitUntil('the task running', async () => (await state(id)).TaskStates?.['show']?.State === 'running', 30_000);
+    const cat = async (id: string, file: string) => {
+      const r = await api(a, 'GET', `/v1/client/fs/cat/${id}?path=${encodeURIComponent(`show/local/${file}`)}`);
+      return r.status === 200 ? r.text : undefined;
+    };
+
+    // The script ran in the task's directory with the task's environment, after the new render.
+    assert.equal((await api(a, 'PUT', '/v1/var/nomad/jobs/tvx', { Items: { v: 'two' } })).status, 200);
+    await waitUntil('the script\'s copy', async () => (await cat(x.ID, 'copied.txt')) === 'twoshow\n', 30_000);
+    const ran = await waitUntil('the hook message', async () => (await state(x.ID)).TaskStates?.['show']?.Events.find((e) => e.Type === 'Task hook message'), 30_000);
+    assert.match(ran.DisplayMessage, /^Template successfully ran script \/bin\/sh with arguments: \[-c cp local\/s.txt .*\]\. Exit code: 0$/);
+    const xs = (await state(x.ID)).TaskStates?.['show'];
+    assert.equal(xs?.State, 'running');
+    assert.equal(xs?.Restarts, 0);
+
+    // A failing script with fail_on_error: a hook failure, then the task is killed and failed.
+    assert.equal((await api(a, 'PUT', '/v1/var/nomad/jobs/tvf', { Items: { v: 'two' } })).status, 200);
+    const failed = await waitUntil('the failed alloc', async () => {
+      const al = await state(f.ID);
+      return al.ClientStatus === 'failed' ? al : undefined;
+    }, 30_000);
+    const events = failed.TaskStates?.['show']?.Events ?? [];
+    assert.equal(events.find((e) => e.Type === 'Task hook failed')?.DisplayMessage, 'Template ran script /bin/sh with arguments [-c exit 3] on change but it exited with code: 3');
+    assert.ok(events.some((e) => e.Type === 'Killing' && e.DisplayMessage === 'Template script failed, task is being killed'), JSON.stringify(events.map((e) => e.DisplayMessage)));
+    assert.equal(failed.TaskStates?.['show']?.Failed, true);
+    assert.equal(failed.TaskStates?.['show']?.State, 'dead');
   } finally {
     await agent.stop();
     await agent.cleanup();

@@ -43,6 +43,13 @@ export interface TaskLifecycle {
   restart(reason: string): Promise<void>;
   signal(sig: string, reason: string): Promise<void>;
   emit(ev: TaskEvent): void;
+  /**
+   * Runs `command` in the running task's environment through its driver's exec (no terminal,
+   * output dropped) and resolves with its exit code; rejects when it cannot run or times out.
+   */
+  exec(command: string[], timeoutMs: number): Promise<number>;
+  /** Kills the task, `reason` first in its events (FailsTask marks the task failed). */
+  kill(reason: TaskEvent): Promise<void>;
 }
 
 /** Reads variables for a task (ServerConnection.readTaskVariables). */

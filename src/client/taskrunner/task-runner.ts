@@ -14,6 +14,7 @@ import type { JobType, RestartPolicy, Task, TaskGroup } from '../../structs/job.
 import { msToNanos, nanosToMs, parseDuration } from '../../structs/duration.js';
 import type { Clock, RandomSource } from '../../time/clock.js';
 import type { Driver, ExitResult, TaskConfig, TaskHandle, TaskResourceUsage } from '../../drivers/driver.js';
+import { runExecSpec } from '../../drivers/run-exec-spec.js';
 import type { AllocDir } from '../allocdir/alloc-dir.js';
 import type { NodeInfo } from '../taskenv/task-env.js';
 import type { ClientStateStore, StoredTask } from '../state/state-db.js';
@@ -96,6 +97,8 @@ export class TaskRunner {
     restart: (reason) => this.restart(reason),
     signal: (sig, reason) => this.signal(sig, reason),
     emit: (ev) => this.emitEvent(ev),
+    exec: (command, timeoutMs) => this.execInTask(command, timeoutMs),
+    kill: (reason) => this.kill(reason),
   };
 
   constructor(private readonly cfg: TaskRunnerConfig) {
@@ -112,7 +115,7 @@ export class TaskRunner {
       this.stats = null;
     } else {
       this.stats = new StatsHook(cfg.clock);
-      this.hooks = [new ValidateHook(), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}), this.stats];
+      this.hooks = [new ValidateHook(), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats];
     }
   }
 
@@ -237,6 +240,13 @@ export class TaskRunner {
     if (!h) throw new ClientError(ClientErrorCode.TaskNotRunning, `task "${this.taskName}" is not running`);
     this.emitEvent(newTaskEvent(TaskEventType.Signaling, this.now(), { TaskSignal: sig, TaskSignalReason: reason }));
     await this.cfg.driver.signalTask(h.taskId, sig);
+  }
+
+  /** Runs a command in the running task through the driver's exec (a template's change script). */
+  private async execInTask(command: string[], timeoutMs: number): Promise<number> {
+    const h = this.handle;
+    if (!h) throw new ClientError(ClientErrorCode.TaskNotRunning, `task "${this.taskName}" is not running`);
+    return runExecSpec(this.cfg.driver.execSpec(h.taskId, command), timeoutMs);
   }
 
   /** Applies a new version of the allocation; update hooks run serially, the newest wins. */

@@ -9,14 +9,18 @@
  * identity. As Nomad's template runner, the first render waits until every `nomadVar` it reads
  * exists (emitting a "Missing: …" Template event once), and while the task runs the hook
  * watches the variables it read: when a change re-renders a template to new content, the file
- * is rewritten and the template's change_mode applied — restart the task, send change_signal,
- * or nothing (noop; script is not run here and is treated as noop).
+ * is rewritten and, after a random wait of up to the largest splay among the changed templates,
+ * their change modes are applied as Nomad's: restart the task if any template asks for it; else
+ * send each change_signal once (a signal that cannot be sent kills the task) and run each
+ * change_script inside the task through the driver's exec, concurrently (a failure is a "Task
+ * hook failed" event, and kills the task with fail_on_error). noop templates do nothing.
  */
 import { relative } from 'node:path';
 import { openInside } from '../../../fs/confined-fs.js';
 import { writeFileInsideSync } from '../../../fs/confined-write.js';
 import { TaskEventType } from '../../../structs/alloc.js';
-import { TemplateChangeMode, type Template } from '../../../structs/template.js';
+import { nanosToMs } from '../../../structs/duration.js';
+import { TemplateChangeMode, type ChangeScript, type Template } from '../../../structs/template.js';
 import type { TaskVariableRead } from '../../../structs/task-variables.js';
 import { errorMessage } from '../../client-error.js';
 import { parseEnvFile } from '../../template/parse-env-file.js';
@@ -24,6 +28,7 @@ import { renderTemplateResult, TemplateRenderError, type RenderResult } from '..
 import { resolveInTaskDir } from '../../template/task-path.js';
 import { TaskVariableCache } from '../../template/task-variable-cache.js';
 import { buildTaskEnv } from '../../taskenv/task-env.js';
+import { systemClock, type Clock, type RandomSource } from '../../../time/clock.js';
 import { newTaskEvent } from '../task-event.js';
 import type { PoststartHook, PrestartHook, ExitedHook, StopHook, PreKillHook, ShutdownHook, TaskHookRequest, TaskPrep } from '../interfaces.js';
 import { TaskSetupError } from '../task-setup-error.js';
@@ -74,8 +79,15 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
   private rendering: Rendering | null = null;
   private watcher: AbortController | null = null;
 
-  /** `hostEnv`: the agent's environment, for rebuilding the task env after a reattach. */
-  constructor(private readonly hostEnv: Record<string, string | undefined> = {}) {}
+  /**
+   * `hostEnv`: the agent's environment, for rebuilding the task env after a reattach; `clock`
+   * and `random` time the splay before a change is applied.
+   */
+  constructor(
+    private readonly hostEnv: Record<string, string | undefined> = {},
+    private readonly clock: Clock = systemClock,
+    private readonly random: RandomSource = Math.random,
+  ) {}
 
   async prestart(req: TaskHookRequest, prep: Readonly<TaskPrep>): Promise<Partial<TaskPrep>> {
     this.stopWatching();
@@ -207,14 +219,7 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
           r.texts[i] = results[i]!.text;
           changed.push(t);
         });
-        if (changed.length === 0) continue;
-        if (changed.some((t) => (t.ChangeMode || TemplateChangeMode.Restart) === TemplateChangeMode.Restart)) {
-          this.stopWatching();
-          await req.lifecycle.restart('Template with change_mode restart re-rendered');
-          return;
-        }
-        const signals = new Set(changed.filter((t) => t.ChangeMode === TemplateChangeMode.Signal && t.ChangeSignal).map((t) => t.ChangeSignal));
-        for (const sig of signals) await req.lifecycle.signal(sig, 'Template re-rendered');
+        if ((await this.applyChanges(req, changed, signal)) === 'stop') return;
       } catch (err) {
         if (signal.aborted) return;
         // A refused read or a template that no longer renders is the task's to see; servers
@@ -223,5 +228,61 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
         await new Promise((res) => setTimeout(res, WATCH_RETRY_MS));
       }
     }
+  }
+
+  /**
+   * Applies the change modes of the templates that changed (Nomad's handleTemplateRerenders);
+   * 'stop' when the task is being restarted or killed, so the watch ends.
+   */
+  private async applyChanges(req: TaskHookRequest, changed: Template[], signal: AbortSignal): Promise<'stop' | 'go on'> {
+    const acting = changed.filter((t) => (t.ChangeMode || TemplateChangeMode.Restart) !== TemplateChangeMode.Noop);
+    if (acting.length === 0) return 'go on';
+    // Many allocations rendering the same change at once must not all restart together.
+    const splayMs = Math.max(...acting.map((t) => nanosToMs(t.Splay ?? 0)));
+    if (splayMs > 0) await this.clock.sleep(Math.floor(this.random() * splayMs), signal);
+    if (acting.some((t) => (t.ChangeMode || TemplateChangeMode.Restart) === TemplateChangeMode.Restart)) {
+      this.stopWatching();
+      await req.lifecycle.restart('Template with change_mode restart re-rendered');
+      return 'stop';
+    }
+    const signals = [...new Set(acting.filter((t) => t.ChangeMode === TemplateChangeMode.Signal && t.ChangeSignal).map((t) => t.ChangeSignal))];
+    for (const sig of signals) {
+      try {
+        await req.lifecycle.signal(sig, 'Template re-rendered');
+      } catch (err) {
+        this.stopWatching();
+        const reason = `Template failed to send signals [${signals.join(' ')}]: ${errorMessage(err)}`;
+        await req.lifecycle.kill(newTaskEvent(TaskEventType.Killing, this.clock.now(), { KillReason: reason, FailsTask: true }));
+        return 'stop';
+      }
+    }
+    const scripts = acting.filter((t) => t.ChangeMode === TemplateChangeMode.Script && t.ChangeScript).map((t) => t.ChangeScript!);
+    const failed = await Promise.all(scripts.map((script) => this.runScript(req, script)));
+    if (!failed.some((f) => f)) return 'go on';
+    this.stopWatching();
+    await req.lifecycle.kill(newTaskEvent(TaskEventType.Killing, this.clock.now(), { KillReason: 'Template script failed, task is being killed', FailsTask: true }));
+    return 'stop';
+  }
+
+  /**
+   * Runs one change script in the task and reports it as Nomad does; true when it failed and
+   * its fail_on_error asks for the task to be killed.
+   */
+  private async runScript(req: TaskHookRequest, script: ChangeScript): Promise<boolean> {
+    // Nomad formats the arguments as Go prints a string slice: [a b].
+    const what = `${script.Command} with arguments [${script.Args.join(' ')}]`;
+    let message: string;
+    try {
+      const code = await req.lifecycle.exec([script.Command, ...script.Args], nanosToMs(script.Timeout));
+      if (code === 0) {
+        req.lifecycle.emit(newTaskEvent(TaskEventType.HookMessage, this.clock.now(), { Message: `Template successfully ran script ${script.Command} with arguments: [${script.Args.join(' ')}]. Exit code: 0` }));
+        return false;
+      }
+      message = `Template ran script ${what} on change but it exited with code: ${code}`;
+    } catch (err) {
+      message = `Template failed to run script ${what} on change: ${errorMessage(err)}. Exit code: -1`;
+    }
+    req.lifecycle.emit(newTaskEvent(TaskEventType.HookFailed, this.clock.now(), { Message: message }));
+    return script.FailOnError;
   }
 }
