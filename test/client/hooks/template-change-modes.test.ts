@@ -27,7 +27,14 @@ class VariableSource {
   set(value: string): void {
     this.value = value;
     this.index++;
-    this.wake?.();
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  /** True while a blocking read waits at the latest index: the last change has been handled. */
+  idle(): true | undefined {
+    return this.wake !== null || undefined;
   }
 
   readonly read = async (req: TaskVariablesRequest, signal: AbortSignal): Promise<TaskVariablesResponse> => {
@@ -184,6 +191,38 @@ describe('template change modes', () => {
       await eventually('the restart', () => rec.restarts[0]);
       assert.deepEqual(rec.restarts, ['Template with change_mode restart re-rendered']);
       assert.deepEqual([rec.signals, rec.execs], [[], []]);
+    });
+  });
+
+  it('a template with wait holds its change until the data is quiet for min, and never past max', async () => {
+    const script = { Command: '/bin/s', Args: [], Timeout: 5_000 * NS, FailOnError: false };
+    const template = { EmbeddedTmpl: VAR_TEMPLATE, DestPath: 'local/out.txt', ChangeMode: 'script', ChangeScript: script, Splay: 0, Wait: { Min: 2_000 * NS, Max: 5_000 * NS } };
+    await withHook([template], async () => 0, async ({ clock, vars, rec, dir }) => {
+      const start = clock.now();
+      await eventually('the watch', () => vars.idle());
+      const change = async (value: string): Promise<void> => {
+        vars.set(value);
+        await eventually('the change handled', () => vars.idle());
+      };
+      const still = async (text: string): Promise<void> => {
+        assert.equal(await readFile(join(dir, 'local', 'out.txt'), 'utf8'), text);
+        assert.equal(rec.execs.length, 0);
+      };
+      await change('two');
+      await clock.advanceAsync(1_999);
+      await still('one');
+      // Another change inside min starts the quiet period again...
+      await change('three');
+      await clock.advanceAsync(1_999);
+      await still('one');
+      // ...but never past max after the first held change (5 s).
+      await change('four');
+      await clock.advanceAsync(1_001);
+      await still('one');
+      await clock.advanceAsync(1);
+      await eventually('the held render written', fileIs(dir, 'four'));
+      await eventually('the script', () => rec.execs[0]);
+      assert.deepEqual(rec.execs.map((e) => e.at - start), [5_000]);
     });
   });
 });

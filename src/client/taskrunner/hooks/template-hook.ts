@@ -8,9 +8,10 @@
  * Templates that read Nomad variables fetch them from the servers under the task's workload
  * identity. As Nomad's template runner, the first render waits until every `nomadVar` it reads
  * exists (emitting a "Missing: …" Template event once), and while the task runs the hook
- * watches the variables it read: when a change re-renders a template to new content, the file
- * is rewritten and, after a random wait of up to the largest splay among the changed templates,
- * their change modes are applied as Nomad's: restart the task if any template asks for it; else
+ * watches the variables it read: when a change re-renders a template to new content (held back
+ * by the template's `wait` until the data is quiet), the file is rewritten and, after a random
+ * wait of up to the largest splay among the changed templates, their change modes are applied
+ * as Nomad's: restart the task if any template asks for it; else
  * send each change_signal once (a signal that cannot be sent kills the task) and run each
  * change_script inside the task through the driver's exec, concurrently (a failure is a "Task
  * hook failed" event, and kills the task with fail_on_error). noop templates do nothing.
@@ -26,6 +27,7 @@ import { errorMessage } from '../../client-error.js';
 import { parseEnvFile } from '../../template/parse-env-file.js';
 import { renderTemplateResult, TemplateRenderError, type RenderResult } from '../../template/render-template.js';
 import { resolveInTaskDir } from '../../template/task-path.js';
+import { Quiescence } from '../../template/quiescence.js';
 import { TaskVariableCache } from '../../template/task-variable-cache.js';
 import { buildTaskEnv } from '../../taskenv/task-env.js';
 import { systemClock, type Clock, type RandomSource } from '../../../time/clock.js';
@@ -62,6 +64,17 @@ function writeRendered(t: Template, taskDir: string, rendered: string): void {
   if (!Number.isInteger(mode)) throw new Error(`invalid perms ${JSON.stringify(t.Perms)}`);
   // Never through a link the task planted at the destination (the agent is root); mode set on every render.
   writeFileInsideSync(taskDir, dest, rendered, mode);
+}
+
+/**
+ * A template's `wait` in ms: min (0 when unset) and max (four times min when unset, as
+ * consul-template's); undefined when it holds nothing back.
+ */
+function quiescenceWait(t: Template): { minMs: number; maxMs: number } | undefined {
+  if (!t.Wait) return undefined;
+  const minMs = nanosToMs(t.Wait.Min ?? 0);
+  const maxMs = t.Wait.Max !== null ? nanosToMs(t.Wait.Max) : 4 * minMs;
+  return minMs > 0 || maxMs > 0 ? { minMs, maxMs } : undefined;
 }
 
 /** What the hook keeps between the first render and the watch. */
@@ -197,9 +210,42 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
     }
   }
 
-  /** Watches the variables the templates read; re-renders and applies change modes. */
+  /**
+   * Watches the variables the templates read; re-renders and applies change modes. A template
+   * with a `wait` holds its new text until its quiescence fires (quiescence.ts); change modes
+   * are applied one batch at a time, whether from a render or from a quiescence.
+   */
   private async watch(req: TaskHookRequest, r: Rendering, signal: AbortSignal): Promise<void> {
     const templates = req.task.Templates ?? [];
+    const held = new Map<number, string>();
+    let applying: Promise<unknown> = Promise.resolve();
+    const apply = (changed: Template[]): Promise<unknown> => {
+      // A change mode that fails (the task stopped under it, the watch was aborted during the
+      // splay) leaves nothing to do: the next change is applied afresh.
+      applying = applying.then(() => (signal.aborted || changed.length === 0 ? undefined : this.applyChanges(req, changed, signal))).catch(() => undefined);
+      return applying;
+    };
+    const write = (i: number, text: string): void => {
+      writeRendered(templates[i]!, r.taskDir, text);
+      r.texts[i] = text;
+    };
+    const quiet = templates.map((t, i) => {
+      const wait = quiescenceWait(t);
+      if (!wait) return null;
+      return new Quiescence(this.clock, wait.minMs, wait.maxMs, () => {
+        const text = held.get(i);
+        held.delete(i);
+        if (signal.aborted || text === undefined || text === r.texts[i]) return;
+        try {
+          write(i, text);
+        } catch (err) {
+          req.lifecycle.emit(newTaskEvent(TaskEventType.Template, this.clock.now(), { Message: `Template failed: ${errorMessage(err)}` }));
+          return;
+        }
+        void apply([templates[i]!]);
+      });
+    });
+    signal.addEventListener('abort', () => quiet.forEach((q) => q?.cancel()), { once: true });
     while (!signal.aborted) {
       try {
         await r.cache.watch(WATCH_WAIT_MS, signal);
@@ -214,12 +260,18 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
         if (results.some((x) => x.blocked.length > 0)) continue;
         const changed: Template[] = [];
         templates.forEach((t, i) => {
-          if (results[i]!.text === r.texts[i]) return;
-          writeRendered(t, r.taskDir, results[i]!.text);
-          r.texts[i] = results[i]!.text;
+          const text = results[i]!.text;
+          if (text === (held.get(i) ?? r.texts[i])) return;
+          const q = quiet[i];
+          if (q) {
+            held.set(i, text);
+            q.tick();
+            return;
+          }
+          write(i, text);
           changed.push(t);
         });
-        if ((await this.applyChanges(req, changed, signal)) === 'stop') return;
+        await apply(changed);
       } catch (err) {
         if (signal.aborted) return;
         // A refused read or a template that no longer renders is the task's to see; servers
@@ -231,19 +283,19 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
   }
 
   /**
-   * Applies the change modes of the templates that changed (Nomad's handleTemplateRerenders);
-   * 'stop' when the task is being restarted or killed, so the watch ends.
+   * Applies the change modes of the templates that changed (Nomad's handleTemplateRerenders).
+   * Restarting or killing the task ends the watch.
    */
-  private async applyChanges(req: TaskHookRequest, changed: Template[], signal: AbortSignal): Promise<'stop' | 'go on'> {
+  private async applyChanges(req: TaskHookRequest, changed: Template[], signal: AbortSignal): Promise<void> {
     const acting = changed.filter((t) => (t.ChangeMode || TemplateChangeMode.Restart) !== TemplateChangeMode.Noop);
-    if (acting.length === 0) return 'go on';
+    if (acting.length === 0) return;
     // Many allocations rendering the same change at once must not all restart together.
     const splayMs = Math.max(...acting.map((t) => nanosToMs(t.Splay ?? 0)));
     if (splayMs > 0) await this.clock.sleep(Math.floor(this.random() * splayMs), signal);
     if (acting.some((t) => (t.ChangeMode || TemplateChangeMode.Restart) === TemplateChangeMode.Restart)) {
       this.stopWatching();
       await req.lifecycle.restart('Template with change_mode restart re-rendered');
-      return 'stop';
+      return;
     }
     const signals = [...new Set(acting.filter((t) => t.ChangeMode === TemplateChangeMode.Signal && t.ChangeSignal).map((t) => t.ChangeSignal))];
     for (const sig of signals) {
@@ -253,15 +305,14 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
         this.stopWatching();
         const reason = `Template failed to send signals [${signals.join(' ')}]: ${errorMessage(err)}`;
         await req.lifecycle.kill(newTaskEvent(TaskEventType.Killing, this.clock.now(), { KillReason: reason, FailsTask: true }));
-        return 'stop';
+        return;
       }
     }
     const scripts = acting.filter((t) => t.ChangeMode === TemplateChangeMode.Script && t.ChangeScript).map((t) => t.ChangeScript!);
     const failed = await Promise.all(scripts.map((script) => this.runScript(req, script)));
-    if (!failed.some((f) => f)) return 'go on';
+    if (!failed.some((f) => f)) return;
     this.stopWatching();
     await req.lifecycle.kill(newTaskEvent(TaskEventType.Killing, this.clock.now(), { KillReason: 'Template script failed, task is being killed', FailsTask: true }));
-    return 'stop';
   }
 
   /**
