@@ -53,6 +53,11 @@ export interface RegisterJobResult {
   warnings: string;
 }
 
+export interface DeregisterJobOptions {
+  purge?: boolean;
+  noShutdownDelay?: boolean;
+}
+
 export interface DeregisterJobResult {
   evalId: string;
   evalCreateIndex: number;
@@ -110,7 +115,8 @@ export interface ServerApi {
    * Job. Throws JOB_INVALID listing every problem; the state store only ever holds admitted jobs.
    */
   registerJob(job: unknown, opts?: RegisterJobOptions): Promise<RegisterJobResult>;
-  deregisterJob(namespace: string, jobId: string, purge: boolean): Promise<DeregisterJobResult>;
+  /** `purge` deletes the job; `noShutdownDelay` stops its allocations without their shutdown_delay. */
+  deregisterJob(namespace: string, jobId: string, opts?: DeregisterJobOptions): Promise<DeregisterJobResult>;
   /** Creates a new evaluation for a job (POST /v1/job/:id/evaluate). */
   /** A new evaluation of a job; `forceReschedule` also replaces its failed allocations now, whatever their reschedule policy says. */
   evaluateJob(namespace: string, jobId: string, opts?: { forceReschedule?: boolean }): Promise<{ evalId: string; index: number }>;
@@ -164,7 +170,7 @@ export interface ServerApi {
   /** The source registered with one version of a job, if it was sent and kept. */
   jobSubmission?(namespace: string, jobId: string, version: number): JobSubmission | undefined;
   /** Stops one allocation and lets the scheduler replace it. */
-  stopAlloc(allocId: string): Promise<{ evalId: string; index: number }>;
+  stopAlloc(allocId: string, opts?: { noShutdownDelay?: boolean }): Promise<{ evalId: string; index: number }>;
 
   /**
    * Admits (shape-checks) and registers a node as its client sent it. The Node must carry its

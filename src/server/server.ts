@@ -11,7 +11,7 @@ import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type { NodeEligibility } from '../structs/index.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import { ServerError } from './server-error.js';
-import type { DeploymentAction, DeregisterJobResult, JobPlanResult, JobSubmissionOptions, NodeRegisterResult, RegisterJobOptions, RegisterJobResult, ScaleRequestEvent, ServerApi } from './server-api.js';
+import type { DeploymentAction, DeregisterJobOptions, DeregisterJobResult, JobPlanResult, JobSubmissionOptions, NodeRegisterResult, RegisterJobOptions, RegisterJobResult, ScaleRequestEvent, ServerApi } from './server-api.js';
 import type { StateReader, Table } from './state/state-reader.js';
 import type { ServerConfig } from './server-config.js';
 import { captureState, encodeSnapshot } from './snapshot/snapshot-encoder.js';
@@ -305,8 +305,8 @@ export class Server implements ServerApi {
   registerJob(input: unknown, opts?: RegisterJobOptions): Promise<RegisterJobResult> {
     return this.jobs.registerJob(input, opts);
   }
-  deregisterJob(namespace: string, jobId: string, purge: boolean): Promise<DeregisterJobResult> {
-    return this.jobs.deregisterJob(namespace, jobId, purge);
+  deregisterJob(namespace: string, jobId: string, opts?: DeregisterJobOptions): Promise<DeregisterJobResult> {
+    return this.jobs.deregisterJob(namespace, jobId, opts);
   }
   evaluateJob(namespace: string, jobId: string, opts?: { forceReschedule?: boolean }): Promise<{ evalId: string; index: number }> {
     return this.jobs.evaluateJob(namespace, jobId, opts);
@@ -329,8 +329,8 @@ export class Server implements ServerApi {
   scalingEvents(namespace: string, jobId: string, group: string): ScalingEvent[] {
     return this.scaling.scalingEvents(namespace, jobId, group);
   }
-  stopAlloc(allocId: string): Promise<{ evalId: string; index: number }> {
-    return this.allocs.stopAlloc(allocId);
+  stopAlloc(allocId: string, opts?: { noShutdownDelay?: boolean }): Promise<{ evalId: string; index: number }> {
+    return this.allocs.stopAlloc(allocId, opts);
   }
   updateAllocsFromClient(raw: unknown, secretId: string): Promise<{ index: number }> {
     return this.allocs.updateAllocsFromClient(raw, secretId);

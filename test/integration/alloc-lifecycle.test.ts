@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AllocListStub, Allocation, Node } from '../../src/structs/index.js';
-import { api, startAgent } from './helpers/agent-process.js';
+import { api, runCli, startAgent } from './helpers/agent-process.js';
 import { execFrames, waitUntil, watchEvents } from './helpers/poseidon-client.js';
 
 const SCRIPT = 'trap "echo got-usr1 >> ${NOMAD_TASK_DIR:-.}/sig" USR1; echo started; while true; do sleep 0.1; done';
@@ -101,6 +101,45 @@ test('alloc lifecycle through a dev agent: signal, restart, stats, fs confinemen
     assert.equal(old.DesiredStatus, 'stop');
     const repl = await api<Allocation>(agent.address, 'GET', `/v1/allocation/${replacement.ID}`);
     assert.equal(repl.body.PreviousAllocation, id);
+  } finally {
+    await agent.stop();
+    await agent.cleanup();
+  }
+});
+
+test('alloc stop -no-shutdown-delay kills the tasks without waiting their shutdown_delay', async () => {
+  const agent = await startAgent({ roleArgs: ['-dev'] });
+  const a = agent.address;
+  try {
+    const job = serviceJob('nodelay');
+    const group = (job.TaskGroups as { Tasks: Record<string, unknown>[] }[])[0]!;
+    // An hour's delay: without the flag the task would still be running long after the test.
+    group.Tasks[0]!.ShutdownDelay = 3_600_000_000_000;
+    assert.equal((await api(a, 'PUT', '/v1/jobs', { Job: job })).status, 200);
+    const alloc = await runningAlloc(a, 'nodelay');
+    const bad = await api(a, 'PUT', `/v1/allocation/${alloc.ID}/stop?no_shutdown_delay=maybe`);
+    assert.equal(bad.status, 400, bad.text);
+    assert.match(bad.text, /no_shutdown_delay/);
+    assert.equal((await api<Allocation>(a, 'GET', `/v1/allocation/${alloc.ID}`)).body.DesiredStatus, 'run', 'a refused stop changes nothing');
+
+    const stop = await runCli(a, ['alloc', 'stop', '-no-shutdown-delay', alloc.ID]);
+    assert.equal(stop.code, 0, stop.stderr);
+    const stopped = await waitUntil('the task killed at once', async () => {
+      const al = (await api<Allocation>(a, 'GET', `/v1/allocation/${alloc.ID}`)).body;
+      return al.TaskStates?.['t']?.State === 'dead' ? al : undefined;
+    }, 30_000);
+    assert.equal(stopped.DesiredTransition?.NoShutdownDelay, true);
+    assert.equal(stopped.DesiredStatus, 'stop');
+
+    // job stop -no-shutdown-delay does the same for every allocation of the job: the replacement.
+    const replacement = await runningAlloc(a, 'nodelay', [alloc.ID]);
+    const jobStop = await runCli(a, ['job', 'stop', '-detach', '-no-shutdown-delay', 'nodelay']);
+    assert.equal(jobStop.code, 0, jobStop.stderr);
+    const gone = await waitUntil('the replacement killed at once', async () => {
+      const al = (await api<Allocation>(a, 'GET', `/v1/allocation/${replacement.ID}`)).body;
+      return al.TaskStates?.['t']?.State === 'dead' ? al : undefined;
+    }, 30_000);
+    assert.equal(gone.DesiredTransition?.NoShutdownDelay, true);
   } finally {
     await agent.stop();
     await agent.cleanup();

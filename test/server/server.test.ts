@@ -211,7 +211,7 @@ describe('Server', () => {
     await s.registerNode(mockNode());
     const r = await s.registerJob(smallJob('web', 1));
     await until(s, () => s.state.evalById(r.evalId)?.Status === 'complete', 'placement');
-    const d = await s.deregisterJob('default', 'web', false);
+    const d = await s.deregisterJob('default', 'web');
     await until(s, () => s.state.evalById(d.evalId)?.Status === 'complete', 'stop');
     assert.equal(await s.collectGarbage(), 0);
     await clock.advanceAsync(61_000);

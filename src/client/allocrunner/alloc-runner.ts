@@ -196,6 +196,8 @@ export class AllocRunner {
     this.current = alloc;
     this.cfg.store.putAlloc(alloc);
     if (alloc.DesiredStatus !== 'run') {
+      // The stopping version decides how the tasks stop (DesiredTransition.NoShutdownDelay).
+      for (const tr of this.runners.values()) tr.takeStoppingAlloc(alloc);
       void this.kill();
       return;
     }

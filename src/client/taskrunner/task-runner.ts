@@ -249,6 +249,15 @@ export class TaskRunner {
     return runExecSpec(this.cfg.driver.execSpec(h.taskId, command), timeoutMs);
   }
 
+  /**
+   * Takes the version of the allocation that stops it, without running update hooks: the kill
+   * reads its DesiredTransition (NoShutdownDelay skips the task's shutdown_delay).
+   */
+  takeStoppingAlloc(alloc: Allocation): void {
+    this.pendingUpdate = null;
+    this.alloc = alloc;
+  }
+
   /** Applies a new version of the allocation; update hooks run serially, the newest wins. */
   update(alloc: Allocation): void {
     this.pendingUpdate = alloc;

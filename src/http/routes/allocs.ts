@@ -8,6 +8,7 @@ import { allocView } from '../api-views/alloc-views.js';
 import { notFound } from '../http-errors.js';
 import { stubOf } from '../list-options.js';
 import { optionalObjectBody } from '../request-body.js';
+import { queryFlag, type RawQuery } from '../query-options.js';
 import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
 import { acl } from '../acl/route-acl.js';
 
@@ -33,8 +34,9 @@ export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): vo
   const stop = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
     const server = requireServer(ctx);
     optionalObjectBody(req.body);
+    const noShutdownDelay = queryFlag(req.query as RawQuery, 'no_shutdown_delay');
     if (!server.state.allocById(req.params.id)) throw notFound('alloc');
-    const res = await server.stopAlloc(req.params.id);
+    const res = await server.stopAlloc(req.params.id, { noShutdownDelay });
     return answerWrite(req, reply, res.index, { EvalID: res.evalId, Index: res.index });
   };
   app.put<{ Params: { id: string } }>('/v1/allocation/:id/stop', acl.ns('alloc-lifecycle', 'alloc'), stop);

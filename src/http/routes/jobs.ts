@@ -160,8 +160,9 @@ async function jobRoute(
         const server = requireServer(ctx);
         const opts = queryOptions(req);
         const purge = queryFlag(req.query as RawQuery, 'purge');
+        const noShutdownDelay = queryFlag(req.query as RawQuery, 'no_shutdown_delay');
         if (!server.state.jobById(opts.namespace, jobId)) throw notFound('job');
-        const res = await server.deregisterJob(opts.namespace, jobId, purge);
+        const res = await server.deregisterJob(opts.namespace, jobId, { purge, noShutdownDelay });
         return answerWrite(req, reply, res.index, {
           EvalID: res.evalId,
           EvalCreateIndex: res.evalCreateIndex,

@@ -14,7 +14,8 @@ import { authenticateNode } from './node-endpoint.js';
 export class AllocEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
-  async stopAlloc(allocId: string): Promise<{ evalId: string; index: number }> {
+  /** `noShutdownDelay`: the client kills the tasks without waiting their shutdown_delay. */
+  async stopAlloc(allocId: string, opts: { noShutdownDelay?: boolean } = {}): Promise<{ evalId: string; index: number }> {
     const { store } = this.ctx;
     const alloc = store.allocById(allocId);
     if (!alloc) throw new ServerError('ALLOC_NOT_FOUND', { alloc: allocId });
@@ -24,7 +25,7 @@ export class AllocEndpoint {
     const e = newEvaluation(job, 'alloc-stop', now);
     const index = await this.ctx.apply({
       Type: 'AllocUpdateDesiredTransition',
-      Allocs: { [allocId]: { Migrate: true } },
+      Allocs: { [allocId]: { Migrate: true, ...(opts.noShutdownDelay ? { NoShutdownDelay: true } : {}) } },
       Evals: [e],
       Now: now,
     });

@@ -11,7 +11,7 @@ import { checkJobNodePool } from './node-pool-endpoint.js';
 import { newEvaluation } from '../new-eval.js';
 import { dryRunPlan } from '../plan-dry-run.js';
 import { ServerError } from '../server-error.js';
-import type { DeregisterJobResult, JobPlanResult, JobSubmissionOptions, RegisterJobOptions, RegisterJobResult } from '../server-api.js';
+import type { DeregisterJobOptions, DeregisterJobResult, JobPlanResult, JobSubmissionOptions, RegisterJobOptions, RegisterJobResult } from '../server-api.js';
 import type { JobSubmission } from '../state/job-submissions.js';
 import type { EndpointContext } from './endpoint-context.js';
 
@@ -61,13 +61,21 @@ export class JobEndpoint {
     };
   }
 
-  async deregisterJob(namespace: string, jobId: string, purge: boolean): Promise<DeregisterJobResult> {
+  async deregisterJob(namespace: string, jobId: string, opts: DeregisterJobOptions = {}): Promise<DeregisterJobResult> {
     const job = this.ctx.store.jobById(namespace, jobId);
     if (!job) throw new ServerError('JOB_NOT_FOUND', { job: jobId });
     const now = this.ctx.nowNanos();
     const needsEval = !job.Periodic?.Enabled && !job.ParameterizedJob;
     const evaluation = needsEval ? newEvaluation(job, 'job-deregister', now) : null;
-    const index = await this.ctx.apply({ Type: 'JobDeregister', Namespace: namespace, JobID: jobId, Purge: purge, Eval: evaluation, Now: now });
+    const index = await this.ctx.apply({
+      Type: 'JobDeregister',
+      Namespace: namespace,
+      JobID: jobId,
+      Purge: opts.purge === true,
+      ...(opts.noShutdownDelay ? { NoShutdownDelay: true } : {}),
+      Eval: evaluation,
+      Now: now,
+    });
     return {
       evalId: evaluation?.ID ?? '',
       evalCreateIndex: evaluation ? index : 0,

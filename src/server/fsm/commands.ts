@@ -119,6 +119,8 @@ export interface JobDeregisterCommand {
   Namespace: string;
   JobID: string;
   Purge: boolean;
+  /** The job's live allocations are marked to stop without their shutdown_delay. */
+  NoShutdownDelay?: boolean;
   Eval: Evaluation | null;
   Now: number;
 }

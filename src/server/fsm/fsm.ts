@@ -4,8 +4,8 @@
  * and the index — so replaying the log rebuilds the same state.
  */
 import { Table } from '../state/state-reader.js';
-import type { Allocation, Evaluation, Job, Node, NodeEvent } from '../../structs/index.js';
-import { isServerDecidedClientStatus } from '../../structs/alloc.js';
+import type { Allocation, DesiredTransition, Evaluation, Job, Node, NodeEvent } from '../../structs/index.js';
+import { isServerDecidedClientStatus, isTerminalAlloc } from '../../structs/alloc.js';
 import type { StateStore } from '../state/state-store.js';
 
 import type { StreamEvent } from '../events/event.js';
@@ -251,6 +251,11 @@ export class Fsm {
 
   private jobDeregister(cmd: JobDeregisterCommand, index: number, ev: StreamEvent[]): void {
     const existing = this.state.jobById(cmd.Namespace, cmd.JobID);
+    if (existing && cmd.NoShutdownDelay) {
+      for (const a of this.state.allocsByJob(cmd.Namespace, cmd.JobID)) {
+        if (!isTerminalAlloc(a)) this.mergeDesiredTransition(a, { NoShutdownDelay: true }, index, ev);
+      }
+    }
     if (existing) {
       if (cmd.Purge) {
         this.state.deleteJob(cmd.Namespace, cmd.JobID, index);
@@ -462,12 +467,15 @@ export class Fsm {
   private allocDesiredTransition(cmd: AllocUpdateDesiredTransitionCommand, index: number, ev: StreamEvent[]): void {
     for (const [id, t] of Object.entries(cmd.Allocs)) {
       const prev = this.state.allocById(id);
-      if (!prev) continue;
-      const a: Allocation = { ...prev, DesiredTransition: { ...prev.DesiredTransition, ...t }, ModifyIndex: index };
-      this.state.putAlloc(a, index);
-      ev.push(allocEvent('AllocationUpdateDesiredStatus', a, index));
+      if (prev) this.mergeDesiredTransition(prev, t, index, ev);
     }
     for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
+  }
+
+  private mergeDesiredTransition(prev: Allocation, t: DesiredTransition, index: number, ev: StreamEvent[]): void {
+    const a: Allocation = { ...prev, DesiredTransition: { ...prev.DesiredTransition, ...t }, ModifyIndex: index };
+    this.state.putAlloc(a, index);
+    ev.push(allocEvent('AllocationUpdateDesiredStatus', a, index));
   }
 }
 

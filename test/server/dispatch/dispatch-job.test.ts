@@ -135,7 +135,7 @@ describe('dispatch through the server', () => {
     assert.equal(s.state.allocsByJob('default', 'greet').length, 0);
     assert.equal(s.state.allocsByJob('default', first.DispatchedJobID).length, 1);
 
-    await s.deregisterJob('default', other.DispatchedJobID, true);
+    await s.deregisterJob('default', other.DispatchedJobID, { purge: true });
     assert.deepEqual(s.state.jobSummary('default', 'greet')?.Children, { Pending: 0, Running: 1, Dead: 0 });
     await assert.rejects(dispatchJob(s, 'default', 'nope', req(), clock.now()), (e: unknown) => e instanceof ServerError && e.code === 'JOB_NOT_FOUND' && e.status === 404);
   });
