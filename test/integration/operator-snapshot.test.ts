@@ -8,7 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -113,8 +113,16 @@ test('operator snapshot: save, change, restore the whole state; refused files ch
       assert.equal(r.status, 400, `${what}: ${r.text}`);
       assert.match(r.text, reason, what);
     }
+    // A file that cannot be read or is no snapshot is an error of the run (exit 1), as Nomad's.
     const cli = await runCli(a, ['operator', 'snapshot', 'restore', join(tmp, 'missing.snap')]);
-    assert.notEqual(cli.code, 0);
+    assert.equal(cli.code, 1, cli.stderr);
+    assert.match(cli.stderr, /^Error opening snapshot file: .*missing\.snap/);
+    await writeFile(join(tmp, 'junk.snap'), 'not a snapshot');
+    for (const verb of ['restore', 'inspect']) {
+      const junk = await runCli(a, ['operator', 'snapshot', verb, join(tmp, 'junk.snap')]);
+      assert.equal(junk.code, 1, `${verb}: ${junk.stderr}`);
+      assert.match(junk.stderr, /^Error verifying snapshot: .*junk\.snap: /, verb);
+    }
     assert.deepEqual(await observable(a), changed, 'refused restores changed nothing');
 
     // Restore through the CLI: the saved state is back, exactly.
