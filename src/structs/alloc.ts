@@ -101,6 +101,8 @@ export const TaskEventType = {
   HookFailed: 'Task hook failed',
   /** A hook's notice, e.g. a template's change script that ran. */
   HookMessage: 'Task hook message',
+  WaitingShutdownDelay: 'Waiting for shutdown delay',
+  SkippingShutdownDelay: 'Skipping shutdown delay',
   TaskPluginHealthy: 'Plugin became healthy',
   Skipped: 'Skipped',
   ClientRestart: 'Restarted',

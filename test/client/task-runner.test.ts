@@ -79,6 +79,63 @@ test('task runner: kill stops the task with Killing and Killed events', async ()
   assert.throws(() => h.driver.inspectTask(taskId));
 });
 
+test('task runner: shutdown_delay is waited with Nomad\'s event before the kill, skipped or cut short by NoShutdownDelay', async () => {
+  const delayed = { Config: { run_for: '1h' }, ShutdownDelay: parseDuration('10s'), KillTimeout: parseDuration('3s') };
+  const stoppingAlloc = (h: ReturnType<typeof taskRunnerHarness>) => ({ ...h.store.allAllocs()[0]!.alloc, DesiredStatus: 'stop' as const, DesiredTransition: { Migrate: true, NoShutdownDelay: true } });
+  const messageOf = (h: ReturnType<typeof taskRunnerHarness>, type: string) => h.tr.state().Events.find((e) => e.Type === type)?.DisplayMessage;
+
+  // Waited in full: no Killing until the delay has passed.
+  const waited = taskRunnerHarness(delayed);
+  void waited.tr.run();
+  await until(waited.clock, () => waited.tr.driverHandle() !== null);
+  let killed = false;
+  const kill = waited.tr.kill().then(() => { killed = true; });
+  await until(waited.clock, () => messageOf(waited, 'Waiting for shutdown delay') !== undefined, 'the waiting event');
+  assert.equal(messageOf(waited, 'Waiting for shutdown delay'), 'Waiting for shutdown_delay of 10s before killing the task.');
+  await waited.clock.advanceAsync(9_999);
+  assert.equal(messageOf(waited, 'Killing'), undefined);
+  await waited.clock.advanceAsync(1);
+  await until(waited.clock, () => killed, 'the kill');
+  await kill;
+  assert.deepEqual(types(waited.tr.state()).slice(-4), ['Waiting for shutdown delay', 'Killing', 'Killed', 'Terminated']);
+
+  // Cut short: an update asking for NoShutdownDelay arrives during the delay.
+  const cut = taskRunnerHarness(delayed);
+  void cut.tr.run();
+  await until(cut.clock, () => cut.tr.driverHandle() !== null);
+  let cutKilled = false;
+  const cutKill = cut.tr.kill().then(() => { cutKilled = true; });
+  await until(cut.clock, () => messageOf(cut, 'Waiting for shutdown delay') !== undefined, 'the waiting event');
+  cut.tr.takeStoppingAlloc(stoppingAlloc(cut));
+  await until(cut.clock, () => messageOf(cut, 'Killing') !== undefined, 'the kill after the cut');
+  const killingAt = cut.clock.now();
+  await until(cut.clock, () => cutKilled, 'the kill');
+  await cutKill;
+  assert.ok(killingAt < 1_700_000_000_000 + 10_000, 'killed before the delay ran out');
+
+  // Skipped: the stopping allocation says NoShutdownDelay from the start.
+  const skipped = taskRunnerHarness(delayed);
+  void skipped.tr.run();
+  await until(skipped.clock, () => skipped.tr.driverHandle() !== null);
+  skipped.tr.takeStoppingAlloc(stoppingAlloc(skipped));
+  await killDriven(skipped.clock, skipped.tr);
+  assert.equal(messageOf(skipped, 'Skipping shutdown delay'), 'Skipping shutdown_delay of 10s before killing the task.');
+  assert.equal(messageOf(skipped, 'Waiting for shutdown delay'), undefined);
+
+  // A task that exits during the delay is not killed.
+  const exits = taskRunnerHarness({ ...delayed, Config: { run_for: '5s' } });
+  void exits.tr.run();
+  await until(exits.clock, () => exits.tr.driverHandle() !== null);
+  let exitsKilled = false;
+  const exitsKill = exits.tr.kill().then(() => { exitsKilled = true; });
+  await until(exits.clock, () => messageOf(exits, 'Waiting for shutdown delay') !== undefined, 'the waiting event');
+  await exits.clock.advanceAsync(5_000);
+  await until(exits.clock, () => exitsKilled, 'the end');
+  await exitsKill;
+  assert.equal(messageOf(exits, 'Killing'), undefined);
+  assert.deepEqual(types(exits.tr.state()).slice(-2), ['Waiting for shutdown delay', 'Terminated']);
+});
+
 test('task runner: shutdown leaves the task running and emits no kill events; a new runner reattaches', async () => {
   const h = taskRunnerHarness({ Config: { run_for: '1h' } });
   void h.tr.run();

@@ -66,6 +66,8 @@ export class AllocRunner {
   private waiters: StartWaiter[] = [];
   private siblingsKilled = false;
   private killing: Promise<void> | null = null;
+  /** Cuts the group's shutdown_delay short (an update asking for NoShutdownDelay). */
+  private readonly groupDelayCut = new AbortController();
   private destroyed = false;
   private done: Promise<void> | null = null;
   /** Building the alloc dir and reattaching restored tasks, once started; kill() waits for it. */
@@ -198,6 +200,7 @@ export class AllocRunner {
     if (alloc.DesiredStatus !== 'run') {
       // The stopping version decides how the tasks stop (DesiredTransition.NoShutdownDelay).
       for (const tr of this.runners.values()) tr.takeStoppingAlloc(alloc);
+      if (alloc.DesiredTransition?.NoShutdownDelay) this.groupDelayCut.abort();
       void this.kill();
       return;
     }
@@ -222,7 +225,9 @@ export class AllocRunner {
     }
     const anyRunning = Object.values(this.states).some((s) => s.State === 'running');
     const delayMs = nanosToMs(this.groupShutdownDelay());
-    if (anyRunning && delayMs > 0 && !this.current.DesiredTransition?.NoShutdownDelay) await this.cfg.clock.sleep(delayMs);
+    if (anyRunning && delayMs > 0 && !this.current.DesiredTransition?.NoShutdownDelay) {
+      await this.cfg.clock.sleep(delayMs, this.groupDelayCut.signal).catch(() => undefined);
+    }
     const live = [...this.runners.values()].filter((tr) => !this.poststop.has(tr.taskName));
     const leaders = live.filter((tr) => tr.isLeader());
     await Promise.all(leaders.map((tr) => tr.kill()));

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Allocation, TaskEvent, TaskState } from '../../structs/alloc.js';
 import { TaskEventType } from '../../structs/alloc.js';
 import type { JobType, RestartPolicy, Task, TaskGroup } from '../../structs/job.js';
-import { msToNanos, nanosToMs, parseDuration } from '../../structs/duration.js';
+import { formatDuration, msToNanos, nanosToMs, parseDuration } from '../../structs/duration.js';
 import type { Clock, RandomSource } from '../../time/clock.js';
 import type { Driver, ExitResult, TaskConfig, TaskHandle, TaskResourceUsage } from '../../drivers/driver.js';
 import { runExecSpec } from '../../drivers/run-exec-spec.js';
@@ -84,6 +84,8 @@ export class TaskRunner {
   private readonly stats: StatsHook | null;
   private readonly killCtl = new AbortController();
   private readonly shutdownCtl = new AbortController();
+  /** Cuts a running shutdown_delay short (an update asking for NoShutdownDelay). */
+  private readonly shutdownDelayCut = new AbortController();
   private killErr: string | null = null;
   private done: Promise<void> | null = null;
   private pendingUpdate: Allocation | null = null;
@@ -256,6 +258,7 @@ export class TaskRunner {
   takeStoppingAlloc(alloc: Allocation): void {
     this.pendingUpdate = null;
     this.alloc = alloc;
+    if (alloc.DesiredTransition?.NoShutdownDelay) this.shutdownDelayCut.abort();
   }
 
   /** Applies a new version of the allocation; update hooks run serially, the newest wins. */
@@ -426,10 +429,8 @@ export class TaskRunner {
     this.tracker.setKilled();
     const h = this.handle;
     if (!h) return null;
-    const delayMs = nanosToMs(this.task.ShutdownDelay ?? 0);
-    if (delayMs > 0 && !this.alloc.DesiredTransition?.NoShutdownDelay) {
-      await this.cfg.clock.sleep(delayMs, this.shutdownCtl.signal).catch(() => undefined);
-    }
+    const exitedDuringDelay = await this.shutdownDelay(h);
+    if (exitedDuringDelay) return exitedDuringDelay;
     const timeoutMs = this.killTimeoutMs();
     this.emitEvent(newTaskEvent(TaskEventType.Killing, this.now(), { KillTimeout: msToNanos(timeoutMs) }));
     const err = await this.stopDriverTask(h);
@@ -438,6 +439,32 @@ export class TaskRunner {
     const result = await exitP.catch((e: unknown): ExitResult => ({ exitCode: -1, signal: 0, oomKilled: false, err: errorMessage(e) }));
     this.emitEvent(newTaskEvent(TaskEventType.Killed, this.now(), this.killErr ? { KillError: this.killErr } : {}));
     return result;
+  }
+
+  /**
+   * The task's shutdown_delay before it is killed, as Nomad's: announced with a "Waiting for
+   * shutdown delay" event, skipped ("Skipping shutdown delay") when the stopping allocation says
+   * NoShutdownDelay, cut short by such an update arriving meanwhile or by the agent shutting
+   * down. Answers the exit when the task exits during the delay (it is not killed then).
+   */
+  private async shutdownDelay(h: TaskHandle): Promise<ExitResult | undefined> {
+    const delay = this.task.ShutdownDelay ?? 0;
+    if (delay <= 0) return undefined;
+    const shown = formatDuration(delay);
+    if (this.alloc.DesiredTransition?.NoShutdownDelay) {
+      this.emitEvent(newTaskEvent(TaskEventType.SkippingShutdownDelay, this.now(), { Message: `Skipping shutdown_delay of ${shown} before killing the task.` }));
+      return undefined;
+    }
+    this.emitEvent(newTaskEvent(TaskEventType.WaitingShutdownDelay, this.now(), { Message: `Waiting for shutdown_delay of ${shown} before killing the task.` }));
+    const exitP = this.exitPromise ?? this.cfg.driver.waitTask(h.taskId);
+    this.exitPromise = exitP;
+    const done = new AbortController();
+    const slept = this.cfg.clock.sleep(nanosToMs(delay), AbortSignal.any([done.signal, this.shutdownCtl.signal, this.shutdownDelayCut.signal]));
+    try {
+      return await Promise.race([exitP.catch(() => undefined), slept.then(() => undefined, () => undefined)]);
+    } finally {
+      done.abort();
+    }
   }
 
   /** Aborts when the runner is killed or shut down. */
