@@ -28,6 +28,18 @@ export interface CliContext {
   exitCode: number;
 }
 
+/**
+ * Thrown by a command action for a failure of the run rather than of its command line (a file
+ * that cannot be read or parsed): exit code 1, the message printed as it is.
+ */
+export class CliRunError extends Error {
+  readonly code = 'CLI_RUN';
+  constructor(message: string) {
+    super(message);
+    this.name = 'CliRunError';
+  }
+}
+
 /** Thrown by a command action for a usage problem (bad flags, missing arguments): exit code 2. */
 export class CliUsageError extends Error {
   readonly code = 'CLI_USAGE';

@@ -12,7 +12,7 @@ import { aclCommands } from './commands/acl-commands.js';
 import { operatorSchedulerCommands } from './commands/operator-scheduler.js';
 import { namespaceCommands } from './commands/namespace-commands.js';
 import { Command, CommanderError } from 'commander';
-import { CliUsageError, ExitCode, type CliContext } from './cli-context.js';
+import { CliRunError, CliUsageError, ExitCode, type CliContext } from './cli-context.js';
 import type { CommandModule } from './command-registry.js';
 import { agentCommand } from './commands/agent.js';
 import { allocStatusCommand } from './commands/alloc-status.js';
@@ -168,6 +168,10 @@ export async function main(argv: string[], io: Partial<Omit<CliContext, 'exitCod
     if (err instanceof CliUsageError) {
       ctx.stderr.write(`Error: ${err.message}\n`);
       return ExitCode.Usage;
+    }
+    if (err instanceof CliRunError) {
+      ctx.stderr.write(`${err.message}\n`);
+      return ExitCode.Error;
     }
     throw err;
   }

@@ -123,6 +123,13 @@ test('caravan var lock: holds the lock while the child runs, renews it, releases
     assert.equal(failing.code, 1);
     assert.match(failing.stderr, /Lock error: .*exit status 3/);
     assert.equal((await api<Variable>(a, 'GET', '/v1/var/locks/cli')).body.Lock, undefined, 'released after a failing child too');
+
+    // A specification names the variable and gives the items it is created with.
+    await writeFile(join(tmp, 'lock.nv.hcl'), 'path = "locks/spec"\nitems {\n  owner = "ci"\n}\n');
+    const specced = await runCli(a, ['var', 'lock', `@${join(tmp, 'lock.nv.hcl')}`, 'echo', 'ran']);
+    assert.deepEqual([specced.code, specced.stdout], [0, 'ran\n'], specced.stderr);
+    const created = (await api<Variable>(a, 'GET', '/v1/var/locks/spec')).body;
+    assert.deepEqual([created.Items, created.Lock], [{ owner: 'ci' }, undefined]);
   } finally {
     await agent.stop();
     await rm(tmp, { recursive: true, force: true });

@@ -111,6 +111,31 @@ test('variables: CRUD with check-and-set, namespaces, lists, CLI, restart', asyn
     assert.match(purge.stdout, /Successfully purged variable "cli\/one"!/);
     assert.equal((await api(a, 'GET', '/v1/var/cli/one')).status, 404);
 
+    // Variable specifications: var init writes one; var put reads it (@file, or - with -in),
+    // the path and namespace from it or the command line, key=value items winning over its own.
+    const init = await runCli(a, ['var', 'init'], { cwd: tmp });
+    assert.equal(init.code, 0, init.stderr);
+    assert.equal(init.stdout, 'Example variable specification written to spec.nv.hcl\n');
+    assert.equal((await runCli(a, ['var', 'init'], { cwd: tmp })).code, 1, 'never overwrites');
+    assert.equal((await runCli(a, ['var', 'init', '-out', 'json'], { cwd: tmp })).code, 0);
+    const fromInit = await runCli(a, ['var', 'put', 'spec/init', `@${join(tmp, 'spec.nv.hcl')}`, 'key2=override']);
+    assert.equal(fromInit.code, 0, fromInit.stderr);
+    assert.deepEqual((await api<Variable>(a, 'GET', '/v1/var/spec/init')).body.Items, { key1: 'value 1', key2: 'override' });
+    await writeFile(join(tmp, 'team.nv.hcl'), 'path = "spec/team"\nnamespace = "team"\nitems {\n  user = "dba"\n}\n');
+    assert.equal((await runCli(a, ['var', 'put', `@${join(tmp, 'team.nv.hcl')}`])).code, 0);
+    assert.deepEqual((await api<Variable>(a, 'GET', '/v1/var/spec/team?namespace=team')).body.Items, { user: 'dba' });
+    const piped = JSON.stringify((await api<Variable>(a, 'GET', '/v1/var/spec/init')).body);
+    const fromStdin = await runCli(a, ['var', 'put', '-in', 'json', 'spec/copy', '-', 'extra=1'], { input: piped });
+    assert.equal(fromStdin.code, 0, fromStdin.stderr);
+    assert.deepEqual((await api<Variable>(a, 'GET', '/v1/var/spec/copy')).body.Items, { key1: 'value 1', key2: 'override', extra: '1' });
+    await writeFile(join(tmp, 'bad.nv.hcl'), 'items {\n  n = ["a"]\n}\n');
+    const bad = await runCli(a, ['var', 'put', 'spec/bad', `@${join(tmp, 'bad.nv.hcl')}`]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^Error parsing variable specification \(.*bad\.nv\.hcl\): items\.n must be a string/);
+    assert.equal((await api(a, 'GET', '/v1/var/spec/bad')).status, 404, 'a bad specification writes nothing');
+    assert.equal((await runCli(a, ['var', 'put', `@${join(tmp, 'nowhere.hcl')}`])).code, 1);
+    for (const path of ['spec/init', 'spec/copy', 'spec/team?namespace=team']) assert.equal((await api(a, 'DELETE', `/v1/var/${path}`)).status, 204);
+
     // DELETE answers 204; a stale check-and-set delete a 409.
     const delStale = await api<Variable>(a, 'DELETE', '/v1/var/other/x?cas=1');
     assert.equal(delStale.status, 409);

@@ -3,6 +3,7 @@
  * `acl token create|list|info|self|update|delete` and `acl role create|list|info|update|delete`,
  * each with `-json`. Secrets are printed only where Nomad prints them (the created or read token).
  */
+import { readStdin } from '../read-stdin.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { AclPolicy, AclPolicyListStub, AclRole, AclToken, AclTokenListStub } from '../../structs/acl.js';
@@ -23,11 +24,7 @@ function show<T>(ctx: CliContext, opts: Flags, value: T, text: (v: T) => string)
 }
 
 async function readSource(path: string): Promise<string> {
-  if (path === '-') {
-    const chunks: Buffer[] = [];
-    for await (const c of process.stdin) chunks.push(Buffer.from(c as Buffer));
-    return Buffer.concat(chunks).toString('utf8');
-  }
+  if (path === '-') return (await readStdin()).toString('utf8');
   try {
     return await readFile(path, 'utf8');
   } catch (err) {

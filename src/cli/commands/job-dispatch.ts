@@ -4,6 +4,7 @@
  * (a file, or standard input for "-"), prints the child job's ID and monitors its evaluation
  * like `job run`.
  */
+import { readStdin } from '../read-stdin.js';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -34,12 +35,6 @@ export function parseMetaFlags(flags: readonly string[]): Record<string, string>
     meta[f.slice(0, eq)] = f.slice(eq + 1);
   }
   return meta;
-}
-
-async function readStdin(): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(String(c)));
-  return Buffer.concat(chunks);
 }
 
 /** Registers `job dispatch`. */

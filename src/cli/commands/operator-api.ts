@@ -5,6 +5,7 @@
  * and response lines on stderr; `-dryrun` prints the equivalent curl command instead. A body
  * for PUT/POST is read from stdin when stdin is not a terminal.
  */
+import { readStdin } from '../read-stdin.js';
 import type { Command } from 'commander';
 import type { CliContext } from '../cli-context.js';
 import { CliUsageError, ExitCode } from '../cli-context.js';
@@ -25,11 +26,10 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-async function readStdin(): Promise<string | undefined> {
+/** A piped request body; undefined from a terminal or when empty. */
+async function readBody(): Promise<string | undefined> {
   if (process.stdin.isTTY) return undefined;
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = (await readStdin()).toString('utf8');
   return text === '' ? undefined : text;
 }
 
@@ -64,7 +64,7 @@ export const operatorApiCommand: CommandModule = {
         ctx.exitCode = ExitCode.Ok;
         return;
       }
-      const body = method === 'PUT' || method === 'POST' || method === 'PATCH' ? await readStdin() : undefined;
+      const body = method === 'PUT' || method === 'POST' || method === 'PATCH' ? await readBody() : undefined;
       if (opts.verbose) {
         ctx.stderr.write(`> ${method} ${url.toString()}\n`);
         for (const [k, v] of Object.entries(headers)) ctx.stderr.write(`> ${k}: ${k.toLowerCase() === 'x-nomad-token' ? '<redacted>' : v}\n`);

@@ -10,43 +10,26 @@ import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { readSnapshotFile as decodeSnapshotFile } from '../../server/snapshot/snapshot-file.js';
 import type { SerializedState } from '../../server/state/state-store.js';
-import { ExitCode, type CliContext } from '../cli-context.js';
+import { CliRunError, ExitCode, type CliContext } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
 import { formatColumns, formatKV } from '../format/columns.js';
 import { addApiFlags, apiClient, printJson, runApiCommand, type ApiFlags } from './api-command.js';
 import { humanBytes } from './alloc-fs.js';
 import { inspectSnapshot } from './snapshot-inspect.js';
 
-/**
- * A snapshot file that cannot be read, written or decoded: an error of the run, not of the
- * command line (exit 1, as Nomad's "Error opening snapshot file").
- */
-class SnapshotFileError extends Error {}
-
-/** A saved snapshot file's state; SnapshotFileError naming the file when it is not one. */
+/** A saved snapshot file's state; CliRunError naming the file when it is not one. */
 function readSnapshotFile(file: string, bytes: Buffer): SerializedState {
   try {
     return decodeSnapshotFile(bytes);
   } catch (err) {
-    throw new SnapshotFileError(`Error verifying snapshot: ${file}: ${(err as Error).message}`);
+    throw new CliRunError(`Error verifying snapshot: ${file}: ${(err as Error).message}`);
   }
 }
 
 async function readLocal(file: string): Promise<Buffer> {
   return readFile(file).catch((err: Error) => {
-    throw new SnapshotFileError(`Error opening snapshot file: ${err.message}`);
+    throw new CliRunError(`Error opening snapshot file: ${err.message}`);
   });
-}
-
-/** Runs `body`, reporting a SnapshotFileError on stderr with exit code 1. */
-async function withSnapshotFile(ctx: CliContext, body: () => Promise<void>): Promise<void> {
-  try {
-    await body();
-  } catch (err) {
-    if (!(err instanceof SnapshotFileError)) throw err;
-    ctx.stderr.write(`${err.message}\n`);
-    ctx.exitCode = ExitCode.Error;
-  }
 }
 
 /** Registers `operator snapshot …`. */
@@ -54,7 +37,7 @@ export const operatorSnapshotCommands: CommandModule = {
   register(program: Command, ctx: CliContext): void {
     const snap = commandGroup(program, 'operator').command('snapshot').description('Save, inspect and restore snapshots of the state');
 
-    addApiFlags(snap.command('save').description('Save a snapshot of the whole state to a file').argument('<file>')).action(async (file: string, opts: ApiFlags) => withSnapshotFile(ctx, async () => {
+    addApiFlags(snap.command('save').description('Save a snapshot of the whole state to a file').argument('<file>')).action(async (file: string, opts: ApiFlags) => {
       await runApiCommand(ctx, 'getting snapshot', async () => {
         const res = await apiClient(ctx, opts).fetchRaw('GET', '/v1/operator/snapshot');
         const bytes = Buffer.from(await res.arrayBuffer());
@@ -66,14 +49,14 @@ export const operatorSnapshotCommands: CommandModule = {
           await rename(tmp, file);
         } catch (err) {
           await rm(tmp, { force: true });
-          throw new SnapshotFileError(`Error writing snapshot file: ${(err as Error).message}`);
+          throw new CliRunError(`Error writing snapshot file: ${(err as Error).message}`);
         }
         ctx.stdout.write(`State file written to ${file}\n`);
         return ExitCode.Ok;
       });
-    }));
+    });
 
-    addApiFlags(snap.command('inspect').description('Show what a saved snapshot holds').argument('<file>')).action(async (file: string, opts: ApiFlags) => withSnapshotFile(ctx, async () => {
+    addApiFlags(snap.command('inspect').description('Show what a saved snapshot holds').argument('<file>')).action(async (file: string, opts: ApiFlags) => {
       const bytes = await readLocal(file);
       const info = inspectSnapshot(readSnapshotFile(file, bytes), bytes);
       if (opts.json) {
@@ -93,9 +76,9 @@ export const operatorSnapshotCommands: CommandModule = {
         ctx.stdout.write(`${formatKV(meta)}\n\n${formatColumns(table)}\n`);
       }
       ctx.exitCode = ExitCode.Ok;
-    }));
+    });
 
-    addApiFlags(snap.command('restore').description('Restore a saved snapshot into the cluster, replacing its whole state').argument('<file>')).action(async (file: string, opts: ApiFlags) => withSnapshotFile(ctx, async () => {
+    addApiFlags(snap.command('restore').description('Restore a saved snapshot into the cluster, replacing its whole state').argument('<file>')).action(async (file: string, opts: ApiFlags) => {
       const bytes = await readLocal(file);
       readSnapshotFile(file, bytes);
       await runApiCommand(ctx, 'restoring snapshot', async () => {
@@ -103,6 +86,6 @@ export const operatorSnapshotCommands: CommandModule = {
         ctx.stdout.write('Snapshot Restored\n');
         return ExitCode.Ok;
       });
-    }));
+    });
   },
 };

@@ -1,20 +1,23 @@
 /**
- * `caravan var list|get|put|purge`, as Nomad's `nomad var …`: variables through /v1/vars and
- * /v1/var/:path. `put` takes `key=value` items (a value `@file` is the file's contents; reading a
- * whole variable from stdin or a file is not supported yet); `-check-index` makes `put` and `purge`
- * check-and-set, and a stale index is reported as Nomad's "Check-and-Set conflict". `var lock`
- * is in var-lock.ts.
+ * `caravan var list|get|put|purge|init`, as Nomad's `nomad var …`: variables through /v1/vars
+ * and /v1/var/:path. `put` takes a variable specification (`@file` or `-`, var-spec.ts) and/or
+ * `key=value` items (a value `@file` is the file's contents), the items winning over the
+ * specification's; `-check-index` makes `put` and `purge` check-and-set, and a stale index is
+ * reported as Nomad's "Check-and-Set conflict". `init` writes an example specification.
+ * `var lock` is in var-lock.ts.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Variable, VariableMetadata } from '../../structs/variable.js';
 import { ApiError } from '../api-client.js';
-import { CliUsageError, ExitCode, type CliContext } from '../cli-context.js';
+import { CliRunError, CliUsageError, ExitCode, type CliContext } from '../cli-context.js';
 import type { CommandModule } from '../command-registry.js';
 import { formatColumns, formatKV } from '../format/columns.js';
 import { formatUnixNanos } from '../format/time-format.js';
 import { addApiFlags, apiClient, printJson, runApiCommand, type ApiFlags } from './api-command.js';
 import { registerVarLock } from './var-lock.js';
+import { specFormat, VAR_SPEC_EXAMPLE, variableArguments, withSpecNamespace } from '../var-spec.js';
 
 const varPath = (p: string): string => `/v1/var/${p.replace(/^\/+|\/+$/g, '').split('/').map(encodeURIComponent).join('/')}`;
 
@@ -124,16 +127,18 @@ export const varCommands: CommandModule = {
       v
         .command('put')
         .description('Create or update a variable')
-        .argument('<path>')
-        .argument('[items...]')
+        .argument('<path-or-spec>', 'the variable path, or a specification (@file, - for stdin) that names it')
+        .argument('[args...]', '[<specification>] [key=value…]')
+        .option('--in <format>', 'format of a specification on stdin or in a file without a .hcl/.json extension: hcl or json (default json)')
         .option('--check-index <index>', 'write only if the variable is at this modify index (0: only if it does not exist)'),
-    ).action(async (path: string, args: string[], opts: ApiFlags & { checkIndex?: string }) => {
+    ).action(async (first: string, more: string[], opts: ApiFlags & { checkIndex?: string; in?: string }) => {
       const cas = checkIndex(opts.checkIndex);
-      const items = await parseItems(args);
-      if (Object.keys(items).length === 0) throw new CliUsageError('Not enough arguments (expected <path> and at least one key=value item)');
+      const { path, spec, rest } = await variableArguments([first, ...more], specFormat(opts.in));
+      const items = { ...spec?.Items, ...(await parseItems(rest)) };
+      if (Object.keys(items).length === 0) throw new CliUsageError('Not enough arguments (expected <path> and at least one key=value item or a specification with items)');
       await runApiCommand(ctx, 'creating variable', async () => {
         try {
-          const { body } = await apiClient(ctx, opts).put<Variable>(varPath(path), { Path: path, Items: items }, { cas });
+          const { body } = await apiClient(ctx, withSpecNamespace(ctx.env, opts, spec)).put<Variable>(varPath(path), { Path: path, Items: items }, { cas });
           if (opts.json) printJson(ctx, body);
           else ctx.stdout.write(`Created variable "${body.Path}" with modify index ${body.ModifyIndex}\n`);
           return ExitCode.Ok;
@@ -142,6 +147,22 @@ export const varCommands: CommandModule = {
         }
       });
     });
+
+    v.command('init')
+      .description('Write an example variable specification')
+      .argument('[file]', 'where to write it (default spec.nv.hcl, or spec.nv.json with -out json)')
+      .option('--out <format>', 'hcl or json (default hcl)')
+      .option('--quiet', 'print nothing on success')
+      .action(async (file: string | undefined, opts: { out?: string; quiet?: boolean }) => {
+        const format = opts.out ?? 'hcl';
+        if (format !== 'hcl' && format !== 'json') throw new CliUsageError(`invalid -out ${JSON.stringify(format)}: want hcl or json`);
+        const target = file ?? `spec.nv.${format}`;
+        await writeFile(resolve(ctx.cwd, target), VAR_SPEC_EXAMPLE[format], { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+          throw new CliRunError(err.code === 'EEXIST' ? `Variable specification file "${target}" already exists` : `Failed to write "${target}": ${err.message}`);
+        });
+        if (!opts.quiet) ctx.stdout.write(`Example variable specification written to ${target}\n`);
+        ctx.exitCode = ExitCode.Ok;
+      });
 
     addApiFlags(
       v

@@ -1,13 +1,13 @@
 /**
- * `caravan var lock [options] <path> <child…>`, as Nomad's `nomad var lock`: acquires the lock of
- * the variable at <path> (creating the variable if there is none), runs the child command while
+ * `caravan var lock [options] <path> [<spec>] <child…>` or `<spec> <child…>`, as Nomad's
+ * `nomad var lock`: acquires the lock of the variable at <path> (creating the variable if there
+ * is none, with the items of the specification when one is given), runs the child command while
  * renewing the lock every 0.7 × TTL, and releases the lock when the child exits. While another
  * holder has the lock it waits 1.1 × TTL (`-backoff`) between attempts, or with `-early-return`
  * gives up at once (exit 0 without running the child). A lost lock (a renewal refused) kills the
  * child. The child runs through $SHELL (default /bin/sh) `-c` unless `-shell=false`; SIGINT and
  * SIGTERM are forwarded to it. A child that fails, or a lock error, exits 1.
  * `-max-retry` bounds the retries of a call the agent answered with a 5xx or could not take.
- * Variable specification files (`@spec`) are not supported yet.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Command } from 'commander';
@@ -16,8 +16,10 @@ import type { Variable } from '../../structs/variable.js';
 import { ApiError, type ApiClient } from '../api-client.js';
 import { CliUsageError, ExitCode, type CliContext } from '../cli-context.js';
 import { addApiFlags, apiClient, runApiCommand, type ApiFlags } from './api-command.js';
+import { specFormat, variableArguments, withSpecNamespace } from '../var-spec.js';
 
 interface VarLockFlags extends ApiFlags {
+  in?: string;
   ttl?: string;
   delay?: string;
   maxRetry?: string;
@@ -61,7 +63,7 @@ function startChild(args: string[], useShell: boolean, env: NodeJS.ProcessEnv): 
 }
 
 /** Holds the lock around the child; the exit code. */
-async function lockAndRun(ctx: CliContext, api: ApiClient, path: string, child: string[], opts: VarLockFlags): Promise<number> {
+async function lockAndRun(ctx: CliContext, api: ApiClient, path: string, items: Record<string, string> | undefined, child: string[], opts: VarLockFlags): Promise<number> {
   const ttl = opts.ttl ?? '15s';
   const delay = opts.delay ?? '15s';
   const ttlMs = durationMs('TTL', ttl);
@@ -79,7 +81,7 @@ async function lockAndRun(ctx: CliContext, api: ApiClient, path: string, child: 
   verbose('Attempting to acquire lock');
   while (lockId === '') {
     try {
-      const { body } = await withRetries(maxRetry, () => api.put<Variable>(url, { Path: path, Lock: { TTL: formatDuration(parseDuration(ttl)), LockDelay: formatDuration(parseDuration(delay)) } }, { 'lock-acquire': '' }));
+      const { body } = await withRetries(maxRetry, () => api.put<Variable>(url, { Path: path, ...(items ? { Items: items } : {}), Lock: { TTL: formatDuration(parseDuration(ttl)), LockDelay: formatDuration(parseDuration(delay)) } }, { 'lock-acquire': '' }));
       lockId = body.Lock?.ID ?? '';
       if (lockId === '') throw new ApiError(500, 'the agent answered the acquire without a lock ID', 'PUT', url);
     } catch (err) {
@@ -141,8 +143,9 @@ export function registerVarLock(v: Command, ctx: CliContext): void {
     v
       .command('lock')
       .description('Put a lock on a variable and run a child command while holding it')
-      .argument('<path>', 'the variable to lock')
-      .argument('<child...>', 'the command to run while the lock is held')
+      .argument('<path-or-spec>', 'the variable to lock, or a specification (@file, - for stdin) that names it')
+      .argument('<args...>', '[<specification>] and the command to run while the lock is held')
+      .option('--in <format>', 'format of a specification on stdin or in a file without a .hcl/.json extension: hcl or json (default json)')
       .option('--ttl <duration>', 'TTL of the lock (default 15s)')
       .option('--delay <duration>', 'how long the variable stays unlockable after a lease expires (default 15s)')
       .option('--max-retry <n>', 'retries of a call the agent answered with a 5xx (default 5)')
@@ -150,9 +153,9 @@ export function registerVarLock(v: Command, ctx: CliContext): void {
       .option('--early-return', 'return at once when the lock is held elsewhere')
       .option('--shell [bool]', 'run the child through $SHELL -c (default true)')
       .option('--verbose', 'report progress on stderr'),
-  ).action(async (path: string, child: string[], opts: VarLockFlags) => {
-    if (path.startsWith('@')) throw new CliUsageError('variable specification files are not supported by var lock yet; give the variable path');
-    if (child.length === 0) throw new CliUsageError('Not enough arguments (expected >2, got 1)');
-    await runApiCommand(ctx, 'locking variable', () => lockAndRun(ctx, apiClient(ctx, opts), path, child, opts));
+  ).action(async (first: string, more: string[], opts: VarLockFlags) => {
+    const { path, spec, rest: child } = await variableArguments([first, ...more], specFormat(opts.in));
+    if (child.length === 0) throw new CliUsageError('Not enough arguments (expected a command to run while the lock is held)');
+    await runApiCommand(ctx, 'locking variable', () => lockAndRun(ctx, apiClient(ctx, withSpecNamespace(ctx.env, opts, spec)), path, spec?.Items, child, opts));
   });
 }

@@ -151,18 +151,19 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `caravan <args>` against `address` (CARAVAN_ADDR) and collects its output. */
-export function runCli(address: string, args: string[], opts: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+/** Runs `caravan <args>` against `address` (CARAVAN_ADDR) and collects its output; `input` is its stdin. */
+export function runCli(address: string, args: string[], opts: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
     const proc = spawn(process.execPath, [CARAVAN_BIN, ...args], {
       cwd: opts.cwd ?? REPO_ROOT,
       env: { ...process.env, CARAVAN_ADDR: address, NOMAD_ADDR: '', ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (opts.input !== undefined) proc.stdin!.end(opts.input);
     let stdout = '';
     let stderr = '';
-    proc.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    proc.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    proc.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    proc.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
       reject(new Error(`caravan ${args.join(' ')} timed out\nstdout:\n${stdout}\nstderr:\n${stderr}`));
