@@ -9,19 +9,15 @@
  * identity. As Nomad's template runner, the first render waits until every `nomadVar` it reads
  * exists (emitting a "Missing: …" Template event once), and while the task runs the hook
  * watches the variables it read: when a change re-renders a template to new content (held back
- * by the template's `wait` until the data is quiet), the file is rewritten and, after a random
- * wait of up to the largest splay among the changed templates, their change modes are applied
- * as Nomad's: restart the task if any template asks for it; else
- * send each change_signal once (a signal that cannot be sent kills the task) and run each
- * change_script inside the task through the driver's exec, concurrently (a failure is a "Task
- * hook failed" event, and kills the task with fail_on_error). noop templates do nothing.
+ * by the template's `wait` until the data is quiet), the file is rewritten and the changed
+ * templates' change modes applied (template-change-modes.ts).
  */
 import { relative } from 'node:path';
 import { openInside } from '../../../fs/confined-fs.js';
 import { writeFileInsideSync } from '../../../fs/confined-write.js';
 import { TaskEventType } from '../../../structs/alloc.js';
 import { nanosToMs } from '../../../structs/duration.js';
-import { TemplateChangeMode, type ChangeScript, type Template } from '../../../structs/template.js';
+import type { Template } from '../../../structs/template.js';
 import type { TaskVariableRead } from '../../../structs/task-variables.js';
 import { errorMessage } from '../../client-error.js';
 import { parseEnvFile } from '../../template/parse-env-file.js';
@@ -34,6 +30,7 @@ import { systemClock, type Clock, type RandomSource } from '../../../time/clock.
 import { newTaskEvent } from '../task-event.js';
 import type { PoststartHook, PrestartHook, ExitedHook, StopHook, PreKillHook, ShutdownHook, TaskHookRequest, TaskPrep } from '../interfaces.js';
 import { TaskSetupError } from '../task-setup-error.js';
+import { applyTemplateChanges } from './template-change-modes.js';
 
 /** How long one blocking read of the variables waits before asking again (well inside fetch's header timeout). */
 const WATCH_WAIT_MS = 60 * 1000;
@@ -222,7 +219,7 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
     const apply = (changed: Template[]): Promise<unknown> => {
       // A change mode that fails (the task stopped under it, the watch was aborted during the
       // splay) leaves nothing to do: the next change is applied afresh.
-      applying = applying.then(() => (signal.aborted || changed.length === 0 ? undefined : this.applyChanges(req, changed, signal))).catch(() => undefined);
+      applying = applying.then(() => (signal.aborted || changed.length === 0 ? undefined : applyTemplateChanges({ lifecycle: req.lifecycle, clock: this.clock, random: this.random, stopWatching: () => this.stopWatching() }, changed, signal))).catch(() => undefined);
       return applying;
     };
     const write = (i: number, text: string): void => {
@@ -280,60 +277,5 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
         await new Promise((res) => setTimeout(res, WATCH_RETRY_MS));
       }
     }
-  }
-
-  /**
-   * Applies the change modes of the templates that changed (Nomad's handleTemplateRerenders).
-   * Restarting or killing the task ends the watch.
-   */
-  private async applyChanges(req: TaskHookRequest, changed: Template[], signal: AbortSignal): Promise<void> {
-    const acting = changed.filter((t) => (t.ChangeMode || TemplateChangeMode.Restart) !== TemplateChangeMode.Noop);
-    if (acting.length === 0) return;
-    // Many allocations rendering the same change at once must not all restart together.
-    const splayMs = Math.max(...acting.map((t) => nanosToMs(t.Splay ?? 0)));
-    if (splayMs > 0) await this.clock.sleep(Math.floor(this.random() * splayMs), signal);
-    if (acting.some((t) => (t.ChangeMode || TemplateChangeMode.Restart) === TemplateChangeMode.Restart)) {
-      this.stopWatching();
-      await req.lifecycle.restart('Template with change_mode restart re-rendered');
-      return;
-    }
-    const signals = [...new Set(acting.filter((t) => t.ChangeMode === TemplateChangeMode.Signal && t.ChangeSignal).map((t) => t.ChangeSignal))];
-    for (const sig of signals) {
-      try {
-        await req.lifecycle.signal(sig, 'Template re-rendered');
-      } catch (err) {
-        this.stopWatching();
-        const reason = `Template failed to send signals [${signals.join(' ')}]: ${errorMessage(err)}`;
-        await req.lifecycle.kill(newTaskEvent(TaskEventType.Killing, this.clock.now(), { KillReason: reason, FailsTask: true }));
-        return;
-      }
-    }
-    const scripts = acting.filter((t) => t.ChangeMode === TemplateChangeMode.Script && t.ChangeScript).map((t) => t.ChangeScript!);
-    const failed = await Promise.all(scripts.map((script) => this.runScript(req, script)));
-    if (!failed.some((f) => f)) return;
-    this.stopWatching();
-    await req.lifecycle.kill(newTaskEvent(TaskEventType.Killing, this.clock.now(), { KillReason: 'Template script failed, task is being killed', FailsTask: true }));
-  }
-
-  /**
-   * Runs one change script in the task and reports it as Nomad does; true when it failed and
-   * its fail_on_error asks for the task to be killed.
-   */
-  private async runScript(req: TaskHookRequest, script: ChangeScript): Promise<boolean> {
-    // Nomad formats the arguments as Go prints a string slice: [a b].
-    const what = `${script.Command} with arguments [${script.Args.join(' ')}]`;
-    let message: string;
-    try {
-      const code = await req.lifecycle.exec([script.Command, ...script.Args], nanosToMs(script.Timeout));
-      if (code === 0) {
-        req.lifecycle.emit(newTaskEvent(TaskEventType.HookMessage, this.clock.now(), { Message: `Template successfully ran script ${script.Command} with arguments: [${script.Args.join(' ')}]. Exit code: 0` }));
-        return false;
-      }
-      message = `Template ran script ${what} on change but it exited with code: ${code}`;
-    } catch (err) {
-      message = `Template failed to run script ${what} on change: ${errorMessage(err)}. Exit code: -1`;
-    }
-    req.lifecycle.emit(newTaskEvent(TaskEventType.HookFailed, this.clock.now(), { Message: message }));
-    return script.FailOnError;
   }
 }
