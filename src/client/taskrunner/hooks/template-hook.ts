@@ -201,7 +201,7 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
       if (blocked.length === 0 || !wait) return out;
       if (!noticed) {
         noticed = true;
-        req.lifecycle.emit(newTaskEvent(TaskEventType.Template, Date.now(), { Message: `Missing: ${blocked.join(', ')}` }));
+        req.lifecycle.emit(newTaskEvent(TaskEventType.Template, this.clock.now(), { Message: `Missing: ${blocked.join(', ')}` }));
       }
       await r.cache.watch(WATCH_WAIT_MS, req.signal);
     }
@@ -273,7 +273,7 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
         if (signal.aborted) return;
         // A refused read or a template that no longer renders is the task's to see; servers
         // out of reach are only waited out (the next watch asks again).
-        if (err instanceof TemplateRenderError) req.lifecycle.emit(newTaskEvent(TaskEventType.Template, Date.now(), { Message: `Template failed: ${errorMessage(err)}` }));
+        if (err instanceof TemplateRenderError) req.lifecycle.emit(newTaskEvent(TaskEventType.Template, this.clock.now(), { Message: `Template failed: ${errorMessage(err)}` }));
         await new Promise((res) => setTimeout(res, WATCH_RETRY_MS));
       }
     }
