@@ -3,8 +3,10 @@
  * Nomad's `job restart` does — their running tasks in place (or every task with `-all-tasks`,
  * or only `-task NAME`), or with `-reschedule` by stopping each so the scheduler places a
  * replacement, waiting for it to run. A batch waits for the one before; `-batch-wait` pauses
- * between batches; an active deployment stops the restart; `-on-error fail` stops at the
- * first failed batch (`ask` needs an interactive terminal, as in Nomad, unless `-yes`).
+ * between batches, or with `ask` asks on the terminal before each next batch (yes, no — the
+ * restart is canceled —, or a duration to wait from then on); an active deployment stops the
+ * restart; after a failed batch `-on-error fail` stops and `ask` asks whether to go on (`-yes`
+ * answers yes). `ask` needs an interactive terminal, as in Nomad.
  */
 import type { Command } from 'commander';
 import type { AllocListStub, Allocation } from '../../structs/alloc.js';
@@ -18,6 +20,7 @@ import { commandGroup, type CommandModule } from '../command-registry.js';
 import { short } from '../format/columns.js';
 import { addApiFlags, apiClient, runApiCommand, type ApiFlags } from './api-command.js';
 import { collect } from './job-file-flags.js';
+import { askLine, canAsk } from '../terminal-prompt.js';
 import { resolveJobId } from './job-lookup.js';
 
 interface RestartFlags extends ApiFlags {
@@ -37,6 +40,10 @@ interface RestartPlan {
   batchSize: number;
   batchSizePercent: boolean;
   batchWaitMs: number;
+  /** The wait as the user gave it, for messages. */
+  batchWaitText: string;
+  /** -batch-wait ask: ask before each next batch (until an answer gives a wait). */
+  batchWaitAsk: boolean;
 }
 
 const TERMINAL_DEPLOYMENT = new Set(['failed', 'successful', 'cancelled']);
@@ -48,21 +55,49 @@ function parseFlags(opts: RestartFlags): RestartPlan {
   if (!m) throw new CliUsageError(`Invalid -batch-size value "${opts.batchSize}": batch size must be an integer or a percentage`);
   const batchSize = Number(m[1]);
   if (batchSize === 0) throw new CliUsageError(`Invalid -batch-size value "${opts.batchSize}": number value must be greater than zero`);
-  if (opts.batchWait.toLowerCase() === 'ask') throw new CliUsageError('Invalid -batch-wait value "ask": "ask" cannot be used when terminal is not interactive');
-  let batchWaitMs: number;
-  try {
-    batchWaitMs = parseDuration(opts.batchWait) / 1e6;
-  } catch (err) {
-    throw new CliUsageError(`Invalid -batch-wait value "${opts.batchWait}": ${(err as Error).message}`);
+  const batchWaitAsk = opts.batchWait.toLowerCase() === 'ask';
+  if (batchWaitAsk && !canAsk()) throw new CliUsageError('Invalid -batch-wait value "ask": "ask" cannot be used when terminal is not interactive');
+  let batchWaitMs = 0;
+  if (!batchWaitAsk) {
+    try {
+      batchWaitMs = parseDuration(opts.batchWait) / 1e6;
+    } catch (err) {
+      throw new CliUsageError(`Invalid -batch-wait value "${opts.batchWait}": ${(err as Error).message}`);
+    }
   }
   if (opts.onError === 'ask') {
-    if (!opts.yes) throw new CliUsageError('Invalid -on-error value "ask": "ask" cannot be used when terminal is not interactive');
+    if (!opts.yes && !canAsk()) throw new CliUsageError('Invalid -on-error value "ask": "ask" cannot be used when terminal is not interactive');
   } else if (opts.onError !== 'fail') {
     throw new CliUsageError(`Invalid -on-error value "${opts.onError}": valid options are "ask" and "fail"`);
   }
   if (opts.allTasks && opts.task.length > 0) throw new CliUsageError('The -all-tasks option cannot be used with -task');
   if (opts.reschedule && opts.task.length > 0) throw new CliUsageError('The -reschedule option cannot be used with -task');
-  return { batchSize, batchSizePercent: opts.batchSize.endsWith('%'), batchWaitMs };
+  return { batchSize, batchSizePercent: opts.batchSize.endsWith('%'), batchWaitMs, batchWaitText: opts.batchWait, batchWaitAsk };
+}
+
+/**
+ * Asks whether to restart the next batch until the answer is valid: yes (or nothing), no, or a
+ * duration — then the wait between batches from now on, and no more questions. False for no
+ * and for Ctrl-C.
+ */
+async function proceedWithNextBatch(plan: RestartPlan, say: (s: string) => void): Promise<boolean> {
+  for (;;) {
+    const line = await askLine(`==> ${now()}: Proceed with next batch? [Y/n/<duration>]`);
+    if (line === null) return false;
+    const answer = line.trim().toLowerCase();
+    if (answer === '' || answer === 'y' || answer === 'yes') return true;
+    if (answer === 'n' || answer === 'no') return false;
+    try {
+      plan.batchWaitMs = parseDuration(line.trim()) / 1e6;
+    } catch {
+      say(`    ${now()}: Invalid option "${line.trim()}"`);
+      continue;
+    }
+    plan.batchWaitText = line.trim();
+    plan.batchWaitAsk = false;
+    say(`==> ${now()}: Proceeding restarts with new wait time of ${plan.batchWaitText}`);
+    return true;
+  }
 }
 
 function now(): string {
@@ -181,12 +216,16 @@ export const jobRestartCommand: CommandModule = {
           errors.push(...failed);
           const last = start + batchSize >= targets.length;
           if (last) break;
-          if (failed.length > 0 && opts.onError === 'fail') {
+          if (failed.length > 0 && (opts.onError === 'fail' || (!opts.yes && !(await proceedWithNextBatch(plan, say))))) {
             say(`==> ${now()}: Stopping job restart due to error`);
             break;
           }
+          if (plan.batchWaitAsk && !(await proceedWithNextBatch(plan, say))) {
+            say('\nJob restart canceled.');
+            return ExitCode.Ok;
+          }
           if (plan.batchWaitMs > 0) {
-            say(`==> ${now()}: Waiting ${opts.batchWait} before restarting the next batch`);
+            say(`==> ${now()}: Waiting ${plan.batchWaitText} before restarting the next batch`);
             await new Promise((r) => setTimeout(r, plan.batchWaitMs));
           }
         }

@@ -4,8 +4,8 @@
  * monitors the drain until the node is done and its allocations have stopped (Ctrl-C stops
  * watching, not the drain), printing what happens to each allocation as `nomad node drain` does.
  */
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
+import { askLine, canAsk } from '../terminal-prompt.js';
 import { parseDuration } from '../../structs/duration.js';
 import type { Allocation, Node } from '../../structs/index.js';
 import { isTerminalClientStatus } from '../../structs/index.js';
@@ -59,14 +59,9 @@ function stamp(ctx: CliContext, line: string): void {
 
 /** Asks for confirmation on a terminal; anything but y/yes declines. Without a terminal: yes. */
 async function confirm(question: string): Promise<boolean> {
-  if (!process.stdin.isTTY) return true;
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    const answer = (await rl.question(`${question} [y/N] `)).trim().toLowerCase();
-    return answer === 'y' || answer === 'yes';
-  } finally {
-    rl.close();
-  }
+  if (!canAsk()) return true;
+  const answer = (await askLine(`${question} [y/N]`))?.trim().toLowerCase();
+  return answer === 'y' || answer === 'yes';
 }
 
 /** Follows the drain of `nodeId` until it is complete and the node's allocations stopped. */
