@@ -131,8 +131,15 @@ test('alloc stop -no-shutdown-delay kills the tasks without waiting their shutdo
     assert.equal(stopped.DesiredTransition?.NoShutdownDelay, true);
     assert.equal(stopped.DesiredStatus, 'stop');
 
-    // job stop -no-shutdown-delay does the same for every allocation of the job: the replacement.
+    // A plain job stop waits out the replacement's delay; job stop -no-shutdown-delay then cuts
+    // the wait short (the allocations of the job are marked even while they stop).
     const replacement = await runningAlloc(a, 'nodelay', [alloc.ID]);
+    assert.equal((await runCli(a, ['job', 'stop', '-detach', 'nodelay'])).code, 0);
+    const waiting = await waitUntil('the replacement waiting out its delay', async () => {
+      const al = (await api<Allocation>(a, 'GET', `/v1/allocation/${replacement.ID}`)).body;
+      return al.TaskStates?.['t']?.Events.find((e) => e.Type === 'Waiting for shutdown delay');
+    }, 30_000);
+    assert.equal(waiting.DisplayMessage, 'Waiting for shutdown_delay of 1h0m0s before killing the task.');
     const jobStop = await runCli(a, ['job', 'stop', '-detach', '-no-shutdown-delay', 'nodelay']);
     assert.equal(jobStop.code, 0, jobStop.stderr);
     const gone = await waitUntil('the replacement killed at once', async () => {

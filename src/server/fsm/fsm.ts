@@ -5,7 +5,7 @@
  */
 import { Table } from '../state/state-reader.js';
 import type { Allocation, DesiredTransition, Evaluation, Job, Node, NodeEvent } from '../../structs/index.js';
-import { isServerDecidedClientStatus, isTerminalAlloc } from '../../structs/alloc.js';
+import { isServerDecidedClientStatus, isTerminalClientStatus } from '../../structs/alloc.js';
 import type { StateStore } from '../state/state-store.js';
 
 import type { StreamEvent } from '../events/event.js';
@@ -252,8 +252,9 @@ export class Fsm {
   private jobDeregister(cmd: JobDeregisterCommand, index: number, ev: StreamEvent[]): void {
     const existing = this.state.jobById(cmd.Namespace, cmd.JobID);
     if (existing && cmd.NoShutdownDelay) {
+      // Also the allocations already stopping: one waiting out its delay is cut short.
       for (const a of this.state.allocsByJob(cmd.Namespace, cmd.JobID)) {
-        if (!isTerminalAlloc(a)) this.mergeDesiredTransition(a, { NoShutdownDelay: true }, index, ev);
+        if (!isTerminalClientStatus(a.ClientStatus)) this.mergeDesiredTransition(a, { NoShutdownDelay: true }, index, ev);
       }
     }
     if (existing) {
@@ -472,8 +473,9 @@ export class Fsm {
     for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
   }
 
+  /** The allocation's client acts on the transition too (NoShutdownDelay), so AllocModifyIndex moves, as Nomad's. */
   private mergeDesiredTransition(prev: Allocation, t: DesiredTransition, index: number, ev: StreamEvent[]): void {
-    const a: Allocation = { ...prev, DesiredTransition: { ...prev.DesiredTransition, ...t }, ModifyIndex: index };
+    const a: Allocation = { ...prev, DesiredTransition: { ...prev.DesiredTransition, ...t }, ModifyIndex: index, AllocModifyIndex: index };
     this.state.putAlloc(a, index);
     ev.push(allocEvent('AllocationUpdateDesiredStatus', a, index));
   }
