@@ -28,15 +28,20 @@ export function runExecSpec(spec: ExecSpec, timeoutMs: number): Promise<number> 
       kill();
       settle(() => reject(new Error(`timed out after ${formatDuration(msToNanos(timeoutMs))}`)));
     }, timeoutMs);
-    if (spec.start) {
-      const stream = spec.start(false, { onOutput: () => {}, onExit: (code) => settle(() => resolve(code)) });
-      kill = () => stream.kill();
-      stream.closeStdin();
-      return;
+    try {
+      if (spec.start) {
+        const stream = spec.start(false, { onOutput: () => {}, onExit: (code) => settle(() => resolve(code)) });
+        kill = () => stream.kill();
+        stream.closeStdin();
+        return;
+      }
+      const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, stdio: 'ignore' });
+      kill = () => child.kill(spec.killSignal ?? 'SIGKILL');
+      child.once('error', (err) => settle(() => reject(err)));
+      child.once('exit', (code, signal) => settle(() => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0))));
+    } catch (err) {
+      // Refused before anything started (an empty command, a driver that cannot exec now).
+      settle(() => reject(err));
     }
-    const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, stdio: 'ignore' });
-    kill = () => child.kill(spec.killSignal ?? 'SIGKILL');
-    child.once('error', (err) => settle(() => reject(err)));
-    child.once('exit', (code, signal) => settle(() => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0))));
   });
 }

@@ -35,6 +35,8 @@ describe('runExecSpec', () => {
 
   it('rejects a command that cannot start, and one that outlives its timeout, which is killed', async () => {
     await assert.rejects(runExecSpec({ file: '/nonexistent/reload', args: [], cwd: '/', env: {} }, 5_000), /ENOENT/);
+    // Refused synchronously: rejected, and no timer is left behind to keep the process alive.
+    await assert.rejects(runExecSpec({ file: '', args: [], cwd: '/', env: {} }, 3_600_000), /file/);
     const dir = await mkdtemp(join(tmpdir(), 'caravan-run-exec-'));
     try {
       const pidFile = join(dir, 'pid');

@@ -60,13 +60,14 @@ interface Recorded {
 async function withHook(
   templates: Partial<Template>[],
   exitCode: (command: string[]) => Promise<number>,
-  fn: (h: { clock: FakeClock; vars: VariableSource; rec: Recorded; dir: string; stop: () => void }) => Promise<void>,
+  fn: (h: { clock: FakeClock; vars: VariableSource; rec: Recorded; dir: string; stop: () => void; refuseSignal: (sig: string) => void }) => Promise<void>,
 ): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'caravan-tmpl-change-'));
   const clock = new FakeClock();
   const vars = new VariableSource();
   const rec: Recorded = { events: [], execs: [], signals: [], restarts: [], kills: [] };
   const ctl = new AbortController();
+  const refused = new Set<string>();
   const prep: TaskPrep = {
     dirs: { dir, localDir: join(dir, 'local'), secretsDir: join(dir, 'secrets'), tmpDir: join(dir, 'tmp'), sharedAllocDir: join(dir, 'alloc'), logDir: join(dir, 'alloc', 'logs') },
     env: {},
@@ -81,7 +82,10 @@ async function withHook(
     variables: vars.read,
     lifecycle: {
       restart: async (reason: string) => void rec.restarts.push(reason),
-      signal: async (sig: string) => void rec.signals.push(sig),
+      signal: async (sig: string) => {
+        rec.signals.push(sig);
+        if (refused.has(sig)) throw new Error('no such process');
+      },
       emit: (ev: TaskEvent) => void rec.events.push(ev),
       exec: async (command: string[], timeoutMs: number) => {
         rec.execs.push({ command, timeoutMs, at: clock.now() });
@@ -94,7 +98,7 @@ async function withHook(
   try {
     await hook.prestart(req, prep);
     await hook.poststart(req);
-    await fn({ clock, vars, rec, dir, stop: () => ctl.abort() });
+    await fn({ clock, vars, rec, dir, stop: () => ctl.abort(), refuseSignal: (sig) => refused.add(sig) });
   } finally {
     ctl.abort();
     await rm(dir, { recursive: true, force: true });
@@ -157,6 +161,36 @@ describe('template change modes', () => {
         assert.equal(kill.FailsTask, true);
       });
     }
+  });
+
+  it('a script that fails after its watch ended (the task restarted or stopped meanwhile) kills nothing', async () => {
+    const script = { Command: '/bin/slow', Args: [], Timeout: 5_000 * NS, FailOnError: true };
+    let release: (code: number) => void = () => {};
+    const slow = (): Promise<number> => new Promise((r) => (release = r));
+    await withHook([{ EmbeddedTmpl: VAR_TEMPLATE, DestPath: 'local/out.txt', ChangeMode: 'script', ChangeScript: script, Splay: 0 }], slow, async ({ vars, rec, stop }) => {
+      vars.set('two');
+      await eventually('the script started', () => rec.execs[0]);
+      stop();
+      release(3);
+      await eventually('the failure reported', () => rec.events.find((e) => e.Type === 'Task hook failed'));
+      await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(rec.kills, []);
+    });
+  });
+
+  it('every signal is sent even when one fails, then the task is killed naming the failure', async () => {
+    const templates = [
+      { EmbeddedTmpl: VAR_TEMPLATE, DestPath: 'local/out.txt', ChangeMode: 'signal', ChangeSignal: 'SIGHUP', Splay: 0 },
+      { EmbeddedTmpl: VAR_TEMPLATE, DestPath: 'local/b.txt', ChangeMode: 'signal', ChangeSignal: 'SIGUSR1', Splay: 0 },
+    ];
+    await withHook(templates, async () => 0, async ({ vars, rec, refuseSignal }) => {
+      refuseSignal('SIGHUP');
+      vars.set('two');
+      const kill = await eventually('the kill', () => rec.kills[0]);
+      assert.deepEqual(rec.signals, ['SIGHUP', 'SIGUSR1']);
+      assert.equal(kill.DisplayMessage, 'Template failed to send signals [SIGHUP SIGUSR1]: no such process');
+      assert.equal(kill.FailsTask, true);
+    });
   });
 
   it('a script that cannot run is reported with the reason', async () => {

@@ -19,7 +19,7 @@ export interface ChangeModeDeps {
   lifecycle: TaskLifecycle;
   clock: Clock;
   random: RandomSource;
-  /** Ends the template watch (the task is being restarted or killed). */
+  /** Ends this template watch (the task is being restarted or killed); never a later one. */
   stopWatching(): void;
 }
 
@@ -38,22 +38,21 @@ export async function applyTemplateChanges(deps: ChangeModeDeps, changed: Templa
     await deps.lifecycle.restart('Template with change_mode restart re-rendered');
     return;
   }
+  // Every signal is sent; any that could not be kills the task (after the scripts ran, as Nomad's).
   const signals = [...new Set(acting.filter((t) => t.ChangeMode === TemplateChangeMode.Signal && t.ChangeSignal).map((t) => t.ChangeSignal))];
+  const signalErrors: string[] = [];
   for (const sig of signals) {
-    try {
-      await deps.lifecycle.signal(sig, 'Template re-rendered');
-    } catch (err) {
-      deps.stopWatching();
-      const reason = `Template failed to send signals [${signals.join(' ')}]: ${errorMessage(err)}`;
-      await deps.lifecycle.kill(newTaskEvent(TaskEventType.Killing, deps.clock.now(), { KillReason: reason, FailsTask: true }));
-      return;
-    }
+    await deps.lifecycle.signal(sig, 'Template re-rendered').catch((err: unknown) => void signalErrors.push(errorMessage(err)));
   }
   const scripts = acting.filter((t) => t.ChangeMode === TemplateChangeMode.Script && t.ChangeScript).map((t) => t.ChangeScript!);
   const failed = await Promise.all(scripts.map((script) => runScript(deps, script)));
-  if (!failed.some((f) => f)) return;
+  // A watch that ended meanwhile (the task restarted or stopped) must not act on the task anew.
+  if (signal.aborted) return;
+  const reason =
+    signalErrors.length > 0 ? `Template failed to send signals [${signals.join(' ')}]: ${signalErrors.join('; ')}` : failed.some((f) => f) ? 'Template script failed, task is being killed' : undefined;
+  if (reason === undefined) return;
   deps.stopWatching();
-  await deps.lifecycle.kill(newTaskEvent(TaskEventType.Killing, deps.clock.now(), { KillReason: 'Template script failed, task is being killed', FailsTask: true }));
+  await deps.lifecycle.kill(newTaskEvent(TaskEventType.Killing, deps.clock.now(), { KillReason: reason, FailsTask: true }));
 }
 
 /**

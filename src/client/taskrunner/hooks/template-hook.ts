@@ -137,7 +137,7 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
     this.stopWatching();
     const ctl = new AbortController();
     this.watcher = ctl;
-    void this.watch(req, this.rendering, AbortSignal.any([ctl.signal, req.signal]));
+    void this.watch(req, this.rendering, ctl, AbortSignal.any([ctl.signal, req.signal]));
   }
 
   async exited(): Promise<void> {
@@ -153,7 +153,12 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
     this.stopWatching();
   }
 
-  private stopWatching(): void {
+  /** Ends the watch (`only`: only if it is still that one, not a watch started since). */
+  private stopWatching(only?: AbortController): void {
+    if (only && this.watcher !== only) {
+      only.abort();
+      return;
+    }
     this.watcher?.abort();
     this.watcher = null;
   }
@@ -212,14 +217,14 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
    * with a `wait` holds its new text until its quiescence fires (quiescence.ts); change modes
    * are applied one batch at a time, whether from a render or from a quiescence.
    */
-  private async watch(req: TaskHookRequest, r: Rendering, signal: AbortSignal): Promise<void> {
+  private async watch(req: TaskHookRequest, r: Rendering, watcher: AbortController, signal: AbortSignal): Promise<void> {
     const templates = req.task.Templates ?? [];
     const held = new Map<number, string>();
     let applying: Promise<unknown> = Promise.resolve();
     const apply = (changed: Template[]): Promise<unknown> => {
       // A change mode that fails (the task stopped under it, the watch was aborted during the
       // splay) leaves nothing to do: the next change is applied afresh.
-      applying = applying.then(() => (signal.aborted || changed.length === 0 ? undefined : applyTemplateChanges({ lifecycle: req.lifecycle, clock: this.clock, random: this.random, stopWatching: () => this.stopWatching() }, changed, signal))).catch(() => undefined);
+      applying = applying.then(() => (signal.aborted || changed.length === 0 ? undefined : applyTemplateChanges({ lifecycle: req.lifecycle, clock: this.clock, random: this.random, stopWatching: () => this.stopWatching(watcher) }, changed, signal))).catch(() => undefined);
       return applying;
     };
     const write = (i: number, text: string): void => {
