@@ -20,6 +20,7 @@ import {
   type UpdateStrategy,
 } from './job.js';
 import type { NetworkResource } from './resources.js';
+import { isTemplateChangeMode, TemplateChangeMode, type Template } from './template.js';
 
 /** One validation problem: where (path) and what (message). */
 export interface ValidationProblem {
@@ -164,6 +165,29 @@ function checkNetworks(p: Problems, path: string, nets: NetworkResource[] | null
   }
 }
 
+/** A task's templates as the server sees them (JSON jobs bypass the HCL decoder's checks). */
+function checkTemplates(p: Problems, path: string, templates: Template[] | null): void {
+  (templates ?? []).forEach((t, i) => {
+    const tp = `${path}: template[${i}]`;
+    if (t.DestPath === '') p.add(tp, 'must specify a destination');
+    if (t.SourcePath === '' && t.EmbeddedTmpl === '') p.add(tp, 'must specify a source or embedded data');
+    if (!isTemplateChangeMode(t.ChangeMode)) p.add(tp, `invalid change mode ${JSON.stringify(t.ChangeMode)}: want noop, restart, signal or script`);
+    if (t.ChangeMode === TemplateChangeMode.Signal) {
+      if (t.ChangeSignal === '') p.add(tp, 'change mode signal needs a change signal');
+      if (t.Envvars) p.add(tp, 'cannot use signals with env var templates');
+    }
+    if (t.ChangeMode === TemplateChangeMode.Script) {
+      if (!t.ChangeScript) p.add(tp, 'change mode script needs a change script');
+      else if (t.ChangeScript.Command === '') p.add(tp, 'change script needs a command');
+      else if (t.ChangeScript.Timeout < 0) p.add(tp, 'change script timeout must not be negative');
+    }
+    if (t.Splay < 0) p.add(tp, 'splay must not be negative');
+    if (!/^[0-7]{1,4}$/.test(t.Perms)) p.add(tp, `perms must be an octal mode such as "0644", got ${JSON.stringify(t.Perms)}`);
+    if (t.Wait && t.Wait.Min !== null && t.Wait.Max !== null && t.Wait.Min > t.Wait.Max) p.add(tp, 'wait min must not be greater than max');
+    if (t.LeftDelim === '' || t.RightDelim === '') p.add(tp, 'delimiters must not be empty');
+  });
+}
+
 function checkTask(p: Problems, path: string, t: Task, groupRestart: RestartPolicy | null): void {
   if (t.Driver === '') p.add(path, 'driver is required');
   if (t.Lifecycle) {
@@ -192,6 +216,7 @@ function checkTask(p: Problems, path: string, t: Task, groupRestart: RestartPoli
   if (t.LogConfig.MaxFileSizeMB < 1) p.add(`${path}: logs`, `max_file_size must be at least 1, got ${t.LogConfig.MaxFileSizeMB}`);
   checkConstraints(p, path, t.Constraints, 'constraint');
   checkConstraints(p, path, t.Affinities, 'affinity');
+  checkTemplates(p, path, t.Templates);
   if (t.DispatchPayload && t.DispatchPayload.File.includes('..')) {
     p.add(`${path}: dispatch_payload`, 'file must stay inside the task directory (no "..")');
   }

@@ -61,3 +61,32 @@ test('decodeApiJob: request bodies with mistyped fields are rejected, naming the
   assert.throws(() => decodeApiJob('nope'), JobspecParseError);
   assert.equal(decodeApiJob({ Job: apiJob }).ID, 'api');
 });
+
+test('API JSON: templates are checked by the server as the HCL decoder checks them, naming the template', async () => {
+  const withTemplates = (templates: Record<string, unknown>[]) => ({
+    ...apiJob,
+    TaskGroups: [{ ...apiJob.TaskGroups[0]!, Tasks: [{ ...apiJob.TaskGroups[0]!.Tasks[0]!, Templates: templates }] }],
+  });
+  const problems = async (templates: Record<string, unknown>[]) =>
+    validateJob(canonicalizeJob(await parseJobspec(JSON.stringify({ Job: withTemplates(templates) }), { filename: 'job.json' }))).map((p) => `${p.path}: ${p.message}`);
+  assert.deepEqual(await problems([{ DestPath: 'local/a', EmbeddedTmpl: 'x', ChangeMode: 'script', ChangeScript: { Command: 'reload' }, Wait: { Min: 1e9, Max: 2e9 } }]), []);
+  const found = await problems([
+    { DestPath: 'local/a', EmbeddedTmpl: 'x', ChangeMode: 'script', ChangeScript: { Command: '' } },
+    { DestPath: 'local/b', EmbeddedTmpl: 'x', ChangeMode: 'script' },
+    { DestPath: 'local/c', EmbeddedTmpl: 'x', ChangeMode: 'sometimes' },
+    { DestPath: 'local/d', EmbeddedTmpl: 'x', ChangeMode: 'signal', Envvars: true },
+    { DestPath: '', EmbeddedTmpl: '', Splay: -1, Perms: '999', Wait: { Min: 3e9, Max: 1e9 } },
+  ]);
+  const t = 'job "api": group "g": task "t": template';
+  assert.deepEqual(found, [
+    `${t}[0]: change script needs a command`,
+    `${t}[1]: change mode script needs a change script`,
+    `${t}[2]: invalid change mode "sometimes": want noop, restart, signal or script`,
+    `${t}[3]: cannot use signals with env var templates`,
+    `${t}[4]: must specify a destination`,
+    `${t}[4]: must specify a source or embedded data`,
+    `${t}[4]: splay must not be negative`,
+    `${t}[4]: perms must be an octal mode such as "0644", got "999"`,
+    `${t}[4]: wait min must not be greater than max`,
+  ]);
+});
