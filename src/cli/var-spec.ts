@@ -7,7 +7,7 @@
  * run (exit 1), as Nomad's.
  */
 import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { extname, resolve } from 'node:path';
 import { parse as parseHcl } from '@cdktf/hcl2json';
 import { CliRunError, CliUsageError } from './cli-context.js';
 import { readStdin } from './read-stdin.js';
@@ -16,6 +16,8 @@ import { readStdin } from './read-stdin.js';
 export interface VarSpec {
   Path?: string;
   Namespace?: string;
+  /** The modify index the specification was read at (`var get` prints it): put's check-and-set index. */
+  ModifyIndex?: number;
   Items: Record<string, string>;
 }
 
@@ -50,10 +52,14 @@ export function specFormat(raw: string | undefined): VarSpecFormat | undefined {
   return raw;
 }
 
-/** Reads and parses the specification `ref` names (`@file` or `-`). */
-export async function readVarSpec(ref: string, inFormat: VarSpecFormat | undefined): Promise<VarSpec> {
-  if (ref === '-') return parseVarSpec((await readStdin()).toString('utf8'), inFormat ?? 'json', 'standard input');
-  const file = ref.slice(1);
+/** Reads and parses the specification `ref` names (`@file`, relative to `cwd`, or `-`). */
+export async function readVarSpec(ref: string, inFormat: VarSpecFormat | undefined, cwd: string): Promise<VarSpec> {
+  if (ref === '-') {
+    // Nothing is piped from a terminal: waiting for one would hang the command.
+    if (process.stdin.isTTY) throw new CliUsageError('"-" reads the variable specification from stdin, which is a terminal: pipe it in');
+    return parseVarSpec((await readStdin()).toString('utf8'), inFormat ?? 'json', 'standard input');
+  }
+  const file = resolve(cwd, ref.slice(1));
   const text = await readFile(file, 'utf8').catch((err: Error) => {
     throw new CliRunError(`Error reading variable specification: ${err.message}`);
   });
@@ -62,7 +68,7 @@ export async function readVarSpec(ref: string, inFormat: VarSpecFormat | undefin
   return parseVarSpec(text, format, file);
 }
 
-/** Parses a specification; a CliUsageError names what is wrong and where. */
+/** Parses a specification; a CliRunError names what is wrong and where. */
 export async function parseVarSpec(text: string, format: VarSpecFormat, source: string): Promise<VarSpec> {
   const bad = (why: string): never => {
     throw new CliRunError(`Error parsing variable specification (${source}): ${why}`);
@@ -76,7 +82,7 @@ export async function parseVarSpec(text: string, format: VarSpecFormat, source: 
     }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return bad('want a JSON object');
     const o = raw as Record<string, unknown>;
-    return specOf(o['Path'], o['Namespace'], o['Items'] ?? {}, bad, 'Items', false);
+    return { ...specOf(o['Path'], o['Namespace'], o['Items'] ?? {}, bad, 'Items', false), ...modifyIndexOf(o['ModifyIndex'], bad) };
   }
   let tree: Record<string, unknown>;
   try {
@@ -84,10 +90,18 @@ export async function parseVarSpec(text: string, format: VarSpecFormat, source: 
   } catch (err) {
     return bad((err as Error).message);
   }
-  for (const key of Object.keys(tree)) if (!['path', 'namespace', 'items'].includes(key)) bad(`unknown key "${key}" (want path, namespace, items)`);
+  // The index and time keys are what `var get -out hcl` prints; only modify_index is used.
+  const known = ['path', 'namespace', 'items', 'create_index', 'modify_index', 'create_time', 'modify_time'];
+  for (const key of Object.keys(tree)) if (!known.includes(key)) bad(`unknown key "${key}" (want ${known.join(', ')})`);
   const blocks = tree['items'];
   if (blocks !== undefined && (!Array.isArray(blocks) || blocks.length !== 1)) bad('want one items block');
-  return specOf(tree['path'], tree['namespace'], blocks === undefined ? {} : (blocks as unknown[])[0], bad, 'items', true);
+  return { ...specOf(tree['path'], tree['namespace'], blocks === undefined ? {} : (blocks as unknown[])[0], bad, 'items', true), ...modifyIndexOf(tree['modify_index'], bad) };
+}
+
+function modifyIndexOf(v: unknown, bad: (why: string) => never): { ModifyIndex?: number } {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) return bad(`the modify index must be a non-negative integer, got ${JSON.stringify(v)}`);
+  return { ModifyIndex: v };
 }
 
 /** The specification's fields checked; `hcl`: numbers and bools convert to strings, as HCL does. */
@@ -107,24 +121,32 @@ function specOf(path: unknown, namespace: unknown, items: unknown, bad: (why: st
 /**
  * The variable a command names: `<path> [<spec>] …` or `<spec> …` (the path then from the
  * specification); the rest of the arguments after it. A path in neither is a usage error.
+ * A path given on the command line that differs from the specification's drops the
+ * specification's modify index (a copy is a new variable), as Nomad's.
  */
-export async function variableArguments(args: readonly string[], inFormat: VarSpecFormat | undefined): Promise<{ path: string; spec: VarSpec | undefined; rest: string[] }> {
+export async function variableArguments(args: readonly string[], inFormat: VarSpecFormat | undefined, cwd: string): Promise<{ path: string; spec: VarSpec | undefined; rest: string[] }> {
   const [first, ...rest] = args;
   if (first === undefined) throw new CliUsageError('Not enough arguments (expected a variable path or specification)');
   let spec: VarSpec | undefined;
   let path: string | undefined;
-  if (isSpecReference(first)) spec = await readVarSpec(first, inFormat);
+  if (isSpecReference(first)) spec = await readVarSpec(first, inFormat, cwd);
   else {
     path = first;
-    if (rest[0] !== undefined && isSpecReference(rest[0])) spec = await readVarSpec(rest.shift()!, inFormat);
+    if (rest[0] !== undefined && isSpecReference(rest[0])) spec = await readVarSpec(rest.shift()!, inFormat, cwd);
   }
+  if (spec && path !== undefined && spec.Path !== undefined && path !== spec.Path) spec = { ...spec, ModifyIndex: 0 };
   path ??= spec?.Path;
   if (!path) throw new CliUsageError('no variable path: give one as the first argument or in the specification');
   return { path, spec, rest };
 }
 
-/** The namespace flags for a variable: the -namespace flag or environment, else the specification's. */
-export function withSpecNamespace<F extends { namespace?: string | undefined }>(env: NodeJS.ProcessEnv, opts: F, spec: VarSpec | undefined): F {
-  const fromEnv = env['CARAVAN_NAMESPACE'] || env['NOMAD_NAMESPACE'];
-  return opts.namespace === undefined && !fromEnv && spec?.Namespace ? { ...opts, namespace: spec.Namespace } : opts;
+/**
+ * The namespace for a variable: the -namespace flag or environment, else the specification's.
+ * `moved` is true when the flag or environment names another namespace than the specification
+ * (its modify index then does not apply).
+ */
+export function withSpecNamespace<F extends { namespace?: string | undefined }>(env: NodeJS.ProcessEnv, opts: F, spec: VarSpec | undefined): { flags: F; moved: boolean } {
+  const given = opts.namespace ?? (env['CARAVAN_NAMESPACE'] || env['NOMAD_NAMESPACE'] || undefined);
+  if (given === undefined) return { flags: spec?.Namespace ? { ...opts, namespace: spec.Namespace } : opts, moved: false };
+  return { flags: opts, moved: spec?.Namespace !== undefined && spec.Namespace !== given };
 }

@@ -45,7 +45,7 @@ test('template variables are watched again after the agent restarts and reattach
     await agent.kill();
     agent = await startDevAgent({ dataDir, port: agent.port });
     await waitFor('the task reattached', async () => (taskState(await getAlloc(agent.address, stub!.ID), 't').State === 'running' ? true : undefined), 30_000);
-    const put = await runCli(agent.address, ['var', 'put', 'nomad/jobs/tvr', 'v=2']);
+    const put = await runCli(agent.address, ['var', 'put', '-force', 'nomad/jobs/tvr', 'v=2']);
     assert.equal(put.code, 0, put.stderr);
     await waitFor('the re-rendered file', async () => ((await cat()) === `v=2 alloc=${stub!.ID}\n` ? true : undefined), 30_000);
     const restarted = await waitFor('the restart', async () => taskState(await getAlloc(agent.address, stub!.ID), 't').Events.find((e) => e.Type === 'Restart Signaled'), 30_000);

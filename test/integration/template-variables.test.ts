@@ -154,7 +154,7 @@ test('templates read Nomad variables, wait for them, re-render and restart on ch
     assert.equal(await cat('out.txt'), 'pw=one\n');
 
     // A change re-renders the file and restarts the task (change_mode restart, the default).
-    const put2 = await runCli(a, ['var', 'put', 'nomad/jobs/tv', 'pass=two']);
+    const put2 = await runCli(a, ['var', 'put', '-force', 'nomad/jobs/tv', 'pass=two']);
     assert.equal(put2.code, 0, put2.stderr);
     await waitUntil('the re-rendered file', async () => (await cat('out.txt')) === 'pw=two\n', 30_000);
     const restarted = await waitUntil(

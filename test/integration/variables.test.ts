@@ -128,6 +128,20 @@ test('variables: CRUD with check-and-set, namespaces, lists, CLI, restart', asyn
     const fromStdin = await runCli(a, ['var', 'put', '-in', 'json', 'spec/copy', '-', 'extra=1'], { input: piped });
     assert.equal(fromStdin.code, 0, fromStdin.stderr);
     assert.deepEqual((await api<Variable>(a, 'GET', '/v1/var/spec/copy')).body.Items, { key1: 'value 1', key2: 'override', extra: '1' });
+    // Check-and-set by default, as Nomad's: a plain put over an existing variable conflicts (with
+    // the way out named), -force writes; get | put carries the index it read, and is refused once
+    // stale; `key=` removes an item.
+    const over = await runCli(a, ['var', 'put', 'spec/init', 'key1=again']);
+    assert.equal(over.code, 1);
+    assert.match(over.stderr, /Check-and-Set conflict[\s\S]*check-index \(0\) does not match[\s\S]*add the -force or\s+-check-index=\d+ flag/);
+    assert.equal((await runCli(a, ['var', 'put', '-force', 'spec/init', 'key1=forced'])).code, 0);
+    const fetched = (await runCli(a, ['var', 'get', '-out', 'json', 'spec/init'])).stdout;
+    const edited = await runCli(a, ['var', 'put', '-in', 'json', '-', 'key2='], { input: fetched });
+    assert.equal(edited.code, 0, edited.stderr);
+    assert.deepEqual((await api<Variable>(a, 'GET', '/v1/var/spec/init')).body.Items, { key1: 'forced' });
+    const late = await runCli(a, ['var', 'put', '-in', 'json', '-', 'key1=late'], { input: fetched });
+    assert.equal(late.code, 1, 'the index read before the last write is stale');
+    assert.match(late.stderr, /Check-and-Set conflict/);
     await writeFile(join(tmp, 'bad.nv.hcl'), 'items {\n  n = ["a"]\n}\n');
     const bad = await runCli(a, ['var', 'put', 'spec/bad', `@${join(tmp, 'bad.nv.hcl')}`]);
     assert.equal(bad.code, 1);

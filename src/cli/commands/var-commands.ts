@@ -1,9 +1,11 @@
 /**
  * `caravan var list|get|put|purge|init`, as Nomad's `nomad var …`: variables through /v1/vars
  * and /v1/var/:path. `put` takes a variable specification (`@file` or `-`, var-spec.ts) and/or
- * `key=value` items (a value `@file` is the file's contents), the items winning over the
- * specification's; `-check-index` makes `put` and `purge` check-and-set, and a stale index is
- * reported as Nomad's "Check-and-Set conflict". `init` writes an example specification.
+ * `key=value` items (a value `@file` is the file's contents, `key=` removes the item), the items
+ * winning over the specification's. `put` is check-and-set as Nomad's — at `-check-index`, else
+ * at the specification's modify index, else 0 (only a new variable) — unless `-force`; `purge`
+ * with `-check-index`; a stale index is reported as Nomad's "Check-and-Set conflict". `init`
+ * writes an example specification.
  * `var lock` is in var-lock.ts.
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -67,7 +69,10 @@ async function parseItems(args: readonly string[]): Promise<Record<string, strin
 function casConflict(ctx: CliContext, err: unknown, index: number | undefined): number {
   if (!(err instanceof ApiError) || err.status !== 409) throw err;
   const found = /"ModifyIndex":\s*(\d+)/.exec(err.message)?.[1] ?? '0';
-  ctx.stderr.write(`Check-and-Set conflict\n\n    Your provided check-index (${index ?? 0}) does not match the server-side index (${found}).\n`);
+  ctx.stderr.write(
+    `Check-and-Set conflict\n\n    Your provided check-index (${index ?? 0}) does not match the server-side index (${found}).\n\n` +
+      `    If you are sure you want to perform this operation, add the -force or\n    -check-index=${found} flag before the positional arguments.\n`,
+  );
   return ExitCode.Error;
 }
 
@@ -130,15 +135,24 @@ export const varCommands: CommandModule = {
         .argument('<path-or-spec>', 'the variable path, or a specification (@file, - for stdin) that names it')
         .argument('[args...]', '[<specification>] [key=value…]')
         .option('--in <format>', 'format of a specification on stdin or in a file without a .hcl/.json extension: hcl or json (default json)')
-        .option('--check-index <index>', 'write only if the variable is at this modify index (0: only if it does not exist)'),
-    ).action(async (first: string, more: string[], opts: ApiFlags & { checkIndex?: string; in?: string }) => {
-      const cas = checkIndex(opts.checkIndex);
-      const { path, spec, rest } = await variableArguments([first, ...more], specFormat(opts.in));
-      const items = { ...spec?.Items, ...(await parseItems(rest)) };
+        .option('--check-index <index>', "write only if the variable is at this modify index (default: the specification's, or 0 — only if it does not exist)")
+        .option('--force', 'write whatever the variable\'s index on the server'),
+    ).action(async (first: string, more: string[], opts: ApiFlags & { checkIndex?: string; in?: string; force?: boolean }) => {
+      const given = checkIndex(opts.checkIndex);
+      const { path, spec, rest } = await variableArguments([first, ...more], specFormat(opts.in), ctx.cwd);
+      const { flags, moved } = withSpecNamespace(ctx.env, opts, spec);
+      // Check-and-set by default, as Nomad's: at the specification's index, 0 for a new variable.
+      const cas = given ?? (opts.force ? undefined : moved ? 0 : (spec?.ModifyIndex ?? 0));
+      const items = { ...spec?.Items };
+      for (const [k, v] of Object.entries(await parseItems(rest))) {
+        // `key=` removes the item (from the specification's items), as Nomad's.
+        if (v === '') delete items[k];
+        else items[k] = v;
+      }
       if (Object.keys(items).length === 0) throw new CliUsageError('Not enough arguments (expected <path> and at least one key=value item or a specification with items)');
       await runApiCommand(ctx, 'creating variable', async () => {
         try {
-          const { body } = await apiClient(ctx, withSpecNamespace(ctx.env, opts, spec)).put<Variable>(varPath(path), { Path: path, Items: items }, { cas });
+          const { body } = await apiClient(ctx, flags).put<Variable>(varPath(path), { Path: path, Items: items }, { cas });
           if (opts.json) printJson(ctx, body);
           else ctx.stdout.write(`Created variable "${body.Path}" with modify index ${body.ModifyIndex}\n`);
           return ExitCode.Ok;

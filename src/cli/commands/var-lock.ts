@@ -154,8 +154,8 @@ export function registerVarLock(v: Command, ctx: CliContext): void {
       .option('--shell [bool]', 'run the child through $SHELL -c (default true)')
       .option('--verbose', 'report progress on stderr'),
   ).action(async (first: string, more: string[], opts: VarLockFlags) => {
-    const { path, spec, rest: child } = await variableArguments([first, ...more], specFormat(opts.in));
+    const { path, spec, rest: child } = await variableArguments([first, ...more], specFormat(opts.in), ctx.cwd);
     if (child.length === 0) throw new CliUsageError('Not enough arguments (expected a command to run while the lock is held)');
-    await runApiCommand(ctx, 'locking variable', () => lockAndRun(ctx, apiClient(ctx, withSpecNamespace(ctx.env, opts, spec)), path, spec?.Items, child, opts));
+    await runApiCommand(ctx, 'locking variable', () => lockAndRun(ctx, apiClient(ctx, withSpecNamespace(ctx.env, opts, spec).flags), path, spec?.Items, child, opts));
   });
 }
