@@ -55,32 +55,40 @@ export function resolveGlobalOptions(
   flags: GlobalFlagValues = {},
   env: NodeJS.ProcessEnv = process.env,
 ): GlobalOptions {
-  const pick = (...vals: (string | undefined)[]): string | undefined =>
-    vals.find((v) => v !== undefined && v !== '');
-  let address = pick(flags.address, env.CARAVAN_ADDR, env.NOMAD_ADDR) ?? DEFAULT_ADDRESS;
+  let address = firstSet(flags.address, env.CARAVAN_ADDR, env.NOMAD_ADDR) ?? DEFAULT_ADDRESS;
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(address)) address = `http://${address}`;
   address = address.replace(/\/+$/, '');
   return {
     address,
-    token: pick(flags.token, env.CARAVAN_TOKEN, env.NOMAD_TOKEN),
-    region: pick(flags.region, env.CARAVAN_REGION, env.NOMAD_REGION),
-    namespace: pick(flags.namespace, env.CARAVAN_NAMESPACE, env.NOMAD_NAMESPACE) ?? 'default',
-    tls: resolveTls(flags, env, pick),
+    token: firstSet(flags.token, env.CARAVAN_TOKEN, env.NOMAD_TOKEN),
+    region: firstSet(flags.region, env.CARAVAN_REGION, env.NOMAD_REGION),
+    namespace: givenNamespace(flags, env) ?? 'default',
+    tls: resolveTls(flags, env),
   };
 }
 
+/** The first value that is set and not empty. */
+function firstSet(...vals: (string | undefined)[]): string | undefined {
+  return vals.find((v) => v !== undefined && v !== '');
+}
+
+/** The namespace the user named: `-namespace`, then CARAVAN_NAMESPACE, then NOMAD_NAMESPACE; undefined for none. */
+export function givenNamespace(flags: Pick<GlobalFlagValues, 'namespace'>, env: NodeJS.ProcessEnv): string | undefined {
+  return firstSet(flags.namespace, env.CARAVAN_NAMESPACE, env.NOMAD_NAMESPACE);
+}
+
 /** The TLS settings: flags, then CARAVAN_*, then NOMAD_* (NOMAD_CACERT, NOMAD_CLIENT_CERT, …). */
-function resolveTls(flags: GlobalFlagValues, env: NodeJS.ProcessEnv, pick: (...v: (string | undefined)[]) => string | undefined): CliTlsOptions {
+function resolveTls(flags: GlobalFlagValues, env: NodeJS.ProcessEnv): CliTlsOptions {
   const out: CliTlsOptions = { skipVerify: false };
-  const caCert = pick(flags.caCert, env.CARAVAN_CACERT, env.NOMAD_CACERT);
+  const caCert = firstSet(flags.caCert, env.CARAVAN_CACERT, env.NOMAD_CACERT);
   if (caCert) out.caCert = caCert;
-  const clientCert = pick(flags.clientCert, env.CARAVAN_CLIENT_CERT, env.NOMAD_CLIENT_CERT);
+  const clientCert = firstSet(flags.clientCert, env.CARAVAN_CLIENT_CERT, env.NOMAD_CLIENT_CERT);
   if (clientCert) out.clientCert = clientCert;
-  const clientKey = pick(flags.clientKey, env.CARAVAN_CLIENT_KEY, env.NOMAD_CLIENT_KEY);
+  const clientKey = firstSet(flags.clientKey, env.CARAVAN_CLIENT_KEY, env.NOMAD_CLIENT_KEY);
   if (clientKey) out.clientKey = clientKey;
-  const serverName = pick(flags.tlsServerName, env.CARAVAN_TLS_SERVER_NAME, env.NOMAD_TLS_SERVER_NAME);
+  const serverName = firstSet(flags.tlsServerName, env.CARAVAN_TLS_SERVER_NAME, env.NOMAD_TLS_SERVER_NAME);
   if (serverName) out.serverName = serverName;
-  const skip = flags.tlsSkipVerify ? 'true' : pick(env.CARAVAN_SKIP_VERIFY, env.NOMAD_SKIP_VERIFY);
+  const skip = flags.tlsSkipVerify ? 'true' : firstSet(env.CARAVAN_SKIP_VERIFY, env.NOMAD_SKIP_VERIFY);
   out.skipVerify = skip !== undefined && /^(1|t|true|yes)$/i.test(skip);
   return out;
 }

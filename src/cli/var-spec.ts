@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { parse as parseHcl } from '@cdktf/hcl2json';
 import { CliRunError, CliUsageError } from './cli-context.js';
+import { givenNamespace } from './global-options.js';
 import { readStdin } from './read-stdin.js';
 
 /** What a specification gives: items, and optionally where the variable lives. */
@@ -146,7 +147,7 @@ export async function variableArguments(args: readonly string[], inFormat: VarSp
  * (its modify index then does not apply).
  */
 export function withSpecNamespace<F extends { namespace?: string | undefined }>(env: NodeJS.ProcessEnv, opts: F, spec: VarSpec | undefined): { flags: F; moved: boolean } {
-  const given = opts.namespace ?? (env['CARAVAN_NAMESPACE'] || env['NOMAD_NAMESPACE'] || undefined);
+  const given = givenNamespace(opts, env);
   if (given === undefined) return { flags: spec?.Namespace ? { ...opts, namespace: spec.Namespace } : opts, moved: false };
   return { flags: opts, moved: spec?.Namespace !== undefined && spec.Namespace !== given };
 }

@@ -1,4 +1,3 @@
-/** The error the server core throws: its code picks the status and message from the catalogue. */
 import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
 import type { ErrorCode, ErrorFields } from '../structs/error-catalogue.js';
 

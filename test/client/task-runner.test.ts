@@ -85,32 +85,35 @@ test('task runner: shutdown_delay is waited with Nomad\'s event before the kill,
   const messageOf = (h: ReturnType<typeof taskRunnerHarness>, type: string) => h.tr.state().Events.find((e) => e.Type === type)?.DisplayMessage;
 
   // Waited in full: no Killing until the delay has passed.
-  const waited = taskRunnerHarness(delayed);
-  void waited.tr.run();
-  await until(waited.clock, () => waited.tr.driverHandle() !== null);
-  let killed = false;
-  const kill = waited.tr.kill().then(() => { killed = true; });
-  await until(waited.clock, () => messageOf(waited, 'Waiting for shutdown delay') !== undefined, 'the waiting event');
+  /** A running task whose kill has begun and is waiting out the delay; `killed` settles when the kill ends. */
+  const killingDuringDelay = async (task = delayed) => {
+    const h = taskRunnerHarness(task);
+    void h.tr.run();
+    await until(h.clock, () => h.tr.driverHandle() !== null);
+    let done = false;
+    const kill = h.tr.kill().then(() => { done = true; });
+    await until(h.clock, () => messageOf(h, 'Waiting for shutdown delay') !== undefined, 'the waiting event');
+    const killed = async (): Promise<void> => {
+      await until(h.clock, () => done, 'the kill');
+      await kill;
+    };
+    return { h, killed };
+  };
+
+  const { h: waited, killed: waitedKilled } = await killingDuringDelay();
   assert.equal(messageOf(waited, 'Waiting for shutdown delay'), 'Waiting for shutdown_delay of 10s before killing the task.');
   await waited.clock.advanceAsync(9_999);
   assert.equal(messageOf(waited, 'Killing'), undefined);
   await waited.clock.advanceAsync(1);
-  await until(waited.clock, () => killed, 'the kill');
-  await kill;
+  await waitedKilled();
   assert.deepEqual(types(waited.tr.state()).slice(-4), ['Waiting for shutdown delay', 'Killing', 'Killed', 'Terminated']);
 
   // Cut short: an update asking for NoShutdownDelay arrives during the delay.
-  const cut = taskRunnerHarness(delayed);
-  void cut.tr.run();
-  await until(cut.clock, () => cut.tr.driverHandle() !== null);
-  let cutKilled = false;
-  const cutKill = cut.tr.kill().then(() => { cutKilled = true; });
-  await until(cut.clock, () => messageOf(cut, 'Waiting for shutdown delay') !== undefined, 'the waiting event');
+  const { h: cut, killed: cutKilled } = await killingDuringDelay();
   cut.tr.takeStoppingAlloc(stoppingAlloc(cut));
   await until(cut.clock, () => messageOf(cut, 'Killing') !== undefined, 'the kill after the cut');
   const killingAt = cut.clock.now();
-  await until(cut.clock, () => cutKilled, 'the kill');
-  await cutKill;
+  await cutKilled();
   assert.ok(killingAt < 1_700_000_000_000 + 10_000, 'killed before the delay ran out');
 
   // Skipped: the stopping allocation says NoShutdownDelay from the start.
@@ -123,15 +126,9 @@ test('task runner: shutdown_delay is waited with Nomad\'s event before the kill,
   assert.equal(messageOf(skipped, 'Waiting for shutdown delay'), undefined);
 
   // A task that exits during the delay is not killed.
-  const exits = taskRunnerHarness({ ...delayed, Config: { run_for: '5s' } });
-  void exits.tr.run();
-  await until(exits.clock, () => exits.tr.driverHandle() !== null);
-  let exitsKilled = false;
-  const exitsKill = exits.tr.kill().then(() => { exitsKilled = true; });
-  await until(exits.clock, () => messageOf(exits, 'Waiting for shutdown delay') !== undefined, 'the waiting event');
+  const { h: exits, killed: exitsEnded } = await killingDuringDelay({ ...delayed, Config: { run_for: '5s' } });
   await exits.clock.advanceAsync(5_000);
-  await until(exits.clock, () => exitsKilled, 'the end');
-  await exitsKill;
+  await exitsEnded();
   assert.equal(messageOf(exits, 'Killing'), undefined);
   assert.deepEqual(types(exits.tr.state()).slice(-2), ['Waiting for shutdown delay', 'Terminated']);
 });

@@ -124,10 +124,12 @@ test('alloc stop -no-shutdown-delay kills the tasks without waiting their shutdo
 
     const stop = await runCli(a, ['alloc', 'stop', '-no-shutdown-delay', alloc.ID]);
     assert.equal(stop.code, 0, stop.stderr);
-    const stopped = await waitUntil('the task killed at once', async () => {
-      const al = (await api<Allocation>(a, 'GET', `/v1/allocation/${alloc.ID}`)).body;
-      return al.TaskStates?.['t']?.State === 'dead' ? al : undefined;
-    }, 30_000);
+    const taskDead = (id: string, what: string) =>
+      waitUntil(what, async () => {
+        const al = (await api<Allocation>(a, 'GET', `/v1/allocation/${id}`)).body;
+        return al.TaskStates?.['t']?.State === 'dead' ? al : undefined;
+      }, 30_000);
+    const stopped = await taskDead(alloc.ID, 'the task killed at once');
     assert.equal(stopped.DesiredTransition?.NoShutdownDelay, true);
     assert.equal(stopped.DesiredStatus, 'stop');
 
@@ -142,10 +144,7 @@ test('alloc stop -no-shutdown-delay kills the tasks without waiting their shutdo
     assert.equal(waiting.DisplayMessage, 'Waiting for shutdown_delay of 1h0m0s before killing the task.');
     const jobStop = await runCli(a, ['job', 'stop', '-detach', '-no-shutdown-delay', 'nodelay']);
     assert.equal(jobStop.code, 0, jobStop.stderr);
-    const gone = await waitUntil('the replacement killed at once', async () => {
-      const al = (await api<Allocation>(a, 'GET', `/v1/allocation/${replacement.ID}`)).body;
-      return al.TaskStates?.['t']?.State === 'dead' ? al : undefined;
-    }, 30_000);
+    const gone = await taskDead(replacement.ID, 'the replacement killed at once');
     assert.equal(gone.DesiredTransition?.NoShutdownDelay, true);
   } finally {
     await agent.stop();

@@ -4,28 +4,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AllocListStub, Allocation } from '../../src/structs/index.js';
 import { api, runCli, startAgent, type AgentProcess } from './helpers/agent-process.js';
-import { jobAllocs, runJob, startDevAgent, teardown, waitFor, waitRunning } from './helpers/client-agent.js';
+import { jobAllocs, runJob, sleeperJobHcl, startDevAgent, teardown, waitFor, waitRunning } from './helpers/client-agent.js';
 
-const SLEEPER = `job "sleeper" {
-  datacenters = ["*"]
-  group "g" {
-    count = 2
-    update {
-      max_parallel = 0
-    }
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sleep"
-        args    = ["300"]
-      }
-      resources {
-        cpu    = 50
-        memory = 32
-      }
-    }
-  }
-}`;
+const SLEEPER = sleeperJobHcl('sleeper', 2);
 
 // Fails at once, never restarted nor rescheduled: only `job eval -force-reschedule` replaces it.
 const FAILER = `job "failer" {

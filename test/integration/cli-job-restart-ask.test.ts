@@ -9,28 +9,9 @@ import { mkdtemp } from 'node:fs/promises';
 import pty from '@lydell/node-pty';
 import type { Allocation } from '../../src/structs/index.js';
 import { api, CARAVAN_BIN, REPO_ROOT } from './helpers/agent-process.js';
-import { runJob, startDevAgent, teardown, waitFor, waitRunning } from './helpers/client-agent.js';
+import { runJob, sleeperJobHcl, startDevAgent, teardown, waitFor, waitRunning } from './helpers/client-agent.js';
 
-const TRIO = `job "trio" {
-  datacenters = ["*"]
-  group "g" {
-    count = 3
-    update {
-      max_parallel = 0
-    }
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sleep"
-        args    = ["300"]
-      }
-      resources {
-        cpu    = 50
-        memory = 32
-      }
-    }
-  }
-}`;
+const TRIO = sleeperJobHcl('trio', 3);
 
 /** `caravan job restart …` on a terminal, typing each reply once its prompt shows. */
 async function restartOnTerminal(address: string, args: string[], answers: [RegExp, string][]): Promise<{ code: number; screen: string }> {

@@ -11,6 +11,30 @@ import { killDataDirProcesses } from './processes.js';
 
 export { killDataDirProcesses, pidAlive, taskPids } from './processes.js';
 
+/** A service job of `count` raw_exec tasks that sleep, with no deployment to wait on (update max_parallel 0). */
+export function sleeperJobHcl(id: string, count: number): string {
+  return `job "${id}" {
+  datacenters = ["*"]
+  group "g" {
+    count = ${count}
+    update {
+      max_parallel = 0
+    }
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sleep"
+        args    = ["300"]
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+    }
+  }
+}`;
+}
+
 /** A dev agent whose data dir lives under /tmp/cv-XXXXXX (short socket paths). */
 export async function startDevAgent(opts: { dataDir?: string; port?: number } = {}): Promise<AgentProcess> {
   const dataDir = opts.dataDir ?? (await mkdtemp('/tmp/cv-'));
