@@ -91,6 +91,17 @@ describe('web UI: serving and the jobs list', () => {
     assert.doesNotMatch(await escape.text(), /"name": "caravan"/);
   });
 
+  test('the front door: the URLs the README and the redirect name open the UI in a browser', async () => {
+    for (const url of [`${agent.address}/`, `${agent.address}/ui/`, `${agent.address}/ui`]) {
+      const res = await page.goto(url);
+      assert.equal(res?.status(), 200, `${url} answers ${res?.status()}`);
+      await page.locator('header.top a.brand').waitFor();
+      // The app sends its root on to the jobs list.
+      await page.waitForURL(/\/ui\/jobs$/);
+      assert.doesNotMatch(await page.content(), /page not found/);
+    }
+  });
+
   test('the jobs list shows a submitted job and its allocation counts change live', async () => {
     await page.goto(`${agent.address}/ui/jobs`);
     await page.getByText('No jobs yet').waitFor();

@@ -5,7 +5,7 @@ import { LiveIndicator } from './components/states.js';
 import { NamespaceSelect } from './components/namespace-select.js';
 import { SearchBox } from './components/search-box.js';
 import { TokenField } from './components/token-field.js';
-import { href, matchRoute, navigate, useLocation } from './lib/router.js';
+import { href, matchRoute, useLocation } from './lib/router.js';
 import { AllocDetailPage } from './pages/alloc-detail.js';
 import { AllocFilesPage } from './pages/alloc-files.js';
 import { ExecTerminalPage } from './pages/exec-terminal.js';
@@ -64,13 +64,14 @@ function NotFound({ path }: { path: string }) {
 }
 
 export function App() {
-  const { path, query } = useLocation();
+  const location = useLocation();
   // Changing the namespace or token re-mounts the page so every read starts over.
   const [settingsKey, setSettingsKey] = useState(0);
-  if (path === '/') {
-    navigate('/jobs', true);
-    return null;
-  }
+  // The root is the jobs list. Its URL is replaced in place during this render: navigating
+  // would notify listeners that are not subscribed yet on the first render, leaving a blank page.
+  if (location.path === '/') history.replaceState(null, '', href('/jobs') + window.location.search);
+  const path = location.path === '/' ? '/jobs' : location.path;
+  const { query } = location;
   let page: ComponentChildren = <NotFound path={path} />;
   for (const r of ROUTES) {
     const params = matchRoute(r.pattern, path);

@@ -75,13 +75,13 @@ function send(req: FastifyRequest, reply: FastifyReply, file: CachedFile, type: 
   return reply.send(file.body);
 }
 
-/** Registers `/` and `/ui/*` (`/ui` too: the router ignores a trailing slash); `uiDir` is the built UI (default dist/ui). */
+/** Registers `/`, `/ui` (also `/ui/`: the router ignores a trailing slash) and `/ui/*`; `uiDir` is the built UI (default dist/ui). */
 export function registerUiRoutes(app: FastifyInstance, uiDir: string = DEFAULT_UI_DIR): void {
   const root = resolve(uiDir);
   const files = new UiFiles();
   app.get('/', acl.public(), (_req, reply) => reply.redirect('/ui/', 307));
 
-  app.get('/ui/*', acl.public(), async (req: FastifyRequest<{ Params: { '*'?: string } }>, reply: FastifyReply) => {
+  const serve = async (req: FastifyRequest<{ Params: { '*'?: string } }>, reply: FastifyReply): Promise<FastifyReply> => {
     let rel: string;
     try {
       rel = decodeURIComponent(req.params['*'] ?? '');
@@ -105,5 +105,9 @@ export function registerUiRoutes(app: FastifyInstance, uiDir: string = DEFAULT_U
       throw new HttpError('HTTP_UI_NOT_BUILT', { index: indexPath });
     }
     return send(req, reply, index, 'text/html; charset=utf-8', 'no-cache');
-  });
+  };
+  // The router ignores a trailing slash, so `/ui/` arrives as `/ui`, which the wildcard does not
+  // match: the front door the README and the `/` redirect name needs a route of its own.
+  app.get('/ui', acl.public(), serve);
+  app.get('/ui/*', acl.public(), serve);
 }
