@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../../src/http/http-server.js';
 import { allocOnNode, startServer } from './real-server.js';
 import { FakeAllocClient, startAgent } from './client-harness.js';
+import { JsonFrameDecoder } from '../../src/http/json-frame-decoder.js';
 
 const ALLOC = 'bbbbbbbb-1111-2222-3333-444444444444';
 let client: FakeAllocClient;
@@ -112,7 +113,8 @@ test('missing files are 404, directories are not files, bad parameters are 400',
 test('stream without follow sends StreamFrames and ends', async () => {
   const res = await app.inject({ url: `/v1/client/fs/stream/${ALLOC}?path=/web/local/config.txt&follow=false&offset=6` });
   assert.equal(res.statusCode, 200);
-  const frames = res.body.trim().split('\n').map((l) => JSON.parse(l) as { Offset: number; Data: string; File: string });
+  assert.doesNotMatch(res.body, /}\s+{/, 'frames are written back to back, as Nomad');
+  const frames = new JsonFrameDecoder().pushParsed<{ Offset: number; Data: string; File: string }>(res.body);
   const data = frames.filter((f) => f.Data).map((f) => Buffer.from(f.Data, 'base64').toString()).join('');
   assert.equal(data, 'config\n');
   assert.equal(frames.at(-1)!.File, 'web/local/config.txt');

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeAllocClient, startAgent, streamingGet, until, type RunningAgent } from './client-harness.js';
+import { JsonFrameDecoder } from '../../src/http/json-frame-decoder.js';
 
 const ALLOC = 'cccccccc-1111-2222-3333-444444444444';
 let client: FakeAllocClient;
@@ -16,8 +17,13 @@ interface Frame {
   FileEvent?: string;
 }
 
+/** Decodes a framed body, checking it is framed as Nomad's: objects back to back, nothing between. */
 function frames(body: string): Frame[] {
-  return body.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Frame);
+  assert.doesNotMatch(body, /}\s+{/, 'frames are written back to back');
+  const decoder = new JsonFrameDecoder();
+  const out = decoder.pushParsed<Frame>(body);
+  assert.equal(decoder.pending, '', 'the body ends with a whole frame');
+  return out;
 }
 
 function dataOf(fs: Frame[]): string {

@@ -3,32 +3,20 @@
  * (GET /v1/agent/monitor, frames decoded as they arrive) until interrupted.
  */
 import type { Command } from 'commander';
+import { JsonFrameDecoder } from '../../http/json-frame-decoder.js';
 import { ExitCode, type CliContext } from '../cli-context.js';
 import { addApiFlags, apiClient, runApiCommand, type ApiFlags } from './api-command.js';
 
 /** Decodes back-to-back JSON frames `{"Data": <base64>}` from chunks; returns the text of complete frames. */
 export class FrameDecoder {
-  private buf = '';
+  private frames = new JsonFrameDecoder();
 
   push(chunk: string): string[] {
-    this.buf += chunk;
     const out: string[] = [];
-    for (;;) {
-      const end = this.frameEnd();
-      if (end < 0) break;
-      const frame = JSON.parse(this.buf.slice(0, end)) as { Data?: string };
-      this.buf = this.buf.slice(end);
+    for (const frame of this.frames.pushParsed<{ Data?: string }>(chunk)) {
       if (frame.Data) out.push(Buffer.from(frame.Data, 'base64').toString('utf8'));
     }
     return out;
-  }
-
-  // Frames hold no nested objects and base64 has no braces: the first "}" ends a frame.
-  private frameEnd(): number {
-    const start = this.buf.indexOf('{');
-    if (start < 0) return -1;
-    const close = this.buf.indexOf('}', start);
-    return close < 0 ? -1 : close + 1;
   }
 }
 

@@ -1,6 +1,7 @@
 /**
  * Nomad's StreamFrame (api/fs.go), the unit of `/v1/client/fs/logs` and `/fs/stream` in framed
- * mode: concatenated JSON objects, one per line. Every field is omitted when empty, so a
+ * mode: JSON objects back to back, nothing between them (Nomad's encoder writes no newline, and
+ * clients such as Nomad's web UI split on `}{`). Every field is omitted when empty, so a
  * heartbeat frame is `{}`. Offset is the position in File just after Data.
  */
 
@@ -34,15 +35,15 @@ export const STREAM_HEARTBEAT_MS = 1000;
 /** Nomad's maximum frame payload. */
 export const STREAM_FRAME_SIZE = 64 * 1024;
 
-/** Encodes one chunk as a frame line. */
+/** Encodes one chunk as a frame. */
 export function encodeStreamFrame(chunk: StreamChunk): string {
   const f: StreamFrameJson = {};
   if (chunk.offset !== 0) f.Offset = chunk.offset;
   if (chunk.data.length > 0) f.Data = chunk.data.toString('base64');
   if (chunk.file !== '') f.File = chunk.file;
   if (chunk.event) f.FileEvent = chunk.event;
-  return JSON.stringify(f) + '\n';
+  return JSON.stringify(f);
 }
 
-/** The heartbeat frame line. */
-export const HEARTBEAT_FRAME = '{}\n';
+/** The heartbeat frame. */
+export const HEARTBEAT_FRAME = '{}';
