@@ -59,6 +59,7 @@ import { operatorApiCommand } from './commands/operator-api.js';
 import { operatorMetricsCommand } from './commands/operator-metrics.js';
 import { nodeConfigCommand } from './commands/node-config.js';
 import { normalizeArgv } from './normalize-argv.js';
+import { rewriteGoBoolFlags } from './go-bool-flags.js';
 
 /** Every command of the CLI, in help order. Add new command modules here. */
 export const COMMANDS: readonly CommandModule[] = [
@@ -161,7 +162,7 @@ export async function main(argv: string[], io: Partial<Omit<CliContext, 'exitCod
     return ExitCode.Usage;
   }
   try {
-    await program.parseAsync(args, { from: 'user' });
+    await program.parseAsync(rewriteGoBoolFlags(program, args), { from: 'user' });
     return ctx.exitCode;
   } catch (err) {
     if (err instanceof CommanderError) return commanderExitCode(err);
