@@ -15,6 +15,7 @@ import {
 } from '../structs/index.js';
 import type { GroupAsk } from '../structs/group-ask.js';
 import type { PortAssignment } from './port-assignment.js';
+import { GO_ZERO_TIME } from '../structs/go-time.js';
 
 /** Everything needed to build a new allocation. */
 export interface NewAllocInput {
@@ -101,7 +102,7 @@ export function buildNewAlloc(i: NewAllocInput): Allocation {
     ClientDescription: '',
     TaskStates: null,
     DeploymentID: i.deploymentId ?? '',
-    DeploymentStatus: i.canary ? { Healthy: null, Timestamp: '', Canary: true, ModifyIndex: 0 } : null,
+    DeploymentStatus: i.canary ? { Healthy: null, Timestamp: GO_ZERO_TIME, Canary: true, ModifyIndex: 0 } : null,
     FollowupEvalID: '',
     PreviousAllocation: i.previous?.ID ?? '',
     NextAllocation: '',

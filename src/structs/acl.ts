@@ -3,6 +3,7 @@
  * and the anonymous token. A token's SecretID is its credential: it leaves the server only in
  * the answer that creates the token and to the token's own holder (or a management token).
  */
+import { GO_ZERO_TIME } from './go-time.js';
 
 /** Nomad's ACLToken. Times are RFC 3339 strings, ExpirationTTL nanoseconds. */
 export interface AclToken {
@@ -77,7 +78,7 @@ export const ANONYMOUS_TOKEN: AclToken = {
   Roles: null,
   Global: false,
   Hash: '',
-  CreateTime: '0001-01-01T00:00:00Z',
+  CreateTime: GO_ZERO_TIME,
   ExpirationTime: null,
   ExpirationTTL: 0,
   CreateIndex: 0,

@@ -149,6 +149,8 @@ test('canaries are placed beside the old allocations; promotion rolls out the re
   const canary = planPlaced(plan);
   assert.equal(canary.length, 1);
   assert.equal(canary[0]!.DeploymentStatus?.Canary, true);
+  // Not yet healthy: Go's zero time, as Nomad (an empty string breaks Go clients' whole list).
+  assert.equal(canary[0]!.DeploymentStatus?.Timestamp, '0001-01-01T00:00:00Z');
   assert.equal(canary[0]!.PreviousAllocation, '');
   assert.equal(plan.Annotations!.DesiredTGUpdates.web!.Canary, 1);
 

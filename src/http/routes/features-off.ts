@@ -13,6 +13,7 @@ import { HttpError, notFound } from '../http-errors.js';
 import { answerRead, queryOptions, sendJson, type RouteContext } from '../route-context.js';
 import { Table } from '../../server/state/state-reader.js';
 import { acl } from '../acl/route-acl.js';
+import { GO_ZERO_TIME } from '../../structs/go-time.js';
 
 /** Nomad's ACLsDisabledToken, in its ACLToken JSON shape. */
 export const ACLS_DISABLED_TOKEN = {
@@ -23,7 +24,7 @@ export const ACLS_DISABLED_TOKEN = {
   Policies: null,
   Roles: null,
   Global: false,
-  CreateTime: '0001-01-01T00:00:00Z',
+  CreateTime: GO_ZERO_TIME,
   ExpirationTime: null,
   ExpirationTTL: 0,
   CreateIndex: 0,

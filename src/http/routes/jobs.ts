@@ -18,6 +18,7 @@ import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, objectField, optionalBool, optionalObjectBody, optionalUint } from '../request-body.js';
 import { answerRead, answerWrite, queryOptions, requireServer, sendJson, modifyIndex, type RouteContext } from '../route-context.js';
 import { acl, need, type AclNeed } from '../acl/route-acl.js';
+import { GO_ZERO_TIME } from '../../structs/go-time.js';
 
 /** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
 const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable', 'submission', 'services', 'actions'] as const;
@@ -219,7 +220,7 @@ async function jobRoute(
         JobModifyIndex: res.jobModifyIndex,
         CreatedEvals: null,
         Diff: optionalBool(body, 'Diff') ? res.diff : null,
-        NextPeriodicLaunch: '0001-01-01T00:00:00Z',
+        NextPeriodicLaunch: GO_ZERO_TIME,
         Warnings: '',
         Index: res.index,
       });

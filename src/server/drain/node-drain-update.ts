@@ -10,9 +10,7 @@ import { CaravanError } from '../../structs/caravan-error.js';
 import type { DrainStrategy, Evaluation, Node, NodeEvent } from '../../structs/index.js';
 import type { NodeUpdateDrainCommand } from '../fsm/commands.js';
 import { DrainStatus } from './drain-status.js';
-
-/** Go's zero time, which Nomad reports as the ForceDeadline of a drain without deadline. */
-export const ZERO_TIME = '0001-01-01T00:00:00Z';
+import { GO_ZERO_TIME } from '../../structs/go-time.js';
 
 /** What an operator asks for. */
 export interface NodeDrainRequest {
@@ -75,7 +73,7 @@ export function drainUpdateCommand(node: Node, req: NodeDrainRequest, nowMs: num
     strategy = {
       Deadline: d,
       IgnoreSystemJobs: req.DrainSpec.IgnoreSystemJobs,
-      ForceDeadline: d < 0 ? now : d === 0 ? ZERO_TIME : new Date(nowMs + Math.floor(d / 1e6)).toISOString(),
+      ForceDeadline: d < 0 ? now : d === 0 ? GO_ZERO_TIME : new Date(nowMs + Math.floor(d / 1e6)).toISOString(),
       StartedAt: now,
     };
   }

@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DrainFixture } from './drain-fixture.js';
 import { planDrain, drainForced } from '../../../src/server/drain/drain-plan.js';
-import { parseDrainRequest, DrainRequestError, ZERO_TIME } from '../../../src/server/drain/node-drain-update.js';
+import { parseDrainRequest, DrainRequestError } from '../../../src/server/drain/node-drain-update.js';
+import { GO_ZERO_TIME } from '../../../src/structs/go-time.js';
 import { mockBatchJob, mockJob, mockSystemJob, mockTaskGroup } from '../../mock/factories.js';
 
 const HOUR_NS = 3600 * 1e9;
@@ -49,7 +50,7 @@ describe('node drain FSM command', () => {
     assert.equal(drainForced(d, f.clock.now() + 3_600_000), true);
 
     f.drain(n, { DrainSpec: { Deadline: 0, IgnoreSystemJobs: false } });
-    assert.equal(f.state.nodeById(n.ID)!.DrainStrategy?.ForceDeadline, ZERO_TIME);
+    assert.equal(f.state.nodeById(n.ID)!.DrainStrategy?.ForceDeadline, GO_ZERO_TIME);
     assert.equal(drainForced(f.state.nodeById(n.ID)!, f.clock.now() + 1e12), false);
     f.drain(n, { DrainSpec: { Deadline: -1, IgnoreSystemJobs: false } });
     assert.equal(drainForced(f.state.nodeById(n.ID)!, f.clock.now()), true);
