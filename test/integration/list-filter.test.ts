@@ -2,10 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, startAgent } from './helpers/agent-process.js';
 
-function hcl(id: string, team: string, group: string): string {
+function hcl(id: string, team: string, group: string, kind = ''): string {
   return `
 job "${id}" {
   datacenters = ["dc1"]
+  ${kind}
   meta {
     team = "${team}"
   }
@@ -20,8 +21,8 @@ job "${id}" {
 }`;
 }
 
-async function register(address: string, id: string, team: string, group: string): Promise<void> {
-  const parsed = await api<Record<string, unknown>>(address, 'POST', '/v1/jobs/parse', { JobHCL: hcl(id, team, group), Canonicalize: true });
+async function register(address: string, id: string, team: string, group: string, kind = ''): Promise<void> {
+  const parsed = await api<Record<string, unknown>>(address, 'POST', '/v1/jobs/parse', { JobHCL: hcl(id, team, group, kind), Canonicalize: true });
   assert.equal(parsed.status, 200, parsed.text);
   const res = await api(address, 'PUT', '/v1/jobs', { Job: parsed.body });
   assert.equal(res.status, 200, res.text);
@@ -84,6 +85,12 @@ test('list endpoints: filter, per_page/next_token/reverse and region through a r
     const badPage = await get(a, '/v1/jobs?per_page=x');
     assert.equal(badPage.status, 400);
     assert.match(badPage.text, /per_page/);
+
+    // The filters Nomad's CLI sends to find a job to dispatch or to force (go-bexpr's `is nil`).
+    await register(a, 'echo', 'infra', 'web', 'type = "batch"\n  parameterized {\n  }');
+    await register(a, 'foxtrot', 'infra', 'web', 'type = "batch"\n  periodic {\n    crons = ["0 3 * * *"]\n  }');
+    assert.deepEqual((await get(a, `/v1/jobs?filter=${q('ParentID == "" and ParameterizedJob is not nil')}`)).ids, ['echo']);
+    assert.deepEqual((await get(a, `/v1/jobs?filter=${q('Periodic is not nil')}`)).ids, ['foxtrot']);
 
     // region= names this agent's region or is refused.
     assert.equal((await get(a, '/v1/jobs?region=global')).status, 200);

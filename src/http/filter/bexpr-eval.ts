@@ -6,7 +6,8 @@
  * - `==`/`!=` compare the literal with the value's own type (numbers and booleans parsed), and
  *   on a list hold when any element matches;
  * - `in`/`contains` test list membership, map keys, or a substring of a string;
- * - `is empty` holds for a missing value, null, "", [] and {};
+ * - `is empty` holds for a missing value, null, "", [] and {}; `is nil` only for a missing value
+ *   or null (go-bexpr: a nil pointer, map or slice; a bool or a string is never nil);
  * - a missing selector never matches `==`, `in`, `contains` or `matches`.
  */
 import type { FilterExpr } from './bexpr-parse.js';
@@ -58,6 +59,10 @@ function isEmpty(v: Found): boolean {
   return false;
 }
 
+function isNil(v: Found): boolean {
+  return v === MISSING || v === null || v === undefined;
+}
+
 function contains(v: Found, literal: string): boolean {
   if (v === MISSING || v === null) return false;
   if (typeof v === 'string') return v.includes(literal);
@@ -93,6 +98,10 @@ export function evaluateFilter(expr: FilterExpr, datum: unknown): boolean {
           return isEmpty(v);
         case 'is not empty':
           return !isEmpty(v);
+        case 'is nil':
+          return isNil(v);
+        case 'is not nil':
+          return !isNil(v);
         case 'in':
         case 'contains':
           return contains(v, lit);

@@ -7,7 +7,7 @@
  *   And    := Unary ("and" Unary)*
  *   Unary  := "not" Unary | "(" Expr ")" | Match
  *   Match  := Selector ("==" | "!=") Value
- *           | Selector "is" ["not"] "empty"
+ *           | Selector "is" ["not"] ("empty" | "nil")
  *           | Value ["not"] "in" Selector
  *           | Selector ["not"] ("contains" | "matches") Value
  *   Selector := Ident ("." Ident | "[" String "]")*
@@ -21,7 +21,7 @@ import { CaravanError } from '../../structs/caravan-error.js';
 /** A selector path: `Meta.team` → ["Meta", "team"]. */
 export type Selector = readonly string[];
 
-export type MatchOp = '==' | '!=' | 'is empty' | 'is not empty' | 'in' | 'not in' | 'contains' | 'not contains' | 'matches' | 'not matches';
+export type MatchOp = '==' | '!=' | 'is empty' | 'is not empty' | 'is nil' | 'is not nil' | 'in' | 'not in' | 'contains' | 'not contains' | 'matches' | 'not matches';
 
 /** A parsed filter expression. */
 export type FilterExpr =
@@ -181,13 +181,11 @@ class Parser {
     const t = this.next();
     if (t.t === 'op' && (t.v === '==' || t.v === '!=')) return { kind: 'match', op: t.v, selector, value: this.value(), regex: undefined };
     if (this.isWord(t, 'is')) {
-      let op: MatchOp = 'is empty';
-      if (this.isWord(this.peek(), 'not')) {
-        this.next();
-        op = 'is not empty';
-      }
+      const not = this.isWord(this.peek(), 'not');
+      if (not) this.next();
       const e = this.next();
-      if (!this.isWord(e, 'empty')) this.fail(e, '"empty" after "is"');
+      if (!this.isWord(e, 'empty') && !this.isWord(e, 'nil')) this.fail(e, `"empty" or "nil" after "is${not ? ' not' : ''}"`);
+      const op: MatchOp = e.t === 'word' && e.v === 'nil' ? (not ? 'is not nil' : 'is nil') : not ? 'is not empty' : 'is empty';
       return { kind: 'match', op, selector, value: undefined, regex: undefined };
     }
     let negate = false;
@@ -208,7 +206,7 @@ class Parser {
       }
       return { kind: 'match', op: negate ? 'not matches' : 'matches', selector, value, regex };
     }
-    return this.fail(verb, 'an operator ("==", "!=", "is empty", "is not empty", "contains", "matches", "in")');
+    return this.fail(verb, 'an operator ("==", "!=", "is empty", "is not empty", "is nil", "is not nil", "contains", "matches", "in")');
   }
   private selector(): Selector {
     const first = this.next();

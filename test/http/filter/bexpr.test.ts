@@ -64,8 +64,26 @@ test('filter: each operator on the value types Nomad objects carry', () => {
     ['TaskGroups.Tasks.Driver contains "docker"', true],
     ['TaskGroups.Tasks.Driver contains "exec"', false],
     ['NoSuchField == "x"', false],
+    // go-bexpr's nil: a nil pointer, map or slice (JSON null) or a missing field; never a bool,
+    // a string or an empty list that is there.
+    ['Periodic is nil', true],
+    ['Periodic is not nil', false],
+    ['Meta is nil', false],
+    ['Meta.owner is nil', true],
+    ['Stop is not nil', true],
+    ['Description is nil', false],
+    ['Constraints is nil', false],
   ];
   for (const [expr, want] of rows) assert.equal(match(expr), want, expr);
+});
+
+test('filter: the expressions Nomad\'s CLI sends (job dispatch, job periodic force)', () => {
+  const parameterized = { ...job, ID: 'batch', ParentID: '', ParameterizedJob: { Payload: 'optional' }, Periodic: null };
+  const child = { ...parameterized, ID: 'batch/dispatch-1', ParentID: 'batch' };
+  const periodic = { ...job, ID: 'cron', ParentID: '', ParameterizedJob: null, Periodic: { Enabled: true, Spec: '* * * * *' } };
+  const dispatchable = 'ParentID == "" and ParameterizedJob is not nil';
+  assert.deepEqual([parameterized, child, periodic, job].filter((j) => match(dispatchable, j)).map((j) => j.ID), ['batch']);
+  assert.deepEqual([parameterized, child, periodic, job].filter((j) => match('Periodic is not nil', j)).map((j) => j.ID), ['cron']);
 });
 
 test('filter: and, or, not and parentheses with the usual precedence', () => {
@@ -93,7 +111,8 @@ test('filter: malformed expressions throw an error naming the problem and its po
     ['(Status == "x"', /expected "\)"/],
     ['Status == "x")', /expected "and", "or" or the end/],
     ['Status == "unterminated', /unterminated string starting at position 11/],
-    ['Status is full', /expected "empty" after "is"/],
+    ['Status is full', /expected "empty" or "nil" after "is"/],
+    ['Status is not full', /expected "empty" or "nil" after "is not"/],
     ['ID matches "("', /invalid regular expression/],
     ['and == "x"', /expected a selector/],
     ['Meta[team] == "x"', /expected a quoted key inside "\[\]"/],
