@@ -213,3 +213,21 @@ func TestOperatorSystemAgentAcl(t *testing.T) {
 		t.Fatalf("license: want the Enterprise-only error, got %v", err)
 	}
 }
+
+func TestJobStableMarksTheVersion(t *testing.T) {
+	register(t, "st-alpha", "infra", "1")
+	res, _, err := client.Jobs().Stable("st-alpha", 0, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.JobModifyIndex == 0 {
+		t.Fatalf("Stable answered JobModifyIndex 0: %+v", res)
+	}
+	versions, _, _, err := client.Jobs().Versions("st-alpha", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(versions) != 1 || versions[0].Stable == nil || !*versions[0].Stable {
+		t.Fatalf("version 0 is not marked stable: %+v", versions)
+	}
+}

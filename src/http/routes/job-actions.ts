@@ -69,7 +69,8 @@ export async function stableRoute(ctx: RouteContext, req: FastifyRequest, reply:
   checkJobId(body, jobId);
   const version = requiredUint(body, 'JobVersion');
   const res = await server.setJobStability(queryOptions(req).namespace, jobId, version, optionalBool(body, 'Stable'));
-  return answerWrite(req, reply, res.index, { Index: res.index });
+  // Nomad's JobStabilityResponse: the Go client reads JobModifyIndex from the body.
+  return answerWrite(req, reply, res.index, { JobModifyIndex: res.index, Index: res.index });
 }
 
 /** Answers GET (scale status) and PUT|POST (set a group's count) /v1/job/<id>/scale. */
