@@ -92,7 +92,7 @@ describe('etcd leadership', () => {
       await waitFor(() => a.leadership.isLeader(), 'a to lead');
       const fence = a.leadership.fence()!;
       // The lease disappears in etcd (as after a pause past its TTL).
-      const kv = (await a.client.get(`${prefix}leader`).exec()).kvs[0]!;
+      const kv = (await a.client.get(fence.key).exec()).kvs[0]!;
       await a.client.leaseClient.leaseRevoke({ ID: kv.lease });
       await waitFor(() => a.changes.length >= 2, 'a to step down');
       assert.deepEqual(a.changes.slice(0, 2), [true, false]);

@@ -1,8 +1,9 @@
 /**
  * The replicated log backend: log entries are etcd keys under the cluster prefix (see
  * etcd-log-keys.ts), appended only by the leader in a transaction that checks
- *   - the fence: the leader key still has the create revision this server's election got, so
- *     a deposed leader (its lease lapsed, another server elected) writes nothing — LOG_FENCED;
+ *   - the fence: this server's election key still exists with the create revision it led with
+ *     (it goes only with its lease, and no other server leads while it exists), so a deposed
+ *     leader (its lease lapsed, another server elected) writes nothing — LOG_FENCED;
  *   - that the next index key does not exist yet, so a stale idea of the next index can never
  *     overwrite or leave a gap.
  * Appends arriving while a transaction is in flight are grouped into the next one, in call
@@ -146,7 +147,7 @@ export class EtcdLogBackend implements LogBackend {
       this.next = null;
       const e =
         outcome === 'fenced'
-          ? new LogError('LOG_FENCED', 'leadership was lost (the leader key changed); nothing was written')
+          ? new LogError('LOG_FENCED', 'leadership was lost (the election key is gone); nothing was written')
           : new LogError('LOG_IO', 'the log changed under the leader; nothing was written');
       for (const p of batch) p.reject(e);
       return;
@@ -340,7 +341,7 @@ export class EtcdLogBackend implements LogBackend {
           this.client.put(this.keys.compacted).value(String(Math.max(current, upToIndex))),
         )
         .commit();
-      if (!res.succeeded) throw new LogError('LOG_FENCED', 'leadership was lost (the leader key changed); nothing was compacted');
+      if (!res.succeeded) throw new LogError('LOG_FENCED', 'leadership was lost (the election key is gone); nothing was compacted');
       const lag = this.compactRevisionLag;
       this.compactRevisionLag = res.header.revision;
       if (lag) await this.compactHistory(lag);
