@@ -27,6 +27,7 @@ import { decodeEntry, encodeEntry, EtcdLogKeys, READ_PAGE, TXN_MAX_BYTES, TXN_MA
 import { EtcdLogSubscription } from './etcd-log-subscription.js';
 import { EtcdSnapshotStore } from './etcd-snapshot-store.js';
 import { etcdLogError } from './etcd-log-errors.js';
+import type { EtcdWatch } from '../etcd/etcd-watch.js';
 
 export interface EtcdLogBackendOptions {
   client: Etcd3;
@@ -36,6 +37,8 @@ export interface EtcdLogBackendOptions {
   fence: () => EtcdFence | null;
   /** Called once by close() (the owner of the shared client closes it when all users are done). */
   onClose?: () => void;
+  /** Opens the subscriptions' watches (tests substitute one whose stream they drive). Default EtcdWatch.open. */
+  openWatch?: typeof EtcdWatch.open;
 }
 
 interface PendingAppend {
@@ -51,6 +54,7 @@ export class EtcdLogBackend implements LogBackend {
   readonly keys: EtcdLogKeys;
   private readonly client: Etcd3;
   private readonly fence: () => EtcdFence | null;
+  private readonly openWatch: typeof EtcdWatch.open | undefined;
   private readonly onClose: (() => void) | undefined;
   private readonly snapshots: EtcdSnapshotStore;
   private closed = false;
@@ -72,6 +76,7 @@ export class EtcdLogBackend implements LogBackend {
     this.client = options.client;
     this.keys = new EtcdLogKeys(options.prefix);
     this.fence = options.fence;
+    this.openWatch = options.openWatch;
     this.onClose = options.onClose;
     this.snapshots = new EtcdSnapshotStore(this.client, this.keys, () => this.requireFence('snapshot'), () => this.check());
   }
@@ -225,6 +230,7 @@ export class EtcdLogBackend implements LogBackend {
       resolve: (index, value, rev) => this.resolveEntry(index, value, rev),
       compactedIndex: () => this.compactedIndex(),
       onEnd: (s) => this.subscriptions.delete(s),
+      ...(this.openWatch ? { openWatch: this.openWatch } : {}),
     });
     this.subscriptions.add(sub);
     if (this.closed) {
