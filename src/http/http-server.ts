@@ -155,6 +155,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
       const route = routeToLeader(req.method, req.url, req.headers, server);
       if (route.kind === 'local') return done();
       if (route.kind === 'no-leader') return done(new ServerError('NO_LEADER', {}));
+      if (route.kind === 'not-ready') return done(new ServerError('NOT_READY_FOR_CONSISTENT_READS', {}));
       reply.hijack();
       void forwarder.forward(req.raw, reply.raw, route.address);
     });

@@ -98,6 +98,12 @@ export interface ServerApi {
   isLeader(): boolean;
   /** The leader's advertised "host:port"; "" while there is none. */
   leaderAddress(): string;
+  /**
+   * Whether this server may answer a read without ?stale: it leads (its lease confirmed within
+   * the TTL) and has caught up with the log (its leader duties run). Nomad's
+   * isReadyForConsistentReads. Optional: a server without it answers whenever it leads.
+   */
+  readyForConsistentReads?(): boolean;
   /** The advertised addresses of the servers alive in the cluster, this one included. */
   peers(): string[];
   /** The servers of the cluster with their state (the leadership's members). */

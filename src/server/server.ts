@@ -221,6 +221,11 @@ export class Server implements ServerApi {
     return this.leadership.isLeader();
   }
 
+  /** Leading and caught up (the duties start only after the catch-up barrier): see ServerApi. */
+  readyForConsistentReads(): boolean {
+    return this.leader !== null && this.leadership.isLeader();
+  }
+
   /**
    * The leader's address: its agent's HTTP "host:port" (Caravan servers have no separate RPC
    * port); "" while there is no leader, or until this leader's agent listens and advertises.

@@ -29,8 +29,16 @@ export const ErrorCatalogue = {
   SERVER_CLOSED: e(503, 'server is shutting down', true),
   /** A write reached a server that is not the leader (a follower never appends). */
   NOT_LEADER: e(503, 'not the leader: writes go to the leader at {leader}', true),
-  /** A write while the cluster has no leader (an election is under way, or etcd is unreachable). */
-  NO_LEADER: e(503, 'No cluster leader', true),
+  /**
+   * A write or consistent read while the cluster has no leader (an election is under way, or
+   * etcd is unreachable). Nomad's structs.ErrNoLeader, a plain error its HTTP layer answers 500.
+   */
+  NO_LEADER: e(500, 'No cluster leader', true),
+  /**
+   * A read without ?stale on a leader that has not caught up with the log yet (its leader
+   * duties have not started): Nomad's structs.ErrNotReadyForConsistentReads, answered 500.
+   */
+  NOT_READY_FOR_CONSISTENT_READS: e(500, 'Not ready to serve consistent reads', true),
   /** A command failed its shape check before it was appended to the log. */
   COMMAND_INVALID: e(500, '{field}: {reason}'),
   /** The log refused or failed an append. */
@@ -125,6 +133,8 @@ export const ErrorCatalogue = {
   LOG_FENCED: e(503, 'not the leader: {reason}', true),
   /** Entries asked for were compacted into a snapshot. */
   LOG_COMPACTED: e(500, '{reason}', true),
+  /** An etcd watch ended (stream failed or ended, canceled by etcd); its owner reads afresh and watches again. */
+  ETCD_WATCH_ENDED: e(500, 'etcd watch on {range} ended: {reason}', true),
   /** A snapshot write was abandoned. */
   SNAPSHOT_ABORTED: e(500, '{reason}', true),
   /** A snapshot cannot be read back. */

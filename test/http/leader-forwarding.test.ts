@@ -145,9 +145,17 @@ describe('a follower behind the HTTP API', () => {
     sw.elect(null);
     try {
       const put = await call(b.url, 'PUT', '/v1/jobs', { Job: mockJob({ ID: 'leaderless' }) });
-      assert.equal(put.status, 503, put.text);
+      // Nomad's structs.ErrNoLeader: a plain error, 500.
+      assert.equal(put.status, 500, put.text);
       assert.equal(put.text, 'No cluster leader');
-      assert.equal((await call(b.url, 'GET', '/v1/jobs')).status, 503);
+      const read = await call(b.url, 'GET', '/v1/jobs');
+      assert.equal(read.status, 500);
+      assert.equal(read.text, 'No cluster leader');
+      assert.equal((await call(b.url, 'GET', '/v1/status/leader')).json, '', 'no leader named');
+      // A read a follower forwarded before leadership went is not answered by the old leader.
+      const forwarded = await call(a.url, 'GET', '/v1/jobs', undefined, { 'x-caravan-forwarded-to-leader': '1' });
+      assert.equal(forwarded.status, 500);
+      assert.equal(forwarded.text, 'No cluster leader');
       const stale = await call(b.url, 'GET', '/v1/jobs?stale');
       assert.equal(stale.status, 200);
       assert.equal(stale.headers.get('x-nomad-knownleader'), 'false');

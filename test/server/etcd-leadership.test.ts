@@ -92,7 +92,7 @@ describe('etcd leadership', () => {
       await waitFor(() => a.leadership.isLeader(), 'a to lead');
       const fence = a.leadership.fence()!;
       // The lease disappears in etcd (as after a pause past its TTL).
-      const kv = (await a.client.get(`${prefix}leader`).exec()).kvs[0]!;
+      const kv = (await a.client.get(fence.key).exec()).kvs[0]!;
       await a.client.leaseClient.leaseRevoke({ ID: kv.lease });
       await waitFor(() => a.changes.length >= 2, 'a to step down');
       assert.deepEqual(a.changes.slice(0, 2), [true, false]);
@@ -101,6 +101,27 @@ describe('etcd leadership', () => {
       assert.notEqual(a.leadership.fence()!.createRevision, fence.createRevision);
     } finally {
       await a.leadership.close();
+    }
+  });
+
+  it('with etcd down nobody leads or names a leader; once etcd is back a leader is elected', async () => {
+    const prefix = `/lead-${randomBytes(4).toString('hex')}/`;
+    const a = await join(prefix, '1');
+    await waitFor(() => a.leadership.isLeader(), 'a to lead');
+    const b = await join(prefix, '2');
+    try {
+      await waitFor(() => b.leadership.leaderAddress() === '127.0.0.1:1', 'b to follow a');
+      await etcd.stopMember(0, true);
+      // Within the lease TTL (1 s) of the last keep-alive nobody can vouch for a leader.
+      await waitFor(() => [a, b].every((m) => !m.leadership.isLeader() && m.leadership.leaderAddress() === null && m.leadership.fence() === null), 'everyone leaderless', 5000);
+      await etcd.startMember(0);
+      await waitFor(() => [a, b].filter((m) => m.leadership.isLeader()).length === 1, 'one leader again', 10_000);
+      const leader = a.leadership.isLeader() ? a : b;
+      const other = leader === a ? b : a;
+      await waitFor(() => other.leadership.leaderAddress() === leader.leadership.leaderAddress(), 'the other to follow it');
+    } finally {
+      await a.leadership.close();
+      await b.leadership.close();
     }
   });
 });

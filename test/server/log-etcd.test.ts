@@ -282,8 +282,10 @@ async function eventually<T>(fn: () => Promise<T>): Promise<T> {
 
 /** The lease ID on the prefix's leader key. */
 async function leaseOf(client: Etcd3, prefix: string): Promise<string> {
-  const res = await client.get(`${prefix}leader`).exec();
-  return res.kvs[0]!.lease;
+  // The leader's lease: its candidate key is the one created first under the election prefix.
+  const res = await client.getAll().prefix(`${prefix}election/`).exec();
+  const first = [...res.kvs].sort((x, y) => Number(BigInt(x.create_revision) - BigInt(y.create_revision)))[0]!;
+  return first.lease;
 }
 
 async function clear(prefix: string): Promise<void> {

@@ -8,7 +8,9 @@
  * answered by every server itself.
  *
  * A request a server already forwarded is never forwarded again: a server that lost leadership
- * meanwhile answers it itself (a write then fails with NOT_LEADER, which clients retry).
+ * meanwhile answers a write itself (it fails with NOT_LEADER, which clients retry) and refuses a
+ * read. A follower that knows no leader refuses reads without ?stale and writes with Nomad's
+ * `No cluster leader`.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerApi } from '../../server/server-api.js';
@@ -18,8 +20,11 @@ import type { OutboundTls } from '../../tls/tls-config.js';
 /** Marks a request a follower forwarded to the leader. */
 export const FORWARDED_TO_LEADER_HEADER = 'x-caravan-forwarded-to-leader';
 
-/** Where a follower sends a request: nowhere (answers it), to the leader, or an error (none known). */
-export type LeaderRoute = { kind: 'local' } | { kind: 'leader'; address: string } | { kind: 'no-leader' };
+/**
+ * Where a request goes: answered here, proxied to the leader, or refused because no leader is
+ * known (NO_LEADER) or this leader has not caught up yet (NOT_READY_FOR_CONSISTENT_READS).
+ */
+export type LeaderRoute = { kind: 'local' } | { kind: 'leader'; address: string } | { kind: 'no-leader' } | { kind: 'not-ready' };
 
 /** True for routes every server answers from what it knows itself. */
 export function answeredByEveryServer(path: string): boolean {
@@ -48,12 +53,24 @@ function isRead(method: string, path: string): boolean {
   return method === 'GET' || method === 'HEAD' || path.startsWith('/v1/search');
 }
 
-/** Decides where a request to this server goes (see the file comment). */
+/**
+ * Decides where a request to this server goes (see the file comment). A read without ?stale is
+ * answered only by the leader once it is ready for consistent reads, so a read after an
+ * acknowledged write sees it; a follower that knows no leader refuses it (No cluster leader)
+ * rather than answering from a state that may be behind.
+ */
 export function routeToLeader(method: string, url: string, headers: IncomingHttpHeaders, server: ServerApi): LeaderRoute {
-  if (server.isLeader()) return { kind: 'local' };
   const path = url.split('?', 1)[0] ?? '';
-  if (answeredByEveryServer(path) || headers[FORWARDED_TO_LEADER_HEADER] !== undefined) return { kind: 'local' };
-  if (isRead(method, path) && allowsStale(url)) return { kind: 'local' };
+  if (answeredByEveryServer(path)) return { kind: 'local' };
+  const read = isRead(method, path);
+  if (read && allowsStale(url)) return { kind: 'local' };
+  if (server.isLeader()) {
+    if (read && server.readyForConsistentReads && !server.readyForConsistentReads()) return { kind: 'not-ready' };
+    return { kind: 'local' };
+  }
+  // Forwarded here by a follower, but this server no longer leads: a write fails on its own
+  // (NOT_LEADER / NO_LEADER, which clients retry); a read must not be answered from here.
+  if (headers[FORWARDED_TO_LEADER_HEADER] !== undefined) return read ? { kind: 'no-leader' } : { kind: 'local' };
   const address = server.leaderAddress();
   return address === '' ? { kind: 'no-leader' } : { kind: 'leader', address };
 }

@@ -1,18 +1,25 @@
 /**
- * Leadership on etcd. Each server holds a lease (kept alive every ttl/3) and registers itself as
- * `<prefix>members/<id>` with it. The leader is whoever created `<prefix>leader` (with its lease)
- * in a transaction that requires the key to be absent; the key's create revision is the fence
- * the etcd log backend checks on every append, so once the lease lapses and another server
- * creates the key, the old leader's writes fail even before it notices. It notices on its own
- * as well: when no keep-alive succeeded for a whole TTL (a pause, a partition, etcd down) it
- * steps down and starts a new session (a new lease, registration and campaign).
+ * Leadership on etcd: the I/O around the LeaderElection state machine (leader-election.ts,
+ * which holds every decision). This class grants and keeps alive the leases, puts the
+ * candidate key, reads the election prefix and watches it (EtcdWatch, one stream each), feeds
+ * each result back as an event with the time, and tells listeners when leadership changes.
+ *
+ * Each server also registers `<prefix>members/<id>` with its lease (the member list; a
+ * registration gone with its lease shows the server as failed).
+ *
+ * Nothing the etcd client does may end the process: every callback from it is guarded, every
+ * watch runs on its own stream whose failures end that watch only (then the prefix is read
+ * again), and a failed call becomes a retry event.
  */
-import type { Etcd3, IKeyValue, Lease, Watcher } from 'etcd3';
+import type { Etcd3, IKeyValue, Lease } from 'etcd3';
+import { EtcdLeaseInvalidError } from 'etcd3';
 import type pino from 'pino';
 import type { Leadership, ServerMember } from './leadership.js';
 import type { EtcdFence } from '../log/etcd-log-keys.js';
 import { EtcdLogKeys } from '../log/etcd-log-keys.js';
 import { DEFAULT_LEASE_TTL_SECONDS } from '../etcd/etcd-connection.js';
+import { EtcdWatch, type WatchEvent } from '../etcd/etcd-watch.js';
+import { LeaderElection, type ElectionAction, type ElectionChange, type ElectionEvent, type ElectionKey } from './leader-election.js';
 
 export interface EtcdLeadershipOptions {
   client: Etcd3;
@@ -26,19 +33,25 @@ export interface EtcdLeadershipOptions {
   logger?: pino.Logger;
   /** Called once by close() (the owner of the shared client closes it when all users are done). */
   onClose?: () => void;
+  /** Opens a watch (tests substitute one whose stream they drive). Default EtcdWatch.open. */
+  openWatch?: typeof EtcdWatch.open;
 }
 
-/** What the leader and member keys hold. */
+/** What the candidate and member keys hold. */
 interface MemberValue {
   id: string;
   name: string;
   address: string;
 }
 
-/** How often the lease's age and a missing leader are checked (ms). */
-const CHECK_MS = 200;
-/** How often a new session is attempted while etcd cannot grant a lease (ms). */
-const SESSION_RETRY_MS = 1000;
+/** How often time-based rules (lease confirmation, retries) are evaluated (ms). */
+const TICK_MS = 100;
+/** Delay before a failed grant, campaign or read of the prefix is tried again (ms). */
+const RETRY_MS = 500;
+/** How long start() waits for a leader to be known before returning leaderless (ms, beyond the TTL). */
+const START_WAIT_EXTRA_MS = 3000;
+/** Delay between attempts to revoke an abandoned lease (ms). */
+const REVOKE_RETRY_MS = 250;
 
 export class EtcdLeadership implements Leadership {
   private readonly client: Etcd3;
@@ -47,22 +60,24 @@ export class EtcdLeadership implements Leadership {
   private readonly log: pino.Logger | undefined;
   private readonly self: MemberValue;
   private readonly onClose: (() => void) | undefined;
+  private readonly openWatch: typeof EtcdWatch.open;
+  private readonly election: LeaderElection;
   private closed = false;
   private started = false;
-  private lease: Lease | null = null;
-  private leaseId: string | null = null;
-  private lastKeepAlive = 0;
-  private fenceValue: EtcdFence | null = null;
-  private leaderValue: (MemberValue & { createRevision: string }) | null = null;
-  private lastLeaderContact = 0;
+  /** The etcd3 Lease objects keeping our leases alive, by lease ID. */
+  private readonly leases = new Map<string, Lease>();
+  private registered: string | null = null;
+  private registering = false;
+  /** Bumped by every read of the prefix: events of older watches are dropped. */
+  private generation = 0;
+  private watches: EtcdWatch[] = [];
+  /** Election events of the current watch that arrived before its read was applied. */
+  private pending: ElectionChange[] | null = null;
   private readonly known = new Map<string, { value: MemberValue; alive: boolean }>();
+  private membersRevision = 0n;
+  private wasLeader = false;
   private readonly listeners = new Set<(leader: boolean) => void>();
-  private watchers: Watcher[] = [];
   private timer: NodeJS.Timeout | null = null;
-  private campaigning = false;
-  private sessionStarting = false;
-  /** When the last session was attempted: while etcd is away, one attempt a second. */
-  private lastSessionAttempt = 0;
 
   constructor(o: EtcdLeadershipOptions) {
     this.client = o.client;
@@ -71,51 +86,47 @@ export class EtcdLeadership implements Leadership {
     this.log = o.logger;
     this.self = { id: o.id, name: o.name, address: o.address };
     this.onClose = o.onClose;
+    this.openWatch = o.openWatch ?? ((client, opts) => EtcdWatch.open(client, opts));
+    this.election = new LeaderElection({ prefix: this.keys.election, leaseTtlMs: this.ttlMs, retryMs: RETRY_MS });
   }
 
-  /** The fence for the log backend: set only while this server holds leadership. */
+  /** The fence for the log backend: this server's candidate key while it is the leader. */
   fence(): EtcdFence | null {
-    return this.isLeader() ? this.fenceValue : null;
+    const l = this.election.leader(Date.now());
+    return l.kind === 'self' ? { key: l.key.key, createRevision: String(l.key.createRevision) } : null;
   }
 
-  /** Updates the advertised address: the registration, and the leader key while leading (same create revision). */
-  advertise(address: string): void {
-    if (address === this.self.address) return;
-    this.self.address = address;
-    if (!this.lease || this.closed) return;
-    void this.register().catch(() => undefined);
-    const fence = this.fenceValue;
-    if (fence && this.leaseId) {
-      void this.client
-        .if(fence.key, 'Create', '==', fence.createRevision)
-        .then(this.client.put(fence.key).value(JSON.stringify(this.self)).lease(this.leaseId))
-        .commit()
-        .catch(() => undefined);
-    }
-  }
-
+  /**
+   * Starts campaigning. Resolves once a leader is known (this server or another), or after the
+   * lease TTL plus a few seconds without one (etcd unreachable): the server then runs leaderless
+   * and keeps trying.
+   */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    await this.watchCluster();
-    await this.newSession();
-    this.timer = setInterval(() => this.tick(), CHECK_MS);
+    this.timer = setInterval(() => this.step({ type: 'tick' }), TICK_MS);
+    this.step({ type: 'tick' });
+    const deadline = Date.now() + this.ttlMs + START_WAIT_EXTRA_MS;
+    while (!this.closed && this.election.leader(Date.now()).kind === 'unknown' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   isLeader(): boolean {
-    // A keep-alive older than the TTL means the lease may be gone: not leader, even before tick().
-    return this.fenceValue !== null && Date.now() - this.lastKeepAlive < this.ttlMs;
+    return !this.closed && this.election.leader(Date.now()).kind === 'self';
   }
 
   leaderAddress(): string | null {
-    if (this.isLeader()) return this.self.address;
-    return this.leaderValue?.address ?? null;
+    const l = this.election.leader(Date.now());
+    if (l.kind === 'self') return this.self.address || null;
+    if (l.kind === 'other') return parseMember(l.key.value)?.address || null;
+    return null;
   }
 
   lastContactMs(): number {
     if (this.isLeader()) return 0;
-    if (!this.leaderValue || this.lastLeaderContact === 0) return 0;
-    return Math.max(0, Date.now() - this.lastLeaderContact);
+    const at = this.election.confirmedAt();
+    return at === null ? 0 : Math.max(0, Date.now() - at);
   }
 
   onChange(listener: (leader: boolean) => void): () => void {
@@ -123,8 +134,27 @@ export class EtcdLeadership implements Leadership {
     return () => void this.listeners.delete(listener);
   }
 
+  /** Updates the advertised address: the registration, and the candidate key (same create revision). */
+  advertise(address: string): void {
+    if (address === this.self.address) return;
+    this.self.address = address;
+    if (this.closed) return;
+    this.registered = null;
+    this.register();
+    const leaseId = this.election.leaseId();
+    const own = this.election.candidates().find((k) => k.lease === leaseId);
+    if (leaseId && own) {
+      void this.client
+        .if(own.key, 'Create', '==', String(own.createRevision))
+        .then(this.client.put(own.key).value(JSON.stringify(this.self)).lease(leaseId))
+        .commit()
+        .catch(() => undefined);
+    }
+  }
+
   members(): ServerMember[] {
-    const leaderId = this.isLeader() ? this.self.id : this.leaderValue?.id;
+    const l = this.election.leader(Date.now());
+    const leaderId = l.kind === 'self' ? this.self.id : l.kind === 'other' ? parseMember(l.key.value)?.id : undefined;
     return [...this.known.values()]
       .map(({ value, alive }) => ({
         id: value.id,
@@ -138,185 +168,258 @@ export class EtcdLeadership implements Leadership {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    const leaseId = this.election.leaseId();
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
-    this.setLeader(null);
-    await this.cancelWatchers();
-    // Revoking the lease deletes the leader key and the registration: the next leader is elected at once.
-    const lease = this.lease;
-    this.lease = null;
-    if (lease) await lease.revoke().catch(() => undefined);
+    this.election.step({ type: 'close' }, Date.now());
+    this.publish();
+    this.dropWatches();
+    // Revoking the lease deletes the candidate key and the registration: the next leader is elected at once.
+    for (const [id, lease] of this.leases) {
+      lease.release();
+      if (id === leaseId) await this.client.leaseClient.leaseRevoke({ ID: id }).catch(() => undefined);
+    }
+    this.leases.clear();
     this.onClose?.();
   }
 
-  // ---- sessions ----
+  // ---- the state machine's loop ----
 
-  /** A new lease, registration and campaign (at start, and after the previous lease was lost). */
-  private async newSession(): Promise<void> {
-    if (this.closed || this.sessionStarting) return;
-    this.sessionStarting = true;
-    this.lastSessionAttempt = Date.now();
-    try {
-      const lease = this.client.lease(this.ttlMs / 1000);
-      lease.on('lost', () => this.onLeaseLost(lease, 'lease lost'));
-      lease.on('keepaliveSucceeded', () => {
-        if (lease === this.lease) this.lastKeepAlive = Date.now();
-      });
-      const id = await lease.grant();
-      if (this.closed) {
-        await lease.revoke().catch(() => undefined);
-        return;
-      }
-      this.lease = lease;
-      this.leaseId = id;
-      this.lastKeepAlive = Date.now();
-      await this.register();
-      await this.campaign();
-    } catch (err) {
-      // etcd unreachable: tick() tries again.
-      this.log?.warn({ err }, 'etcd leadership: session not started');
-      this.lease?.release();
-      this.lease = null;
-      this.leaseId = null;
-    } finally {
-      this.sessionStarting = false;
-    }
-  }
-
-  private async register(): Promise<void> {
-    if (!this.lease) return;
-    await this.lease.put(this.keys.members + this.self.id).value(JSON.stringify(this.self));
-  }
-
-  /** Creates the leader key if it is absent; otherwise waits for the watch to see it deleted. */
-  private async campaign(): Promise<void> {
-    if (this.closed || this.campaigning || !this.leaseId || this.fenceValue) return;
-    this.campaigning = true;
-    try {
-      const res = await this.client
-        .if(this.keys.leader, 'Create', '==', 0)
-        .then(this.client.put(this.keys.leader).value(JSON.stringify(this.self)).lease(this.leaseId))
-        .else(this.client.get(this.keys.leader))
-        .commit();
-      if (res.succeeded) {
-        // The put's revision is the key's create revision: the fence.
-        this.setLeader({ key: this.keys.leader, createRevision: res.header.revision });
-        this.noteLeader({ ...this.self, createRevision: res.header.revision });
-      } else {
-        const kv = res.responses[0]?.response_range.kvs[0];
-        if (kv) this.noteLeader(parseLeader(kv));
-      }
-    } finally {
-      this.campaigning = false;
-    }
-  }
-
-  private onLeaseLost(lease: Lease, why: string): void {
-    if (lease !== this.lease || this.closed) return;
-    this.log?.warn({ why }, 'etcd leadership: lease lost; stepping down and starting a new session');
-    this.lease = null;
-    this.leaseId = null;
-    this.setLeader(null);
-    lease.release();
-    // Best effort: if etcd still has the old lease (it was unreachable, not expired), drop it so
-    // the leader key goes now rather than at expiry.
-    void lease.revoke().catch(() => undefined);
-    void this.newSession();
-  }
-
-  /** Steps down when the lease is older than its TTL; starts a session or campaign when due. */
-  private tick(): void {
+  /** Feeds `event` to the election, performs what it asks, and tells listeners of a change. */
+  private step(event: ElectionEvent): void {
     if (this.closed) return;
-    if (this.lease && Date.now() - this.lastKeepAlive >= this.ttlMs) {
-      this.onLeaseLost(this.lease, `no keep-alive for ${Date.now() - this.lastKeepAlive} ms`);
+    let actions: ElectionAction[];
+    try {
+      actions = this.election.step(event, Date.now());
+    } catch (err) {
+      this.log?.error({ err, event: event.type }, 'etcd leadership: election step failed');
       return;
     }
-    if (!this.lease) {
-      if (Date.now() - this.lastSessionAttempt >= SESSION_RETRY_MS) void this.newSession();
-      return;
-    }
-    if (!this.leaderValue && !this.fenceValue) void this.campaign().catch(() => undefined);
-    if (this.leaderValue && this.lastKeepAlive > this.lastLeaderContact) this.lastLeaderContact = this.lastKeepAlive;
+    for (const a of actions) this.perform(a);
+    this.publish();
+    if (this.registered !== this.election.leaseId()) this.register();
   }
 
-  private setLeader(fence: EtcdFence | null): void {
-    const was = this.fenceValue !== null;
-    this.fenceValue = fence;
-    const now = fence !== null;
-    if (was === now) return;
-    this.log?.info({ id: this.self.id }, now ? 'etcd leadership: became leader' : 'etcd leadership: lost leadership');
-    for (const l of [...this.listeners]) {
+  private perform(a: ElectionAction): void {
+    switch (a.do) {
+      case 'grant-lease':
+        return void this.grant();
+      case 'campaign':
+        return void this.campaign(a.leaseId, a.key);
+      case 'revoke-lease':
+        return void this.revoke(a.leaseId);
+      case 'resync':
+        return void this.resync();
+      default: {
+        const never: never = a;
+        throw new Error(`unknown election action ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  private publish(): void {
+    const now = this.isLeader();
+    if (now === this.wasLeader) return;
+    this.wasLeader = now;
+    const l = this.election.leader(Date.now());
+    this.log?.info({ id: this.self.id, ...(l.kind === 'self' ? { key: l.key.key, createRevision: String(l.key.createRevision) } : {}) }, now ? 'etcd leadership: became leader' : 'etcd leadership: lost leadership');
+    for (const listener of [...this.listeners]) {
       try {
-        l(now);
+        listener(now);
       } catch (err) {
         this.log?.error({ err }, 'leadership listener failed');
       }
     }
   }
 
-  // ---- the cluster as seen through etcd ----
+  // ---- leases ----
+
+  private async grant(): Promise<void> {
+    const sentAt = Date.now();
+    const lease = this.client.lease(this.ttlMs / 1000);
+    let id: string | null = null;
+    /** When each unanswered keep-alive was sent: answers come in order on the stream. */
+    let fired: number[] = [];
+    lease.on('keepaliveFired', () => void fired.push(Date.now()));
+    lease.on('keepaliveFailed', () => void (fired = []));
+    lease.on('keepaliveSucceeded', () => {
+      const at = fired.shift();
+      if (id !== null && at !== undefined) this.step({ type: 'keepalive', leaseId: id, sentAt: at });
+    });
+    lease.on('lost', (err: Error) => {
+      if (id === null || !this.leases.has(id)) return;
+      this.log?.warn({ err: err.message, lease: id }, 'etcd leadership: lease lost');
+      this.step({ type: 'lease-lost', leaseId: id });
+    });
+    try {
+      id = await lease.grant();
+    } catch (err) {
+      lease.release();
+      this.log?.warn({ err: describe(err) }, 'etcd leadership: no lease (etcd unreachable?); trying again');
+      this.step({ type: 'lease-grant-failed' });
+      return;
+    }
+    if (this.closed) {
+      lease.release();
+      await this.client.leaseClient.leaseRevoke({ ID: id }).catch(() => undefined);
+      return;
+    }
+    this.leases.set(id, lease);
+    this.step({ type: 'lease-granted', leaseId: id, sentAt });
+  }
 
   /**
-   * Reads the leader and members, then watches both from the revision after the read. A watch
-   * that etcd cancels (its start revision was compacted after a long disconnection) is replaced
-   * by a fresh read and watch.
+   * Stops keeping `leaseId` alive and revokes it, retrying while etcd is away: etcd renews every
+   * lease when it restarts, so an abandoned lease would otherwise keep its key — possibly the
+   * lowest — for another TTL.
    */
-  private async watchCluster(): Promise<void> {
-    const [leader, members] = await Promise.all([this.client.get(this.keys.leader).exec(), this.client.getAll().prefix(this.keys.members).exec()]);
-    const kv = leader.kvs[0];
-    if (kv) this.noteLeader(parseLeader(kv));
-    else if (this.leaderValue) this.onLeaderDeleted();
-    for (const m of members.kvs) this.noteMember(m, true);
-    const lw = await this.client.watch().key(this.keys.leader).startRevision(String(Number(leader.header.revision) + 1)).create();
-    lw.on('put', (kv) => this.noteLeader(parseLeader(kv)));
-    lw.on('delete', () => this.onLeaderDeleted());
-    const mw = await this.client.watch().prefix(this.keys.members).startRevision(String(Number(members.header.revision) + 1)).create();
-    mw.on('put', (kv) => this.noteMember(kv, true));
-    mw.on('delete', (kv) => this.noteMember(kv, false));
-    const watchers = [lw, mw];
-    for (const w of watchers) w.on('error', (err) => this.rewatch(watchers, err));
-    this.watchers = watchers;
-    if (this.closed) await this.cancelWatchers();
-  }
-
-  private rewatch(failed: Watcher[], err: Error): void {
-    if (this.closed || this.watchers !== failed) return;
-    this.log?.warn({ err }, 'etcd leadership: watch canceled; reading the cluster again');
-    void this.cancelWatchers();
-    const retry = (): void => {
-      if (this.closed) return;
-      this.watchCluster().catch(() => setTimeout(retry, 500));
-    };
-    setTimeout(retry, 100);
-  }
-
-  private async cancelWatchers(): Promise<void> {
-    const ws = this.watchers;
-    this.watchers = [];
-    for (const w of ws) await w.cancel().catch(() => undefined);
-  }
-
-  private noteLeader(value: MemberValue & { createRevision: string }): void {
-    this.leaderValue = value;
-    this.lastLeaderContact = Date.now();
-    // Someone else's leader key: whatever this server believed, it is not the leader.
-    if (this.fenceValue && value.createRevision !== this.fenceValue.createRevision) this.setLeader(null);
-  }
-
-  private onLeaderDeleted(): void {
-    this.leaderValue = null;
-    if (this.fenceValue) this.setLeader(null);
-    void this.campaign().catch(() => undefined);
-  }
-
-  private noteMember(kv: IKeyValue, alive: boolean): void {
-    const id = kv.key.toString().slice(this.keys.members.length);
-    if (alive) {
+  private async revoke(leaseId: string): Promise<void> {
+    this.leases.get(leaseId)?.release();
+    this.leases.delete(leaseId);
+    const deadline = Date.now() + 3 * this.ttlMs + 10_000;
+    while (!this.closed && Date.now() < deadline) {
       try {
-        this.known.set(id, { value: JSON.parse(kv.value.toString()) as MemberValue, alive: true });
-      } catch {
-        // not a member value: ignore
+        await this.client.leaseClient.leaseRevoke({ ID: leaseId });
+        return;
+      } catch (err) {
+        if (err instanceof EtcdLeaseInvalidError) return; // already gone
+        await new Promise((r) => setTimeout(r, REVOKE_RETRY_MS));
       }
+    }
+  }
+
+  /** Registers this server under its current lease (best effort: retried on the next step). */
+  private register(): void {
+    const leaseId = this.election.leaseId();
+    const lease = leaseId ? this.leases.get(leaseId) : undefined;
+    if (!leaseId || !lease || this.registering || this.closed) return;
+    this.registering = true;
+    lease
+      .put(this.keys.members + this.self.id)
+      .value(JSON.stringify(this.self))
+      .then(() => {
+        this.registered = leaseId;
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        this.registering = false;
+      });
+  }
+
+  // ---- the campaign ----
+
+  /** Creates this lease's candidate key unless it exists; either way learns its create revision. */
+  private async campaign(leaseId: string, key: string): Promise<void> {
+    try {
+      const res = await this.client
+        .if(key, 'Create', '==', 0)
+        .then(this.client.put(key).value(JSON.stringify(this.self)).lease(leaseId))
+        .else(this.client.get(key))
+        .commit();
+      if (res.succeeded) {
+        this.step({ type: 'campaigned', leaseId, createRevision: BigInt(res.header.revision) });
+        return;
+      }
+      const kv = res.responses[0]?.response_range?.kvs[0];
+      if (kv && kv.lease === leaseId) {
+        this.step({ type: 'campaigned', leaseId, createRevision: BigInt(kv.create_revision) });
+        return;
+      }
+      throw new Error(`candidate key ${key} is held by lease ${kv?.lease ?? '?'}`);
+    } catch (err) {
+      this.log?.warn({ err: describe(err), lease: leaseId }, 'etcd leadership: campaign failed; trying again');
+      this.step({ type: 'campaign-failed', leaseId });
+    }
+  }
+
+  // ---- the view of the cluster ----
+
+  /**
+   * Reads the election prefix and the members, then watches both from the revision after each
+   * read. Any watch ending makes the view untrusted (watch-lost) until the next read.
+   */
+  private async resync(): Promise<void> {
+    this.dropWatches();
+    const generation = ++this.generation;
+    const current = (): boolean => generation === this.generation && !this.closed;
+    this.pending = [];
+    const lost = (err: Error): void => {
+      if (!current()) return;
+      this.log?.warn({ err: err.message }, 'etcd leadership: watch ended; reading the cluster again');
+      this.dropWatches();
+      this.step({ type: 'watch-lost' });
+    };
+    try {
+      const election = await this.client.getAll().prefix(this.keys.election).exec();
+      if (!current()) return;
+      const electionRevision = BigInt(election.header.revision);
+      const ew = await this.openWatch(this.client, {
+        range: { prefix: this.keys.election },
+        startRevision: String(electionRevision + 1n),
+        onEvents: (events) => {
+          if (!current()) return;
+          const changes = events.map(toChange);
+          if (this.pending) this.pending.push(...changes);
+          else this.step({ type: 'changes', changes });
+        },
+        onEnd: lost,
+      });
+      this.watches.push(ew);
+      if (!current()) return ew.cancel();
+      const members = await this.client.getAll().prefix(this.keys.members).exec();
+      if (!current()) return;
+      const membersRevision = BigInt(members.header.revision);
+      const mw = await this.openWatch(this.client, {
+        range: { prefix: this.keys.members },
+        startRevision: String(membersRevision + 1n),
+        onEvents: (events) => {
+          if (current()) for (const e of events) this.noteMemberEvent(e);
+        },
+        onEnd: lost,
+      });
+      this.watches.push(mw);
+      if (!current()) return mw.cancel();
+      this.noteMembers(members.kvs, membersRevision);
+      const pending = this.pending ?? [];
+      this.pending = null;
+      this.step({ type: 'synced', revision: electionRevision, keys: election.kvs.map(toElectionKey) });
+      if (pending.length > 0) this.step({ type: 'changes', changes: pending });
+    } catch (err) {
+      if (!current()) return;
+      this.log?.warn({ err: describe(err) }, 'etcd leadership: reading the cluster failed; trying again');
+      this.dropWatches();
+      this.step({ type: 'resync-failed' });
+    }
+  }
+
+  private dropWatches(): void {
+    this.generation++;
+    const ws = this.watches;
+    this.watches = [];
+    for (const w of ws) w.cancel();
+  }
+
+  private noteMembers(kvs: IKeyValue[], revision: bigint): void {
+    const present = new Set<string>();
+    for (const kv of kvs) {
+      const id = kv.key.toString().slice(this.keys.members.length);
+      const value = parseMember(kv.value.toString());
+      if (!value) continue;
+      present.add(id);
+      this.known.set(id, { value, alive: true });
+    }
+    for (const [id, m] of this.known) if (!present.has(id)) m.alive = false;
+    this.membersRevision = revision;
+  }
+
+  private noteMemberEvent(e: WatchEvent): void {
+    const rev = BigInt(e.kv.mod_revision);
+    if (rev <= this.membersRevision) return; // already reflected by the read
+    this.membersRevision = rev;
+    const id = e.kv.key.toString().slice(this.keys.members.length);
+    if (e.kind === 'put') {
+      const value = parseMember(e.kv.value.toString());
+      if (value) this.known.set(id, { value, alive: true });
     } else {
       const m = this.known.get(id);
       if (m) m.alive = false;
@@ -324,12 +427,23 @@ export class EtcdLeadership implements Leadership {
   }
 }
 
-function parseLeader(kv: IKeyValue): MemberValue & { createRevision: string } {
-  let v: Partial<MemberValue> = {};
+function toElectionKey(kv: IKeyValue): ElectionKey {
+  return { key: kv.key.toString(), createRevision: BigInt(kv.create_revision), modRevision: BigInt(kv.mod_revision), lease: kv.lease, value: kv.value.toString() };
+}
+
+function toChange(e: WatchEvent): ElectionChange {
+  return e.kind === 'put' ? { kind: 'put', kv: toElectionKey(e.kv) } : { kind: 'delete', key: e.kv.key.toString(), modRevision: BigInt(e.kv.mod_revision) };
+}
+
+function parseMember(text: string): MemberValue | null {
   try {
-    v = JSON.parse(kv.value.toString()) as MemberValue;
+    const v = JSON.parse(text) as Partial<MemberValue>;
+    return typeof v.id === 'string' ? { id: v.id, name: v.name ?? '', address: v.address ?? '' } : null;
   } catch {
-    // an unreadable value still names a leader: its address is unknown
+    return null;
   }
-  return { id: v.id ?? '', name: v.name ?? '', address: v.address ?? '', createRevision: kv.create_revision };
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -1,8 +1,9 @@
 /**
  * The replicated log backend: log entries are etcd keys under the cluster prefix (see
  * etcd-log-keys.ts), appended only by the leader in a transaction that checks
- *   - the fence: the leader key still has the create revision this server's election got, so
- *     a deposed leader (its lease lapsed, another server elected) writes nothing — LOG_FENCED;
+ *   - the fence: this server's election key still exists with the create revision it led with
+ *     (it goes only with its lease, and no other server leads while it exists), so a deposed
+ *     leader (its lease lapsed, another server elected) writes nothing — LOG_FENCED;
  *   - that the next index key does not exist yet, so a stale idea of the next index can never
  *     overwrite or leave a gap.
  * Appends arriving while a transaction is in flight are grouped into the next one, in call
@@ -26,6 +27,7 @@ import { decodeEntry, encodeEntry, EtcdLogKeys, READ_PAGE, TXN_MAX_BYTES, TXN_MA
 import { EtcdLogSubscription } from './etcd-log-subscription.js';
 import { EtcdSnapshotStore } from './etcd-snapshot-store.js';
 import { etcdLogError } from './etcd-log-errors.js';
+import type { EtcdWatch } from '../etcd/etcd-watch.js';
 
 export interface EtcdLogBackendOptions {
   client: Etcd3;
@@ -35,6 +37,8 @@ export interface EtcdLogBackendOptions {
   fence: () => EtcdFence | null;
   /** Called once by close() (the owner of the shared client closes it when all users are done). */
   onClose?: () => void;
+  /** Opens the subscriptions' watches (tests substitute one whose stream they drive). Default EtcdWatch.open. */
+  openWatch?: typeof EtcdWatch.open;
 }
 
 interface PendingAppend {
@@ -50,6 +54,7 @@ export class EtcdLogBackend implements LogBackend {
   readonly keys: EtcdLogKeys;
   private readonly client: Etcd3;
   private readonly fence: () => EtcdFence | null;
+  private readonly openWatch: typeof EtcdWatch.open | undefined;
   private readonly onClose: (() => void) | undefined;
   private readonly snapshots: EtcdSnapshotStore;
   private closed = false;
@@ -71,6 +76,7 @@ export class EtcdLogBackend implements LogBackend {
     this.client = options.client;
     this.keys = new EtcdLogKeys(options.prefix);
     this.fence = options.fence;
+    this.openWatch = options.openWatch;
     this.onClose = options.onClose;
     this.snapshots = new EtcdSnapshotStore(this.client, this.keys, () => this.requireFence('snapshot'), () => this.check());
   }
@@ -146,7 +152,7 @@ export class EtcdLogBackend implements LogBackend {
       this.next = null;
       const e =
         outcome === 'fenced'
-          ? new LogError('LOG_FENCED', 'leadership was lost (the leader key changed); nothing was written')
+          ? new LogError('LOG_FENCED', 'leadership was lost (the election key is gone); nothing was written')
           : new LogError('LOG_IO', 'the log changed under the leader; nothing was written');
       for (const p of batch) p.reject(e);
       return;
@@ -224,6 +230,7 @@ export class EtcdLogBackend implements LogBackend {
       resolve: (index, value, rev) => this.resolveEntry(index, value, rev),
       compactedIndex: () => this.compactedIndex(),
       onEnd: (s) => this.subscriptions.delete(s),
+      ...(this.openWatch ? { openWatch: this.openWatch } : {}),
     });
     this.subscriptions.add(sub);
     if (this.closed) {
@@ -340,7 +347,7 @@ export class EtcdLogBackend implements LogBackend {
           this.client.put(this.keys.compacted).value(String(Math.max(current, upToIndex))),
         )
         .commit();
-      if (!res.succeeded) throw new LogError('LOG_FENCED', 'leadership was lost (the leader key changed); nothing was compacted');
+      if (!res.succeeded) throw new LogError('LOG_FENCED', 'leadership was lost (the election key is gone); nothing was compacted');
       const lag = this.compactRevisionLag;
       this.compactRevisionLag = res.header.revision;
       if (lag) await this.compactHistory(lag);

@@ -9,11 +9,12 @@
  *   <prefix>log/compacted            entries up to this index were compacted away
  *   <prefix>snap/latest              the committed snapshot: {"index","id","pieces"}
  *   <prefix>snap/c/<id>/<piece>      its pieces (a flag byte, then up to PIECE_BYTES of data)
- *   <prefix>leader                   the elected leader (with its lease); its create revision fences appends
+ *   <prefix>election/<lease ID>      a candidate (with that lease); the one with the lowest create
+ *                                    revision leads, and its create revision fences appends
  *   <prefix>members/<id>             a registered server (with its lease)
  */
 
-/** What proves this server is the leader: the leader key and the create revision it won with. */
+/** What proves this server is the leader: its candidate key and that key's create revision. */
 export interface EtcdFence {
   key: string;
   createRevision: string;
@@ -53,7 +54,8 @@ export class EtcdLogKeys {
   readonly compacted: string;
   readonly snapLatest: string;
   readonly snapChunks: string;
-  readonly leader: string;
+  /** The election prefix: one candidate key per server lease; the lowest create revision leads. */
+  readonly election: string;
   readonly members: string;
 
   constructor(readonly prefix: string) {
@@ -65,7 +67,7 @@ export class EtcdLogKeys {
     this.compacted = `${p}log/compacted`;
     this.snapLatest = `${p}snap/latest`;
     this.snapChunks = `${p}snap/c/`;
-    this.leader = `${p}leader`;
+    this.election = `${p}election/`;
     this.members = `${p}members/`;
   }
 

@@ -6,7 +6,8 @@
  * RETRY_MS while etcd is away. Only LOG_COMPACTED (the next index was compacted) or LOG_CLOSED
  * end the subscription with onError.
  */
-import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
+import type { Etcd3, IKeyValue } from 'etcd3';
+import { EtcdWatch } from '../etcd/etcd-watch.js';
 import { LogError, type LogEntry, type LogSubscriber } from './log-backend.js';
 import type { EtcdLogKeys } from './etcd-log-keys.js';
 
@@ -23,12 +24,14 @@ export interface EtcdLogSubscriptionOptions {
   resolve(index: number, value: Buffer, revision: string): Promise<LogEntry>;
   compactedIndex(): Promise<number>;
   onEnd(sub: EtcdLogSubscription): void;
+  /** Opens the entries' watch (tests substitute one whose stream they drive). Default EtcdWatch.open. */
+  openWatch?: typeof EtcdWatch.open;
 }
 
 export class EtcdLogSubscription {
   private next: number;
   private stopped = false;
-  private watcher: Watcher | null = null;
+  private watcher: EtcdWatch | null = null;
   /** Bumped whenever a watch is abandoned: events of an older one are ignored. */
   private generation = 0;
   private chain: Promise<void> = Promise.resolve();
@@ -92,27 +95,27 @@ export class EtcdLogSubscription {
     }
     if (this.stopped) return;
     const generation = ++this.generation;
-    const watcher = await this.o.client
-      .watch()
-      .prefix(this.o.keys.entries)
-      .only('put')
-      .startRevision(String(Number(revision) + 1))
-      .create();
+    // A watch on its own stream (EtcdWatch, not the client's shared watch layer, which can
+    // throw where nothing catches it); when it ends for any reason the catch-up starts again.
+    const open = this.o.openWatch ?? ((client, opts) => EtcdWatch.open(client, opts));
+    const watch = await open(this.o.client, {
+      range: { prefix: this.o.keys.entries },
+      putsOnly: true,
+      startRevision: String(Number(revision) + 1),
+      onEvents: (events, rev) => {
+        if (generation !== this.generation) return;
+        const puts = events.filter((e) => e.kind === 'put').map((e) => e.kv);
+        if (puts.length > 0) this.enqueue(() => this.onPuts(puts, rev));
+      },
+      onEnd: () => {
+        if (generation === this.generation) this.scheduleCatchUp();
+      },
+    });
     if (this.stopped || generation !== this.generation) {
-      void watcher.cancel().catch(() => undefined);
+      watch.cancel();
       return;
     }
-    this.watcher = watcher;
-    watcher.on('data', (res) => {
-      if (generation !== this.generation) return;
-      const puts = res.events.filter((e) => e.type === 'Put').map((e) => e.kv);
-      if (puts.length > 0) this.enqueue(() => this.onPuts(puts, res.header.revision));
-    });
-    // The client reconnects a dropped watch by itself; a canceled one (e.g. its start revision
-    // was compacted in etcd's history) is replaced by a fresh catch-up.
-    watcher.on('error', () => {
-      if (generation === this.generation) this.scheduleCatchUp();
-    });
+    this.watcher = watch;
   }
 
   private async onPuts(kvs: IKeyValue[], revision: string): Promise<void> {
@@ -145,6 +148,6 @@ export class EtcdLogSubscription {
     this.generation++;
     const w = this.watcher;
     this.watcher = null;
-    if (w) void w.cancel().catch(() => undefined);
+    w?.cancel();
   }
 }
