@@ -4,7 +4,7 @@
  * client. Shutdown runs in reverse; the client's shutdown leaves tasks running, as Nomad's,
  * except in -dev mode, where it destroys every allocation first (Nomad's -dev does too).
  */
-import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir, availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -15,6 +15,15 @@ import type { AgentConfig } from './agent-config.js';
 import type { ClientRole, RoleFactories, ServerRole } from './agent-roles.js';
 import { lateBoundClient } from './late-bound-client.js';
 import { loadAgentTls, type AgentTls } from '../tls/tls-config.js';
+import { makePrivateDirSync, privatizeTreeSync } from '../fs/private-dir.js';
+
+/**
+ * Entries of the client's data directory that are not the agent's private state: allocation
+ * directories (tasks of the exec driver run as another user inside them) and the task
+ * supervisor's directory (owned by the drivers). Both stay unreachable to other users through
+ * the private data directory above them.
+ */
+const CLIENT_SHARED_DIRS: readonly string[] = ['alloc', 'supervisor'];
 
 /** A running agent. */
 export class Agent {
@@ -52,10 +61,13 @@ export class Agent {
     let http: FastifyInstance | undefined;
     let client: ClientRole | undefined;
     try {
-      await mkdir(dataDir, { recursive: true });
+      // The agent's state (server log, client state, node secret) is its user's only: tasks
+      // of any driver run beside it. An older agent's 0644 files are fixed on start.
+      makePrivateDirSync(dataDir);
       const plannedAddr = `${config.bindAddr}:${config.ports.http}`;
       if (config.server.enabled) {
-        await mkdir(join(dataDir, 'server'), { recursive: true });
+        makePrivateDirSync(join(dataDir, 'server'));
+        privatizeTreeSync(join(dataDir, 'server'));
         server = await roles.openServer({
           dataDir: join(dataDir, 'server'),
           region: config.region,
@@ -93,7 +105,9 @@ export class Agent {
       const httpAddr = listeningAddress(http, config.bindAddr);
       server?.advertise(advertiseAddress(httpAddr));
       if (config.client.enabled && lateClient) {
-        await mkdir(join(dataDir, 'client'), { recursive: true });
+        makePrivateDirSync(join(dataDir, 'client'));
+        // Allocation directories keep their modes (exec tasks run as another user in them).
+        privatizeTreeSync(join(dataDir, 'client'), CLIENT_SHARED_DIRS);
         client = await roles.startClient({
           dataDir: join(dataDir, 'client'),
           // A client beside a server calls it in-process, unless the server is one of several

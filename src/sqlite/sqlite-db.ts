@@ -12,6 +12,7 @@
  */
 import Libsql from 'libsql';
 import { mkdirSync } from 'node:fs';
+import { createPrivateFileSync, PRIVATE_DIR_MODE } from '../fs/private-dir.js';
 import { dirname } from 'node:path';
 
 /** A value SQLite can bind. */
@@ -68,9 +69,16 @@ export interface SqliteOpenOptions {
 export class SqliteDb {
   private constructor(private readonly db: Libsql.Database) {}
 
-  /** Opens (creating the file and its directory if needed) the database at path; ':memory:' for none. */
+  /**
+   * Opens (creating the file and its directory if needed) the database at path; ':memory:' for
+   * none. The file is private to the agent's user (0600; a missing directory is made 0700), and
+   * so are its WAL and shared-memory files, which SQLite creates with the database's mode.
+   */
   static open(path: string, opts: SqliteOpenOptions = {}): SqliteDb {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') {
+      mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+      createPrivateFileSync(path);
+    }
     const db = new SqliteDb(new Libsql(path));
     if (opts.durable ?? true) {
       db.exec('PRAGMA journal_mode = WAL');

@@ -276,6 +276,10 @@ export const ErrorCatalogue = {
   TEMPLATE_ENV_PARSE: e(500, 'line {line}: {reason}'),
   /** A template or artifact path escapes the task directory. */
   TASK_PATH_ESCAPE: e(500, '{field} {path} escapes the task directory'),
+  /** An artifact source that is not an allowed URL nor a path inside the allocation (a host path, file://, another scheme). */
+  ARTIFACT_SOURCE_REFUSED: e(400, 'artifact source {source} refused: {reason}'),
+  /** An artifact could not be downloaded (network error, bad status, too large); retrying may help. */
+  ARTIFACT_DOWNLOAD_FAILED: e(500, 'artifact source {source}: {reason}', true),
   /** A dispatch_payload file escapes the task's local directory. */
   DISPATCH_PAYLOAD_PATH: e(500, 'dispatch_payload: file {file} escapes the task\'s local directory'),
 

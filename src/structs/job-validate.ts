@@ -20,7 +20,8 @@ import {
   type UpdateStrategy,
 } from './job.js';
 import type { NetworkResource } from './resources.js';
-import { isTemplateChangeMode, TemplateChangeMode, type Template } from './template.js';
+import { posix } from 'node:path';
+import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
 
 /** One validation problem: where (path) and what (message). */
 export interface ValidationProblem {
@@ -188,6 +189,36 @@ function checkTemplates(p: Problems, path: string, templates: Template[] | null)
   });
 }
 
+/** Bytes of each checksum type go-getter verifies. */
+const CHECKSUM_BYTES: Record<string, number> = { md5: 16, sha1: 20, sha256: 32, sha512: 64 };
+
+/**
+ * A task's artifacts as Nomad's TaskArtifact.Validate checks them at registration: a source, a
+ * destination that stays in the allocation directory, a known mode, a well-formed checksum.
+ * Which sources a client fetches (http, https, paths inside the allocation) is the client's
+ * to decide, as Nomad's getters are.
+ */
+function checkArtifacts(p: Problems, path: string, artifacts: TaskArtifact[] | null): void {
+  (artifacts ?? []).forEach((a, i) => {
+    const ap = `${path}: artifact[${i}]`;
+    if (a.GetterSource === '') p.add(ap, 'source must be specified');
+    // Relative to <alloc>/<task>; Nomad's PathEscapesAllocDir("task", dest).
+    const inAlloc = posix.normalize(posix.join('task', a.RelativeDest));
+    if (inAlloc === '..' || inAlloc.startsWith('../')) {
+      p.add(ap, `destination ${JSON.stringify(a.RelativeDest)} escapes the allocation directory`);
+    }
+    if (!isArtifactMode(a.GetterMode)) p.add(ap, `mode must be one of any, file, dir, got ${JSON.stringify(a.GetterMode)}`);
+    const check = a.GetterOptions?.['checksum'];
+    if (check !== undefined) {
+      const parts = check.trim().split(':');
+      const bytes = parts.length === 2 ? CHECKSUM_BYTES[parts[0]!] : undefined;
+      if (parts.length !== 2) p.add(ap, `checksum must be given as "type:value"; got ${JSON.stringify(check)}`);
+      else if (bytes === undefined) p.add(ap, `checksum type ${JSON.stringify(parts[0])} is not one of md5, sha1, sha256, sha512`);
+      else if (!/^([0-9a-fA-F]{2})*$/.test(parts[1]!) || parts[1]!.length !== bytes * 2) p.add(ap, `${parts[0]} checksum must be ${bytes * 2} hex digits; got ${JSON.stringify(parts[1])}`);
+    }
+  });
+}
+
 function checkTask(p: Problems, path: string, t: Task, groupRestart: RestartPolicy | null): void {
   if (t.Driver === '') p.add(path, 'driver is required');
   if (t.Lifecycle) {
@@ -217,6 +248,7 @@ function checkTask(p: Problems, path: string, t: Task, groupRestart: RestartPoli
   checkConstraints(p, path, t.Constraints, 'constraint');
   checkConstraints(p, path, t.Affinities, 'affinity');
   checkTemplates(p, path, t.Templates);
+  checkArtifacts(p, path, t.Artifacts);
   if (t.DispatchPayload && t.DispatchPayload.File.includes('..')) {
     p.add(`${path}: dispatch_payload`, 'file must stay inside the task directory (no "..")');
   }

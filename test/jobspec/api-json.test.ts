@@ -90,3 +90,33 @@ test('API JSON: templates are checked by the server as the HCL decoder checks th
     `${t}[4]: wait min must not be greater than max`,
   ]);
 });
+
+test('API JSON: artifacts are checked at registration as Nomad\'s TaskArtifact.Validate, naming the artifact', async () => {
+  const withArtifacts = (artifacts: Record<string, unknown>[]) => ({
+    ...apiJob,
+    TaskGroups: [{ ...apiJob.TaskGroups[0]!, Tasks: [{ ...apiJob.TaskGroups[0]!.Tasks[0]!, Artifacts: artifacts }] }],
+  });
+  const problems = async (artifacts: Record<string, unknown>[]) =>
+    validateJob(canonicalizeJob(await parseJobspec(JSON.stringify({ Job: withArtifacts(artifacts) }), { filename: 'job.json' }))).map((p) => `${p.path}: ${p.message}`);
+  const sha = 'ab'.repeat(32);
+  assert.deepEqual(await problems([
+    { GetterSource: 'https://example.com/app.tgz', GetterOptions: { checksum: `sha256:${sha}` } },
+    { GetterSource: 'local/a', RelativeDest: '../alloc/data', GetterMode: 'dir' },
+  ]), []);
+  const a = 'job "api": group "g": task "t": artifact';
+  assert.deepEqual(await problems([
+    { GetterSource: '', RelativeDest: '../../x' },
+    { GetterSource: 'local/a', RelativeDest: '/etc/x/../../../..', GetterMode: 'sometimes' },
+    { GetterSource: 'local/a', GetterOptions: { checksum: 'sha256' } },
+    { GetterSource: 'local/a', GetterOptions: { checksum: 'crc32:00' } },
+    { GetterSource: 'local/a', GetterOptions: { checksum: 'md5:zz' } },
+  ]), [
+    `${a}[0]: source must be specified`,
+    `${a}[0]: destination "../../x" escapes the allocation directory`,
+    `${a}[1]: destination "/etc/x/../../../.." escapes the allocation directory`,
+    `${a}[1]: mode must be one of any, file, dir, got "sometimes"`,
+    `${a}[2]: checksum must be given as "type:value"; got "sha256"`,
+    `${a}[3]: checksum type "crc32" is not one of md5, sha1, sha256, sha512`,
+    `${a}[4]: md5 checksum must be 32 hex digits; got "zz"`,
+  ]);
+});

@@ -17,7 +17,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Reads the persisted identity, creating it on first use. */
 export function loadNodeIdentity(dataDir: string): NodeIdentity {
   const dir = join(dataDir, 'client');
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   return { id: readOrCreate(join(dir, 'node-id')), secretId: readOrCreate(join(dir, 'secret-id')) };
 }
 

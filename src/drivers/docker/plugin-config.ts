@@ -1,9 +1,11 @@
 /**
  * The client's `plugin "docker" { config { … } }` block, read as Nomad reads it: which engine
  * to talk to, what task configs may ask for (privileged, runtimes, capabilities, host
- * volumes) and how containers and images are garbage collected. Defaults are Nomad's.
+ * volumes, namespace modes) and how containers and images are garbage collected. Defaults are
+ * Nomad's.
  */
 import { badConfig, blockOf, boolOf, durationMsOf, refuseUnknown, strListOf, strOf, type Obj } from './config-values.js';
+import { checkAllowedModes, DEFAULT_ALLOWED_MODES, NAMESPACE_MODES, type AllowedModes, type Namespace } from './confinement-options.js';
 
 /** Nomad's default `allow_caps`: Docker's default capability set. */
 export const DEFAULT_ALLOW_CAPS = [
@@ -19,6 +21,8 @@ export interface DockerPluginConfig {
   /** Lower-case capability names without `CAP_`; `all` allows every capability. */
   allowCaps: string[];
   allowRuntimes: string[];
+  /** Namespace modes tasks may ask for (`allowed_modes { pid ipc uts userns }`); allow_privileged allows all. */
+  allowedModes: AllowedModes;
   volumesEnabled: boolean;
   gc: {
     image: boolean;
@@ -35,7 +39,7 @@ export interface DockerPluginConfig {
 
 /** Settings Nomad knows that this driver accepts and ignores (they change nothing here). */
 const IGNORED = ['auth', 'tls', 'logging', 'infra_image', 'infra_image_pull_timeout', 'disable_log_collection', 'image_pull_timeout', 'nvidia_runtime', 'windows_allow_insecure_container_admin'];
-const KNOWN = ['endpoint', 'allow_privileged', 'allow_caps', 'allow_runtimes', 'volumes', 'gc', 'pull_activity_timeout', 'extra_labels', ...IGNORED];
+const KNOWN = ['endpoint', 'allow_privileged', 'allow_caps', 'allow_runtimes', 'allowed_modes', 'volumes', 'gc', 'pull_activity_timeout', 'extra_labels', ...IGNORED];
 
 /** The default endpoint: $DOCKER_HOST, else the standard socket. */
 export function defaultEndpoint(env: NodeJS.ProcessEnv = process.env): string {
@@ -45,6 +49,15 @@ export function defaultEndpoint(env: NodeJS.ProcessEnv = process.env): string {
 /** Normalises a capability name: `CAP_NET_ADMIN` → `net_admin`. */
 export function capName(c: string): string {
   return c.trim().toLowerCase().replace(/^cap_/, '');
+}
+
+function parseAllowedModes(o: Obj): AllowedModes {
+  const b = blockOf(o, 'allowed_modes', 'allowed_modes') ?? {};
+  const names = Object.keys(NAMESPACE_MODES) as Namespace[];
+  refuseUnknown(b, names, 'plugin.docker.config.allowed_modes.');
+  const out = {} as AllowedModes;
+  for (const ns of names) out[ns] = checkAllowedModes(ns, strListOf(b, ns, `allowed_modes.${ns}`) ?? [...DEFAULT_ALLOWED_MODES[ns]]);
+  return out;
 }
 
 /** Reads the plugin's config body (`config { … }`); throws DriverError naming a bad option. */
@@ -70,6 +83,7 @@ export function parseDockerPluginConfig(raw: Obj | undefined, env: NodeJS.Proces
     allowPrivileged: boolOf(o, 'allow_privileged', 'allow_privileged') ?? false,
     allowCaps: (strListOf(o, 'allow_caps', 'allow_caps') ?? DEFAULT_ALLOW_CAPS).map(capName),
     allowRuntimes: strListOf(o, 'allow_runtimes', 'allow_runtimes') ?? ['runc', 'nvidia'],
+    allowedModes: parseAllowedModes(o),
     volumesEnabled: boolOf(volumes, 'enabled', 'volumes.enabled') ?? false,
     gc: {
       image: boolOf(gc, 'image', 'gc.image') ?? true,

@@ -1,8 +1,9 @@
 /**
  * Nomad's docker task config (`config { image = "…" … }`), validated against what the plugin
  * config allows and turned into the Engine API's container-create body. Options that are not
- * allowed (privileged, a runtime, a capability, host volumes) are refused with a message naming
- * the option, as Nomad does.
+ * allowed (privileged, a runtime, a capability, host volumes, host namespaces, unconfined
+ * security options, host-wide sysctls) are refused with a message naming the option, as Nomad
+ * does (confinement-options.ts).
  */
 import { cpus } from 'node:os';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
@@ -21,6 +22,7 @@ import {
   type Obj,
 } from './config-values.js';
 import { capName, type DockerPluginConfig } from './plugin-config.js';
+import { checkNamespaceMode, checkSecurityOpts, checkSysctls } from './confinement-options.js';
 
 /** Labels that name a container's alloc and task: how containers are found again after a restart. */
 export const LABEL_ALLOC_ID = 'com.hashicorp.nomad.alloc_id';
@@ -240,6 +242,15 @@ export function parseDockerTask(cfg: TaskConfig, plugin: DockerPluginConfig, ext
   const logType = logging ? strOf(logging, 'type', 'logging.type') ?? strOf(logging, 'driver', 'logging.driver') : undefined;
   if (logType && logType !== 'json-file') throw badConfig('logging.type', `${JSON.stringify(logType)} is not supported: task logs are read through the json-file log driver`);
 
+  const modes = {
+    ipc: checkNamespaceMode('ipc', strOf(o, 'ipc_mode', 'ipc_mode'), plugin.allowedModes, plugin.allowPrivileged),
+    pid: checkNamespaceMode('pid', strOf(o, 'pid_mode', 'pid_mode'), plugin.allowedModes, plugin.allowPrivileged),
+    uts: checkNamespaceMode('uts', strOf(o, 'uts_mode', 'uts_mode'), plugin.allowedModes, plugin.allowPrivileged),
+    userns: checkNamespaceMode('userns', strOf(o, 'userns_mode', 'userns_mode'), plugin.allowedModes, plugin.allowPrivileged),
+  };
+  const securityOpt = checkSecurityOpts(strListOf(o, 'security_opt', 'security_opt') ?? [], plugin.allowPrivileged);
+  const sysctls = checkSysctls(strMapOf(o, 'sysctl', 'sysctl') ?? {}, { networkMode, ipcMode: modes.ipc, utsMode: modes.uts, allowPrivileged: plugin.allowPrivileged });
+
   const { exposed, bindings } = parsePorts(o, cfg.env ?? {});
   const volumes = parseVolumes(o, cfg, plugin);
   const mounts = parseMounts(o, cfg, plugin);
@@ -289,15 +300,15 @@ export function parseDockerTask(cfg: TaskConfig, plugin: DockerPluginConfig, ext
     Dns: strListOf(o, 'dns_servers', 'dns_servers') ?? [],
     DnsSearch: strListOf(o, 'dns_search_domains', 'dns_search_domains') ?? [],
     DnsOptions: strListOf(o, 'dns_options', 'dns_options') ?? [],
-    SecurityOpt: strListOf(o, 'security_opt', 'security_opt') ?? [],
+    SecurityOpt: securityOpt,
     GroupAdd: strListOf(o, 'group_add', 'group_add') ?? [],
-    Sysctls: strMapOf(o, 'sysctl', 'sysctl') ?? {},
+    Sysctls: sysctls,
     ...(strMapOf(o, 'storage_opt', 'storage_opt') ? { StorageOpt: strMapOf(o, 'storage_opt', 'storage_opt') } : {}),
     ...(intOf(o, 'oom_score_adj', 'oom_score_adj') !== undefined ? { OomScoreAdj: intOf(o, 'oom_score_adj', 'oom_score_adj') } : {}),
-    ...(strOf(o, 'ipc_mode', 'ipc_mode') ? { IpcMode: strOf(o, 'ipc_mode', 'ipc_mode') } : {}),
-    ...(strOf(o, 'pid_mode', 'pid_mode') ? { PidMode: strOf(o, 'pid_mode', 'pid_mode') } : {}),
-    ...(strOf(o, 'uts_mode', 'uts_mode') ? { UTSMode: strOf(o, 'uts_mode', 'uts_mode') } : {}),
-    ...(strOf(o, 'userns_mode', 'userns_mode') ? { UsernsMode: strOf(o, 'userns_mode', 'userns_mode') } : {}),
+    ...(modes.ipc ? { IpcMode: modes.ipc } : {}),
+    ...(modes.pid ? { PidMode: modes.pid } : {}),
+    ...(modes.uts ? { UTSMode: modes.uts } : {}),
+    ...(modes.userns ? { UsernsMode: modes.userns } : {}),
     ...(strOf(o, 'cpuset_cpus', 'cpuset_cpus') ? { CpusetCpus: strOf(o, 'cpuset_cpus', 'cpuset_cpus') } : {}),
     LogConfig: { Type: 'json-file', Config: {} },
   };

@@ -3,12 +3,10 @@ import assert from 'node:assert/strict';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { TaskHookRequest, TaskPrep } from '../../../src/client/taskrunner/interfaces.js';
 import { TemplateHook } from '../../../src/client/taskrunner/hooks/template-hook.js';
-import { ArtifactHook } from '../../../src/client/taskrunner/hooks/artifact-hook.js';
 import { TaskSetupError } from '../../../src/client/taskrunner/task-setup-error.js';
-import { canonicalizeArtifact, canonicalizeTemplate, type TaskArtifact, type Template } from '../../../src/structs/template.js';
+import { canonicalizeTemplate, type Template } from '../../../src/structs/template.js';
 
 async function withDirs(fn: (prep: TaskPrep, dir: string) => Promise<void>): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'caravan-tmpl-'));
@@ -25,9 +23,9 @@ async function withDirs(fn: (prep: TaskPrep, dir: string) => Promise<void>): Pro
   }
 }
 
-function request(templates: Partial<Template>[], artifacts: Partial<TaskArtifact>[] = []): TaskHookRequest {
+function request(templates: Partial<Template>[]): TaskHookRequest {
   return {
-    task: { Name: 't', Templates: templates.map(canonicalizeTemplate), Artifacts: artifacts.map(canonicalizeArtifact) },
+    task: { Name: 't', Templates: templates.map(canonicalizeTemplate) },
     alloc: { ID: 'alloc-1', Namespace: 'default', Job: null },
     node: { region: 'global' },
     signal: new AbortController().signal,
@@ -70,35 +68,6 @@ describe('TemplateHook', () => {
         return true;
       });
       await assert.rejects(new TemplateHook().prestart(request([{ EmbeddedTmpl: 'x', DestPath: '../../etc/x' }]), prep), /Template failed: destination "..\/..\/etc\/x" escapes the task directory/);
-    });
-  });
-});
-
-describe('ArtifactHook', () => {
-  it('copies local files (absolute path and file://) into the task dir', async () => {
-    await withDirs(async (prep, dir) => {
-      const src = await mkdtemp(join(tmpdir(), 'caravan-art-'));
-      try {
-        await writeFile(join(src, 'app.conf'), 'conf');
-        await new ArtifactHook().prestart(
-          request([], [{ GetterSource: join(src, 'app.conf') }, { GetterSource: pathToFileURL(join(src, 'app.conf')).href, GetterMode: 'file', RelativeDest: 'local/renamed.conf' }]),
-          prep,
-        );
-        assert.equal(await readFile(join(dir, 'local', 'app.conf'), 'utf8'), 'conf');
-        assert.equal(await readFile(join(dir, 'local', 'renamed.conf'), 'utf8'), 'conf');
-      } finally {
-        await rm(src, { recursive: true, force: true });
-      }
-    });
-  });
-
-  it('fails setup for remote sources', async () => {
-    await withDirs(async (prep) => {
-      await assert.rejects(new ArtifactHook().prestart(request([], [{ GetterSource: 'https://example.com/x.tgz' }]), prep), (e: unknown) => {
-        assert.ok(e instanceof TaskSetupError);
-        assert.match(e.message, /^Artifact failed: source "https:\/\/example.com\/x.tgz" is not a local file/);
-        return true;
-      });
     });
   });
 });
