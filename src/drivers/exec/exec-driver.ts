@@ -1,8 +1,11 @@
 /**
  * Nomad's exec driver: the task's command isolated in a bubblewrap sandbox (own PID, mount, UTS,
  * IPC and — with network mode "none" — network namespaces; the task directory as its root with
- * the client's chroot_env bound read-only; the task's user, a capability bounding set and
- * no_new_privs) and limited by a cgroup (memory hard and soft limit, CPU shares, pids).
+ * the client's chroot_env bound read-only; its own /proc with the kernel's global knobs
+ * read-only and its secrets masked; the task's user, a capability bounding set and
+ * no_new_privs; a default seccomp filter, also over `alloc exec` sessions) and limited by a
+ * cgroup (memory hard and soft limit, CPU shares, pids — 4,096 unless the plugin says otherwise).
+ * See docs/exec-sandbox.md for what each part stops.
  *
  * It is raw_exec's supervision with a different command line: the per-data-dir supervisor spawns
  * `sh → bwrap → setpriv → command`, so tasks outlive the agent and are reattached after a
