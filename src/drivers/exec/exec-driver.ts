@@ -249,7 +249,12 @@ export class ExecDriver extends RawExecDriver {
     if (!this.support?.ok) throw new DriverError(DriverErrorCode.Unsupported, 'exec: the sandbox tools are not available', false);
     const target = this.sandboxInitPid(t.handle.pid);
     if (target === undefined) throw new DriverError(DriverErrorCode.TaskNotFound, `exec: task "${taskId}" has no running sandbox`, false);
-    const seccompFile = this.seccomp()?.exec;
+    let seccompFile: string | undefined;
+    try {
+      seccompFile = this.seccomp()?.exec;
+    } catch (err) {
+      throw new DriverError(DriverErrorCode.StartFailed, `exec: cannot write the seccomp filter: ${(err as Error).message}`, true, { cause: err });
+    }
     const argv = sandboxExecArgv(
       this.support.tools,
       {
