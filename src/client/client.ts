@@ -27,6 +27,7 @@ import type { NodeInfo } from './taskenv/task-env.js';
 import { HostStatsCollector, type HostStats } from './node/host-stats.js';
 import { applyMetaChanges, loadDynamicMeta, mergedMeta, saveDynamicMeta, type NodeMetaResponse } from './node/node-meta.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
+import { taskUserPolicy, type TaskUserPolicy } from './taskrunner/task-user-policy.js';
 
 export type { ServerConnection } from './server-connection.js';
 
@@ -74,6 +75,8 @@ export class Client implements ClientHttpApi {
   private readonly random: RandomSource;
   private readonly logger: Logger;
   private readonly drivers: Map<string, Driver>;
+  /** Who tasks may run as (the options user.denylist and user.checked_drivers). */
+  private readonly userPolicy: TaskUserPolicy;
   private node!: Node;
   private nodeInfo!: NodeInfo;
   private registered = false;
@@ -90,6 +93,7 @@ export class Client implements ClientHttpApi {
     this.random = config.random ?? Math.random;
     this.logger = config.logger ?? pino({ level: 'silent' });
     this.drivers = new Map(drivers.map((d) => [d.name, d]));
+    this.userPolicy = taskUserPolicy(config.options);
     this.batcher = new AllocUpdateBatcher(
       (u) => this.config.connection.updateAllocs(u),
       this.clock,
@@ -439,6 +443,7 @@ export class Client implements ClientHttpApi {
       onUpdate: (u: AllocClientUpdate) => this.batcher.enqueue(u),
       restored,
       hostEnv: process.env,
+      userPolicy: this.userPolicy,
       variables: (req, signal) => this.config.connection.readTaskVariables(req, signal),
     });
   }

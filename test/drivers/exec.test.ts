@@ -73,6 +73,10 @@ test('exec config: bad fields are named; modes, caps and chroot_env follow Nomad
   assert.throws(() => parseExecTaskConfig({ command: 'x', cap_add: ['cap_bogus'] }, plugin), /"cap_add".*cap_bogus/);
   assert.throws(() => parseExecTaskConfig({ command: 'x', work_dir: 'rel' }, plugin), /"work_dir"/);
   assert.throws(() => parseExecPluginConfig({ pids_limit: -1 }), /"pids_limit"/);
+  assert.throws(() => parseExecPluginConfig({ seccomp: 'off' }), /"seccomp"/);
+  assert.equal(plugin.pidsLimit, 4096, 'a default pids limit');
+  assert.equal(plugin.seccomp, true, 'the seccomp filter by default');
+  assert.equal(parseExecPluginConfig({ pids_limit: 0, seccomp: false }).seccomp, false);
   assert.throws(() => parseExecPluginConfig({ default_ipc_mode: 'x' }), /"default_ipc_mode"/);
   assert.throws(() => parseExecPluginConfig(undefined, { bin: '/bin' }), /chroot_env/);
 

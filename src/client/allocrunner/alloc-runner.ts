@@ -26,6 +26,7 @@ import type { AnyTaskHook, TaskVariableReader } from '../taskrunner/interfaces.j
 import { Coordinator, LifecycleStage, taskLifecycleStage } from './tasklifecycle/coordinator.js';
 import { allocClientStatus } from './alloc-status.js';
 import { HealthTracker, healthSettings, mainTaskNames } from './health-tracker.js';
+import type { TaskUserPolicy } from '../taskrunner/task-user-policy.js';
 
 /** Everything an alloc runner depends on. */
 export interface AllocRunnerConfig {
@@ -46,6 +47,8 @@ export interface AllocRunnerConfig {
   variables?: TaskVariableReader;
   /** Hooks factory override for tests. */
   hooks?: (task: Task) => AnyTaskHook[] | undefined;
+  /** The client's user.denylist / user.checked_drivers; Nomad's defaults when not given. */
+  userPolicy?: TaskUserPolicy;
 }
 
 interface StartWaiter {
@@ -102,6 +105,7 @@ export class AllocRunner {
         hostEnv: cfg.hostEnv,
         hooks: cfg.hooks?.(task),
         ...(cfg.variables ? { variables: cfg.variables } : {}),
+        ...(cfg.userPolicy ? { userPolicy: cfg.userPolicy } : {}),
       });
       this.runners.set(task.Name, tr);
       this.states[task.Name] = tr.state();

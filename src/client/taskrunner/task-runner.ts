@@ -32,6 +32,7 @@ import { StatsHook } from './hooks/stats-hook.js';
 import { ArtifactHook } from './hooks/artifact-hook.js';
 import { TemplateHook } from './hooks/template-hook.js';
 import { TaskSetupError } from './task-setup-error.js';
+import type { TaskUserPolicy } from './task-user-policy.js';
 import { ExitCause, restoredExit, type RestoredExit } from './restored-exit.js';
 
 /** Nomad's default kill timeout. */
@@ -59,6 +60,8 @@ export interface TaskRunnerConfig {
   hooks?: AnyTaskHook[];
   /** Reads variables for the task's templates from the servers. */
   variables?: TaskVariableReader;
+  /** The client's user.denylist / user.checked_drivers; Nomad's defaults when not given. */
+  userPolicy?: TaskUserPolicy;
 }
 
 /** The restart policy of a task: its own, else its group's, else Nomad's default for the job type. */
@@ -117,7 +120,7 @@ export class TaskRunner {
       this.stats = null;
     } else {
       this.stats = new StatsHook(cfg.clock);
-      this.hooks = [new ValidateHook(), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats];
+      this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats];
     }
   }
 

@@ -36,6 +36,12 @@ const ALL_CAPS = new Set([
   'sys_resource', 'sys_time', 'sys_tty_config', 'syslog', 'wake_alarm',
 ]);
 
+/**
+ * The default per-task process limit: generous for any real workload, but a fork bomb stops
+ * there instead of at the memory limit or the host's pid_max. Nomad's exec has no such limit.
+ */
+export const DEFAULT_PIDS_LIMIT = 4096;
+
 export const NamespaceMode = { Private: 'private', Host: 'host' } as const;
 export type NamespaceMode = (typeof NamespaceMode)[keyof typeof NamespaceMode];
 
@@ -46,6 +52,8 @@ export interface ExecPluginConfig {
   allowCaps: string[];
   /** Per-task process limit (0: none). */
   pidsLimit: number;
+  /** Whether tasks (and exec sessions into them) run under the default seccomp filter. */
+  seccomp: boolean;
   /** Host path → path inside the task, bound read-only. */
   chrootEnv: Record<string, string>;
 }
@@ -94,8 +102,10 @@ function capNames(list: string[], field: string): string[] {
 export function parseExecPluginConfig(raw: Record<string, unknown> | undefined, chrootEnv?: Record<string, string>): ExecPluginConfig {
   const cfg = raw ?? {};
   const allowCaps = cfg['allow_caps'] === undefined ? [...DEFAULT_ALLOW_CAPS] : capNames(stringList(cfg['allow_caps'], 'plugin config "allow_caps"'), 'plugin config "allow_caps"');
-  const pids = cfg['pids_limit'] ?? 0;
-  if (typeof pids !== 'number' || !Number.isInteger(pids) || pids < 0) throw bad('plugin config "pids_limit"', 'must be an integer ≥ 0');
+  const pids = cfg['pids_limit'] ?? DEFAULT_PIDS_LIMIT;
+  if (typeof pids !== 'number' || !Number.isInteger(pids) || pids < 0) throw bad('plugin config "pids_limit"', 'must be an integer ≥ 0 (0: no limit)');
+  const seccomp = cfg['seccomp'] ?? true;
+  if (typeof seccomp !== 'boolean') throw bad('plugin config "seccomp"', 'must be true or false');
   const env = chrootEnv ?? DEFAULT_CHROOT_ENV;
   for (const [src, dest] of Object.entries(env)) {
     if (!src.startsWith('/') || !dest.startsWith('/')) throw bad('client chroot_env', `entries must map absolute paths, got ${JSON.stringify(src)} = ${JSON.stringify(dest)}`);
@@ -105,6 +115,7 @@ export function parseExecPluginConfig(raw: Record<string, unknown> | undefined, 
     defaultIpcMode: mode(cfg['default_ipc_mode'], 'plugin config "default_ipc_mode"', NamespaceMode.Private),
     allowCaps: allowCaps.includes('all') ? [...ALL_CAPS] : allowCaps,
     pidsLimit: pids,
+    seccomp,
     chrootEnv: { ...env },
   };
 }

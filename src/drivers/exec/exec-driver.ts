@@ -1,16 +1,20 @@
 /**
  * Nomad's exec driver: the task's command isolated in a bubblewrap sandbox (own PID, mount, UTS,
  * IPC and — with network mode "none" — network namespaces; the task directory as its root with
- * the client's chroot_env bound read-only; the task's user, a capability bounding set and
- * no_new_privs) and limited by a cgroup (memory hard and soft limit, CPU shares, pids).
+ * the client's chroot_env bound read-only; its own /proc with the kernel's global knobs
+ * read-only and its secrets masked; the task's user, a capability bounding set and
+ * no_new_privs; a default seccomp filter, also over `alloc exec` sessions) and limited by a
+ * cgroup (memory hard and soft limit, CPU shares, pids — 4,096 unless the plugin says otherwise).
+ * See docs/exec-sandbox.md for what each part stops.
  *
  * It is raw_exec's supervision with a different command line: the per-data-dir supervisor spawns
  * `sh → bwrap → setpriv → command`, so tasks outlive the agent and are reattached after a
  * restart exactly as raw_exec's are; the cgroup's directories are kept in the task handle. An
  * exit is an OOM kill when the cgroup's memory controller counted one.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
+import { join } from 'node:path';
 import {
   DriverError,
   DriverErrorCode,
@@ -27,7 +31,9 @@ import type { SupervisedExit } from '../supervisor/protocol.js';
 import { type CgroupSystem, type TaskCgroup } from './cgroups.js';
 import { parseExecPluginConfig, parseExecTaskConfig, taskCapabilities, type ExecPluginConfig } from './exec-config.js';
 import { probeExecSupport, type ExecSupport } from './exec-fingerprint.js';
+import { procConfinementArgs } from './proc-confinement.js';
 import { sandboxExecArgv, sandboxStartArgv, type SandboxTools, type TaskUser } from './sandbox-command.js';
+import { writeSeccompFiles, type SeccompFiles } from './seccomp/seccomp-files.js';
 
 /** The driver's name, as in jobspecs. */
 export const EXEC_DRIVER_NAME = 'exec';
@@ -92,10 +98,22 @@ export class ExecDriver extends RawExecDriver {
   override readonly name: string = EXEC_DRIVER_NAME;
   private readonly plugin: ExecPluginConfig;
   private support: ExecSupport | null = null;
+  /** The /proc confinement arguments: the host's kernel and the chroot_env do not change while we run. */
+  private readonly procConfinement: string[];
+  /** Written on first use; null when the plugin config turns seccomp off. */
+  private seccompFiles: SeccompFiles | null = null;
 
   constructor(execOpts: ExecDriverOptions) {
     super(execOpts);
     this.plugin = parseExecPluginConfig(execOpts.pluginConfig, execOpts.chrootEnv);
+    this.procConfinement = procConfinementArgs(existsSync, this.plugin.chrootEnv);
+  }
+
+  /** The filters' paths (written once per agent, so a changed filter reaches the next starts). */
+  private seccomp(): SeccompFiles | null {
+    if (!this.plugin.seccomp) return null;
+    this.seccompFiles ??= writeSeccompFiles(join(this.opts.dataDir, 'exec'));
+    return this.seccompFiles;
   }
 
   /** exec isolates its tasks: raw_exec's `enabled` switch does not apply. */
@@ -127,6 +145,12 @@ export class ExecDriver extends RawExecDriver {
     // The task's user writes its own local/ and tmp/ (Nomad makes them world-writable too).
     for (const d of [config.dirs.localDir, config.dirs.tmpDir]) await chmod(d, 0o777).catch(() => {});
     const memMB = config.resources.memoryMaxMB > 0 ? config.resources.memoryMaxMB : config.resources.memoryMB;
+    let seccompFile: string | undefined;
+    try {
+      seccompFile = this.seccomp()?.task;
+    } catch (err) {
+      throw new DriverError(DriverErrorCode.StartFailed, `exec: cannot write the seccomp filter: ${(err as Error).message}`, true, { cause: err });
+    }
     let cg: TaskCgroup;
     try {
       cg = cgroups.create(cgroupName(config.id), {
@@ -149,6 +173,8 @@ export class ExecDriver extends RawExecDriver {
       caps,
       hostname: config.taskName.replace(/[^A-Za-z0-9-]/g, '-').slice(0, 63) || 'task',
       procsFiles: cg.procsFiles,
+      procConfinement: this.procConfinement,
+      ...(seccompFile ? { seccompFile } : {}),
     });
     const state: ExecState = {
       cgroupDirs: cg.dirs,
@@ -223,9 +249,22 @@ export class ExecDriver extends RawExecDriver {
     if (!this.support?.ok) throw new DriverError(DriverErrorCode.Unsupported, 'exec: the sandbox tools are not available', false);
     const target = this.sandboxInitPid(t.handle.pid);
     if (target === undefined) throw new DriverError(DriverErrorCode.TaskNotFound, `exec: task "${taskId}" has no running sandbox`, false);
+    let seccompFile: string | undefined;
+    try {
+      seccompFile = this.seccomp()?.exec;
+    } catch (err) {
+      throw new DriverError(DriverErrorCode.StartFailed, `exec: cannot write the seccomp filter: ${(err as Error).message}`, true, { cause: err });
+    }
     const argv = sandboxExecArgv(
       this.support.tools,
-      { user: { name: st.user, uid: st.uid, gid: st.gid }, caps: st.caps, procsFiles: this.cgroupOf(t.handle)?.procsFiles ?? [], networkNone: st.networkNone, task: st },
+      {
+        user: { name: st.user, uid: st.uid, gid: st.gid },
+        caps: st.caps,
+        procsFiles: this.cgroupOf(t.handle)?.procsFiles ?? [],
+        networkNone: st.networkNone,
+        task: st,
+        ...(seccompFile ? { seccompFile } : {}),
+      },
       target,
       command.length > 0 ? command : ['/bin/sh'],
     );

@@ -1,16 +1,22 @@
 /**
  * The command lines that put a process into an exec task's sandbox.
  *
- * Start:  sh (joins the task's cgroups by writing its own pid, then execs)
+ * Start:  sh (joins the task's cgroups by writing its own pid, opens the seccomp filter on fd 9,
+ *           then execs)
  *           → bwrap (new pid/mount/uts/ipc[/net] namespaces, the task directory as `/`, the
- *             chroot_env bound read-only over it, /alloc, its own /proc and a minimal /dev)
+ *             chroot_env bound read-only over it, /alloc, its own /proc with the kernel's
+ *             global knobs read-only or masked, a minimal /dev; the seccomp filter loaded last)
  *             → setpriv (the task's user, capability bounding set, no_new_privs) → the command
- * Exec:   sh (joins the same cgroups) → nsenter (the task's namespaces and root)
+ * Exec:   sh (joins the same cgroups, opens the exec filter on fd 9)
+ *           → bwrap (no namespace of its own but a throwaway mount namespace: only there to load
+ *             the filter, as nothing else on the host can put one on a process it then execs)
+ *           → nsenter (the task's namespaces and root)
  *           → setpriv (same user and capabilities, dies with nsenter) → the command
  *
  * Joining the cgroup in the shell before exec is race-free: every process of the sandbox is
  * born inside the limits. bwrap rather than a hand-made unshare/pivot_root sequence: one fork,
- * no mount(8) per bind (see the README's design section).
+ * no mount(8) per bind (see the README's design section). The filter reaches bwrap as an open
+ * file descriptor because that is how `--seccomp` takes it; the shell's redirection opens it.
  */
 import { ExecTaskConfig, NamespaceMode } from './exec-config.js';
 
@@ -42,13 +48,25 @@ export interface SandboxSpec {
   hostname: string;
   /** The cgroup.procs files to join first. */
   procsFiles: string[];
+  /** bwrap arguments confining /proc and /sys, after the sandbox's own are mounted (proc-confinement.ts). */
+  procConfinement: string[];
+  /** The compiled seccomp filter bwrap loads for the task; none when the client turned it off. */
+  seccompFile?: string;
 }
 
-/** `sh -c` body: writes its pid into the first N files given, then execs the rest. */
-const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+/** The descriptor the shell opens the seccomp filter on for bwrap (dash takes single digits). */
+const SECCOMP_FD = 9;
 
-function joinCgroups(tools: SandboxTools, procsFiles: string[], rest: string[]): string[] {
-  return [tools.sh, '-c', JOIN_CGROUPS, 'caravan-cgroup-join', String(procsFiles.length), ...procsFiles, ...rest];
+/**
+ * `sh -c` body: writes its pid into the first N files given, then execs the rest — with the file
+ * $2 open on fd 9 when $2 is not empty (an unreadable filter fails the start: never unfiltered).
+ */
+const JOIN_CGROUPS =
+  'n=$1; f=$2; shift 2; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
+  `[ -z "$f" ] && exec "$@"; exec "$@" ${SECCOMP_FD}<"$f"`;
+
+function joinCgroups(tools: SandboxTools, procsFiles: string[], seccompFile: string | undefined, rest: string[]): string[] {
+  return [tools.sh, '-c', JOIN_CGROUPS, 'caravan-cgroup-join', String(procsFiles.length), seccompFile ?? '', ...procsFiles, ...rest];
 }
 
 /** setpriv arguments: the user, the capability bounding set, no_new_privs. */
@@ -76,18 +94,20 @@ export function sandboxStartArgv(tools: SandboxTools, spec: SandboxSpec): string
   if (spec.networkNone) bw.push('--unshare-net');
   bw.push('--bind', spec.taskDir, '/');
   for (const [src, dest] of Object.entries(spec.chrootEnv)) bw.push('--ro-bind-try', src, dest);
-  bw.push('--bind', spec.sharedAllocDir, '/alloc', '--proc', '/proc', '--dev', '/dev');
+  bw.push('--bind', spec.sharedAllocDir, '/alloc', '--proc', '/proc', '--dev', '/dev', ...spec.procConfinement);
+  if (spec.seccompFile) bw.push('--seccomp', String(SECCOMP_FD));
   bw.push('--hostname', spec.hostname, '--chdir', t.workDir || '/', '--');
-  return joinCgroups(tools, spec.procsFiles, [...bw, ...dropPrivileges(tools, spec), t.command, ...t.args]);
+  return joinCgroups(tools, spec.procsFiles, spec.seccompFile, [...bw, ...dropPrivileges(tools, spec), t.command, ...t.args]);
 }
 
 /**
  * The argv that runs `command` inside the running sandbox whose first process (bwrap's init,
- * or the command itself without a pid namespace) is `targetPid`.
+ * or the command itself without a pid namespace) is `targetPid`. With a `seccompFile` (the exec
+ * variant of the filter, which lets nsenter's setns through), bwrap loads it first.
  */
 export function sandboxExecArgv(
   tools: SandboxTools,
-  spec: Pick<SandboxSpec, 'user' | 'caps' | 'procsFiles' | 'networkNone'> & { task: Pick<ExecTaskConfig, 'pidMode' | 'ipcMode' | 'workDir'> },
+  spec: Pick<SandboxSpec, 'user' | 'caps' | 'procsFiles' | 'networkNone' | 'seccompFile'> & { task: Pick<ExecTaskConfig, 'pidMode' | 'ipcMode' | 'workDir'> },
   targetPid: number,
   command: string[],
 ): string[] {
@@ -98,5 +118,9 @@ export function sandboxExecArgv(
   // `--wdns`, not `--wd=<dir>`: the latter opens <dir> on the host before entering.
   ns.push('--root', `--wdns=${spec.task.workDir || '/'}`, '--');
   // Dies with nsenter: a session the client closed must not leave its command in the sandbox.
-  return joinCgroups(tools, spec.procsFiles, [...ns, ...dropPrivileges(tools, spec, ['--pdeathsig=KILL']), ...command]);
+  const inside = [...ns, ...dropPrivileges(tools, spec, ['--pdeathsig=KILL']), ...command];
+  if (!spec.seccompFile) return joinCgroups(tools, spec.procsFiles, undefined, inside);
+  // nsenter dies with bwrap's monitor, which is the process the client holds and kills.
+  const loader = [tools.bwrap, '--dev-bind', '/', '/', '--die-with-parent', '--seccomp', String(SECCOMP_FD), '--'];
+  return joinCgroups(tools, spec.procsFiles, spec.seccompFile, [...loader, ...inside]);
 }
