@@ -183,6 +183,7 @@ function agentConfigJson(c: AgentConfig, dataDir: string): Record<string, unknow
       Enabled: c.client.enabled,
       Servers: c.client.servers,
       NodeClass: c.client.nodeClass,
+      NodePool: c.client.nodePool,
       Meta: c.client.meta,
       Options: c.client.options,
     },
