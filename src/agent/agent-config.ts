@@ -7,6 +7,7 @@ import { CaravanError } from '../structs/caravan-error.js';
 import { defaultTlsConfig, validateTlsConfig, type TlsConfig } from '../tls/tls-config.js';
 import { hostname } from 'node:os';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
+import { clientIntroductionConfigProblem, defaultClientIntroductionConfig, type ClientIntroductionConfig } from '../structs/client-introduction.js';
 
 /** The server block of the agent configuration. */
 export interface ServerConfig {
@@ -20,6 +21,8 @@ export interface ServerConfig {
   etcd?: EtcdConfig;
   /** `raft_snapshot_threshold` (Nomad's name): log entries between state snapshots; undefined for the server's default. */
   snapshotThreshold?: number;
+  /** `client_introduction { enforcement, default_identity_ttl, max_identity_ttl }` (Nomad's; default enforcement "warn"). */
+  clientIntroduction: ClientIntroductionConfig;
 }
 
 /** The client block of the agent configuration. */
@@ -28,6 +31,14 @@ export interface ClientConfig {
   /** Server HTTP addresses ("host:port") a client-only agent talks to. */
   servers: string[];
   nodeClass: string;
+  /** `node_pool` (Nomad's; default "default"): the pool the node registers in. */
+  nodePool: string;
+  /**
+   * The introduction token the client presents when it first registers. As Nomad's, never
+   * read from a configuration file: `-client-intro-token`, else NOMAD_CLIENT_INTRO_TOKEN
+   * (CARAVAN_CLIENT_INTRO_TOKEN first), else the file `<data_dir>/client/intro_token.jwt`.
+   */
+  introToken?: string;
   meta: Record<string, string>;
   options: Record<string, string>;
   /** `chroot_env`: host path → path inside exec tasks; undefined for Nomad's default. */
@@ -74,7 +85,7 @@ export interface AgentConfigLayer {
   bindAddr?: string;
   ports?: { http?: number };
   logLevel?: string;
-  server?: Partial<Omit<ServerConfig, 'etcd'>> & { etcd?: Partial<EtcdConfig> };
+  server?: Partial<Omit<ServerConfig, 'etcd' | 'clientIntroduction'>> & { etcd?: Partial<EtcdConfig>; clientIntroduction?: Partial<ClientIntroductionConfig> };
   client?: Partial<ClientConfig>;
   plugins?: Record<string, Record<string, unknown>>;
   files?: string[];
@@ -107,8 +118,8 @@ export function defaultAgentConfig(): AgentConfig {
     bindAddr: '127.0.0.1',
     ports: { http: 4646 },
     logLevel: 'info',
-    server: { enabled: false, numSchedulers: null },
-    client: { enabled: false, servers: [], nodeClass: '', meta: {}, options: {} },
+    server: { enabled: false, numSchedulers: null, clientIntroduction: defaultClientIntroductionConfig() },
+    client: { enabled: false, servers: [], nodeClass: '', nodePool: 'default', meta: {}, options: {} },
     plugins: {},
     files: [],
     acl: { enabled: false, tokenTtlMs: 30_000, policyTtlMs: 30_000 },
@@ -146,6 +157,7 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
     server: {
       enabled: def(layer.server?.enabled, base.server.enabled),
       numSchedulers: def(layer.server?.numSchedulers, base.server.numSchedulers),
+      clientIntroduction: { ...base.server.clientIntroduction, ...layer.server?.clientIntroduction },
       ...((layer.server?.etcd ?? base.server.etcd) ? { etcd: mergeEtcd(base.server.etcd, layer.server?.etcd) } : {}),
       ...((layer.server?.snapshotThreshold ?? base.server.snapshotThreshold) !== undefined
         ? { snapshotThreshold: layer.server?.snapshotThreshold ?? base.server.snapshotThreshold }
@@ -155,6 +167,8 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
       enabled: def(layer.client?.enabled, base.client.enabled),
       servers: def(layer.client?.servers, base.client.servers),
       nodeClass: def(layer.client?.nodeClass, base.client.nodeClass),
+      nodePool: def(layer.client?.nodePool, base.client.nodePool),
+      ...((layer.client?.introToken ?? base.client.introToken) !== undefined ? { introToken: layer.client?.introToken ?? base.client.introToken } : {}),
       meta: { ...base.client.meta, ...layer.client?.meta },
       options: { ...base.client.options, ...layer.client?.options },
       ...((layer.client?.chrootEnv ?? base.client.chrootEnv) ? { chrootEnv: layer.client?.chrootEnv ?? base.client.chrootEnv } : {}),
@@ -217,6 +231,11 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
   }
   if (c.server.snapshotThreshold !== undefined && (!Number.isInteger(c.server.snapshotThreshold) || c.server.snapshotThreshold < 1)) {
     throw new AgentConfigError('server.raft_snapshot_threshold', `must be a positive integer, got ${String(c.server.snapshotThreshold)}`);
+  }
+  const intro = clientIntroductionConfigProblem(c.server.clientIntroduction);
+  if (intro) throw new AgentConfigError(`server.client_introduction.${intro[0]}`, intro[1]);
+  if (c.client.nodePool === '' || c.client.nodePool === 'all') {
+    throw new AgentConfigError('client.node_pool', `invalid node pool ${JSON.stringify(c.client.nodePool)} (a node cannot be in "all" or in no pool)`);
   }
   if (c.server.etcd) {
     if (c.dev) throw new AgentConfigError('server.etcd', '-dev keeps the embedded log; etcd is for a cluster of servers');

@@ -10,6 +10,7 @@ import type { ClientHttpApi } from '../http/client-http-api.js';
 import type { OutboundTls } from '../tls/tls-config.js';
 import type { ServerApi } from '../server/server-api.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
+import type { ClientIntroductionConfig } from '../structs/client-introduction.js';
 
 /** What the agent asks of a server it opened. */
 export interface ServerRole {
@@ -44,6 +45,8 @@ export interface OpenServerOptions {
   etcd?: EtcdConfig;
   /** Log entries between state snapshots (raft_snapshot_threshold). */
   snapshotThreshold?: number;
+  /** The `client_introduction` block. */
+  clientIntroduction?: ClientIntroductionConfig;
   logger: Logger;
 }
 
@@ -59,6 +62,10 @@ export interface StartClientOptions {
   region: string;
   httpAddr: string;
   nodeClass: string;
+  /** The node pool the node registers in. */
+  nodePool?: string;
+  /** The introduction token presented at the first registration (else read from `<dataDir>/intro_token.jwt`). Secret. */
+  introToken?: string;
   meta: Record<string, string>;
   options: Record<string, string>;
   /** Bodies of `plugin "<name>" { config { … } }` blocks, by plugin name. */

@@ -77,8 +77,13 @@ export class Agent {
           name: config.name,
           ...(config.server.etcd ? { etcd: config.server.etcd } : {}),
           ...(config.server.snapshotThreshold !== undefined ? { snapshotThreshold: config.server.snapshotThreshold } : {}),
+          clientIntroduction: config.server.clientIntroduction,
           logger: logger.child({ component: 'server' }),
         });
+        if (config.server.clientIntroduction.enforcement === 'strict' && !config.acl.enabled) {
+          // Minting an introduction token needs node:write; without ACLs anyone who reaches the API has it.
+          logger.warn({}, 'client_introduction enforcement is "strict" but ACLs are off: anyone who reaches the API can mint an introduction token');
+        }
       }
       const lateClient = config.client.enabled ? lateBoundClient() : undefined;
       http = createHttpServer({
@@ -120,6 +125,8 @@ export class Agent {
           region: config.region,
           httpAddr: advertiseAddress(httpAddr),
           nodeClass: config.client.nodeClass,
+          nodePool: config.client.nodePool,
+          ...(config.client.introToken !== undefined ? { introToken: config.client.introToken } : {}),
           meta: config.client.meta,
           options: config.client.options,
           plugins: config.plugins,
@@ -190,6 +197,7 @@ function agentConfigJson(c: AgentConfig, dataDir: string): Record<string, unknow
       Enabled: c.client.enabled,
       Servers: c.client.servers,
       NodeClass: c.client.nodeClass,
+      NodePool: c.client.nodePool,
       Meta: c.client.meta,
       Options: c.client.options,
     },

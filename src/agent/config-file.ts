@@ -2,8 +2,9 @@
  * Reading a Nomad agent configuration file (HCL2, or JSON when the name ends in .json) into a
  * configuration layer. Known settings: data_dir, bind_addr, datacenter, region, name,
  * log_level, ports { http }, server { enabled, num_schedulers, raft_snapshot_threshold, etcd { endpoints, prefix,
- * lease_ttl, tls { ca_file, cert_file, key_file } } }, client { enabled, servers,
- * node_class, meta, options }, acl { enabled, token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
+ * lease_ttl, tls { ca_file, cert_file, key_file } }, client_introduction { enforcement, default_identity_ttl,
+ * max_identity_ttl } }, client { enabled, servers, node_class, node_pool, meta, options }, acl { enabled,
+ * token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
  * verify_server_hostname, verify_https_client }, plugin "<name>" { config { … } } (kept as given, for the driver
  * to read). Other Nomad settings are ignored, so existing files load.
  */
@@ -13,6 +14,7 @@ import { AgentConfigError, type AgentConfigLayer } from './agent-config.js';
 import type { TlsConfig } from '../tls/tls-config.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 import { NANOS_PER_MS, parseDuration } from '../structs/duration.js';
+import { isIntroductionEnforcement, type ClientIntroductionConfig } from '../structs/client-introduction.js';
 
 type Obj = Record<string, unknown>;
 
@@ -102,6 +104,8 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     if (threshold !== undefined) layer.server.snapshotThreshold = threshold;
     const etcd = etcdBlock(server);
     if (etcd) layer.server.etcd = etcd;
+    const intro = clientIntroductionBlock(server);
+    if (intro) layer.server.clientIntroduction = intro;
   }
   const client = block(tree, 'client');
   if (client) {
@@ -115,6 +119,13 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     }
     const nodeClass = str(client, 'node_class', 'client.node_class');
     if (nodeClass !== undefined) layer.client.nodeClass = nodeClass;
+    const nodePool = str(client, 'node_pool', 'client.node_pool');
+    if (nodePool !== undefined) layer.client.nodePool = nodePool;
+    // Nomad keeps the introduction token out of configuration files (its `hcl:"-"`), where it
+    // would sit beside everything else an operator shares: say where it goes instead.
+    if (client['intro_token'] !== undefined) {
+      throw new AgentConfigError('client.intro_token', 'is not read from configuration files: use -client-intro-token, NOMAD_CLIENT_INTRO_TOKEN, or the file <data_dir>/client/intro_token.jwt');
+    }
     const meta = stringMap(client, 'meta', 'client.meta');
     if (meta) layer.client.meta = meta;
     const options = stringMap(client, 'options', 'client.options');
@@ -181,6 +192,23 @@ function etcdBlock(server: Obj): Partial<EtcdConfig> | undefined {
     const key = str(tls, 'key_file', 'server.etcd.tls.key_file');
     if (key !== undefined) out.tls.keyFile = key;
   }
+  return out;
+}
+
+/** `server { client_introduction { enforcement = "strict", default_identity_ttl = "5m", max_identity_ttl = "30m" } }`. */
+function clientIntroductionBlock(server: Obj): Partial<ClientIntroductionConfig> | undefined {
+  const b = block(server, 'client_introduction');
+  if (!b) return undefined;
+  const out: Partial<ClientIntroductionConfig> = {};
+  const enforcement = str(b, 'enforcement', 'server.client_introduction.enforcement');
+  if (enforcement !== undefined) {
+    if (!isIntroductionEnforcement(enforcement)) throw new AgentConfigError('server.client_introduction.enforcement', `invalid enforcement ${JSON.stringify(enforcement)} (want "none", "warn" or "strict")`);
+    out.enforcement = enforcement;
+  }
+  const def = durationMs(b, 'default_identity_ttl', 'server.client_introduction.default_identity_ttl');
+  if (def !== undefined) out.defaultIdentityTtlMs = def;
+  const max = durationMs(b, 'max_identity_ttl', 'server.client_introduction.max_identity_ttl');
+  if (max !== undefined) out.maxIdentityTtlMs = max;
   return out;
 }
 

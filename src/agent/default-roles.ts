@@ -24,6 +24,7 @@ export const defaultRoles: RoleFactories = {
         advertiseAddr: opts.httpAddr,
         logger: opts.logger,
         ...(opts.snapshotThreshold !== undefined ? { snapshotThreshold: opts.snapshotThreshold } : {}),
+        ...(opts.clientIntroduction ? { clientIntroduction: opts.clientIntroduction } : {}),
         ...(etcd ? { logBackend: etcd.log, leadership: etcd.leadership } : {}),
       });
       return {
@@ -50,6 +51,8 @@ export const defaultRoles: RoleFactories = {
         region: opts.region,
         httpAddr: opts.httpAddr,
         nodeClass: opts.nodeClass,
+        ...(opts.nodePool !== undefined ? { nodePool: opts.nodePool } : {}),
+        ...(opts.introToken !== undefined ? { introToken: opts.introToken } : {}),
         meta: opts.meta,
         options: opts.options,
         plugins: opts.plugins,

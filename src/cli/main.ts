@@ -38,6 +38,7 @@ import { nodeCommands } from './commands/node-commands.js';
 import { nodeDrainCommand } from './commands/node-drain.js';
 import { nodeMetaCommands } from './commands/node-meta.js';
 import { nodePoolCommands } from './commands/node-pool.js';
+import { nodeIntroCommands } from './commands/node-intro.js';
 import { varCommands } from './commands/var-commands.js';
 import { operatorSnapshotCommands } from './commands/operator-snapshot.js';
 import { allocChecksCommand } from './commands/alloc-checks.js';
@@ -86,6 +87,7 @@ export const COMMANDS: readonly CommandModule[] = [
   nodeDrainCommand,
   nodeMetaCommands,
   nodePoolCommands,
+  nodeIntroCommands,
   nodeConfigCommand,
   varCommands,
   operatorSnapshotCommands,

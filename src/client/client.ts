@@ -28,6 +28,7 @@ import { HostStatsCollector, type HostStats } from './node/host-stats.js';
 import { applyMetaChanges, loadDynamicMeta, mergedMeta, saveDynamicMeta, type NodeMetaResponse } from './node/node-meta.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { taskUserPolicy, type TaskUserPolicy } from './taskrunner/task-user-policy.js';
+import { loadIntroToken } from './node/intro-token.js';
 
 export type { ServerConnection } from './server-connection.js';
 
@@ -39,6 +40,13 @@ export interface ClientConfig {
   datacenter?: string;
   region?: string;
   nodeClass?: string;
+  /** The node pool it registers in (default "default"). */
+  nodePool?: string;
+  /**
+   * The introduction token presented when the node registers (the servers check it for a node
+   * they do not know yet); else `<dataDir>/intro_token.jwt` is read. Secret: never logged.
+   */
+  introToken?: string;
   meta?: Record<string, string>;
   /** Advertised HTTP address, "127.0.0.1:4646". */
   httpAddr: string;
@@ -303,6 +311,7 @@ export class Client implements ClientHttpApi {
       NodeResources: { ...host.resources, Networks: [hostNetwork(ip)] },
       Meta: mergedMeta(this.config.meta ?? {}, loadDynamicMeta(this.store)).Meta,
       NodeClass: this.config.nodeClass ?? '',
+      NodePool: this.config.nodePool ?? 'default',
       Drivers: drv.drivers,
       StatusUpdatedAt: Math.floor(this.clock.now() / 1000),
     });
@@ -337,7 +346,7 @@ export class Client implements ClientHttpApi {
   }
 
   private async register(): Promise<void> {
-    const r = await this.config.connection.registerNode({ ...this.node, Status: 'ready' });
+    const r = await this.config.connection.registerNode({ ...this.node, Status: 'ready' }, loadIntroToken(this.config.dataDir, this.config.introToken));
     this.heartbeatTtlMs = r.heartbeatTtlMs;
     this.registered = true;
     this.logger.info({ node: this.node.ID }, 'node registered');

@@ -17,7 +17,12 @@ import type { TaskVariablesRequest, TaskVariablesResponse } from '../structs/tas
 
 /** The client's view of the servers. Errors are ClientError (NodeUnknown, ServerUnreachable, ServerRejected). */
 export interface ServerConnection {
-  registerNode(node: Node): Promise<{ heartbeatTtlMs: number }>;
+  /**
+   * Registers (or re-registers) the node. `introToken` is presented for client introduction
+   * (the servers check it only for a node they do not know yet); the in-process connection of
+   * -dev needs none.
+   */
+  registerNode(node: Node, introToken?: string): Promise<{ heartbeatTtlMs: number }>;
   heartbeat(nodeId: string, status: NodeStatus): Promise<{ heartbeatTtlMs: number }>;
   /** blocking query: resolves when the node's allocs change past afterIndex or after timeoutMs */
   watchAllocs(nodeId: string, afterIndex: number, timeoutMs: number, signal: AbortSignal): Promise<{ allocs: Allocation[]; index: number }>;
@@ -56,7 +61,8 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
     async registerNode(node) {
       secretId = node.SecretID;
       try {
-        const r = await server.registerNode(node);
+        // The agent's own client, in its server's process: nothing to introduce.
+        const r = await server.registerNode(node, { inProcess: true });
         return { heartbeatTtlMs: ttlMs(r.heartbeatTtl) };
       } catch (err) {
         return fromServerError(err, 'register node');
@@ -177,9 +183,11 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
       bases = [...configured];
       current = 0;
     },
-    async registerNode(node) {
+    async registerNode(node, introToken) {
       secretId = node.SecretID;
-      const { json } = await request('PUT', '/v1/internal/node/register', { Node: node }, undefined, secretId);
+      // The introduction token goes as the token (as Nomad's first Node.Register carries it); a
+      // registered node is known by the SecretID in the body, so a stale token does no harm.
+      const { json } = await request('PUT', '/v1/internal/node/register', { Node: node }, undefined, introToken || secretId);
       return ttlOf(json);
     },
     async heartbeat(nodeId, status) {

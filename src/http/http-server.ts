@@ -54,6 +54,7 @@ import { AclGate, type AclLookups } from './acl/acl-gate.js';
 import { declaredNeed, type AclNeed } from './acl/route-acl.js';
 import { RemoteTokenResolver } from './acl/remote-token-resolver.js';
 import { registerAclRoutes } from './routes/acl.js';
+import { registerClientIntroductionRoutes } from './routes/client-introduction.js';
 import { LeaderForwarder, routeToLeader } from './forward-to-leader/leader-forward.js';
 import { ServerError } from '../server/server-error.js';
 
@@ -214,6 +215,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerSchedulerConfigRoutes(app, ctx);
   registerFeaturesOffRoutes(app, ctx);
   if (ctx.gate.enabled) registerAclRoutes(app, ctx);
+  registerClientIntroductionRoutes(app, ctx);
   registerAgentHostRoutes(app, ctx);
   registerAllocRoutes(app, ctx);
   registerEvalRoutes(app, ctx);

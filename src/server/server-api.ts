@@ -8,6 +8,7 @@ import type { ScalingEvent } from './state/job-scaling-events.js';
 import type { JobSubmission, SubmittedSource } from './state/job-submissions.js';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type { TaskVariablesResponse } from '../structs/task-variables.js';
+import type { ClientIntroductionTokenResponse } from '../structs/client-introduction.js';
 import type { Variable } from '../structs/variable.js';
 import type { JobDiff } from '../structs/job-diff/index.js';
 import type { Evaluation, NodeEligibility, Plan, DesiredUpdates } from '../structs/index.js';
@@ -65,6 +66,16 @@ export interface DeregisterJobResult {
   index: number;
 }
 
+
+/**
+ * How a registration authenticates besides the node's SecretID: the introduction token its
+ * client presented (none: undefined or ""), or `inProcess` for the agent's own client in the
+ * server's process (-dev), which needs no introduction.
+ */
+export interface NodeRegistrationAuth {
+  introToken?: string;
+  inProcess?: boolean;
+}
 
 export interface NodeRegisterResult {
   /** Nanoseconds the client has to heartbeat again. */
@@ -180,9 +191,13 @@ export interface ServerApi {
 
   /**
    * Admits (shape-checks) and registers a node as its client sent it. The Node must carry its
-   * SecretID; re-registering an existing node needs the same one (403 otherwise).
+   * SecretID; re-registering an existing node needs the same one (403 otherwise, in every
+   * enforcement). A new node must pass client introduction: `auth.introToken` is the token its
+   * client presented (403 NODE_INTRODUCTION_REFUSED when the enforcement refuses it).
    */
-  registerNode(node: unknown): Promise<NodeRegisterResult>;
+  registerNode(node: unknown, auth?: NodeRegistrationAuth): Promise<NodeRegisterResult>;
+  /** Client introduction tokens (PUT /v1/acl/identity/client-introduction-token). Optional: older servers lack it. */
+  readonly clientIntroduction?: { createToken(raw: unknown): Promise<ClientIntroductionTokenResponse> };
   /**
    * A heartbeat: resets the node's TTL and sets its status ("ready" when absent). `secretId` must
    * be the node's SecretID, as Nomad's clients send it (403 "Permission denied" otherwise).

@@ -8,6 +8,7 @@ import type { Clock, RandomSource } from '../time/clock.js';
 import type { Leadership } from './leadership/leadership.js';
 import type { LogBackend } from './log/log-backend.js';
 import type { SnapshotStats } from './snapshot/snapshot-writer.js';
+import type { ClientIntroductionConfig } from '../structs/client-introduction.js';
 
 /** How to open a server. Fields after `advertiseAddr` are overrides for tests and benchmarks. */
 export interface ServerConfig {
@@ -18,6 +19,8 @@ export interface ServerConfig {
   clock?: Clock;
   logger?: pino.Logger;
   nodeName?: string;
+  /** The `client_introduction` block; Nomad's defaults (enforcement "warn") when absent. */
+  clientIntroduction?: ClientIntroductionConfig;
   /** The address to answer as leader and peer until `advertise` sets the real one. */
   advertiseAddr?: string;
   /** Scheduler lookup; defaults to schedulerFactoryFor from src/scheduler/index.ts. */

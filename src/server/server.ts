@@ -11,7 +11,7 @@ import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type { NodeEligibility } from '../structs/index.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import { ServerError } from './server-error.js';
-import type { DeploymentAction, DeregisterJobOptions, DeregisterJobResult, JobPlanResult, JobSubmissionOptions, NodeRegisterResult, RegisterJobOptions, RegisterJobResult, ScaleRequestEvent, ServerApi } from './server-api.js';
+import type { DeploymentAction, DeregisterJobOptions, DeregisterJobResult, JobPlanResult, JobSubmissionOptions, NodeRegisterResult, NodeRegistrationAuth, RegisterJobOptions, RegisterJobResult, ScaleRequestEvent, ServerApi } from './server-api.js';
 import type { StateReader, Table } from './state/state-reader.js';
 import type { ServerConfig } from './server-config.js';
 import { captureState, encodeSnapshot } from './snapshot/snapshot-encoder.js';
@@ -38,6 +38,7 @@ import { DeploymentEndpoint } from './endpoints/deployment-endpoint.js';
 import { SystemEndpoint } from './endpoints/system-endpoint.js';
 import { NamespaceEndpoint } from './endpoints/namespace-endpoint.js';
 import { AclEndpoint } from './endpoints/acl-endpoint.js';
+import { ClientIntroductionEndpoint } from './endpoints/client-introduction-endpoint.js';
 import { NodePoolEndpoint } from './endpoints/node-pool-endpoint.js';
 import { TaskVariablesEndpoint } from './endpoints/task-variables-endpoint.js';
 import { VariableEndpoint } from './endpoints/variable-endpoint.js';
@@ -57,6 +58,8 @@ export class Server implements ServerApi {
   private readonly random: RandomSource;
   /** ACL tokens, policies and roles, and the resolution of secrets (endpoints/acl-endpoint.ts). */
   readonly acl: AclEndpoint;
+  /** Client introduction tokens, and the check of new nodes' registrations (endpoints/client-introduction-endpoint.ts). */
+  readonly clientIntroduction: ClientIntroductionEndpoint;
   private readonly jobs: JobEndpoint;
   private readonly scaling: ScalingEndpoint;
   private readonly nodes: NodeEndpoint;
@@ -112,7 +115,8 @@ export class Server implements ServerApi {
     };
     this.jobs = new JobEndpoint(ctx);
     this.scaling = new ScalingEndpoint(ctx, this.jobs);
-    this.nodes = new NodeEndpoint(ctx);
+    this.clientIntroduction = new ClientIntroductionEndpoint(ctx);
+    this.nodes = new NodeEndpoint(ctx, this.clientIntroduction);
     this.allocs = new AllocEndpoint(ctx);
     this.deployments = new DeploymentEndpoint(ctx, this.jobs);
     this.system = new SystemEndpoint(ctx);
@@ -340,8 +344,8 @@ export class Server implements ServerApi {
   updateAllocsFromClient(raw: unknown, secretId: string): Promise<{ index: number }> {
     return this.allocs.updateAllocsFromClient(raw, secretId);
   }
-  registerNode(raw: unknown): Promise<NodeRegisterResult> {
-    return this.nodes.registerNode(raw);
+  registerNode(raw: unknown, auth?: NodeRegistrationAuth): Promise<NodeRegisterResult> {
+    return this.nodes.registerNode(raw, auth);
   }
   heartbeatNode(nodeId: string, rawStatus: unknown, secretId: string): Promise<NodeRegisterResult> {
     return this.nodes.heartbeatNode(nodeId, rawStatus, secretId);

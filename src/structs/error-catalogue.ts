@@ -91,6 +91,16 @@ export const ErrorCatalogue = {
   CLIENT_REPORT_INVALID: e(400, '{reason}'),
   /** A client call for a node without the node's SecretID (Nomad's text). */
   NODE_SECRET_MISMATCH: e(403, 'Permission denied'),
+  /**
+   * A new node's registration the server's client_introduction enforcement refuses: no
+   * introduction token under "strict", or a token that is invalid, expired or bound to another
+   * node name or pool. `reason` says which, never the token.
+   */
+  NODE_INTRODUCTION_REFUSED: e(403, 'Permission denied: node registration refused: {reason}'),
+  /** An introduction token that does not verify; `reason` says why (malformed, signature, expired…). */
+  INTRODUCTION_TOKEN_INVALID: e(403, 'introduction token {reason}'),
+  /** A request for an introduction token of the wrong shape (PUT /v1/acl/identity/client-introduction-token). */
+  INTRODUCTION_REQUEST_INVALID: e(400, '{reason}'),
   /** No node of that ID. */
   NODE_NOT_FOUND: e(404, 'node "{node}" not found'),
   /** A node pool of the wrong shape (name, description, meta, scheduler configuration). */

@@ -2,7 +2,9 @@
  * `caravan agent`: runs an agent until SIGINT/SIGTERM. `-dev` runs server and client in one
  * process on 127.0.0.1:4646 with a temporary data dir; `-server`, `-client -servers=…`,
  * `-config FILE` (repeatable), `-data-dir`, `-bind`, `-http-port`, `-node`, `-dc`, `-region`
- * as Nomad's; `-etcd-endpoints`, `-etcd-prefix` put a server's log and leadership on etcd. Logs go to stderr (pino); the startup banner to stdout.
+ * as Nomad's, and `-node-pool`, `-client-intro-token` (or NOMAD_CLIENT_INTRO_TOKEN) for a
+ * client; `-etcd-endpoints`, `-etcd-prefix` put a server's log and leadership on etcd. Logs go
+ * to stderr (pino); the startup banner to stdout.
  */
 import type { Command } from 'commander';
 import { pino, destination, multistream, type Logger } from 'pino';
@@ -38,6 +40,8 @@ export interface AgentFlags {
   dc?: string;
   region?: string;
   nodeClass?: string;
+  nodePool?: string;
+  clientIntroToken?: string;
   meta?: string[];
   logLevel?: string;
   bootstrapExpect?: string;
@@ -65,11 +69,13 @@ export function flagsLayer(f: AgentFlags): AgentConfigLayer {
     if (f.etcdPrefix !== undefined) etcd.prefix = f.etcdPrefix;
     layer.server = { ...layer.server, etcd };
   }
-  if (f.client || f.servers !== undefined || f.nodeClass !== undefined || (f.meta?.length ?? 0) > 0) {
+  if (f.client || f.servers !== undefined || f.nodeClass !== undefined || f.nodePool !== undefined || f.clientIntroToken !== undefined || (f.meta?.length ?? 0) > 0) {
     layer.client = {};
     if (f.client) layer.client.enabled = true;
     if (f.servers !== undefined) layer.client.servers = f.servers.split(',').map((s) => s.trim()).filter((s) => s !== '');
     if (f.nodeClass !== undefined) layer.client.nodeClass = f.nodeClass;
+    if (f.nodePool !== undefined) layer.client.nodePool = f.nodePool;
+    if (f.clientIntroToken !== undefined) layer.client.introToken = f.clientIntroToken;
     if (f.meta && f.meta.length > 0) {
       const meta: Record<string, string> = {};
       for (const kv of f.meta) {
@@ -83,12 +89,22 @@ export function flagsLayer(f: AgentFlags): AgentConfigLayer {
   return layer;
 }
 
-/** Builds the agent configuration: defaults, -dev, config files in order, then flags. */
-export async function buildAgentConfig(f: AgentFlags): Promise<AgentConfig> {
+/**
+ * The introduction token the environment gives (CARAVAN_CLIENT_INTRO_TOKEN, else Nomad's
+ * NOMAD_CLIENT_INTRO_TOKEN), which wins over -client-intro-token as Nomad's variable does.
+ */
+export function envLayer(env: NodeJS.ProcessEnv): AgentConfigLayer {
+  const token = env['CARAVAN_CLIENT_INTRO_TOKEN'] ?? env['NOMAD_CLIENT_INTRO_TOKEN'];
+  return token !== undefined && token.trim() !== '' ? { client: { introToken: token.trim() } } : {};
+}
+
+/** Builds the agent configuration: defaults, -dev, config files in order, flags, then the environment's intro token. */
+export async function buildAgentConfig(f: AgentFlags, env: NodeJS.ProcessEnv = {}): Promise<AgentConfig> {
   let config = defaultAgentConfig();
   if (f.dev) config = mergeConfig(config, devLayer());
   for (const file of f.config ?? []) config = mergeConfig(config, await readConfigFile(file));
   config = mergeConfig(config, flagsLayer(f));
+  config = mergeConfig(config, envLayer(env));
   return validateAgentConfig(config);
 }
 
@@ -126,7 +142,7 @@ function untilSignal(): Promise<string> {
 export async function runAgent(ctx: CliContext, f: AgentFlags, roles: RoleFactories = defaultRoles, stop: Promise<string> = untilSignal()): Promise<number> {
   let config: AgentConfig;
   try {
-    config = await buildAgentConfig(f);
+    config = await buildAgentConfig(f, ctx.env);
   } catch (err) {
     if (err instanceof AgentConfigError) {
       ctx.stderr.write(`==> Error loading configuration: ${err.message}\n`);
@@ -176,6 +192,8 @@ export const agentCommand: CommandModule = {
       .option('--dc <dc>', 'datacenter (default dc1)')
       .option('--region <region>', 'region (default global)')
       .option('--node-class <class>', 'node class of the client')
+      .option('--node-pool <pool>', 'node pool of the client (default "default")')
+      .option('--client-intro-token <jwt>', 'the introduction token the client presents when it first registers (see `node intro create`)')
       .option('--meta <key=value>', 'client node metadata (repeatable)', collect, [])
       .option('--log-level <level>', 'trace, debug, info, warn or error')
       .option('--etcd-endpoints <urls>', 'comma-separated etcd client URLs: the server keeps its log and leadership in etcd (several servers)')

@@ -13,6 +13,7 @@ import type { ServerApi } from '../../server/server-api.js';
 import { answerWrite, requestSignal, requireServer, type RouteContext } from '../route-context.js';
 import { acl } from '../acl/route-acl.js';
 import { HttpError } from '../http-errors.js';
+import { looksLikeJwt } from '../../server/introduction/introduction-token.js';
 
 /**
  * The servers a client may use, sent with every registration and heartbeat answer (as Nomad's
@@ -30,7 +31,10 @@ function knownServers(server: ServerApi): { RPCAdvertiseAddr: string }[] {
 export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.put('/v1/internal/node/register', acl.nodeSecret(), async (req, reply) => {
     const server = requireServer(ctx);
-    const res = await server.registerNode(objectField(objectBody(req.body), 'Node'));
+    // A new client sends its introduction token as its token (as Nomad's clients authenticate
+    // their first Node.Register with it); a registered node is known by the SecretID in the body.
+    const token = tokenFromHeaders(req.headers);
+    const res = await server.registerNode(objectField(objectBody(req.body), 'Node'), { introToken: looksLikeJwt(token) ? token : '' });
     return answerWrite(req, reply, res.index, { HeartbeatTTL: res.heartbeatTtl, Index: res.index, Servers: knownServers(server) });
   });
 

@@ -8,7 +8,8 @@ import { admitHeartbeatStatus, admitNodeRegistration } from '../client-report-ad
 import { drainUpdateCommand, parseDrainRequest } from '../drain/node-drain-update.js';
 import { nodeUpdateEvals } from '../node-evals.js';
 import { ServerError } from '../server-error.js';
-import type { NodeRegisterResult } from '../server-api.js';
+import type { NodeRegisterResult, NodeRegistrationAuth } from '../server-api.js';
+import type { ClientIntroductionEndpoint } from './client-introduction-endpoint.js';
 import type { EndpointContext } from './endpoint-context.js';
 
 /**
@@ -20,14 +21,22 @@ export function authenticateNode(node: Node, secretId: string): void {
 }
 
 export class NodeEndpoint {
-  constructor(private readonly ctx: EndpointContext) {}
+  constructor(
+    private readonly ctx: EndpointContext,
+    private readonly introduction: ClientIntroductionEndpoint,
+  ) {}
 
-  async registerNode(raw: unknown): Promise<NodeRegisterResult> {
+  /**
+   * Registers a node. A registered node is re-registered only with its SecretID, whatever the
+   * enforcement; a new one must pass client introduction (unless it is this agent's own
+   * in-process client).
+   */
+  async registerNode(raw: unknown, auth: NodeRegistrationAuth = {}): Promise<NodeRegisterResult> {
     const { store } = this.ctx;
     const input = admitNodeRegistration(raw);
     const prev = store.nodeById(input.ID);
-    // A registered node is re-registered only by the holder of its SecretID.
     if (prev && prev.SecretID && prev.SecretID !== input.SecretID) throw new ServerError('NODE_SECRET_MISMATCH', {});
+    if (!prev && !auth.inProcess) this.introduction.admitNewNode({ ...input, NodePool: input.NodePool || 'default' }, auth.introToken);
     const node: Node = {
       ...input,
       Status: input.Status || 'ready',
@@ -39,6 +48,8 @@ export class NodeEndpoint {
     const transitioned = !prev || prev.Status !== node.Status;
     const evals = node.Status === 'ready' && transitioned ? nodeUpdateEvals(store, node.ID, store.latestIndex() + 1, now) : [];
     const index = await this.ctx.apply({ Type: 'NodeRegister', Node: node, Evals: evals, Now: now });
+    // Another first registration of this ID may have been applied meanwhile: the FSM kept it.
+    if (store.nodeById(node.ID)?.SecretID !== node.SecretID) throw new ServerError('NODE_SECRET_MISMATCH', {});
     const ttl = node.Status === 'down' ? 0 : this.ctx.resetHeartbeat(node.ID);
     return { heartbeatTtl: ttl * 1_000_000, index };
   }

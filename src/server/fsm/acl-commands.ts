@@ -4,6 +4,7 @@
  * stamped here. Nothing here can fail half-way: the endpoint validated every object.
  */
 import type { AclPolicy, AclRole, AclToken } from '../../structs/acl.js';
+import type { IntroductionSigningKey } from '../../structs/client-introduction.js';
 import { Table } from '../state/state-reader.js';
 import type { StateStore } from '../state/state-store.js';
 
@@ -39,6 +40,15 @@ export interface AclRoleDeleteCommand {
   RoleIDs: string[];
 }
 
+/**
+ * The key client introduction tokens are signed with, made by the leader for the first token.
+ * Only the first such command sets it: two racing first mints both end up signing with it.
+ */
+export interface AclIntroductionKeySetCommand {
+  Type: 'AclIntroductionKeySet';
+  Key: IntroductionSigningKey;
+}
+
 export type AclCommand =
   | AclBootstrapCommand
   | AclTokenUpsertCommand
@@ -46,9 +56,10 @@ export type AclCommand =
   | AclPolicyUpsertCommand
   | AclPolicyDeleteCommand
   | AclRoleUpsertCommand
-  | AclRoleDeleteCommand;
+  | AclRoleDeleteCommand
+  | AclIntroductionKeySetCommand;
 
-const ACL_TYPES = new Set<string>(['AclBootstrap', 'AclTokenUpsert', 'AclTokenDelete', 'AclPolicyUpsert', 'AclPolicyDelete', 'AclRoleUpsert', 'AclRoleDelete']);
+const ACL_TYPES = new Set<string>(['AclBootstrap', 'AclTokenUpsert', 'AclTokenDelete', 'AclPolicyUpsert', 'AclPolicyDelete', 'AclRoleUpsert', 'AclRoleDelete', 'AclIntroductionKeySet']);
 
 /** True for the ACL commands. */
 export function isAclCommand(cmd: { Type: string }): cmd is AclCommand {
@@ -74,6 +85,8 @@ export function aclCommandProblem(cmd: AclCommand): string | undefined {
       return list(cmd.Roles, 'ID') ? undefined : 'Roles';
     case 'AclRoleDelete':
       return strings(cmd.RoleIDs) ? undefined : 'RoleIDs';
+    case 'AclIntroductionKeySet':
+      return list([cmd.Key], 'KeyID') && list([cmd.Key], 'Key') ? undefined : 'Key';
     default:
       return undefined;
   }
@@ -112,6 +125,9 @@ export function applyAclCommand(state: StateStore, cmd: AclCommand, index: numbe
     case 'AclRoleDelete':
       for (const id of cmd.RoleIDs) acl.deleteRole(id);
       state.touch(index, Table.AclRoles);
+      break;
+    case 'AclIntroductionKeySet':
+      acl.introductionKey ??= { ...cmd.Key, CreateIndex: index };
       break;
     default: {
       const never: never = cmd;

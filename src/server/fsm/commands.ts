@@ -58,6 +58,7 @@ export const CommandType = {
   AclPolicyDelete: 'AclPolicyDelete',
   AclRoleUpsert: 'AclRoleUpsert',
   AclRoleDelete: 'AclRoleDelete',
+  AclIntroductionKeySet: 'AclIntroductionKeySet',
   SnapshotRestore: 'SnapshotRestore',
   NodePoolUpsert: 'NodePoolUpsert',
   JobVersionTag: 'JobVersionTag',

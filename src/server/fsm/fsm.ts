@@ -388,6 +388,10 @@ export class Fsm {
 
   private nodeRegister(cmd: NodeRegisterCommand, index: number, ev: StreamEvent[]): void {
     const prev = this.state.nodeById(cmd.Node.ID);
+    // A registered node belongs to the holder of its SecretID: a registration carrying another
+    // secret changes nothing (the endpoint refuses it first; this also holds when two first
+    // registrations of one ID race past that check, so the later never takes the node over).
+    if (prev && prev.SecretID && prev.SecretID !== cmd.Node.SecretID) return;
     const registered: NodeEvent = {
       Message: 'Node registered',
       Subsystem: 'Cluster',

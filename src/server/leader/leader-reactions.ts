@@ -94,6 +94,7 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'AclPolicyDelete':
     case 'AclRoleUpsert':
     case 'AclRoleDelete':
+    case 'AclIntroductionKeySet':
     case 'JobVersionTag':
     case 'NodePoolUpsert':
     case 'NodePoolDelete':

@@ -1,10 +1,12 @@
 /**
  * The ACL tables of the state store: tokens (by accessor, with a secret → accessor index),
- * policies (by name), roles (by ID, with a name index), and the index of the bootstrap (Nomad's
- * reset index). Written by the FSM only; values are replaced, never mutated, so readers may keep
- * what they got.
+ * policies (by name), roles (by ID, with a name index), the index of the bootstrap (Nomad's
+ * reset index), and the key that signs client introduction tokens (the identity side of ACLs,
+ * as Nomad's /v1/acl/identity/ endpoint). Written by the FSM only; values are replaced, never
+ * mutated, so readers may keep what they got.
  */
 import type { AclPolicy, AclRole, AclToken } from '../../structs/acl.js';
+import type { IntroductionSigningKey } from '../../structs/client-introduction.js';
 
 /** The ACL tables as persisted in snapshots. */
 export interface SerializedAcl {
@@ -12,6 +14,8 @@ export interface SerializedAcl {
   policies: AclPolicy[];
   roles: AclRole[];
   bootstrapIndex: number;
+  /** Absent before client introduction, or before the first introduction token was minted. */
+  introductionKey?: IntroductionSigningKey;
 }
 
 /** Tokens, policies, roles. */
@@ -22,6 +26,8 @@ export class AclTables {
   private readonly roles = new Map<string, AclRole>();
   /** The index of the last bootstrap (0: never bootstrapped). */
   bootstrapIndex = 0;
+  /** The key introduction tokens are signed with; undefined until the first is minted. Secret. */
+  introductionKey: IntroductionSigningKey | undefined = undefined;
 
   // ---- reads ----
 
@@ -95,7 +101,13 @@ export class AclTables {
   // ---- persistence ----
 
   serialize(): SerializedAcl {
-    return { tokens: [...this.tokens.values()], policies: [...this.policies.values()], roles: [...this.roles.values()], bootstrapIndex: this.bootstrapIndex };
+    return {
+      tokens: [...this.tokens.values()],
+      policies: [...this.policies.values()],
+      roles: [...this.roles.values()],
+      bootstrapIndex: this.bootstrapIndex,
+      ...(this.introductionKey ? { introductionKey: this.introductionKey } : {}),
+    };
   }
 
   restore(s: SerializedAcl | undefined): void {
@@ -104,6 +116,7 @@ export class AclTables {
     this.policies.clear();
     this.roles.clear();
     this.bootstrapIndex = s?.bootstrapIndex ?? 0;
+    this.introductionKey = s?.introductionKey;
     for (const t of s?.tokens ?? []) this.putToken(t);
     for (const p of s?.policies ?? []) this.putPolicy(p);
     for (const r of s?.roles ?? []) this.putRole(r);
