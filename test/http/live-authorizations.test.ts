@@ -165,11 +165,13 @@ test('check() sees a deletion the agent can tell without I/O, before any change 
   live.close();
 });
 
-test('a token already gone when held is revoked at once', () => {
-  const { live, revoked, hold } = setup();
-  const grant = hold('exec', mockToken('gone'));
-  assert.deepEqual(revoked, [{ name: 'exec', code: 'ACL_TOKEN_NOT_FOUND' }]);
-  assert.equal(grant.check(), false);
+test('a token already gone or expired when held is refused, and nothing is held', () => {
+  const { clock, live, revoked, hold, source } = setup();
+  assert.throws(() => hold('exec', mockToken('gone')), (err: CaravanError) => err.code === 'ACL_TOKEN_NOT_FOUND');
+  const expired = mockToken('expired', { ExpirationTime: new Date(clock.now() - 1).toISOString() });
+  source.tokens.set('expired', expired);
+  assert.throws(() => hold('events', expired), (err: CaravanError) => err.code === 'ACL_TOKEN_EXPIRED');
+  assert.deepEqual(revoked, [], 'refused, not revoked');
   assert.equal(live.size(), 0);
   live.close();
 });

@@ -94,7 +94,8 @@ export class AclGate {
    * Holds a connection admitted as `r` (authorize's answer) until released: `revoke` ends it when
    * its token is deleted, expires, or no longer passes the admitting check (nor `alsoAllows`,
    * which a stream that filters by the token passes to re-check and take the new permissions).
-   * A connection admitted without a token (ACLs off, public routes) is not held.
+   * A connection admitted without a token (ACLs off, public routes) is not held. Throws a 403
+   * when the token is already gone or expired (deleted since the gate checked it).
    */
   hold(r: RequestAcl | undefined, revoke: (reason: CaravanError) => void, alsoAllows?: (acl: Acl) => boolean): LiveGrant {
     if (!r || !this.live || r.secret === undefined) return UNHELD;

@@ -89,8 +89,14 @@ export class LiveAuthorizations {
     private readonly onError: (err: unknown) => void = () => undefined,
   ) {}
 
-  /** Holds a connection until it is released or revoked. A token already gone or expired is revoked at once. */
+  /**
+   * Holds a connection until it is released or revoked. Throws the reason (a 403) when the token
+   * is already known to be gone or expired — deleted between the gate's check and this hold — so
+   * the caller refuses the connection as the gate would have.
+   */
   hold(req: GrantRequest): LiveGrant {
+    const gone = this.invalidNow(req.secret, req.token);
+    if (gone) throw gone;
     const held: Held = { req, revoked: false };
     if (this.closed) return UNHELD;
     let entry = this.bySecret.get(req.secret);
@@ -101,7 +107,7 @@ export class LiveAuthorizations {
     entry.grants.add(held);
     this.armExpiry();
     this.startLoop();
-    const grant: LiveGrant = {
+    return {
       check: () => {
         if (held.revoked) return false;
         const reason = this.invalidNow(req.secret, req.token);
@@ -110,9 +116,6 @@ export class LiveAuthorizations {
       },
       release: () => this.drop(held),
     };
-    // A deletion between the gate's resolution and this hold is seen here, not missed by the loop.
-    grant.check();
-    return grant;
   }
 
   /** How many connections are held (for tests and metrics). */

@@ -22,6 +22,7 @@ import type { RawQuery } from '../query-options.js';
 import type { RouteContext } from '../route-context.js';
 import { acl, type AclNeed } from '../acl/route-acl.js';
 import { permissionDenied, type RequestAcl } from '../acl/acl-gate.js';
+import type { LiveGrant } from '../acl/live-authorizations.js';
 
 const EXEC_PATH = /^\/v1\/client\/allocation\/([^/?]+)\/exec\/?$/;
 
@@ -116,14 +117,18 @@ function forwardPlan(forward: (ws: WebSocket) => { terminate(): void }): ExecPla
 function heldPlan(ctx: RouteContext, granted: RequestAcl | undefined, plan: ExecPlan): ExecPlan {
   return {
     run(ws) {
-      let revoked = false;
-      const grant = ctx.gate.hold(granted, (reason) => {
-        revoked = true;
-        plan.stop?.();
-        closeWithError(ws, reason.status, reason.message);
-      });
-      // Gone already (deleted between the check and the handshake): nothing is started.
-      if (revoked) return plan.abort();
+      let grant: LiveGrant;
+      try {
+        grant = ctx.gate.hold(granted, (reason) => {
+          plan.stop?.();
+          closeWithError(ws, reason.status, reason.message);
+        });
+      } catch (err) {
+        // Gone already (deleted between the check and the handshake): nothing more is started.
+        plan.abort();
+        const h = toCaravanError(err);
+        return closeWithError(ws, h.status, h.message);
+      }
       ws.on('message', () => void grant.check());
       ws.once('close', () => grant.release());
       plan.run(ws);

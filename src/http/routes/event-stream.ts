@@ -114,7 +114,8 @@ export async function streamEvents(
 ): Promise<void> {
   const ac = new AbortController();
   const revoked = revocation?.signal;
-  revoked?.addEventListener('abort', () => ac.abort(), { once: true });
+  if (revoked?.aborted) ac.abort();
+  else revoked?.addEventListener('abort', () => ac.abort(), { once: true });
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
