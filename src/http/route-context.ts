@@ -13,6 +13,7 @@ import type { ClientHttpApi } from './client-http-api.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { blockingQuery } from './blocking-query.js';
 import { permissionDenied, requestAcl, type AclGate } from './acl/acl-gate.js';
+import { UNHELD } from './acl/live-authorizations.js';
 import { HttpError } from './http-errors.js';
 import { applyListOptions, parseListOptions } from './list-options.js';
 import { parseQueryOptions, type QueryOptions, type RawHeaders, type RawQuery } from './query-options.js';
@@ -120,13 +121,14 @@ export async function answerRead<T>(
   // Parsed before blocking, so a malformed filter is a 400 at once, not after the wait.
   const listOpts = parseListOptions(req.query as RawQuery);
   const revoked = new AbortController();
-  const grant = opts.index > 0 ? ctx.gate.holdRequest(req, reply, (reason) => revoked.abort(reason)) : undefined;
-  const signal = AbortSignal.any([requestSignal(req, reply, ctx.shutdown.signal), revoked.signal]);
+  const grant = opts.index > 0 ? ctx.gate.holdRequest(req, reply, (reason) => revoked.abort(reason)) : UNHELD;
+  const gone = requestSignal(req, reply, ctx.shutdown.signal);
+  const signal = grant === UNHELD ? gone : AbortSignal.any([gone, revoked.signal]);
   let index = 0;
   try {
     const result = await blockingQuery({ server, clock: ctx.clock, random: ctx.random }, tables, opts, () => read(server, opts), signal, indexOf);
-    if (grant && !grant.check()) throw permissionDenied();
-    grant?.release();
+    if (!grant.check()) throw permissionDenied();
+    grant.release();
     index = result.index;
     setQueryMeta(reply, index, server);
     let body: unknown = result.value;
