@@ -286,7 +286,7 @@ function createAclGate(opts: HttpServerOptions, clock: Clock): AclGate {
   const remote = !server && opts.serverProxy && opts.acl?.enabled ? new RemoteTokenResolver(opts.serverProxy.servers(), opts.acl.tokenTtlMs ?? 30_000, opts.tls ? tlsFetch({ agent: opts.tls.outbound.serverAgent }) : fetch) : undefined;
   const serverAcl = server?.acl;
   const source = serverAcl && server ? stateTokenSource(server, serverAcl) : remote ? polledTokenSource(remote, clock) : undefined;
-  const live = opts.acl?.enabled === true && source ? new LiveAuthorizations(source, clock, (err) => opts.logger?.warn({ err }, 're-checking the tokens of live connections failed')) : undefined;
+  const live = opts.acl?.enabled === true && source ? new LiveAuthorizations(source, clock, (err) => opts.logger?.debug({ err }, 're-checking the tokens of live connections failed')) : undefined;
   return new AclGate(opts.acl?.enabled === true, () => server?.acl ?? remote, lookups, live);
 }
 
