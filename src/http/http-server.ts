@@ -53,6 +53,8 @@ import { shouldProxy, type ServerProxy } from './forward-to-server/server-proxy.
 import { AclGate, type AclLookups } from './acl/acl-gate.js';
 import { declaredNeed, type AclNeed } from './acl/route-acl.js';
 import { RemoteTokenResolver } from './acl/remote-token-resolver.js';
+import { LiveAuthorizations } from './acl/live-authorizations.js';
+import { polledTokenSource, stateTokenSource } from './acl/token-watch-sources.js';
 import { registerAclRoutes } from './routes/acl.js';
 import { registerClientIntroductionRoutes } from './routes/client-introduction.js';
 import { LeaderForwarder, routeToLeader } from './forward-to-leader/leader-forward.js';
@@ -106,21 +108,23 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   // Answers carry the address actually listened on (port 0 resolves to the real port).
   const configuredAddr = agent.httpAddr;
   Object.defineProperty(agent, 'httpAddr', { enumerable: true, get: () => listenAddress(app, configuredAddr) });
+  const clock = opts.clock ?? systemClock;
   const ctx: RouteContext = {
     server: opts.server,
     client: opts.client,
     agent,
-    clock: opts.clock ?? systemClock,
+    clock,
     random: opts.random ?? Math.random,
     logger: opts.logger,
     metrics: new HttpMetrics(() => opts.server),
     shutdown: new AbortController(),
-    gate: createAclGate(opts),
+    gate: createAclGate(opts, clock),
     ...(opts.tls ? { tls: opts.tls.outbound } : {}),
   };
   // On close, blocked queries answer at once and streams end, so shutdown does not wait minutes.
   app.addHook('preClose', (done) => {
     ctx.shutdown.abort(new Error('agent shutting down'));
+    ctx.gate.live?.close();
     done();
   });
 
@@ -260,8 +264,12 @@ export function routeAclDeclarations(app: FastifyInstance): RouteDeclaration[] {
   return routeDeclarations.get(app) ?? [];
 }
 
-/** The gate of an agent: the server resolves tokens from its state; lookups find objects' namespaces. */
-function createAclGate(opts: HttpServerOptions): AclGate {
+/**
+ * The gate of an agent: the server resolves tokens from its state; lookups find objects'
+ * namespaces. Its live connections are re-checked as the server's ACL tables change, or on a
+ * client-only agent by asking the servers again (token-watch-sources.ts).
+ */
+function createAclGate(opts: HttpServerOptions, clock: Clock): AclGate {
   const server = opts.server;
   const lookups: AclLookups | undefined = server
     ? {
@@ -279,7 +287,10 @@ function createAclGate(opts: HttpServerOptions): AclGate {
         }
       : undefined;
   const remote = !server && opts.serverProxy && opts.acl?.enabled ? new RemoteTokenResolver(opts.serverProxy.servers(), opts.acl.tokenTtlMs ?? 30_000, opts.tls ? tlsFetch({ agent: opts.tls.outbound.serverAgent }) : fetch) : undefined;
-  return new AclGate(opts.acl?.enabled === true, () => server?.acl ?? remote, lookups);
+  const serverAcl = server?.acl;
+  const source = serverAcl && server ? stateTokenSource(server, serverAcl) : remote ? polledTokenSource(remote, clock) : undefined;
+  const live = opts.acl?.enabled === true && source ? new LiveAuthorizations(source, clock, (err) => opts.logger?.debug({ err }, 're-checking the tokens of live connections failed')) : undefined;
+  return new AclGate(opts.acl?.enabled === true, () => server?.acl ?? remote, lookups, live);
 }
 
 /**

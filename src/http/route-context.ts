@@ -12,7 +12,8 @@ import type { Clock, RandomSource } from '../time/clock.js';
 import type { ClientHttpApi } from './client-http-api.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { blockingQuery } from './blocking-query.js';
-import { requestAcl, type AclGate } from './acl/acl-gate.js';
+import { permissionDenied, requestAcl, type AclGate } from './acl/acl-gate.js';
+import { UNHELD } from './acl/live-authorizations.js';
 import { HttpError } from './http-errors.js';
 import { applyListOptions, parseListOptions } from './list-options.js';
 import { parseQueryOptions, type QueryOptions, type RawHeaders, type RawQuery } from './query-options.js';
@@ -103,7 +104,9 @@ export function setQueryMeta(reply: FastifyReply, index: number, server?: Server
  * headers and sends the JSON. A read of one object passes `indexOf` (see blockingQuery): it
  * waits for that object and answers its index. `read` throwing (e.g. a 404) is answered by the error handler,
  * with the index header still set. A list answer is filtered and paged here, for every list
- * route alike (list-options.ts): `filter`, `per_page`, `next_token`, `reverse`.
+ * route alike (list-options.ts): `filter`, `per_page`, `next_token`, `reverse`. A query that
+ * blocks is held with its token: deleted, expired or no longer allowed while it waits, it is
+ * answered 403 at once, never with the data.
  */
 export async function answerRead<T>(
   ctx: RouteContext,
@@ -117,10 +120,15 @@ export async function answerRead<T>(
   const opts = queryOptions(req);
   // Parsed before blocking, so a malformed filter is a 400 at once, not after the wait.
   const listOpts = parseListOptions(req.query as RawQuery);
-  const signal = requestSignal(req, reply, ctx.shutdown.signal);
+  const revoked = new AbortController();
+  const grant = opts.index > 0 ? ctx.gate.holdRequest(req, reply, (reason) => revoked.abort(reason)) : UNHELD;
+  const gone = requestSignal(req, reply, ctx.shutdown.signal);
+  const signal = grant === UNHELD ? gone : AbortSignal.any([gone, revoked.signal]);
   let index = 0;
   try {
     const result = await blockingQuery({ server, clock: ctx.clock, random: ctx.random }, tables, opts, () => read(server, opts), signal, indexOf);
+    if (!grant.check()) throw permissionDenied();
+    grant.release();
     index = result.index;
     setQueryMeta(reply, index, server);
     let body: unknown = result.value;

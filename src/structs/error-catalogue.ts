@@ -209,6 +209,8 @@ export const ErrorCatalogue = {
   ACL_TOKEN_NOT_FOUND: e(403, 'ACL token not found'),
   /** A token past its ExpirationTime (Nomad's text and status). */
   ACL_TOKEN_EXPIRED: e(403, 'ACL token expired'),
+  /** An event stream ended because its token was deleted or no longer reads it (Nomad's ErrSubscriptionClosed text). */
+  ACL_SUBSCRIPTION_CLOSED: e(403, 'subscription closed by server, client should resubscribe', true),
   /** A second bootstrap without the reset file naming this index (Nomad's text). */
   ACL_BOOTSTRAP_DONE: e(400, 'ACL bootstrap already done (reset index: {resetIndex})'),
   /** A policy whose rules do not parse or validate; the reason names the rule and line. */

@@ -9,18 +9,28 @@
  * permissions stay attached to the request: `requestAcl(req)` gives them, and
  * `namespaceFilter(req, capability)` answers which namespaces the token may see — the API the
  * namespace routes call to narrow `*` to what a token may read.
+ *
+ * A long-lived connection (exec, event stream, log follow, monitor, blocking query) is held
+ * with `hold`/`holdRequest` in the agent's LiveAuthorizations until it ends: it is ended when its
+ * token is deleted, expires, or no longer passes the check that admitted it.
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Acl } from '../../acl/acl.js';
+import type { CaravanError } from '../../structs/caravan-error.js';
 import type { AclToken } from '../../structs/acl.js';
 import { HttpError } from '../http-errors.js';
 import { queryParam, tokenFromHeaders, type RawHeaders, type RawQuery } from '../query-options.js';
 import { variableNamespace, type AclNeed } from './route-acl.js';
+import { UNHELD, type LiveAuthorizations, type LiveGrant } from './live-authorizations.js';
 
 /** A resolved token: what it is and what it may do. */
 export interface RequestAcl {
   token: AclToken;
   acl: Acl;
+  /** The secret the request presented ("" for none: the anonymous token). */
+  secret?: string;
+  /** Whether other permissions of the same token still pass the check that admitted the request. */
+  stillAllows?: (acl: Acl) => boolean;
   /** The capability a namespace-scoped list keeps its items by (set for `?namespace=*` lists and every list). */
   listCapability?: string;
 }
@@ -76,7 +86,30 @@ export class AclGate {
     readonly enabled: boolean,
     private readonly resolver: () => TokenResolver | undefined,
     private readonly lookups: AclLookups | undefined,
+    /** Where long-lived connections are held (undefined with ACLs off). */
+    readonly live?: LiveAuthorizations,
   ) {}
+
+  /**
+   * Holds a connection admitted as `r` (authorize's answer) until released: `revoke` ends it when
+   * its token is deleted, expires, or no longer passes the admitting check (nor `alsoAllows`,
+   * which a stream that filters by the token passes to re-check and take the new permissions).
+   * A connection admitted without a token (ACLs off, public routes) is not held. Throws a 403
+   * when the token is already gone or expired (deleted since the gate checked it).
+   */
+  hold(r: RequestAcl | undefined, revoke: (reason: CaravanError) => void, alsoAllows?: (acl: Acl) => boolean): LiveGrant {
+    if (!r || !this.live || r.secret === undefined) return UNHELD;
+    const admitted = r.stillAllows;
+    const stillAllows = admitted || alsoAllows ? (acl: Acl) => (admitted ? admitted(acl) : true) && (alsoAllows ? alsoAllows(acl) : true) : undefined;
+    return this.live.hold({ secret: r.secret, token: r.token, revoke, ...(stillAllows ? { stillAllows } : {}) });
+  }
+
+  /** `hold` for a fastify request the gate let through, released when its answer ends. */
+  holdRequest(req: FastifyRequest, reply: FastifyReply, revoke: (reason: CaravanError) => void, alsoAllows?: (acl: Acl) => boolean): LiveGrant {
+    const grant = this.hold(requestAcl(req), revoke, alsoAllows);
+    if (grant !== UNHELD) reply.raw.once('close', () => grant.release());
+    return grant;
+  }
 
   /** Checks a fastify request and attaches its token (the preHandler hook). */
   async check(req: FastifyRequest, need: AclNeed | undefined): Promise<void> {
@@ -111,8 +144,10 @@ export class AclGate {
     }
     const resolver = this.resolver();
     if (!resolver) throw permissionDenied();
-    const resolved: RequestAcl = await resolver.resolve(secret);
+    // A copy: resolvers may hand the same cached answer to many requests.
+    const resolved: RequestAcl = { ...(await resolver.resolve(secret)), secret };
     if (!this.allows(resolved, need, req)) throw permissionDenied();
+    resolved.stillAllows = (acl) => this.allows({ ...resolved, acl }, need, req);
     return resolved;
   }
 

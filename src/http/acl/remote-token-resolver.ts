@@ -35,6 +35,22 @@ export class RemoteTokenResolver implements TokenResolver {
     return value;
   }
 
+  /**
+   * Resolves `secret` afresh, bypassing the cache, and caches the answer: what live connections
+   * are re-checked with (live-authorizations.ts). A token the servers no longer know leaves the
+   * cache at once, so new requests with it are refused too.
+   */
+  async refresh(secret: string): Promise<{ token: AclToken; acl: Acl }> {
+    try {
+      const value = await this.fetchResolved(secret);
+      this.cache.set(secret, { until: Date.now() + this.ttlMs, value: Promise.resolve(value) });
+      return value;
+    } catch (err) {
+      if ((err as HttpError).status === 403) this.cache.delete(secret);
+      throw err;
+    }
+  }
+
   private async fetchResolved(secret: string): Promise<{ token: AclToken; acl: Acl }> {
     const token = await this.get<AclToken>('/v1/acl/token/self', secret);
     if (token.Type === 'management') return { token, acl: Acl.management };

@@ -38,8 +38,14 @@ export interface WsForwardOptions {
   peer?: 'server' | 'client';
 }
 
+/** The forward of one socket, as its caller may end it. */
+export interface WsForward {
+  /** Drops the upstream connection at once (the remote ends its session); frames from downstream go nowhere after. */
+  terminate(): void;
+}
+
 /** Pipes `downstream` (the user's socket) to the same URL on `remote`. */
-export function forwardWebSocket(downstream: WebSocket, req: IncomingMessage, remote: RemoteClient, opts: WsForwardOptions = {}): void {
+export function forwardWebSocket(downstream: WebSocket, req: IncomingMessage, remote: RemoteClient, opts: WsForwardOptions = {}): WsForward {
   const url = new URL(req.url ?? '/', withScheme(remote.baseUrl, opts.tls !== undefined).replace(/^http/, 'ws'));
   const upstream = new WebSocket(url, {
     headers: forwardHeaders(req, opts.marker ?? FORWARDED_HEADER),
@@ -71,4 +77,10 @@ export function forwardWebSocket(downstream: WebSocket, req: IncomingMessage, re
     if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING) upstream.terminate();
   });
   downstream.on('error', () => { /* 'close' follows */ });
+  return {
+    terminate() {
+      pending.length = 0;
+      if (upstream.readyState !== WebSocket.CLOSED) upstream.terminate();
+    },
+  };
 }

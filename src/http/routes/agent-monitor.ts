@@ -2,7 +2,8 @@
  * `GET /v1/agent/monitor` (`log_level` trace|debug|info|warn|error, `log_json`, `plain`): this
  * agent's log lines as they are written, as Nomad streams them — JSON frames `{"Data": <base64>}`
  * one after the other (what its Go client's Agent().Monitor decodes), or the raw text with
- * `plain=true`. The stream ends when the caller goes away or the agent stops.
+ * `plain=true`. The stream ends when the caller goes away, the agent stops, or the token it was
+ * opened with is deleted or expires (or loses agent:read).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Level } from 'pino';
@@ -25,6 +26,7 @@ export function registerAgentMonitorRoutes(app: FastifyInstance, ctx: RouteConte
     const json = queryFlag(q, 'log_json');
     const plain = queryFlag(q, 'plain');
     const signal = requestSignal(req, reply, ctx.shutdown.signal);
+    ctx.gate.holdRequest(req, reply, () => reply.raw.destroy());
     reply.hijack();
     const raw_ = reply.raw;
     raw_.writeHead(200, { 'Content-Type': plain ? 'text/plain' : 'application/json' });

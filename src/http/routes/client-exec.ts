@@ -3,7 +3,9 @@
  * Nomad's frame protocol (src/http/exec/exec-frames.ts). The upgrade is taken from the raw
  * HTTP server before fastify routes it; a plain GET is answered 400. Errors found after the
  * upgrade (bad query, unknown task) close the socket with the message as reason, as Nomad's
- * agent does, so its Go client shows the text.
+ * agent does, so its Go client shows the text. An open session is held in the agent's live
+ * authorizations: when its token is deleted or expires, its command is stopped, frames no longer
+ * reach it, and the socket is closed with 1008 and the reason ("ACL token not found").
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -19,7 +21,8 @@ import { badRequest, toCaravanError } from '../http-errors.js';
 import type { RawQuery } from '../query-options.js';
 import type { RouteContext } from '../route-context.js';
 import { acl, type AclNeed } from '../acl/route-acl.js';
-import { permissionDenied } from '../acl/acl-gate.js';
+import { permissionDenied, type RequestAcl } from '../acl/acl-gate.js';
+import type { LiveGrant } from '../acl/live-authorizations.js';
 
 const EXEC_PATH = /^\/v1\/client\/allocation\/([^/?]+)\/exec\/?$/;
 
@@ -49,15 +52,17 @@ const EXEC_NEED: AclNeed = { kind: 'namespace', capability: 'alloc-exec', from: 
 /**
  * The ACL check of an exec, which is upgraded outside fastify's hooks: the gate decides as for
  * any route; a task of a driver without isolation (raw_exec) needs alloc-node-exec too, as Nomad.
+ * Answers the resolved token (undefined with ACLs off), which the session is held with.
  */
-async function authorizeExec(ctx: RouteContext, req: IncomingMessage, allocId: string, url: URL, task: string): Promise<void> {
+async function authorizeExec(ctx: RouteContext, req: IncomingMessage, allocId: string, url: URL, task: string): Promise<RequestAcl | undefined> {
   const query = queryOf(url);
   const r = await ctx.gate.authorize({ headers: req.headers, query, params: { id: allocId }, body: null }, EXEC_NEED);
-  if (!r || r.acl.isManagement) return;
+  if (!r || r.acl.isManagement) return r;
   // The server's copy, or on a client-only agent the allocation as this client runs it.
   const alloc = ctx.server ? ctx.server.state.allocById(allocId) : ctx.client?.hasAlloc(allocId) ? ctx.client.localAlloc?.(allocId) : undefined;
   const driver = alloc?.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks.find((t) => t.Name === task)?.Driver;
   if (driver === 'raw_exec' && !r.acl.allowNamespaceOperation(alloc!.Namespace, 'alloc-node-exec')) throw permissionDenied();
+  return r;
 }
 
 /** What to do with the exec socket once it is open, decided before the handshake. */
@@ -65,6 +70,8 @@ interface ExecPlan {
   run(ws: WebSocket): void;
   /** The handshake failed: undo what the plan started. */
   abort(): void;
+  /** The session's token was revoked: stop what `run` started (the command, or the forward's upstream). */
+  stop?(): void;
 }
 
 const nothingToUndo = (): void => {};
@@ -77,23 +84,57 @@ const nothingToUndo = (): void => {};
 async function prepareExec(ctx: RouteContext, proxy: ServerProxy | undefined, spawner: ExecSpawner, req: IncomingMessage, allocId: string, url: URL): Promise<ExecPlan> {
   try {
     const execReq = parseExecRequest(queryOf(url));
-    await authorizeExec(ctx, req, allocId, url, execReq.task);
+    const granted = await authorizeExec(ctx, req, allocId, url, execReq.task);
     const server = proxyServer(ctx, proxy, req);
     if (server !== undefined) {
       const opts = { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}`, ...(ctx.tls ? { tls: ctx.tls, peer: 'server' as const } : {}) };
-      return { run: (ws) => forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, opts), abort: nothingToUndo };
+      return heldPlan(ctx, granted, forwardPlan((ws) => forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, opts)));
     }
     const target = requestTarget(ctx, allocId, req.headers);
     if (target.kind === 'remote') {
-      return { run: (ws) => forwardWebSocket(ws, req, target.remote, ctx.tls ? { tls: ctx.tls } : {}), abort: nothingToUndo };
+      return heldPlan(ctx, granted, forwardPlan((ws) => forwardWebSocket(ws, req, target.remote, ctx.tls ? { tls: ctx.tls } : {})));
     }
     const session = startExecSession(target.client.execSpec(allocId, execReq.task, execReq.command), execReq.tty, spawner);
-    return { run: (ws) => session.attach(ws), abort: () => session.abort() };
+    return heldPlan(ctx, granted, { run: (ws) => session.attach(ws), abort: () => session.abort(), stop: () => session.abort() });
   } catch (err) {
     const h = toCaravanError(err);
     if (h.status >= 500) ctx.logger?.error({ err, url: req.url }, 'alloc exec failed');
     return { run: (ws) => closeWithError(ws, h.status, h.message), abort: nothingToUndo };
   }
+}
+
+/** A plan that forwards the socket; stopping it drops the upstream connection at once. */
+function forwardPlan(forward: (ws: WebSocket) => { terminate(): void }): ExecPlan {
+  let upstream: { terminate(): void } | undefined;
+  return { run: (ws) => void (upstream = forward(ws)), abort: nothingToUndo, stop: () => upstream?.terminate() };
+}
+
+/**
+ * Runs `plan` held with the session's token (gate.hold): revoked, the plan is stopped and the
+ * socket closed with the reason. Every frame is checked first — this listener runs before the
+ * plan's own — so a frame that arrives once the token is known to be gone reaches nothing.
+ */
+function heldPlan(ctx: RouteContext, granted: RequestAcl | undefined, plan: ExecPlan): ExecPlan {
+  return {
+    run(ws) {
+      let grant: LiveGrant;
+      try {
+        grant = ctx.gate.hold(granted, (reason) => {
+          plan.stop?.();
+          closeWithError(ws, reason.status, reason.message);
+        });
+      } catch (err) {
+        // Gone already (deleted between the check and the handshake): nothing more is started.
+        plan.abort();
+        const h = toCaravanError(err);
+        return closeWithError(ws, h.status, h.message);
+      }
+      ws.on('message', () => void grant.check());
+      ws.once('close', () => grant.release());
+      plan.run(ws);
+    },
+    abort: () => plan.abort(),
+  };
 }
 
 /**

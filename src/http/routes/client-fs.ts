@@ -1,7 +1,8 @@
 /**
  * The file-system routes of a client, confined to one allocation directory
  * (src/http/fs/alloc-path.ts): `GET /v1/client/fs/{ls,stat,cat,readat,stream}/:alloc?path=…`.
- * On a server without the allocation they are forwarded to the client holding it.
+ * On a server without the allocation they are forwarded to the client holding it. A read in
+ * progress (a followed stream) is cut when its token is deleted or expires.
  */
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
@@ -25,6 +26,7 @@ type LocalHandler = (req: AllocReq, reply: FastifyReply, allocDir: string) => Pr
 /** Wraps a handler: forward to the client holding the alloc, or run locally in its directory. */
 function allocRoute(ctx: RouteContext, handler: LocalHandler) {
   return async (req: AllocReq, reply: FastifyReply) => {
+    ctx.gate.holdRequest(req, reply, () => reply.raw.destroy());
     const target = requestTarget(ctx, req.params.alloc, req.headers);
     if (target.kind === 'remote') return forwardHttp(req, reply, target.remote, ctx.tls);
     return handler(req, reply, localAllocDir(target.client, req.params.alloc));

@@ -2,6 +2,7 @@
  * `GET /v1/client/fs/logs/:alloc?task=&type=stdout|stderr&follow=&offset=&origin=&plain=` —
  * a task's log read across its rotated files in order, framed (StreamFrame lines) or plain,
  * optionally followed as the task writes and rotates. Forwarded when the client is elsewhere.
+ * A follow is cut when its token is deleted or expires (held in the gate's live authorizations).
  */
 import { closeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,6 +36,7 @@ type LogsReq = FastifyRequest<{ Params: { alloc: string }; Querystring: RawQuery
 /** Registers the logs route. */
 export function registerClientLogsRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get('/v1/client/fs/logs/:alloc', acl.ns('read-logs', 'alloc'), async (req: LogsReq, reply: FastifyReply) => {
+    ctx.gate.holdRequest(req, reply, () => reply.raw.destroy());
     const target = requestTarget(ctx, req.params.alloc, req.headers);
     if (target.kind === 'remote') return forwardHttp(req, reply, target.remote, ctx.tls);
     const q = req.query;

@@ -3,12 +3,21 @@
  * events as newline-delimited JSON: `{"Index":N,"Events":[…]}` per log index, each written and
  * flushed as it happens, and a `{}` heartbeat every 10 s while idle. The subscription ends when
  * the client disconnects; a reader too slow to keep up is dropped with an `{"Error":…}` frame.
+ *
+ * With ACLs on, the stream is held in the agent's live authorizations: when its token is deleted,
+ * or its policies change so that it may read nothing the subscription asks for, it is closed with
+ * Nomad's `subscription closed by server, client should resubscribe`; when the token expires,
+ * with `ACL token expired` (Nomad's ErrSubscriptionClosed and ErrTokenExpired). Narrower
+ * permissions that still read something narrow the stream's filter instead.
  */
 import { eventView } from '../api-views/event-views.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SubscribeRequest } from '../../server/events/event-broker.js';
 import type { EventBatch, EventTopic, StreamEvent } from '../../server/events/event.js';
+import type { Acl } from '../../acl/acl.js';
+import type { CaravanError } from '../../structs/caravan-error.js';
 import { requestAcl } from '../acl/acl-gate.js';
+import type { LiveGrant } from '../acl/live-authorizations.js';
 import { badRequest, HttpError } from '../http-errors.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import { requireServer, type RouteContext } from '../route-context.js';
@@ -81,7 +90,18 @@ export function parseSubscribeRequest(q: RawQuery): SubscribeRequest {
   return { index, namespace, ...(topics ? { topics } : {}) };
 }
 
-/** Streams `subscriber`'s batches for `req` into `reply` until either side ends. */
+/** How a stream is ended from outside: its token was revoked (see the file comment). */
+export interface StreamRevocation {
+  /** Aborted with the error the closing frame carries. */
+  signal: AbortSignal;
+  /** Checked before each batch is sent (an expired token sends nothing more). */
+  grant: LiveGrant;
+}
+
+/**
+ * Streams `subscriber`'s batches for `req` into `reply` until either side ends, or until
+ * `revocation` ends it with an error frame.
+ */
 export async function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -90,8 +110,12 @@ export async function streamEvents(
   heartbeatMs = EVENT_HEARTBEAT_MS,
   slowReaderMs = EVENT_SLOW_READER_MS,
   keep?: (e: StreamEvent) => boolean,
+  revocation?: StreamRevocation,
 ): Promise<void> {
   const ac = new AbortController();
+  const revoked = revocation?.signal;
+  if (revoked?.aborted) ac.abort();
+  else revoked?.addEventListener('abort', () => ac.abort(), { once: true });
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
@@ -106,7 +130,7 @@ export async function streamEvents(
   heartbeat.unref();
   try {
     for await (const full of subscriber.subscribe({ ...req, signal: ac.signal })) {
-      if (raw.destroyed) break;
+      if (raw.destroyed || (revocation && !revocation.grant.check())) break;
       // With ACLs on, a batch keeps the events the token may read; one left empty is not sent.
       const batch = keep ? { ...full, Events: full.Events.filter(keep) } : full;
       if (batch.Events.length === 0) continue;
@@ -126,23 +150,41 @@ export async function streamEvents(
     clearInterval(heartbeat);
     ac.abort();
   }
+  if (revoked?.aborted && !raw.destroyed) raw.write(JSON.stringify({ Error: (revoked.reason as Error).message }) + '\n');
   if (!raw.destroyed) raw.end();
 }
 
 /**
- * Which events the request's token may read, as Nomad filters its stream: events of a
- * namespace need read-job there, node events node:read; undefined (all) with ACLs off or for a
- * management token.
+ * Which events the permissions `perms()` give may read, as Nomad filters its stream: events of a
+ * namespace need read-job there, node events node:read; undefined (all) with ACLs off.
  */
-function readableEvents(req: FastifyRequest): ((e: StreamEvent) => boolean) | undefined {
-  const r = requestAcl(req);
-  if (!r || r.acl.isManagement) return undefined;
-  const { acl: perms } = r;
+function readableEvents(perms: (() => Acl) | undefined): ((e: StreamEvent) => boolean) | undefined {
+  if (!perms) return undefined;
   return (e) => {
-    if (e.Topic === 'Node') return perms.allowNodeRead();
-    if (e.Namespace) return perms.allowNamespaceOperation(e.Namespace, 'read-job');
+    const acl = perms();
+    if (acl.isManagement) return true;
+    if (e.Topic === 'Node') return acl.allowNodeRead();
+    if (e.Namespace) return acl.allowNamespaceOperation(e.Namespace, 'read-job');
     return false;
   };
+}
+
+/**
+ * Whether `acl` may read anything `sub` asks for (Nomad's aclAllowsSubscription, loosened as
+ * Caravan filters rather than refuses): read-job in its namespace for the namespaced topics,
+ * node:read for Node events.
+ */
+export function subscriptionReadable(acl: Acl, sub: SubscribeRequest): boolean {
+  if (acl.isManagement) return true;
+  const ns = sub.namespace ?? 'default';
+  const jobs = ns === '*' ? acl.allowsAnywhere('read-job') : acl.allowNamespaceOperation(ns, 'read-job');
+  const topics = sub.topics ? [...sub.topics.keys()] : ['*'];
+  return topics.some((t) => (t === 'Node' ? acl.allowNodeRead() : t === '*' ? jobs || acl.allowNodeRead() : jobs));
+}
+
+/** The closing frame's error for a revoked subscription, in Nomad's words. */
+function subscriptionClosed(reason: CaravanError): HttpError {
+  return reason.code === 'ACL_TOKEN_EXPIRED' ? new HttpError('ACL_TOKEN_EXPIRED', {}) : new HttpError('ACL_SUBSCRIPTION_CLOSED', {});
 }
 
 /** Registers the event stream route; it needs a server with an event broker. */
@@ -152,6 +194,18 @@ export function registerEventStreamRoutes(app: FastifyInstance, ctx: RouteContex
     const subReq = parseSubscribeRequest(req.query);
     const broker = server.eventBroker;
     if (!broker) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'the event stream' });
-    await streamEvents(req, reply, broker, subReq, EVENT_HEARTBEAT_MS, EVENT_SLOW_READER_MS, readableEvents(req));
+    const r = requestAcl(req);
+    let perms = r?.acl;
+    const revoked = new AbortController();
+    const grant = ctx.gate.holdRequest(req, reply, (reason) => revoked.abort(subscriptionClosed(reason)), (acl) => {
+      if (!subscriptionReadable(acl, subReq)) return false;
+      perms = acl;
+      return true;
+    });
+    try {
+      await streamEvents(req, reply, broker, subReq, EVENT_HEARTBEAT_MS, EVENT_SLOW_READER_MS, readableEvents(perms ? () => perms! : undefined), { signal: revoked.signal, grant });
+    } finally {
+      grant.release();
+    }
   });
 }
