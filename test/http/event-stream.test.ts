@@ -8,6 +8,7 @@ import { parseSubscribeRequest, parseTopics, streamEvents } from '../../src/http
 import type { Server } from '../../src/server/server.js';
 import { streamingGet, until } from './client-harness.js';
 import { placeJob, serviceJob, startServer } from './real-server.js';
+import { JsonFrameDecoder } from '../../src/http/json-frame-decoder.js';
 
 test('topics parse as Topic:Key with a wildcard default, and bad ones are a 400 naming "topic"', () => {
   assert.equal(parseTopics(undefined), undefined);
@@ -40,11 +41,10 @@ async function withStream(query: string, fn: (body: () => string, server: Server
   }
 }
 
+/** The batches of a stream's body (heartbeats left out), checking they are framed back to back as Nomad's. */
 function batches(body: string): { Index?: number; Events?: StreamEvent[] }[] {
-  return body
-    .split('\n')
-    .filter((l) => l !== '' && l !== '{}')
-    .map((l) => JSON.parse(l) as { Index?: number; Events?: StreamEvent[] });
+  assert.doesNotMatch(body, /}\s+{/, 'frames are written back to back');
+  return new JsonFrameDecoder().push(body).filter((f) => f !== '{}').map((f) => JSON.parse(f) as { Index?: number; Events?: StreamEvent[] });
 }
 
 const jobRegistrations = (body: string) =>

@@ -16,6 +16,7 @@ import type { AclToken } from '../../src/structs/acl.js';
 import { runCli, startAgent, type AgentProcess } from './helpers/agent-process.js';
 import { waitFor } from './helpers/client-agent.js';
 import { killDataDirProcesses } from './helpers/processes.js';
+import { JsonFrameDecoder } from '../../src/http/json-frame-decoder.js';
 
 const SAMPLE_POLICY = `
 namespace "*" {
@@ -107,15 +108,10 @@ async function streamedEvents(address: string, token: string, ms: number): Promi
   assert.equal(res.status, 200);
   const out: { Topic: string; Namespace: string }[] = [];
   const timer = setTimeout(() => ac.abort(), ms);
-  let buf = '';
+  const frames = new JsonFrameDecoder();
   try {
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buf += Buffer.from(chunk).toString('utf8');
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const frame = JSON.parse(line) as { Events?: { Topic: string; Namespace: string }[] };
+      for (const frame of frames.pushParsed<{ Events?: { Topic: string; Namespace: string }[] }>(Buffer.from(chunk).toString('utf8'))) {
         out.push(...(frame.Events ?? []));
       }
     }

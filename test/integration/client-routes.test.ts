@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, runCli, startAgent } from './helpers/agent-process.js';
 import { waitFor } from './helpers/client-agent.js';
+import { JsonFrameDecoder } from '../../src/http/json-frame-decoder.js';
 
 const JOB = `
 job "ports" {
@@ -55,14 +56,13 @@ async function firstAllocEvent(address: string): Promise<{ Job?: unknown; Resour
   const ac = new AbortController();
   const res = await fetch(`${address}/v1/event/stream?index=1&topic=Allocation`, { signal: ac.signal });
   const reader = res.body!.getReader();
-  let buf = '';
+  const frames = new JsonFrameDecoder();
   try {
     for (;;) {
       const { value, done } = await reader.read();
       assert.ok(!done, 'stream ended');
-      buf += Buffer.from(value).toString('utf8');
-      for (const line of buf.split('\n').slice(0, -1)) {
-        const batch = JSON.parse(line) as { Events?: { Payload: { Allocation?: { Job?: unknown; Resources?: Resources } } }[] };
+      for (const text of frames.push(Buffer.from(value).toString('utf8'))) {
+        const batch = JSON.parse(text) as { Events?: { Payload: { Allocation?: { Job?: unknown; Resources?: Resources } } }[] };
         const ev = batch.Events?.find((e) => e.Payload.Allocation);
         if (ev) return ev.Payload.Allocation!;
       }

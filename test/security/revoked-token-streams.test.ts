@@ -21,6 +21,7 @@ import type { AclToken } from '../../src/structs/acl.js';
 import { runCli, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
 import { waitFor } from '../integration/helpers/client-agent.js';
 import { killDataDirProcesses } from '../integration/helpers/processes.js';
+import { JsonFrameDecoder } from '../../src/http/json-frame-decoder.js';
 
 /** How long a revoked connection may take to end before the test fails (the promise is 1 s). */
 const DEADLINE_MS = 10_000;
@@ -135,10 +136,9 @@ function openStream(address: string, path: string, token: string): Promise<OpenS
   });
 }
 
-/** The last JSON line of an event stream's body. */
+/** The last frame of an event stream's body. */
 function lastFrame(body: string): unknown {
-  const lines = body.trim().split('\n');
-  return JSON.parse(lines[lines.length - 1]!);
+  return JSON.parse(new JsonFrameDecoder().push(body).at(-1)!);
 }
 
 test('a deleted, expired or narrowed token ends the connections opened with it', async () => {

@@ -125,7 +125,7 @@ export async function streamEvents(
     if (!raw.writableFinished) ac.abort();
   });
   const heartbeat = setInterval(() => {
-    if (!raw.destroyed) raw.write('{}\n');
+    if (!raw.destroyed) raw.write('{}');
   }, heartbeatMs);
   heartbeat.unref();
   try {
@@ -136,7 +136,7 @@ export async function streamEvents(
       if (batch.Events.length === 0) continue;
       // Respect backpressure: while the socket is full the subscription stops consuming, so a
       // slow reader lags in the broker's ring (and is cut off there) instead of in our memory.
-      if (!raw.write(JSON.stringify({ ...batch, Events: batch.Events.map(eventView) }) + '\n') && !(await drained(raw, slowReaderMs))) {
+      if (!raw.write(JSON.stringify({ ...batch, Events: batch.Events.map(eventView) })) && !(await drained(raw, slowReaderMs))) {
         raw.destroy();
         break;
       }
@@ -145,12 +145,12 @@ export async function streamEvents(
     // A subscriber that fell behind is cut off with an error frame, as Nomad does; the client
     // reconnects from its last index.
     request.log?.warn?.({ err }, 'event stream ended');
-    if (!raw.destroyed) raw.write(JSON.stringify({ Error: (err as Error).message }) + '\n');
+    if (!raw.destroyed) raw.write(JSON.stringify({ Error: (err as Error).message }));
   } finally {
     clearInterval(heartbeat);
     ac.abort();
   }
-  if (revoked?.aborted && !raw.destroyed) raw.write(JSON.stringify({ Error: (revoked.reason as Error).message }) + '\n');
+  if (revoked?.aborted && !raw.destroyed) raw.write(JSON.stringify({ Error: (revoked.reason as Error).message }));
   if (!raw.destroyed) raw.end();
 }
 

@@ -5,6 +5,7 @@
  */
 import { WebSocket } from 'ws';
 import type { StreamEvent } from '../../../src/server/events/event.js';
+import { JsonFrameDecoder } from '../../../src/http/json-frame-decoder.js';
 
 /** Polls `fn` every 50 ms until it returns a truthy value; throws `what` after `timeoutMs`. */
 export async function waitUntil<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
@@ -36,19 +37,13 @@ export async function watchEvents(address: string, query = ''): Promise<EventWat
   const frames: unknown[] = [];
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
-  let buf = '';
+  const jsonFrames = new JsonFrameDecoder();
   void (async () => {
     try {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) return;
-        buf += decoder.decode(value, { stream: true });
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl).trim();
-          buf = buf.slice(nl + 1);
-          if (!line) continue;
-          const frame = JSON.parse(line) as { Events?: StreamEvent[] };
+        for (const frame of jsonFrames.pushParsed<{ Events?: StreamEvent[] }>(decoder.decode(value, { stream: true }))) {
           frames.push(frame);
           for (const e of frame.Events ?? []) events.push(e);
         }

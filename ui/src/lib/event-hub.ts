@@ -6,6 +6,7 @@
  * exponential backoff (1 s … 30 s) from the last index it saw, and says so in `status`.
  */
 import type { StreamEvent } from '../../../src/server/events/event.js';
+import { JsonFrameDecoder } from '../../../src/http/json-frame-decoder.js';
 import { apiFetch } from './api.js';
 
 /** What the banner shows about live updates. */
@@ -103,17 +104,12 @@ export class EventHub {
     // Events may have been missed while the stream was down: every view refetches once.
     if (reconnect) this.emit(null);
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buf = '';
+    // Frames come back to back, as Nomad's (`{…}{…}{}`), heartbeats included.
+    const frames = new JsonFrameDecoder();
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      buf += value;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
-        if (line === '') continue;
-        const frame = JSON.parse(line) as { Index?: number; Events?: StreamEvent[]; Error?: string };
+      for (const frame of frames.pushParsed<{ Index?: number; Events?: StreamEvent[]; Error?: string }>(value)) {
         if (frame.Error) throw new Error(`event stream: ${frame.Error}`);
         if (frame.Index !== undefined && frame.Events) {
           this.lastIndex = frame.Index;
