@@ -6,6 +6,7 @@
 import { CaravanError } from '../structs/caravan-error.js';
 import { defaultTlsConfig, validateTlsConfig, type TlsConfig } from '../tls/tls-config.js';
 import { hostname } from 'node:os';
+import { DEFAULT_JOB_MAX_PRIORITY, DEFAULT_JOB_PRIORITY, JOB_PRIORITY_CEILING } from '../structs/job-defaults.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 
 /** The server block of the agent configuration. */
@@ -20,6 +21,12 @@ export interface ServerConfig {
   etcd?: EtcdConfig;
   /** `raft_snapshot_threshold` (Nomad's name): log entries between state snapshots; undefined for the server's default. */
   snapshotThreshold?: number;
+  /** `job_max_count`: the most a job's group counts may sum to (0: no limit); undefined for Nomad's 50,000. */
+  jobMaxCount?: number;
+  /** `job_max_priority`: the highest job priority admitted, 100..32766; undefined (or 0) for Nomad's 100. */
+  jobMaxPriority?: number;
+  /** `job_default_priority`: the priority of a job that states none, 50..job_max_priority-1; undefined (or 0) for 50. */
+  jobDefaultPriority?: number;
 }
 
 /** The client block of the agent configuration. */
@@ -150,6 +157,11 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
       ...((layer.server?.snapshotThreshold ?? base.server.snapshotThreshold) !== undefined
         ? { snapshotThreshold: layer.server?.snapshotThreshold ?? base.server.snapshotThreshold }
         : {}),
+      ...pickDefined({
+        jobMaxCount: layer.server?.jobMaxCount ?? base.server.jobMaxCount,
+        jobMaxPriority: layer.server?.jobMaxPriority ?? base.server.jobMaxPriority,
+        jobDefaultPriority: layer.server?.jobDefaultPriority ?? base.server.jobDefaultPriority,
+      }),
     },
     client: {
       enabled: def(layer.client?.enabled, base.client.enabled),
@@ -165,6 +177,32 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
     acl: { ...base.acl, ...layer.acl },
     tls: { ...base.tls, ...layer.tls },
   };
+}
+
+/** The fields of `o` that are set (optional fields stay absent rather than undefined). */
+function pickDefined<T extends Record<string, number | undefined>>(o: T): Partial<{ [K in keyof T]: number }> {
+  const out: Partial<Record<keyof T, number>> = {};
+  for (const [k, v] of Object.entries(o) as [keyof T, number | undefined][]) if (v !== undefined) out[k] = v;
+  return out as Partial<{ [K in keyof T]: number }>;
+}
+
+/**
+ * Checks the job limits as Nomad's agent does: job_max_count a non-negative whole number (0 for
+ * no limit), job_max_priority 100..32766 and job_default_priority 50..job_max_priority-1, 0
+ * meaning the default for both. Throws AgentConfigError naming the option.
+ */
+function validateJobLimits(s: ServerConfig): void {
+  if (s.jobMaxCount !== undefined && (!Number.isSafeInteger(s.jobMaxCount) || s.jobMaxCount < 0)) {
+    throw new AgentConfigError('server.job_max_count', `must be a non-negative whole number (0 for no limit), got ${String(s.jobMaxCount)}`);
+  }
+  const maxPriority = s.jobMaxPriority || DEFAULT_JOB_MAX_PRIORITY;
+  if (!Number.isInteger(maxPriority) || maxPriority < DEFAULT_JOB_MAX_PRIORITY || maxPriority > JOB_PRIORITY_CEILING) {
+    throw new AgentConfigError('server.job_max_priority', `job_max_priority cannot be ${String(s.jobMaxPriority)}. Must be between ${DEFAULT_JOB_MAX_PRIORITY} and ${JOB_PRIORITY_CEILING}`);
+  }
+  const defaultPriority = s.jobDefaultPriority || DEFAULT_JOB_PRIORITY;
+  if (!Number.isInteger(defaultPriority) || defaultPriority < DEFAULT_JOB_PRIORITY || defaultPriority >= maxPriority) {
+    throw new AgentConfigError('server.job_default_priority', `job_default_priority cannot be ${String(s.jobDefaultPriority)}. Must be between ${DEFAULT_JOB_PRIORITY} and ${maxPriority}`);
+  }
 }
 
 /** A later etcd block overrides an earlier one's settings one by one (the flags give only some). */
@@ -218,6 +256,7 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
   if (c.server.snapshotThreshold !== undefined && (!Number.isInteger(c.server.snapshotThreshold) || c.server.snapshotThreshold < 1)) {
     throw new AgentConfigError('server.raft_snapshot_threshold', `must be a positive integer, got ${String(c.server.snapshotThreshold)}`);
   }
+  validateJobLimits(c.server);
   if (c.server.etcd) {
     if (c.dev) throw new AgentConfigError('server.etcd', '-dev keeps the embedded log; etcd is for a cluster of servers');
     validateEtcd(c.server.etcd);

@@ -10,6 +10,7 @@ import type { ClientHttpApi } from '../http/client-http-api.js';
 import type { OutboundTls } from '../tls/tls-config.js';
 import type { ServerApi } from '../server/server-api.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
+import type { JobLimits } from '../server/job-limits.js';
 
 /** What the agent asks of a server it opened. */
 export interface ServerRole {
@@ -44,6 +45,8 @@ export interface OpenServerOptions {
   etcd?: EtcdConfig;
   /** Log entries between state snapshots (raft_snapshot_threshold). */
   snapshotThreshold?: number;
+  /** job_max_count, job_max_priority, job_default_priority as configured (Nomad's defaults for the rest). */
+  jobLimits?: Partial<JobLimits>;
   logger: Logger;
 }
 

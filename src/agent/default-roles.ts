@@ -24,6 +24,7 @@ export const defaultRoles: RoleFactories = {
         advertiseAddr: opts.httpAddr,
         logger: opts.logger,
         ...(opts.snapshotThreshold !== undefined ? { snapshotThreshold: opts.snapshotThreshold } : {}),
+        ...(opts.jobLimits ? { jobLimits: opts.jobLimits } : {}),
         ...(etcd ? { logBackend: etcd.log, leadership: etcd.leadership } : {}),
       });
       return {
