@@ -179,6 +179,7 @@ export class LeaderDuties {
           }
           await this.deps.apply({ Type: 'EvalUpdate', Evals: evals, Now: this.nowNanos() });
         },
+        ...(this.deps.config.maxPlacementsPerPlan !== undefined ? { maxPlacementsPerPlan: this.deps.config.maxPlacementsPerPlan } : {}),
         onError: (err, e) => this.logError(err, e ? `processing eval ${e.ID}` : 'worker'),
       });
       this.workers.push(w);
