@@ -130,6 +130,9 @@ test('with the limit raised, a job of a million is scheduled in bounded batches 
     const config = await agentConfig(dir, 'limits.hcl', 'server {\n  job_max_count = 2000000\n}\n');
     agent = await startAgent({ roleArgs: ['-server'], dataDir: dir, env: CAPPED, extraArgs: ['-config', config] });
     const a = agent.address;
+    const self = await api<{ config: { Server: { JobMaxCount: number; JobMaxPriority: number } } }>(a, 'GET', '/v1/agent/self');
+    assert.equal(self.body.config.Server.JobMaxCount, 2_000_000);
+    assert.equal(self.body.config.Server.JobMaxPriority, 100);
 
     // One node with room for 5,000 of the job's allocations (CPU-bound: 50,000 MHz / 10 MHz).
     const base = mockNode({ ID: randomUUID(), Name: 'big' });
