@@ -157,11 +157,7 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
       ...((layer.server?.snapshotThreshold ?? base.server.snapshotThreshold) !== undefined
         ? { snapshotThreshold: layer.server?.snapshotThreshold ?? base.server.snapshotThreshold }
         : {}),
-      ...pickDefined({
-        jobMaxCount: layer.server?.jobMaxCount ?? base.server.jobMaxCount,
-        jobMaxPriority: layer.server?.jobMaxPriority ?? base.server.jobMaxPriority,
-        jobDefaultPriority: layer.server?.jobDefaultPriority ?? base.server.jobDefaultPriority,
-      }),
+      ...mergeJobLimits(base.server, layer.server),
     },
     client: {
       enabled: def(layer.client?.enabled, base.client.enabled),
@@ -179,11 +175,18 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
   };
 }
 
-/** The fields of `o` that are set (optional fields stay absent rather than undefined). */
-function pickDefined<T extends Record<string, number | undefined>>(o: T): Partial<{ [K in keyof T]: number }> {
-  const out: Partial<Record<keyof T, number>> = {};
-  for (const [k, v] of Object.entries(o) as [keyof T, number | undefined][]) if (v !== undefined) out[k] = v;
-  return out as Partial<{ [K in keyof T]: number }>;
+type JobLimitFields = Pick<ServerConfig, 'jobMaxCount' | 'jobMaxPriority' | 'jobDefaultPriority'>;
+
+/** The job limits a layer sets over the base's; a limit neither sets stays absent. */
+function mergeJobLimits(base: JobLimitFields, layer: Partial<JobLimitFields> | undefined): JobLimitFields {
+  const out: JobLimitFields = {};
+  const maxCount = layer?.jobMaxCount ?? base.jobMaxCount;
+  const maxPriority = layer?.jobMaxPriority ?? base.jobMaxPriority;
+  const defaultPriority = layer?.jobDefaultPriority ?? base.jobDefaultPriority;
+  if (maxCount !== undefined) out.jobMaxCount = maxCount;
+  if (maxPriority !== undefined) out.jobMaxPriority = maxPriority;
+  if (defaultPriority !== undefined) out.jobDefaultPriority = defaultPriority;
+  return out;
 }
 
 /**
