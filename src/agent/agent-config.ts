@@ -6,6 +6,7 @@
 import { CaravanError } from '../structs/caravan-error.js';
 import { defaultTlsConfig, validateTlsConfig, type TlsConfig } from '../tls/tls-config.js';
 import { hostname } from 'node:os';
+import { DEFAULT_JOB_MAX_PRIORITY, DEFAULT_JOB_PRIORITY, JOB_PRIORITY_CEILING } from '../structs/job-defaults.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 import { clientIntroductionConfigProblem, defaultClientIntroductionConfig, type ClientIntroductionConfig } from '../structs/client-introduction.js';
 
@@ -23,6 +24,12 @@ export interface ServerConfig {
   snapshotThreshold?: number;
   /** `client_introduction { enforcement, default_identity_ttl, max_identity_ttl }` (Nomad's; default enforcement "warn"). */
   clientIntroduction: ClientIntroductionConfig;
+  /** `job_max_count`: the most a job's group counts may sum to (0: no limit); undefined for Nomad's 50,000. */
+  jobMaxCount?: number;
+  /** `job_max_priority`: the highest job priority admitted, 100..32766; undefined (or 0) for Nomad's 100. */
+  jobMaxPriority?: number;
+  /** `job_default_priority`: the priority of a job that states none, 50..job_max_priority-1; undefined (or 0) for 50. */
+  jobDefaultPriority?: number;
 }
 
 /** The client block of the agent configuration. */
@@ -162,6 +169,7 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
       ...((layer.server?.snapshotThreshold ?? base.server.snapshotThreshold) !== undefined
         ? { snapshotThreshold: layer.server?.snapshotThreshold ?? base.server.snapshotThreshold }
         : {}),
+      ...mergeJobLimits(base.server, layer.server),
     },
     client: {
       enabled: def(layer.client?.enabled, base.client.enabled),
@@ -179,6 +187,39 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
     acl: { ...base.acl, ...layer.acl },
     tls: { ...base.tls, ...layer.tls },
   };
+}
+
+type JobLimitFields = Pick<ServerConfig, 'jobMaxCount' | 'jobMaxPriority' | 'jobDefaultPriority'>;
+
+/** The job limits a layer sets over the base's; a limit neither sets stays absent. */
+function mergeJobLimits(base: JobLimitFields, layer: Partial<JobLimitFields> | undefined): JobLimitFields {
+  const out: JobLimitFields = {};
+  const maxCount = layer?.jobMaxCount ?? base.jobMaxCount;
+  const maxPriority = layer?.jobMaxPriority ?? base.jobMaxPriority;
+  const defaultPriority = layer?.jobDefaultPriority ?? base.jobDefaultPriority;
+  if (maxCount !== undefined) out.jobMaxCount = maxCount;
+  if (maxPriority !== undefined) out.jobMaxPriority = maxPriority;
+  if (defaultPriority !== undefined) out.jobDefaultPriority = defaultPriority;
+  return out;
+}
+
+/**
+ * Checks the job limits as Nomad's agent does: job_max_count a non-negative whole number (0 for
+ * no limit), job_max_priority 100..32766 and job_default_priority 50..job_max_priority-1, 0
+ * meaning the default for both. Throws AgentConfigError naming the option.
+ */
+function validateJobLimits(s: ServerConfig): void {
+  if (s.jobMaxCount !== undefined && (!Number.isSafeInteger(s.jobMaxCount) || s.jobMaxCount < 0)) {
+    throw new AgentConfigError('server.job_max_count', `must be a non-negative whole number (0 for no limit), got ${String(s.jobMaxCount)}`);
+  }
+  const maxPriority = s.jobMaxPriority || DEFAULT_JOB_MAX_PRIORITY;
+  if (!Number.isInteger(maxPriority) || maxPriority < DEFAULT_JOB_MAX_PRIORITY || maxPriority > JOB_PRIORITY_CEILING) {
+    throw new AgentConfigError('server.job_max_priority', `job_max_priority cannot be ${String(s.jobMaxPriority)}. Must be between ${DEFAULT_JOB_MAX_PRIORITY} and ${JOB_PRIORITY_CEILING}`);
+  }
+  const defaultPriority = s.jobDefaultPriority || DEFAULT_JOB_PRIORITY;
+  if (!Number.isInteger(defaultPriority) || defaultPriority < DEFAULT_JOB_PRIORITY || defaultPriority >= maxPriority) {
+    throw new AgentConfigError('server.job_default_priority', `job_default_priority cannot be ${String(s.jobDefaultPriority)}. Must be between ${DEFAULT_JOB_PRIORITY} and ${maxPriority}`);
+  }
 }
 
 /** A later etcd block overrides an earlier one's settings one by one (the flags give only some). */
@@ -237,6 +278,7 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
   if (c.client.nodePool === '' || c.client.nodePool === 'all') {
     throw new AgentConfigError('client.node_pool', `invalid node pool ${JSON.stringify(c.client.nodePool)} (a node cannot be in "all" or in no pool)`);
   }
+  validateJobLimits(c.server);
   if (c.server.etcd) {
     if (c.dev) throw new AgentConfigError('server.etcd', '-dev keeps the embedded log; etcd is for a cluster of servers');
     validateEtcd(c.server.etcd);

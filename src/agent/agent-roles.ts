@@ -11,6 +11,7 @@ import type { OutboundTls } from '../tls/tls-config.js';
 import type { ServerApi } from '../server/server-api.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 import type { ClientIntroductionConfig } from '../structs/client-introduction.js';
+import type { JobLimits } from '../server/job-limits.js';
 
 /** What the agent asks of a server it opened. */
 export interface ServerRole {
@@ -47,6 +48,8 @@ export interface OpenServerOptions {
   snapshotThreshold?: number;
   /** The `client_introduction` block. */
   clientIntroduction?: ClientIntroductionConfig;
+  /** job_max_count, job_max_priority, job_default_priority as configured (Nomad's defaults for the rest). */
+  jobLimits?: Partial<JobLimits>;
   logger: Logger;
 }
 

@@ -24,6 +24,7 @@ import { makePrivateDirSync, privatizeTreeSync } from '../fs/private-dir.js';
  * the private data directory above them.
  */
 const CLIENT_SHARED_DIRS: readonly string[] = ['alloc', 'supervisor'];
+import { resolveJobLimits, type JobLimits } from '../server/job-limits.js';
 
 /** A running agent. */
 export class Agent {
@@ -78,6 +79,7 @@ export class Agent {
           ...(config.server.etcd ? { etcd: config.server.etcd } : {}),
           ...(config.server.snapshotThreshold !== undefined ? { snapshotThreshold: config.server.snapshotThreshold } : {}),
           clientIntroduction: config.server.clientIntroduction,
+          jobLimits: jobLimitsOf(config.server),
           logger: logger.child({ component: 'server' }),
         });
         if (config.server.clientIntroduction.enforcement === 'strict' && !config.acl.enabled) {
@@ -181,6 +183,21 @@ function advertiseAddress(httpAddr: string): string {
 }
 
 /** The configuration as /v1/agent/self shows it (Nomad's field names). */
+/** The job limits the server block sets; 0 for job_max_priority or job_default_priority means the default, as Nomad's. */
+function jobLimitsOf(s: AgentConfig['server']): Partial<JobLimits> {
+  const limits: Partial<JobLimits> = {};
+  if (s.jobMaxCount !== undefined) limits.maxCount = s.jobMaxCount;
+  if (s.jobMaxPriority) limits.maxPriority = s.jobMaxPriority;
+  if (s.jobDefaultPriority) limits.defaultPriority = s.jobDefaultPriority;
+  return limits;
+}
+
+/** The job limits in effect, under Nomad's names (JobMaxCount, JobMaxPriority, JobDefaultPriority). */
+function jobLimitsJson(s: AgentConfig['server']): Record<string, number> {
+  const l = resolveJobLimits(jobLimitsOf(s));
+  return { JobMaxCount: l.maxCount, JobMaxPriority: l.maxPriority, JobDefaultPriority: l.defaultPriority };
+}
+
 function agentConfigJson(c: AgentConfig, dataDir: string): Record<string, unknown> {
   return {
     Region: c.region,
@@ -192,7 +209,7 @@ function agentConfigJson(c: AgentConfig, dataDir: string): Record<string, unknow
     DevMode: c.dev,
     // Servers are reached over HTTP: Caravan listens on no RPC or gossip (Serf) port.
     Ports: { HTTP: c.ports.http, RPC: 0, Serf: 0 },
-    Server: { Enabled: c.server.enabled, NumSchedulers: c.server.numSchedulers },
+    Server: { Enabled: c.server.enabled, NumSchedulers: c.server.numSchedulers, ...jobLimitsJson(c.server) },
     Client: {
       Enabled: c.client.enabled,
       Servers: c.client.servers,

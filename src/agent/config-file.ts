@@ -1,10 +1,10 @@
 /**
  * Reading a Nomad agent configuration file (HCL2, or JSON when the name ends in .json) into a
  * configuration layer. Known settings: data_dir, bind_addr, datacenter, region, name,
- * log_level, ports { http }, server { enabled, num_schedulers, raft_snapshot_threshold, etcd { endpoints, prefix,
- * lease_ttl, tls { ca_file, cert_file, key_file } }, client_introduction { enforcement, default_identity_ttl,
- * max_identity_ttl } }, client { enabled, servers, node_class, node_pool, meta, options }, acl { enabled,
- * token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
+ * log_level, ports { http }, server { enabled, num_schedulers, raft_snapshot_threshold, job_max_count,
+ * job_max_priority, job_default_priority, etcd { endpoints, prefix, lease_ttl, tls { ca_file, cert_file, key_file } },
+ * client_introduction { enforcement, default_identity_ttl, max_identity_ttl } }, client { enabled, servers,
+ * node_class, node_pool, meta, options }, acl { enabled, token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
  * verify_server_hostname, verify_https_client }, plugin "<name>" { config { … } } (kept as given, for the driver
  * to read). Other Nomad settings are ignored, so existing files load.
  */
@@ -102,6 +102,12 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     if (n !== undefined) layer.server.numSchedulers = n;
     const threshold = int(server, 'raft_snapshot_threshold', 'server.raft_snapshot_threshold');
     if (threshold !== undefined) layer.server.snapshotThreshold = threshold;
+    const maxCount = int(server, 'job_max_count', 'server.job_max_count');
+    if (maxCount !== undefined) layer.server.jobMaxCount = maxCount;
+    const maxPriority = int(server, 'job_max_priority', 'server.job_max_priority');
+    if (maxPriority !== undefined) layer.server.jobMaxPriority = maxPriority;
+    const defaultPriority = int(server, 'job_default_priority', 'server.job_default_priority');
+    if (defaultPriority !== undefined) layer.server.jobDefaultPriority = defaultPriority;
     const etcd = etcdBlock(server);
     if (etcd) layer.server.etcd = etcd;
     const intro = clientIntroductionBlock(server);

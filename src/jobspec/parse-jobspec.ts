@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { parse as parseHcl } from '@cdktf/hcl2json';
 import { canonicalizeJob } from '../structs/job-defaults.js';
-import { assertValidJob } from '../structs/job-validate.js';
+import { assertValidJob, type ValidateJobOptions } from '../structs/job-validate.js';
 import type { Job } from '../structs/job.js';
 import { DecodeContext } from './decode-context.js';
 import { JobspecParseError, type JobspecProblem } from './jobspec-error.js';
@@ -150,11 +150,11 @@ export async function parseJobspecFile(path: string, opts: Omit<JobspecOptions, 
  * Parses, canonicalizes (Nomad's defaults) and validates a job file: the Job a server would
  * store. Throws JobspecParseError or JobValidationError.
  */
-export async function loadJobFile(path: string, opts: Omit<JobspecOptions, 'filename'> & { namespace?: string } = {}): Promise<Job> {
+export async function loadJobFile(path: string, opts: Omit<JobspecOptions, 'filename'> & { namespace?: string } & ValidateJobOptions = {}): Promise<Job> {
   const draft = await parseJobspecFile(path, opts);
   // A file that names no namespace goes where the command says (-namespace, NOMAD_NAMESPACE), as Nomad's CLI.
   if (!draft.Namespace && opts.namespace) draft.Namespace = opts.namespace;
   const job = canonicalizeJob(draft);
-  assertValidJob(job);
+  assertValidJob(job, opts.maxPriority !== undefined ? { maxPriority: opts.maxPriority } : {});
   return job;
 }

@@ -16,3 +16,5 @@ export type AllocDescription = (typeof AllocDescription)[keyof typeof AllocDescr
 export const BLOCKED_EVAL_DESCRIPTION = 'created to place remaining allocations';
 /** StatusDescription of a follow-up evaluation for delayed reschedules. */
 export const FOLLOWUP_EVAL_DESCRIPTION = 'created for delayed rescheduling';
+/** StatusDescription of an evaluation that places what a bounded plan left to place. */
+export const CONTINUATION_EVAL_DESCRIPTION = 'created to place the allocations a bounded plan left out';

@@ -1,6 +1,6 @@
-/** Builds the evaluations a scheduler creates: blocked evals and delayed follow-ups. */
+/** Builds the evaluations a scheduler creates: blocked evals, delayed follow-ups and continuations. */
 import { NANOS_PER_MS, type Evaluation } from '../structs/index.js';
-import { BLOCKED_EVAL_DESCRIPTION, FOLLOWUP_EVAL_DESCRIPTION } from './descriptions.js';
+import { BLOCKED_EVAL_DESCRIPTION, CONTINUATION_EVAL_DESCRIPTION, FOLLOWUP_EVAL_DESCRIPTION } from './descriptions.js';
 
 function derived(parent: Evaluation, id: string, nowMs: number): Evaluation {
   return {
@@ -42,5 +42,18 @@ export function buildFollowupEval(parent: Evaluation, id: string, nowMs: number,
     StatusDescription: FOLLOWUP_EVAL_DESCRIPTION,
     TriggeredBy: 'alloc-failure',
     WaitUntil: new Date(atMs).toISOString(),
+  };
+}
+
+/**
+ * A pending evaluation, due at once, that places what `parent` left out to keep its plan
+ * bounded (TriggeredBy "queued-allocs", as Nomad's evaluations for queued allocations).
+ */
+export function buildContinuationEval(parent: Evaluation, id: string, nowMs: number): Evaluation {
+  return {
+    ...derived(parent, id, nowMs),
+    Status: 'pending',
+    StatusDescription: CONTINUATION_EVAL_DESCRIPTION,
+    TriggeredBy: 'queued-allocs',
   };
 }

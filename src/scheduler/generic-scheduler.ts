@@ -1,16 +1,17 @@
 /**
  * The generic scheduler for service and batch jobs: reconciles the job's allocations, then
- * places what is missing through the placement stack and submits one plan per attempt.
+ * places what is missing through the placement stack and submits one plan per attempt. One
+ * evaluation places at most maxPlacementsPerPlan new allocations; a follow-up places the rest.
  */
-import { emptyPlan, generateId, type AllocMetric, type Allocation, type Evaluation, type Plan, isNodeUnreachable } from '../structs/index.js';
+import { emptyPlan, generateId, type AllocMetric, type Allocation, type Evaluation, type Job, type Plan, isNodeUnreachable } from '../structs/index.js';
 import type { Planner, Scheduler, SchedulerContext, SchedulerState } from './interfaces.js';
 import { buildInPlaceAlloc, buildNewAlloc, buildStoppedAlloc } from './alloc-builder.js';
 import { buildFollowupEval } from './eval-builder.js';
 import { ProposedUsage } from './node-usage.js';
 import { PlacementStack } from './placement-stack.js';
 import { candidateSetFor, scopedCandidates } from './candidate-set.js';
-import { runPlanAttempts, type PlanAttempt } from './plan-attempt.js';
-import { NodeTaint, PlacementKind, reconcile } from './reconciler.js';
+import { MAX_PLACEMENTS_PER_PLAN, runPlanAttempts, type PlanAttempt } from './plan-attempt.js';
+import { NodeTaint, PlacementKind, reconcile, type ReconcileResult } from './reconciler.js';
 import { nextTracker } from './reschedule.js';
 
 /** Plan attempts before giving up, as Nomad: 5 for services, 2 for batch. */
@@ -44,7 +45,7 @@ export class GenericScheduler implements Scheduler {
     const job = state.jobById(ev.Namespace, ev.JobID);
     const allocs = state.allocsByJob(ev.Namespace, ev.JobID);
     const plan: Plan = emptyPlan(ev.ID, '', job?.Priority ?? ev.Priority, job ?? null);
-    const attempt: PlanAttempt = { plan, failedTGAllocs: {}, queued: {}, followups: [], classEligibility: {} };
+    const attempt: PlanAttempt = { plan, failedTGAllocs: {}, queued: {}, followups: [], classEligibility: {}, deferred: 0 };
 
     const taints = new Map<string, NodeTaint>();
     const nodeTaint = (nodeId: string): NodeTaint => {
@@ -80,6 +81,7 @@ export class GenericScheduler implements Scheduler {
         const node = state.nodeById(a.NodeID);
         return node !== undefined && getStack().staticallyFeasible(group, node);
       },
+      maxPlacements: Math.max(1, this.ctx.maxPlacementsPerPlan ?? MAX_PLACEMENTS_PER_PLAN),
     });
     plan.Annotations = { DesiredTGUpdates: result.desiredTGUpdates };
     plan.Deployment = result.deployment;
@@ -113,8 +115,17 @@ export class GenericScheduler implements Scheduler {
 
     for (const g of job?.TaskGroups ?? []) attempt.queued[g.Name] = 0;
     if (result.place.length === 0 || !job) return attempt;
+    this.placeAll(result, job, ev, plan, attempt, stoppedCopies, getStack());
+    return attempt;
+  }
 
-    const st = getStack();
+  /**
+   * Places the reconciler's placements, then accounts for those it only counted: a group that
+   * failed cannot place them either (coalesced failures, queued for the blocked eval); the
+   * others wait for the follow-up evaluation (`deferred`).
+   */
+  private placeAll(result: ReconcileResult, job: Job, ev: Evaluation, plan: Plan, attempt: PlanAttempt, stoppedCopies: Map<string, Allocation>, st: PlacementStack): void {
+    const nowMs = this.ctx.now;
     for (const s of result.stop) st.recordStop(s.alloc);
     const failedGroups = new Set<string>();
     for (const p of result.place) {
@@ -163,6 +174,10 @@ export class GenericScheduler implements Scheduler {
         }
       }
     }
-    return attempt;
+    for (const [groupName, n] of Object.entries(result.deferred)) {
+      attempt.queued[groupName] = (attempt.queued[groupName] ?? 0) + n;
+      if (failedGroups.has(groupName)) attempt.failedTGAllocs[groupName]!.CoalescedFailures += n;
+      else attempt.deferred += n;
+    }
   }
 }

@@ -66,6 +66,12 @@ export interface SchedulerContext {
   random: () => number;
   /** Optional source of new IDs (allocations, evaluations); defaults to random UUIDs. */
   newId?: () => string;
+  /**
+   * The most new allocations one evaluation places (default MAX_PLACEMENTS_PER_PLAN, 2,000):
+   * what a job's count asks beyond it is left to a follow-up evaluation, so the memory one
+   * evaluation takes does not grow with the count.
+   */
+  maxPlacementsPerPlan?: number;
 }
 
 /** A scheduler processes one evaluation against a snapshot. */

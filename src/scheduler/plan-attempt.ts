@@ -2,11 +2,12 @@
  * The submit-and-retry loop shared by every scheduler: compute a plan against a snapshot,
  * submit it, and when the applier committed only part (RefreshIndex > 0) recompute against the
  * fresher snapshot, up to a bounded number of attempts. Then record the outcome on the
- * evaluation: FailedTGAllocs, QueuedAllocations and a blocked eval for what could not be placed.
+ * evaluation: FailedTGAllocs, QueuedAllocations, a blocked eval for what could not be placed and
+ * a follow-up eval for what a bounded plan left to place (see MAX_PLACEMENTS_PER_PLAN).
  */
 import { generateId, isPlanEmpty, type AllocMetric, type Evaluation, type Plan } from '../structs/index.js';
 import type { Planner, SchedulerContext, SchedulerState } from './interfaces.js';
-import { buildBlockedEval } from './eval-builder.js';
+import { buildBlockedEval, buildContinuationEval } from './eval-builder.js';
 
 /** What one computation of a plan produced. */
 export interface PlanAttempt {
@@ -19,7 +20,20 @@ export interface PlanAttempt {
   followups: Evaluation[];
   /** Node classes seen feasible (true) or not (false), for the blocked eval. */
   classEligibility: Record<string, boolean>;
+  /**
+   * Placements that could succeed but were left out to keep the plan bounded: a follow-up
+   * evaluation places them once this plan is committed. Counted in `queued` too.
+   */
+  deferred: number;
 }
+
+/**
+ * The most new allocations one evaluation places by default. A job's count may ask for far more
+ * (job_max_count is 50,000 by default, and jobs stored before a limit was lowered keep theirs):
+ * each evaluation places a bounded batch and hands the rest to a follow-up, so the scheduler's
+ * memory and the size of one plan (one log entry) stay bounded whatever the count.
+ */
+export const MAX_PLACEMENTS_PER_PLAN = 2_000;
 
 /** Computes a plan for the evaluation against a snapshot. */
 export type PlanComputer = (evaluation: Evaluation, state: SchedulerState) => PlanAttempt;
@@ -69,6 +83,13 @@ export async function runPlanAttempts(
     const blocked = buildBlockedEval(evaluation, newId(), ctx.now, last.classEligibility);
     await planner.reblockEval(blocked);
     update.BlockedEval = blocked.ID;
+  }
+  if (last.deferred > 0) {
+    // Created after the plan is committed: the broker runs it once this eval is acked, against
+    // a state that holds this batch, and it places the next one.
+    const next = buildContinuationEval(evaluation, newId(), ctx.now);
+    await planner.createEval(next);
+    update.NextEval = next.ID;
   }
   await planner.updateEval(update);
 }

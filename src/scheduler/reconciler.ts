@@ -9,7 +9,8 @@
  *                     ├─ failed ──► reschedule now (stop + replacement) | later (follow-up eval) | never
  *                     ├─ batch complete ──► kept (occupies its index)
  *                     └─ live ──► over count? stop highest index │ newer job? in place | destructive
- *   missing indexes ──► placements at the lowest free index
+ *   missing indexes ──► placements at the lowest free index, at most maxPlacements in all;
+ *                       the rest only counted (deferred) for a follow-up evaluation
  *
  * Groups with an update strategy (max_parallel > 0) roll out through a deployment: destructive
  * updates are limited to max_parallel allocations not yet healthy, and with canaries the new
@@ -87,6 +88,12 @@ export interface ReconcileResult {
   deployment: Deployment | null;
   /** Status changes of deployments (older versions cancelled). */
   deploymentUpdates: DeploymentStatusUpdate[];
+  /**
+   * Per task group: new placements wanted but not listed in `place` because the reconciliation
+   * reached `maxPlacements` (counted in desiredTGUpdates' Place all the same). A job's count is
+   * a number, not a list: nothing here grows with it.
+   */
+  deferred: Record<string, number>;
 }
 
 /** Inputs of a reconciliation. */
@@ -106,6 +113,11 @@ export interface ReconcileInput {
   deployment?: Deployment;
   /** Source of the ID of a deployment the reconciliation creates. */
   newDeploymentId?: () => string;
+  /**
+   * The most placements for missing indexes the result lists (default: no limit). Replacements
+   * of existing allocations are always listed: there are no more of them than allocations.
+   */
+  maxPlacements?: number;
 }
 
 /** What the groups of one reconciliation share about the job's deployment. */
@@ -137,7 +149,7 @@ interface Slot {
 
 /** Reconciles a job's allocations against its task groups. */
 export function reconcile(input: ReconcileInput): ReconcileResult {
-  const result: ReconcileResult = { place: [], stop: [], inplace: [], delayed: [], desiredTGUpdates: {}, deployment: null, deploymentUpdates: [] };
+  const result: ReconcileResult = { place: [], stop: [], inplace: [], delayed: [], desiredTGUpdates: {}, deployment: null, deploymentUpdates: [], deferred: {} };
   const { job } = input;
   const byGroup = new Map<string, Allocation[]>();
   for (const a of input.allocs) {
@@ -330,12 +342,16 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
     });
   }
 
-  // Missing indexes: place at the lowest free ones.
+  // Missing indexes: place at the lowest free ones, as many as the budget allows; the others
+  // are counted, never listed (a count of 1e9 must not become 1e9 objects).
+  const missing = Math.max(0, group.Count - remaining.length);
+  const listed = Math.min(missing, Math.max(0, (input.maxPlacements ?? Infinity) - out.place.length));
   const indexes = new IndexAllocator(remaining.map((s) => s.index).filter((i) => i >= 0));
-  for (let n = remaining.length; n < group.Count; n++) {
+  for (let n = 0; n < listed; n++) {
     out.place.push({ group, name: allocName(job.ID, group.Name, indexes.nextFree()), kind: PlacementKind.New, previous: null, rescheduleDelay: null });
-    du.Place++;
   }
+  du.Place += missing;
+  if (missing > listed) out.deferred[group.Name] = missing - listed;
   if (deployment && isActiveDeployment(deployment)) {
     for (const p of out.place.slice(firstPlacement)) p.deploymentId = deployment.ID;
     // Updated in place, an allocation keeps running (and its health) for the new version.

@@ -64,7 +64,7 @@ export class SystemScheduler implements Scheduler {
     const job = state.jobById(ev.Namespace, ev.JobID);
     const allocs = state.allocsByJob(ev.Namespace, ev.JobID);
     const plan = emptyPlan(ev.ID, '', job?.Priority ?? ev.Priority, job ?? null);
-    const attempt: PlanAttempt = { plan, failedTGAllocs: {}, queued: {}, followups: [], classEligibility: {} };
+    const attempt: PlanAttempt = { plan, failedTGAllocs: {}, queued: {}, followups: [], classEligibility: {}, deferred: 0 };
     const du: Record<string, DesiredUpdates> = {};
     plan.Annotations = { DesiredTGUpdates: du };
     const updatesFor = (g: string) => (du[g] ??= emptyUpdates());

@@ -2,7 +2,8 @@
  * The one admission of a submitted job, for every caller and every transport: API JSON (or a
  * job the server builds itself — periodic and dispatched children, reverts) is decoded into a
  * draft, checked against the route's job ID, canonicalized with Nomad's defaults and validated.
- * Every problem is reported at once, in Nomad's multi-error text, as JOB_INVALID (400). The HTTP
+ * Every problem is reported at once, in Nomad's multi-error text, as JOB_INVALID (400), and the
+ * server's job limits (job-limits.ts) are among the checks, so no path stores a job over them. The HTTP
  * layer passes the request's `Job` as it arrived; nothing reaches the state store unadmitted.
  */
 import { DecodeContext } from '../jobspec/decode-context.js';
@@ -13,6 +14,7 @@ import type { Job } from '../structs/index.js';
 import type { JobDraft } from '../structs/job-draft.js';
 import { canonicalizeJob } from '../structs/job-defaults.js';
 import { formatValidationProblem, validateJob } from '../structs/job-validate.js';
+import { DEFAULT_JOB_LIMITS, jobCountProblem, type JobLimits } from './job-limits.js';
 import { ServerError } from './server-error.js';
 import { periodicProblems } from './periodic/periodic-launch.js';
 
@@ -23,6 +25,8 @@ export interface JobSubmissionContext {
   namespace?: string;
   /** When the route names a job (PUT /v1/job/:id), the body's ID must be this. */
   pathJobId?: string;
+  /** The server's job_max_count, job_max_priority and job_default_priority; Nomad's defaults when absent. */
+  limits?: JobLimits;
 }
 
 /** Formats problems as Nomad's multi-error text: "2 errors occurred:\n\t* a\n\t* b". */
@@ -48,13 +52,18 @@ export function admitJob(input: unknown, ctx: JobSubmissionContext): Job {
   }
   if (!draft.Namespace) draft.Namespace = ctx.namespace || 'default';
   if (!draft.Region) draft.Region = ctx.region;
+  const limits = ctx.limits ?? DEFAULT_JOB_LIMITS;
+  // As Nomad's jobCanonicalizer: an unstated (or zero) priority is the server's default.
+  if (draft.Priority === undefined || draft.Priority === 0) draft.Priority = limits.defaultPriority;
   let job: Job;
   try {
     job = canonicalizeJob(draft);
   } catch (err) {
     throw invalid(`invalid job: ${err instanceof Error ? err.message : String(err)}`, err);
   }
-  const problems = validateJob(job).map(formatValidationProblem);
+  const problems = validateJob(job, { maxPriority: limits.maxPriority }).map(formatValidationProblem);
+  const tooMany = jobCountProblem(job, limits);
+  if (tooMany !== null) problems.push(tooMany);
   if (problems.length > 0) throw invalid(`Job validation failed: ${formatProblems(problems)}`);
   const periodic = periodicProblems(job);
   if (periodic.length > 0) throw invalid(`Job validation failed: ${formatProblems(periodic.map((p) => `job "${job.ID}": ${p}`))}`);

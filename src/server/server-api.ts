@@ -4,6 +4,7 @@
  * go through the log. Implemented by `Server` (src/server/server.ts); every write resolves only
  * once its log entry is durable and applied.
  */
+import type { JobLimits } from './job-limits.js';
 import type { ScalingEvent } from './state/job-scaling-events.js';
 import type { JobSubmission, SubmittedSource } from './state/job-submissions.js';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
@@ -137,6 +138,8 @@ export interface ServerApi {
   /** Creates a new evaluation for a job (POST /v1/job/:id/evaluate). */
   /** A new evaluation of a job; `forceReschedule` also replaces its failed allocations now, whatever their reschedule policy says. */
   evaluateJob(namespace: string, jobId: string, opts?: { forceReschedule?: boolean }): Promise<{ evalId: string; index: number }>;
+  /** The limits jobs are admitted under (job_max_count, job_max_priority, job_default_priority). */
+  jobLimits?(): JobLimits;
   /** Admits a job as registerJob does and answers what the scheduler would do with it. */
   planJob(job: unknown, opts?: JobSubmissionOptions): Promise<JobPlanResult>;
   /**

@@ -5,6 +5,7 @@
 import type pino from 'pino';
 import type { SchedulerFactory } from '../scheduler/interfaces.js';
 import type { Clock, RandomSource } from '../time/clock.js';
+import type { JobLimits } from './job-limits.js';
 import type { Leadership } from './leadership/leadership.js';
 import type { LogBackend } from './log/log-backend.js';
 import type { SnapshotStats } from './snapshot/snapshot-writer.js';
@@ -16,6 +17,13 @@ export interface ServerConfig {
   region?: string;
   datacenter?: string;
   numWorkers?: number;
+  /** The agent's job_max_count, job_max_priority and job_default_priority (job-limits.ts); Nomad's defaults when absent. */
+  jobLimits?: Partial<JobLimits>;
+  /**
+   * The most new allocations one plan places; the rest of a job's count is placed by follow-up
+   * evaluations, so no evaluation holds more than this many placements. Default 2,000.
+   */
+  maxPlacementsPerPlan?: number;
   clock?: Clock;
   logger?: pino.Logger;
   nodeName?: string;

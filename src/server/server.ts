@@ -11,6 +11,7 @@ import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type { NodeEligibility } from '../structs/index.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import { ServerError } from './server-error.js';
+import type { JobLimits } from './job-limits.js';
 import type { DeploymentAction, DeregisterJobOptions, DeregisterJobResult, JobPlanResult, JobSubmissionOptions, NodeRegisterResult, NodeRegistrationAuth, RegisterJobOptions, RegisterJobResult, ScaleRequestEvent, ServerApi } from './server-api.js';
 import type { StateReader, Table } from './state/state-reader.js';
 import type { ServerConfig } from './server-config.js';
@@ -319,6 +320,9 @@ export class Server implements ServerApi {
   }
   evaluateJob(namespace: string, jobId: string, opts?: { forceReschedule?: boolean }): Promise<{ evalId: string; index: number }> {
     return this.jobs.evaluateJob(namespace, jobId, opts);
+  }
+  jobLimits(): JobLimits {
+    return this.jobs.jobLimits();
   }
   planJob(input: unknown, opts?: JobSubmissionOptions): Promise<JobPlanResult> {
     return this.jobs.planJob(input, opts);

@@ -28,8 +28,14 @@ const S = NANOS_PER_SECOND;
 const MIN = 60 * S;
 const HOUR = 60 * MIN;
 
-/** Default priority of a job (Nomad: 50). */
+/** Default priority of a job (Nomad: 50; a server's `job_default_priority` may raise it). */
 export const DEFAULT_JOB_PRIORITY = 50;
+/** The lowest job priority (Nomad's JobMinPriority). */
+export const JOB_MIN_PRIORITY = 1;
+/** The highest priority a server admits unless its `job_max_priority` says more (Nomad's default). */
+export const DEFAULT_JOB_MAX_PRIORITY = 100;
+/** The highest `job_max_priority` a server may set (Nomad's JobMaxPriority, MaxInt16 - 1). */
+export const JOB_PRIORITY_CEILING = 32_766;
 /** Default task resources: 100 MHz CPU, 300 MiB memory. */
 export const DEFAULT_TASK_CPU = 100;
 export const DEFAULT_TASK_MEMORY_MB = 300;

@@ -19,6 +19,7 @@ import {
   type TaskGroup,
   type UpdateStrategy,
 } from './job.js';
+import { DEFAULT_JOB_MAX_PRIORITY, JOB_MIN_PRIORITY } from './job-defaults.js';
 import type { NetworkResource } from './resources.js';
 import { posix } from 'node:path';
 import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
@@ -280,11 +281,21 @@ function checkGroup(p: Problems, path: string, g: TaskGroup): void {
   if (leaders > 1) p.add(path, `only one task may be the leader, found ${leaders}`);
 }
 
+/** What a validation may be told of the server it validates for. */
+export interface ValidateJobOptions {
+  /**
+   * The highest priority admitted (the server's `job_max_priority`); default 100, Nomad's default.
+   * A CLI submitting to a server passes JOB_PRIORITY_CEILING and lets the server decide.
+   */
+  maxPriority?: number;
+}
+
 /**
  * Returns every problem of a canonical job (empty when valid). Never throws, whatever the
  * values: the HTTP layer calls it on untrusted input after canonicalizeJob.
  */
-export function validateJob(job: Job): ValidationProblem[] {
+export function validateJob(job: Job, opts: ValidateJobOptions = {}): ValidationProblem[] {
+  const maxPriority = opts.maxPriority ?? DEFAULT_JOB_MAX_PRIORITY;
   const p = new Problems();
   const path = `job "${job.ID}"`;
   checkId(p, path, 'job ID', job.ID);
@@ -292,8 +303,8 @@ export function validateJob(job: Job): ValidationProblem[] {
   if (job.ID.length > 128) p.add(path, 'job ID must be at most 128 characters');
   const types: readonly string[] = Object.values(JobType);
   if (!types.includes(job.Type)) p.add(path, `unknown job type ${JSON.stringify(job.Type)} (expected one of ${types.join(', ')})`);
-  if (!Number.isInteger(job.Priority) || job.Priority < 1 || job.Priority > 100) {
-    p.add(path, `priority must be between 1 and 100, got ${job.Priority}`);
+  if (!Number.isInteger(job.Priority) || job.Priority < JOB_MIN_PRIORITY || job.Priority > maxPriority) {
+    p.add(path, `priority must be between ${JOB_MIN_PRIORITY} and ${maxPriority}, got ${job.Priority}`);
   }
   if (job.Region === '') p.add(path, 'region is required');
   if (job.Datacenters.some((d) => d === '')) p.add(path, 'datacenters must not contain an empty name');
@@ -340,7 +351,7 @@ export function validateJob(job: Job): ValidationProblem[] {
 }
 
 /** Throws JobValidationError when validateJob finds problems. */
-export function assertValidJob(job: Job): void {
-  const problems = validateJob(job);
+export function assertValidJob(job: Job, opts: ValidateJobOptions = {}): void {
+  const problems = validateJob(job, opts);
   if (problems.length > 0) throw new JobValidationError(problems);
 }

@@ -214,3 +214,36 @@ test('the tls block: parsed from HCL, combinations and unreadable files named by
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('server { job_max_count, job_max_priority, job_default_priority }: read, defaulted, and checked as Nomad checks them', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
+  try {
+    const file = async (body: string): Promise<string> => {
+      const f = join(dir, `${Math.random().toString(36).slice(2)}.hcl`);
+      await writeFile(f, body);
+      return f;
+    };
+    const set = await buildAgentConfig({ dev: true, config: [await file('server {\n  job_max_count = 2000000\n  job_max_priority = 200\n  job_default_priority = 70\n}\n')] });
+    assert.equal(set.server.jobMaxCount, 2_000_000);
+    assert.equal(set.server.jobMaxPriority, 200);
+    assert.equal(set.server.jobDefaultPriority, 70);
+    const unset = await buildAgentConfig({ dev: true });
+    assert.equal(unset.server.jobMaxCount, undefined, "absent: the server's default (50,000)");
+    const noLimit = await buildAgentConfig({ dev: true, config: [await file('server {\n  job_max_count = 0\n}\n')] });
+    assert.equal(noLimit.server.jobMaxCount, 0, '0 means no limit');
+    const rows = [
+      { body: 'server {\n  job_max_count = -1\n}\n', field: 'server.job_max_count', message: /non-negative/ },
+      { body: 'server {\n  job_max_count = "many"\n}\n', field: 'server.job_max_count', message: /integer/ },
+      { body: 'server {\n  job_max_priority = 99\n}\n', field: 'server.job_max_priority', message: /job_max_priority cannot be 99. Must be between 100 and 32766/ },
+      { body: 'server {\n  job_max_priority = 32767\n}\n', field: 'server.job_max_priority', message: /cannot be 32767/ },
+      { body: 'server {\n  job_default_priority = 49\n}\n', field: 'server.job_default_priority', message: /job_default_priority cannot be 49. Must be between 50 and 100/ },
+      { body: 'server {\n  job_default_priority = 100\n}\n', field: 'server.job_default_priority', message: /cannot be 100/ },
+    ];
+    for (const r of rows) {
+      const f = await file(r.body);
+      await assert.rejects(buildAgentConfig({ dev: true, config: [f] }), (err: unknown) => err instanceof AgentConfigError && err.field === r.field && r.message.test(err.message), r.body);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -115,6 +115,8 @@ export class SchedulerHarness implements Planner {
   /** Node IDs whose placements the next plan drops (once each). */
   readonly rejectNodeOnce = new Set<string>();
   now = 1_700_000_000_000;
+  /** The most new allocations one evaluation places (the scheduler's default when undefined). */
+  maxPlacementsPerPlan: number | undefined = undefined;
   private seed = 42;
   private ids = 0;
   private readonly applier = new PlanApplier({
@@ -130,7 +132,9 @@ export class SchedulerHarness implements Planner {
   };
 
   context(): SchedulerContext {
-    return { now: this.now, random: this.random, newId: () => `id-${String(++this.ids).padStart(6, '0')}` };
+    const ctx: SchedulerContext = { now: this.now, random: this.random, newId: () => `id-${String(++this.ids).padStart(6, '0')}` };
+    if (this.maxPlacementsPerPlan !== undefined) ctx.maxPlacementsPerPlan = this.maxPlacementsPerPlan;
+    return ctx;
   }
 
   /** Runs the scheduler for the eval's type over a snapshot of the current state. */

@@ -47,7 +47,7 @@ describe('nack redelivery delay', () => {
 });
 
 describe('delivery limit', () => {
-  it('names the configured limit in the failed eval', { timeout: 10_000 }, async () => {
+  it('names the configured limit and the last error in the failed eval', { timeout: 10_000 }, async () => {
     const clock = new FakeClock();
     const dataDir = mkdtempSync(join(tmpdir(), 'caravan-limit-'));
     dirs.push(dataDir);
@@ -67,7 +67,7 @@ describe('delivery limit', () => {
       await new Promise((res) => setTimeout(res, 5));
     }
     assert.equal(s.state.evalById(r.evalId)?.Status, 'failed');
-    assert.equal(s.state.evalById(r.evalId)?.StatusDescription, 'evaluation reached delivery limit (2)');
+    assert.equal(s.state.evalById(r.evalId)?.StatusDescription, 'evaluation reached delivery limit (2): boom');
   });
 });
 

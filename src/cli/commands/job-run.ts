@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadJobFile } from '../../jobspec/parse-jobspec.js';
+import { JOB_PRIORITY_CEILING } from '../../structs/job-defaults.js';
 import type { Job, JobRegisterResponse } from '../../structs/job.js';
 import type { CliContext } from '../cli-context.js';
 import { ExitCode } from '../cli-context.js';
@@ -53,7 +54,8 @@ async function jobSubmission(ctx: CliContext, file: string, opts: JobRunFlags): 
 export async function loadJobForCommand(ctx: CliContext, file: string, flags: { var?: string[]; varFile?: string[] } & GlobalFlagValues): Promise<Job | undefined> {
   try {
     const namespace = resolveGlobalOptions(flags, ctx.env).namespace;
-    return await loadJobFile(file, { vars: flags.var ?? [], varFiles: flags.varFile ?? [], cwd: ctx.cwd, namespace });
+    // The server bounds priority by its own job_max_priority: only the absolute ceiling is checked here.
+    return await loadJobFile(file, { vars: flags.var ?? [], varFiles: flags.varFile ?? [], cwd: ctx.cwd, namespace, maxPriority: JOB_PRIORITY_CEILING });
   } catch (err) {
     reportJobFileError(ctx, file, err);
     return undefined;

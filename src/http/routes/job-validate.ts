@@ -32,7 +32,8 @@ export function registerJobValidateRoutes(app: FastifyInstance, ctx: RouteContex
     const job = objectField(body, 'Job');
     const out: JobValidateResponse = { DriverConfigValidated: false, ValidationErrors: null, Error: '', Warnings: '' };
     try {
-      admitJob(job, { region: ctx.agent.region, namespace: queryOptions(req).namespace });
+      const limits = ctx.server?.jobLimits?.();
+      admitJob(job, { region: ctx.agent.region, namespace: queryOptions(req).namespace, ...(limits ? { limits } : {}) });
       // Driver configs are checked by the drivers when tasks start, not here (as Nomad's servers).
     } catch (err) {
       if (!(err instanceof ServerError) || err.code !== 'JOB_INVALID') throw err;

@@ -5,7 +5,8 @@
  */
 import type { DesiredTransition, Job } from '../../structs/index.js';
 import { jobSpecChanged } from '../fsm/fsm.js';
-import { admitJob } from '../job-admission.js';
+import { admitJob, type JobSubmissionContext } from '../job-admission.js';
+import { resolveJobLimits, type JobLimits } from '../job-limits.js';
 import { checkJobNamespace } from './namespace-endpoint.js';
 import { checkJobNodePool } from './node-pool-endpoint.js';
 import { newEvaluation } from '../new-eval.js';
@@ -18,10 +19,20 @@ import type { EndpointContext } from './endpoint-context.js';
 export class JobEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
 
+  /** The server's job limits (job_max_count, job_max_priority, job_default_priority). */
+  jobLimits(): JobLimits {
+    return resolveJobLimits(this.ctx.config.jobLimits);
+  }
+
+  /** How a submission is admitted here: this region, the request's namespace and job ID, the server's limits. */
+  private submission(opts: JobSubmissionOptions): JobSubmissionContext {
+    return { region: this.ctx.config.region ?? 'global', namespace: opts.namespace, pathJobId: opts.pathJobId, limits: this.jobLimits() };
+  }
+
   async registerJob(input: unknown, opts: RegisterJobOptions = {}): Promise<RegisterJobResult> {
     const { store } = this.ctx;
     if (store.schedulerConfig().RejectJobRegistration) throw new ServerError('JOB_REGISTRATION_REJECTED', {});
-    const job = admitJob(input, { region: this.ctx.config.region ?? 'global', namespace: opts.namespace, pathJobId: opts.pathJobId });
+    const job = admitJob(input, this.submission(opts));
     checkJobNamespace(this.ctx.store, job);
     checkJobNodePool(this.ctx, job);
     const existing = store.jobById(job.Namespace, job.ID);
@@ -106,7 +117,7 @@ export class JobEndpoint {
   }
 
   async planJob(input: unknown, opts: JobSubmissionOptions = {}): Promise<JobPlanResult> {
-    const job = admitJob(input, { region: this.ctx.config.region ?? 'global', namespace: opts.namespace, pathJobId: opts.pathJobId });
+    const job = admitJob(input, this.submission(opts));
     checkJobNamespace(this.ctx.store, job);
     checkJobNodePool(this.ctx, job);
     const snapshot = this.ctx.store.snapshot();

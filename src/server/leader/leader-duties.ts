@@ -32,6 +32,8 @@ import { Worker } from '../worker/worker.js';
 import type { FactoryLookup } from '../endpoints/endpoint-context.js';
 import { reactToApply } from './leader-reactions.js';
 
+/** How many evaluations' last processing errors the leader remembers. */
+const MAX_REMEMBERED_EVAL_ERRORS = 1_000;
 /** The schedulers workers take evaluations for. */
 const SCHEDULERS = ['service', 'batch', 'system', 'sysbatch'];
 
@@ -72,6 +74,8 @@ export class LeaderDuties {
   readonly variableLocks: VariableLockTimers;
   private gcTimer: Timer | null = null;
   private stopped = false;
+  /** The last error of evaluations that failed to process, for the StatusDescription when they reach the delivery limit. */
+  private readonly evalErrors = new Map<string, string>();
 
   constructor(private readonly deps: LeaderDutiesDeps) {
     const { config, store, clock } = deps;
@@ -179,7 +183,11 @@ export class LeaderDuties {
           }
           await this.deps.apply({ Type: 'EvalUpdate', Evals: evals, Now: this.nowNanos() });
         },
-        onError: (err, e) => this.logError(err, e ? `processing eval ${e.ID}` : 'worker'),
+        ...(this.deps.config.maxPlacementsPerPlan !== undefined ? { maxPlacementsPerPlan: this.deps.config.maxPlacementsPerPlan } : {}),
+        onError: (err, e) => {
+          if (e) this.noteEvalError(e.ID, err);
+          this.logError(err, e ? `processing eval ${e.ID}` : 'worker');
+        },
       });
       this.workers.push(w);
       w.start();
@@ -242,13 +250,22 @@ export class LeaderDuties {
       PreviousEval: e.ID,
       WaitUntil: new Date(this.deps.clock.now() + delayMs).toISOString(),
     };
+    const reason = this.evalErrors.get(e.ID);
+    this.evalErrors.delete(e.ID);
     const failed: Evaluation = {
       ...e,
       Status: 'failed',
-      StatusDescription: `evaluation reached delivery limit (${this.broker.limit})`,
+      StatusDescription: `evaluation reached delivery limit (${this.broker.limit})${reason ? `: ${reason}` : ''}`,
       NextEval: followUp.ID,
     };
     await this.deps.apply({ Type: 'EvalUpdate', Evals: [failed, followUp], Now: now });
+  }
+
+  /** Remembers why an evaluation failed to process (the newest errors only: the map stays small). */
+  private noteEvalError(evalId: string, err: unknown): void {
+    this.evalErrors.delete(evalId);
+    this.evalErrors.set(evalId, (err instanceof Error ? err.message : String(err)).slice(0, 500));
+    if (this.evalErrors.size > MAX_REMEMBERED_EVAL_ERRORS) this.evalErrors.delete(this.evalErrors.keys().next().value!);
   }
 
   private async cancelEvals(evals: Evaluation[]): Promise<void> {

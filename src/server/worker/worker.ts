@@ -46,6 +46,8 @@ export interface WorkerDeps {
    * once applied, rejects when `by` is no longer outstanding with that token (a stale worker).
    */
   upsertEvals: (evals: Evaluation[], by: EvalLease) => Promise<void>;
+  /** The most new allocations one evaluation places (the scheduler's default when absent). */
+  maxPlacementsPerPlan?: number;
   onError?: (err: unknown, evaluation: Evaluation | null) => void;
 }
 
@@ -120,7 +122,8 @@ export class Worker {
     if (!factory) throw new WorkerError('NO_SCHEDULER', `no scheduler for evaluation type "${evaluation.Type}"`);
     const snap = state.snapshot();
     const planner = new WorkerPlanner(this, { evalId: evaluation.ID, token }, snap.index());
-    const sched = factory(snap, planner, { now: this.deps.clock.now(), random: this.deps.random });
+    const limit = this.deps.maxPlacementsPerPlan;
+    const sched = factory(snap, planner, { now: this.deps.clock.now(), random: this.deps.random, ...(limit !== undefined ? { maxPlacementsPerPlan: limit } : {}) });
     await sched.process(evaluation);
   }
 

@@ -53,6 +53,8 @@ export interface StartAgentOptions {
   noBind?: boolean;
   /** The agent serves HTTPS (its config has a `tls` block): health is checked with this CA and client certificate. */
   https?: { ca: string; cert?: string; key?: string };
+  /** Extra environment of the agent process (e.g. NODE_OPTIONS to cap its heap). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The agent config file that enables raw_exec, written into the data dir. */
@@ -112,7 +114,7 @@ export async function startAgent(opts: StartAgentOptions = {}): Promise<AgentPro
   const port = opts.port ?? (await freePort());
   const rawExec = opts.rawExec === false ? [] : ['-config', await rawExecConfig(dataDir)];
   const args = [CARAVAN_BIN, 'agent', ...(opts.roleArgs ?? ['-server']), ...rawExec, ...(opts.noBind ? [] : ['-bind', '127.0.0.1']), '-http-port', String(port), '-data-dir', dataDir, '-log-level', 'debug', ...(opts.extraArgs ?? [])];
-  const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) });
   let stdout = '';
   let stderr = '';
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
