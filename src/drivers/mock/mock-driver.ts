@@ -194,7 +194,13 @@ export class MockDriver implements Driver {
   }
 
   async shutdown(): Promise<void> {
-    // Mock tasks live in this process; leaving them "running" matches an agent shutdown.
+    // Mock tasks live in this process and end with it (they cannot be recovered): their state is
+    // left "running", as an agent shutdown leaves tasks, but their timers (a `run_for` of an
+    // hour) must not keep a stopping agent's process alive.
+    for (const task of this.tasks.values()) {
+      for (const t of task.timers) t.cancel();
+      for (const w of task.writers) w.close();
+    }
   }
 
   private mustGet(taskId: string): MockTask {
