@@ -104,11 +104,9 @@ test('with ACLs, submit-job + alloc-exec cannot exec into a mock_driver or raw_e
   try {
     const aclConfig = join(tmp, 'acl.hcl');
     await writeFile(aclConfig, 'acl {\n  enabled   = true\n  token_ttl = "1s"\n}\n');
-    // The client enables the mock driver explicitly (raw_exec too: the helper's default config).
-    const mockConfig = join(tmp, 'mock.hcl');
-    await writeFile(mockConfig, 'plugin "mock_driver" {\n  config {\n    enabled = true\n  }\n}\n');
     server = await startAgent({ roleArgs: ['-server'], dataDir: join(tmp, 's'), extraArgs: ['-config', aclConfig] });
-    client = await startAgent({ roleArgs: ['-client', `-servers=127.0.0.1:${server.port}`], dataDir: join(tmp, 'c'), extraArgs: ['-config', aclConfig, '-config', mockConfig] });
+    // The client enables the mock driver explicitly (raw_exec too: the helper's default config).
+    client = await startAgent({ roleArgs: ['-client', `-servers=127.0.0.1:${server.port}`], dataDir: join(tmp, 'c'), mockDriver: true, extraArgs: ['-config', aclConfig] });
     const s = server.address;
 
     const boot = await call<AclToken>(s, 'PUT', '/v1/acl/bootstrap');
