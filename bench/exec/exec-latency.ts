@@ -70,6 +70,7 @@ async function selfAgent(): Promise<{ addr: string; allocId: string; task: strin
     hasAlloc: (id) => id === allocId,
     allocDir: (id) => (id === allocId ? dir : undefined),
     execSpec: (_id, _task, command) => ({ file: command[0]!, args: command.slice(1), cwd: join(dir, 'web'), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }),
+    taskDriverCapabilities: () => ({ fsIsolation: 'none' }),
     restartAlloc: async () => {},
     signalAlloc: async () => {},
     allocStats: async () => ({}),

@@ -135,8 +135,10 @@ export function defaultAgentConfig(): AgentConfig {
 }
 
 /**
- * The layer -dev implies: both roles, loopback, debug logs, and raw_exec enabled as Nomad's -dev
- * does (files and flags may still override; a file's `plugin "raw_exec"` block replaces this one).
+ * The layer -dev implies: both roles, loopback, debug logs, raw_exec enabled as Nomad's -dev
+ * does, and the mock driver, which Nomad builds only into dev and test binaries (files and flags
+ * may still override; a file's `plugin "raw_exec"` or `plugin "mock_driver"` block replaces
+ * this one's).
  */
 export function devLayer(): AgentConfigLayer {
   return {
@@ -145,7 +147,7 @@ export function devLayer(): AgentConfigLayer {
     logLevel: 'debug',
     server: { enabled: true },
     client: { enabled: true },
-    plugins: { raw_exec: { enabled: true } },
+    plugins: { raw_exec: { enabled: true }, mock_driver: { enabled: true } },
   };
 }
 
@@ -285,9 +287,12 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
   }
   if (!LOG_LEVELS.includes(c.logLevel.toLowerCase())) throw new AgentConfigError('log_level', `unknown level ${JSON.stringify(c.logLevel)}`);
   validateTlsConfig(c.tls);
-  const rawExecEnabled = c.plugins['raw_exec']?.['enabled'];
-  if (rawExecEnabled !== undefined && typeof rawExecEnabled !== 'boolean') {
-    throw new AgentConfigError('plugin.raw_exec.config.enabled', `must be a boolean, got ${JSON.stringify(rawExecEnabled)}`);
+  // The drivers that run tasks (or exec'd commands) on the host unisolated are off unless enabled.
+  for (const plugin of ['raw_exec', 'mock_driver']) {
+    const enabled = c.plugins[plugin]?.['enabled'];
+    if (enabled !== undefined && typeof enabled !== 'boolean') {
+      throw new AgentConfigError(`plugin.${plugin}.config.enabled`, `must be a boolean, got ${JSON.stringify(enabled)}`);
+    }
   }
   if (c.region === '') throw new AgentConfigError('region', 'must not be empty');
   if (c.datacenter === '') throw new AgentConfigError('datacenter', 'must not be empty');

@@ -11,7 +11,7 @@ import type { Allocation, Node, NodeStatus } from '../structs/index.js';
 import { newNode } from '../structs/node.js';
 import { isTerminalAlloc, isTerminalClientStatus } from '../structs/alloc.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
-import type { Driver, ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
+import { FsIsolation, type Driver, type DriverCapabilities, type ExecSpec, type TaskResourceUsage } from '../drivers/driver.js';
 import { builtinDrivers } from '../drivers/index.js';
 import type { AllocClientUpdate } from '../structs/alloc.js';
 import { ClientApiError, ClientApiErrorCode } from '../http/client-api-error.js';
@@ -181,10 +181,6 @@ export class Client implements ClientHttpApi {
     return this.runners.get(allocId)?.alloc().Namespace;
   }
 
-  localAlloc(allocId: string): Allocation | undefined {
-    return this.runners.get(allocId)?.alloc();
-  }
-
   allocDir(allocId: string): string | undefined {
     return this.runners.get(allocId)?.allocDir.root;
   }
@@ -195,6 +191,12 @@ export class Client implements ClientHttpApi {
     const h = tr.driverHandle();
     if (!h) throw new ClientApiError(ClientApiErrorCode.TaskNotRunning, `task "${task}" is not running`);
     return this.drivers.get(tr.taskDef().Driver)!.execSpec(h.taskId, command);
+  }
+
+  taskDriverCapabilities(allocId: string, task: string): DriverCapabilities {
+    const tr = this.requireRunner(allocId).taskRunner(task);
+    if (!tr) throw new ClientApiError(ClientApiErrorCode.TaskNotFound, `task "${task}" not found in allocation ${allocId}`);
+    return this.drivers.get(tr.taskDef().Driver)?.capabilities() ?? { fsIsolation: FsIsolation.None };
   }
 
   async restartAlloc(allocId: string, task?: string): Promise<void> {

@@ -20,6 +20,24 @@ export interface DriverFingerprint {
   attributes: Record<string, string>;
 }
 
+/**
+ * How a driver confines a task's view of the filesystem, as Nomad's drivers.FSIsolation:
+ * `none` — the task sees the host's filesystem as the agent's user does (raw_exec, the mock
+ * driver); `chroot` — a sandbox built from the task's directories and chosen host paths
+ * (exec); `image` — a container image's root filesystem (docker).
+ */
+export const FsIsolation = { None: 'none', Chroot: 'chroot', Image: 'image' } as const;
+export type FsIsolation = (typeof FsIsolation)[keyof typeof FsIsolation];
+
+/**
+ * What a driver declares about the isolation of its tasks (Nomad's drivers.Capabilities).
+ * Policy follows from it, never from the driver's name: an exec into a task without
+ * filesystem isolation is a shell on the host, and needs `alloc-node-exec`.
+ */
+export interface DriverCapabilities {
+  fsIsolation: FsIsolation;
+}
+
 /** Where a task's stdout and stderr go: `<dir>/<task>.stdout.N`, rotated. */
 export interface TaskLogConfig {
   dir: string;
@@ -180,6 +198,8 @@ export class DriverError extends Error {
 /** The interface every driver implements. */
 export interface Driver {
   readonly name: string;
+  /** What the driver isolates; constant for the driver's life. */
+  capabilities(): DriverCapabilities;
   fingerprint(): Promise<DriverFingerprint>;
   /** Starts the task and returns a handle to persist. Throws DriverError. */
   startTask(config: TaskConfig, events?: StartTaskEvents): Promise<TaskHandle>;

@@ -17,6 +17,7 @@ import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readlinkSync, realpathSync, unlinkSync, type Stats } from 'node:fs';
 import { open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
+import { getSystemErrorMap } from 'node:util';
 
 /** Why a path was refused. */
 export const ConfinementCode = {
@@ -63,11 +64,30 @@ export function confinedComponents(requested: string): string[] {
   return lexical.split('/').filter((c) => c !== '' && c !== '.');
 }
 
+/** How errors name the root: its path is the agent's layout, so it is never named. */
+const ROOT = 'the allowed directory';
+
 function errnoOf(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException).code;
 }
 
-function refusal(err: unknown, what: string): ConfinementError {
+/**
+ * A system error as "EACCES (permission denied)": never its message, which Node writes with the
+ * absolute path on disk — the agent's directory layout, not for the callers of its API.
+ */
+export function errnoReason(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const known = typeof e.errno === 'number' ? getSystemErrorMap().get(e.errno) : undefined;
+  if (known) return `${known[0]} (${known[1]})`;
+  return typeof e.code === 'string' ? e.code : 'I/O error';
+}
+
+/**
+ * The ConfinementError for a failed open or resolve of `what` (a description naming only the
+ * path the caller gave, e.g. `file "local/x"`): symlinks and escapes 403, missing 404. Its
+ * message never carries the system error's own text, which names the absolute path.
+ */
+export function confinementRefusal(err: unknown, what: string): ConfinementError {
   const code = errnoOf(err);
   if (code === 'ELOOP') {
     return new ConfinementError(ConfinementCode.Escape, `${what} is a symlink; refused`, { cause: err });
@@ -76,7 +96,7 @@ function refusal(err: unknown, what: string): ConfinementError {
   // O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR.
   if (code === 'ENOTDIR') return new ConfinementError(ConfinementCode.Escape, `${what} is a symlink or not a directory; refused`, { cause: err });
   if (code === 'ENXIO') return new ConfinementError(ConfinementCode.NotRegular, `${what} is not a regular file`, { cause: err });
-  return new ConfinementError(ConfinementCode.Escape, `${what}: ${(err as Error).message}`, { cause: err });
+  return new ConfinementError(ConfinementCode.Escape, `${what}: ${errnoReason(err)}`, { cause: err });
 }
 
 /**
@@ -90,7 +110,7 @@ export function openDirNoFollowSync(root: string, rel: string, opts: { create?: 
     if (opts.create) mkdirSync(root, { recursive: true, ...(opts.mode !== undefined ? { mode: opts.mode } : {}) });
     fd = openSync(root, O_RDONLY | O_DIRECTORY);
   } catch (err) {
-    throw refusal(err, `directory ${root}`);
+    throw confinementRefusal(err, ROOT);
   }
   let walked = '';
   for (const comp of confinedComponents(rel)) {
@@ -109,7 +129,7 @@ export function openDirNoFollowSync(root: string, rel: string, opts: { create?: 
       fd = next;
     } catch (err) {
       closeSync(fd);
-      throw refusal(err, `directory ${JSON.stringify(walked)}`);
+      throw confinementRefusal(err, `directory ${JSON.stringify(walked)}`);
     }
   }
   return fd;
@@ -139,7 +159,7 @@ export function openFileAtSync(dirFd: number, name: string, flags: number, mode 
   try {
     fd = openSync(pathAt(dirFd, name), flags | O_NOFOLLOW | O_NONBLOCK, mode);
   } catch (err) {
-    throw refusal(err, `file ${JSON.stringify(name)}`);
+    throw confinementRefusal(err, `file ${JSON.stringify(name)}`);
   }
   assertRegular(fd, fstatSync(fd), `file ${JSON.stringify(name)}`);
   return fd;
@@ -188,7 +208,7 @@ export function realRootSync(root: string): string {
   try {
     return realpathSync(root);
   } catch (err) {
-    throw refusal(err, `directory ${root}`);
+    throw confinementRefusal(err, ROOT);
   }
 }
 
@@ -211,7 +231,7 @@ export async function resolveInside(root: string, requested: string): Promise<Co
   try {
     realRoot = await realpath(root);
   } catch (err) {
-    throw refusal(err, `directory ${root}`);
+    throw confinementRefusal(err, ROOT);
   }
   const lexical = normalize(join(realRoot, requested));
   if (!isInside(realRoot, lexical)) {
@@ -226,7 +246,7 @@ export async function resolveInside(root: string, requested: string): Promise<Co
       throw new ConfinementError(ConfinementCode.NotFound, `file ${JSON.stringify(requested)} not found`, { cause: err });
     }
     if (code === 'ELOOP') throw new ConfinementError(ConfinementCode.Escape, `path ${JSON.stringify(requested)} has a symlink loop`, { cause: err });
-    throw err;
+    throw confinementRefusal(err, `path ${JSON.stringify(requested)}`);
   }
   if (!isInside(realRoot, real)) {
     throw new ConfinementError(ConfinementCode.Escape, `path ${JSON.stringify(requested)} resolves outside the allowed directory`);
@@ -245,7 +265,7 @@ export async function openInside(root: string, requested: string): Promise<FileH
   try {
     fh = await open(p.absolute, O_RDONLY | O_NONBLOCK);
   } catch (err) {
-    throw refusal(err, `file ${JSON.stringify(requested)}`);
+    throw confinementRefusal(err, `file ${JSON.stringify(requested)}`);
   }
   try {
     const real = await readlink(`/proc/self/fd/${fh.fd}`);

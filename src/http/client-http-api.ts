@@ -1,5 +1,4 @@
-import type { ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
-import type { Allocation } from '../structs/index.js';
+import type { DriverCapabilities, ExecSpec, TaskResourceUsage } from '../drivers/driver.js';
 import type { HostStats } from '../client/node/host-stats.js';
 import type { NodeMetaResponse } from '../client/node/node-meta.js';
 
@@ -14,8 +13,6 @@ export interface ClientHttpApi {
 
   /** The namespace of a local allocation (for the ACL gate on a client-only agent). Optional. */
   allocNamespace?(allocId: string): string | undefined;
-  /** A local allocation as this client runs it (for the ACL gate: its tasks' drivers). Optional. */
-  localAlloc?(allocId: string): Allocation | undefined;
   /** Whether this client runs (or keeps the directory of) allocation `allocId`. */
   hasAlloc(allocId: string): boolean;
   /** The allocation's directory on this machine, or undefined if the client does not know it. */
@@ -25,6 +22,12 @@ export interface ClientHttpApi {
    * AllocNotFound, TaskNotFound (404) or TaskNotRunning (400).
    */
   execSpec(allocId: string, task: string, command: string[]): ExecSpec;
+  /**
+   * What the driver running `task` of `allocId` on this client isolates (for the exec ACL check);
+   * no isolation for a driver this client does not have. Throws ClientApiError: AllocNotFound,
+   * TaskNotFound (404).
+   */
+  taskDriverCapabilities(allocId: string, task: string): DriverCapabilities;
   /** Restarts one task, or every running task when `task` is undefined. Throws ClientApiError. */
   restartAlloc(allocId: string, task?: string): Promise<void>;
   /** Sends `signal` (e.g. "SIGUSR1") to one task, or to every task when `task` is undefined. */

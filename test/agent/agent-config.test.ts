@@ -107,6 +107,26 @@ test('safe defaults: a non-dev agent binds to loopback and leaves raw_exec off; 
   }
 });
 
+test('the mock driver is off in a non-dev agent, on with -dev, and a file can set it either way', async () => {
+  assert.equal((await buildAgentConfig({ server: true, client: true, dataDir: '/var/x' })).plugins['mock_driver'], undefined);
+  assert.deepEqual((await buildAgentConfig({ dev: true })).plugins['mock_driver'], { enabled: true });
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
+  try {
+    const block = (v: string) => `plugin "mock_driver" {\n  config {\n    enabled = ${v}\n  }\n}\n`;
+    const on = join(dir, 'on.hcl');
+    await writeFile(on, block('true'));
+    assert.deepEqual((await buildAgentConfig({ client: true, servers: '127.0.0.1:4647', dataDir: '/var/x', config: [on] })).plugins['mock_driver'], { enabled: true });
+    const off = join(dir, 'off.hcl');
+    await writeFile(off, block('false'));
+    assert.deepEqual((await buildAgentConfig({ dev: true, config: [off] })).plugins['mock_driver'], { enabled: false });
+    const bad = join(dir, 'bad.hcl');
+    await writeFile(bad, block('"yes"'));
+    await assert.rejects(buildAgentConfig({ server: true, dataDir: '/var/x', config: [bad] }), (err: unknown) => err instanceof AgentConfigError && err.field === 'plugin.mock_driver.config.enabled');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('server { etcd { … } } and -etcd-endpoints: the log on etcd; -dev and a plain server keep the embedded log', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
   try {

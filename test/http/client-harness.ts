@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket } from 'ws';
-import type { ExecSpec, TaskResourceUsage } from '../../src/drivers/driver.js';
+import { FsIsolation, type DriverCapabilities, type ExecSpec, type TaskResourceUsage } from '../../src/drivers/driver.js';
 import { ClientApiError, ClientApiErrorCode } from '../../src/http/client-api-error.js';
 import type { ClientHttpApi } from '../../src/http/client-http-api.js';
 import { createHttpServer, type HttpServerOptions } from '../../src/http/http-server.js';
@@ -62,6 +62,12 @@ export class FakeAllocClient implements ClientHttpApi {
   execSpec(allocId: string, task: string, command: string[]): ExecSpec {
     const cwd = this.taskOf(allocId, task);
     return { file: command[0]!, args: command.slice(1), cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TERM: 'xterm' } };
+  }
+
+  /** The fake runs commands as a plain host process: no isolation. */
+  taskDriverCapabilities(allocId: string, task: string): DriverCapabilities {
+    this.taskOf(allocId, task);
+    return { fsIsolation: FsIsolation.None };
   }
 
   async restartAlloc(allocId: string, task?: string): Promise<void> {

@@ -2,8 +2,8 @@
  * A stand-in for a driver the node does not have: every start fails unrecoverably with a
  * message naming the driver, so the task ends "Not Restarting" instead of crashing the agent.
  */
-import type { Driver, DriverFingerprint, ExecSpec, ExitResult, TaskHandle, TaskResourceUsage, TaskStatus } from '../../drivers/driver.js';
-import { DriverError, DriverErrorCode } from '../../drivers/driver.js';
+import type { Driver, DriverCapabilities, DriverFingerprint, ExecSpec, ExitResult, TaskHandle, TaskResourceUsage, TaskStatus } from '../../drivers/driver.js';
+import { DriverError, DriverErrorCode, FsIsolation } from '../../drivers/driver.js';
 
 /** A Driver whose every operation fails with "driver not available". */
 export class MissingDriver implements Driver {
@@ -11,6 +11,11 @@ export class MissingDriver implements Driver {
 
   private fail(): never {
     throw new DriverError(DriverErrorCode.Unsupported, `driver "${this.name}" is not available on this node`, false);
+  }
+
+  /** Nothing is known of a driver that is not there: no isolation is assumed (fails closed). */
+  capabilities(): DriverCapabilities {
+    return { fsIsolation: FsIsolation.None };
   }
 
   async fingerprint(): Promise<DriverFingerprint> {

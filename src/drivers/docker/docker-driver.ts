@@ -14,8 +14,10 @@ import { systemClock, type Clock } from '../../time/clock.js';
 import {
   DriverError,
   DriverErrorCode,
+  FsIsolation,
   TaskRunState,
   type Driver,
+  type DriverCapabilities,
   type DriverFingerprint,
   type ExecSpec,
   type ExitResult,
@@ -132,6 +134,11 @@ export class DockerDriver implements Driver {
     const out = new Set(this.starting);
     for (const t of this.tasks.values()) out.add(t.containerId);
     return out;
+  }
+
+  /** A container sees its image's root filesystem, and an exec runs inside the container. */
+  capabilities(): DriverCapabilities {
+    return { fsIsolation: FsIsolation.Image };
   }
 
   async fingerprint(): Promise<DriverFingerprint> {

@@ -18,7 +18,9 @@ import { join } from 'node:path';
 import {
   DriverError,
   DriverErrorCode,
+  FsIsolation,
   TaskRunState,
+  type DriverCapabilities,
   type DriverFingerprint,
   type ExecSpec,
   type ExitResult,
@@ -118,6 +120,11 @@ export class ExecDriver extends RawExecDriver {
 
   /** exec isolates its tasks: raw_exec's `enabled` switch does not apply. */
   protected override checkEnabled(): void {}
+
+  /** Tasks, and commands exec'd into them, run in a bubblewrap sandbox of their own directories. */
+  override capabilities(): DriverCapabilities {
+    return { fsIsolation: FsIsolation.Chroot };
+  }
 
   override async fingerprint(): Promise<DriverFingerprint> {
     this.support = await probeExecSupport();

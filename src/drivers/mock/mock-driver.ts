@@ -4,13 +4,19 @@
  * task's rotated log files, then exits with `exit_code`/`exit_signal`/`exit_err_msg`.
  * Stopping waits `kill_after` (or the natural exit), as Nomad's does; the stop timeout and
  * signal are ignored. Tasks live in the agent, so they cannot be recovered after a restart.
+ *
+ * It isolates nothing: an exec runs its command on the host as the agent's user. So, as Nomad
+ * builds it only into test and dev binaries, an agent has it only in -dev mode or when its
+ * config says `plugin "mock_driver" { config { enabled = true } }` (builtinDrivers).
  */
 import { systemClock, type Clock, type Timer } from '../../time/clock.js';
 import {
   DriverError,
   DriverErrorCode,
+  FsIsolation,
   TaskRunState,
   type Driver,
+  type DriverCapabilities,
   type DriverFingerprint,
   type ExecSpec,
   type ExitResult,
@@ -59,6 +65,11 @@ export class MockDriver implements Driver {
 
   constructor(opts: MockDriverOptions = {}) {
     this.clock = opts.clock ?? systemClock;
+  }
+
+  /** Nothing is isolated: an exec runs its command on the host as the agent's user, as Nomad's mock driver. */
+  capabilities(): DriverCapabilities {
+    return { fsIsolation: FsIsolation.None };
   }
 
   async fingerprint(): Promise<DriverFingerprint> {
@@ -183,7 +194,13 @@ export class MockDriver implements Driver {
   }
 
   async shutdown(): Promise<void> {
-    // Mock tasks live in this process; leaving them "running" matches an agent shutdown.
+    // Mock tasks live in this process and end with it (they cannot be recovered): their state is
+    // left "running", as an agent shutdown leaves tasks, but their timers (a `run_for` of an
+    // hour) must not keep a stopping agent's process alive.
+    for (const task of this.tasks.values()) {
+      for (const t of task.timers) t.cancel();
+      for (const w of task.writers) w.close();
+    }
   }
 
   private mustGet(taskId: string): MockTask {

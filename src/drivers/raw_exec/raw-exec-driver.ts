@@ -13,8 +13,10 @@ import { systemClock, type Clock, type Timer } from '../../time/clock.js';
 import {
   DriverError,
   DriverErrorCode,
+  FsIsolation,
   TaskRunState,
   type Driver,
+  type DriverCapabilities,
   type DriverFingerprint,
   type ExecSpec,
   type ExitResult,
@@ -138,6 +140,11 @@ export class RawExecDriver implements Driver {
     this.client.onDisconnect = () => {
       if (!this.shutDown) this.clock.setTimer(200, () => void this.resync());
     };
+  }
+
+  /** A raw_exec task is a host process: it sees the host's filesystem (a subclass that isolates says so). */
+  capabilities(): DriverCapabilities {
+    return { fsIsolation: FsIsolation.None };
   }
 
   async fingerprint(): Promise<DriverFingerprint> {

@@ -50,7 +50,7 @@ export async function* followLogs(
         const name = `${task}.${type}.${index}`;
         const path = join(logDir, name);
         const rel = `${LOG_DIR_RELATIVE}/${name}`;
-        const data = await readChunk(path, pos, STREAM_FRAME_SIZE, opts.realRoot);
+        const data = await readChunk(path, rel, pos, STREAM_FRAME_SIZE, opts.realRoot);
         if (data && data.length > 0) {
           pos += data.length;
           yield { file: rel, offset: pos, data };
@@ -59,7 +59,7 @@ export async function* followLogs(
         const next = files.find((f) => f.index > index);
         if (next) {
           // Read once more before switching: the writer may have appended just before rotating.
-          const tail = data === undefined ? undefined : await readChunk(path, pos, STREAM_FRAME_SIZE, opts.realRoot);
+          const tail = data === undefined ? undefined : await readChunk(path, rel, pos, STREAM_FRAME_SIZE, opts.realRoot);
           if (tail && tail.length > 0) {
             pos += tail.length;
             yield { file: rel, offset: pos, data: tail };
@@ -97,7 +97,7 @@ export async function* followFile(
   let event: FileEvent | undefined;
   try {
     while (!opts.signal.aborted && remaining > 0) {
-      const data = await readChunk(absolute, pos, Math.min(STREAM_FRAME_SIZE, remaining), opts.realRoot);
+      const data = await readChunk(absolute, relative, pos, Math.min(STREAM_FRAME_SIZE, remaining), opts.realRoot);
       if (data === undefined) {
         yield { file: relative, offset: pos, data: Buffer.alloc(0), event: FileEvent.Deleted };
         return;

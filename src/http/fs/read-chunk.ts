@@ -5,7 +5,7 @@
  */
 import { constants } from 'node:fs';
 import { lstat, open, readlink, type FileHandle } from 'node:fs/promises';
-import { ConfinementCode, ConfinementError, isInside } from '../../fs/confined-fs.js';
+import { ConfinementCode, ConfinementError, confinementRefusal, isInside } from '../../fs/confined-fs.js';
 
 /** The size of `path` (a symlink's own size, never its target's), or undefined if it does not exist (any more). */
 export async function sizeOf(path: string): Promise<number | undefined> {
@@ -18,22 +18,22 @@ export async function sizeOf(path: string): Promise<number | undefined> {
 
 /**
  * Opens `path` without following a final symlink and checks the descriptor: a regular file whose
- * real location is inside `realRoot`. Undefined if the file does not exist (any more).
+ * real location is inside `realRoot`. Undefined if the file does not exist (any more). Errors
+ * name the file as `name`, the allocation-relative path the caller gave, never `path`.
  */
-export async function openConfinedRead(path: string, realRoot: string): Promise<FileHandle | undefined> {
+export async function openConfinedRead(path: string, realRoot: string, name: string): Promise<FileHandle | undefined> {
+  const what = `file ${JSON.stringify(name)}`;
   let fh: FileHandle;
   try {
     fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw new ConfinementError(ConfinementCode.Escape, `${path} is a symlink; refused`, { cause: err });
-    throw err;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw confinementRefusal(err, what);
   }
   try {
     const real = await readlink(`/proc/self/fd/${fh.fd}`);
-    if (!isInside(realRoot, real)) throw new ConfinementError(ConfinementCode.Escape, `${path} resolves outside the allocation directory`);
-    if (!(await fh.stat()).isFile()) throw new ConfinementError(ConfinementCode.NotRegular, `${path} is not a regular file`);
+    if (!isInside(realRoot, real)) throw new ConfinementError(ConfinementCode.Escape, `${what} resolves outside the allocation directory`);
+    if (!(await fh.stat()).isFile()) throw new ConfinementError(ConfinementCode.NotRegular, `${what} is not a regular file`);
   } catch (err) {
     await fh.close();
     throw err;
@@ -42,11 +42,11 @@ export async function openConfinedRead(path: string, realRoot: string): Promise<
 }
 
 /**
- * Reads up to `max` bytes at `pos` of the file at `path`, confined to `realRoot`; an empty buffer
- * at end of file, undefined if the file is gone.
+ * Reads up to `max` bytes at `pos` of the file at `path` (named `name` in errors), confined to
+ * `realRoot`; an empty buffer at end of file, undefined if the file is gone.
  */
-export async function readChunk(path: string, pos: number, max: number, realRoot: string): Promise<Buffer | undefined> {
-  const fh = await openConfinedRead(path, realRoot);
+export async function readChunk(path: string, name: string, pos: number, max: number, realRoot: string): Promise<Buffer | undefined> {
+  const fh = await openConfinedRead(path, realRoot, name);
   if (fh === undefined) return undefined;
   try {
     const buf = Buffer.allocUnsafe(max);

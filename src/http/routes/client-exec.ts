@@ -23,6 +23,7 @@ import type { RouteContext } from '../route-context.js';
 import { acl, type AclNeed } from '../acl/route-acl.js';
 import { permissionDenied, type RequestAcl } from '../acl/acl-gate.js';
 import type { LiveGrant } from '../acl/live-authorizations.js';
+import { execCapabilities } from '../../acl/exec-capabilities.js';
 
 const EXEC_PATH = /^\/v1\/client\/allocation\/([^/?]+)\/exec\/?$/;
 
@@ -50,18 +51,23 @@ function proxyServer(ctx: RouteContext, proxy: ServerProxy | undefined, req: Inc
 const EXEC_NEED: AclNeed = { kind: 'namespace', capability: 'alloc-exec', from: 'alloc' };
 
 /**
- * The ACL check of an exec, which is upgraded outside fastify's hooks: the gate decides as for
- * any route; a task of a driver without isolation (raw_exec) needs alloc-node-exec too, as Nomad.
+ * The ACL check of an exec, which is upgraded outside fastify's hooks. The gate checks alloc-exec
+ * in the allocation's namespace as for any route; what else the exec needs follows from what the
+ * task's driver isolates (execCapabilities: alloc-node-exec without filesystem isolation, as
+ * Nomad), which only the client running the task knows. So it is decided here when this agent's
+ * client holds the allocation, and otherwise by the agent the request is forwarded to: the
+ * client holding it runs this same check with the same token (forwardWebSocket passes it on).
  * Answers the resolved token (undefined with ACLs off), which the session is held with.
  */
 async function authorizeExec(ctx: RouteContext, req: IncomingMessage, allocId: string, url: URL, task: string): Promise<RequestAcl | undefined> {
   const query = queryOf(url);
   const r = await ctx.gate.authorize({ headers: req.headers, query, params: { id: allocId }, body: null }, EXEC_NEED);
   if (!r || r.acl.isManagement) return r;
-  // The server's copy, or on a client-only agent the allocation as this client runs it.
-  const alloc = ctx.server ? ctx.server.state.allocById(allocId) : ctx.client?.hasAlloc(allocId) ? ctx.client.localAlloc?.(allocId) : undefined;
-  const driver = alloc?.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks.find((t) => t.Name === task)?.Driver;
-  if (driver === 'raw_exec' && !r.acl.allowNamespaceOperation(alloc!.Namespace, 'alloc-node-exec')) throw permissionDenied();
+  const client = ctx.client;
+  if (!client?.hasAlloc(allocId)) return r;
+  const namespace = client.allocNamespace?.(allocId);
+  const needs = execCapabilities(client.taskDriverCapabilities(allocId, task));
+  if (namespace === undefined || !needs.every((c) => r.acl.allowNamespaceOperation(namespace, c))) throw permissionDenied();
   return r;
 }
 

@@ -6,9 +6,10 @@
  */
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { ConfinementCode, ConfinementError } from '../../fs/confined-fs.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fileInfo, listDir } from '../fs/alloc-file-info.js';
-import { allocFsError, AllocFsErrorCode, resolveAllocPath, type AllocPath } from '../fs/alloc-path.js';
+import { allocFsError, allocFsFailure, AllocFsErrorCode, resolveAllocPath, type AllocPath } from '../fs/alloc-path.js';
 import { followFile } from '../fs/file-follower.js';
 import { openConfinedRead } from '../fs/read-chunk.js';
 import { intParam, Origin, originParam } from '../fs/fs-query.js';
@@ -23,35 +24,48 @@ import { acl } from '../acl/route-acl.js';
 type AllocReq = FastifyRequest<{ Params: { alloc: string }; Querystring: RawQuery }>;
 type LocalHandler = (req: AllocReq, reply: FastifyReply, allocDir: string) => Promise<unknown>;
 
-/** Wraps a handler: forward to the client holding the alloc, or run locally in its directory. */
+/**
+ * Wraps a handler: forward to the client holding the alloc, or run locally in its directory.
+ * A local failure is answered naming only the path the caller gave (allocFsFailure), never
+ * where the allocation lives on this machine.
+ */
 function allocRoute(ctx: RouteContext, handler: LocalHandler) {
   return async (req: AllocReq, reply: FastifyReply) => {
     ctx.gate.holdRequest(req, reply, () => reply.raw.destroy());
     const target = requestTarget(ctx, req.params.alloc, req.headers);
     if (target.kind === 'remote') return forwardHttp(req, reply, target.remote, ctx.tls);
-    return handler(req, reply, localAllocDir(target.client, req.params.alloc));
+    try {
+      return await handler(req, reply, localAllocDir(target.client, req.params.alloc));
+    } catch (err) {
+      throw allocFsFailure(err, queryParam(req.query, 'path') ?? '/');
+    }
   };
 }
 
 interface ResolvedFile extends AllocPath {
+  /** The path as the caller gave it: what errors name. */
+  given: string;
   size: number;
   /** The allocation directory's real path: what every later open is checked against. */
   realRoot: string;
 }
 
 async function resolveFile(allocDir: string, q: RawQuery): Promise<ResolvedFile> {
-  const p = await resolveAllocPath(allocDir, queryParam(q, 'path'));
+  const given = queryParam(q, 'path') ?? '/';
+  const p = await resolveAllocPath(allocDir, given);
   const st = await stat(p.absolute);
-  if (st.isDirectory()) throw allocFsError(AllocFsErrorCode.IsDirectory, `path ${JSON.stringify(queryParam(q, 'path') ?? '/')} is a directory`);
+  if (st.isDirectory()) throw allocFsError(AllocFsErrorCode.IsDirectory, `path ${JSON.stringify(given)} is a directory`);
+  // A FIFO, socket or device is never read (every later open checks again: the task may swap it).
+  if (!st.isFile()) throw new ConfinementError(ConfinementCode.NotRegular, `file ${JSON.stringify(given)} is not a regular file`);
   const realRoot = (await resolveAllocPath(allocDir, '/')).absolute;
-  return { ...p, size: st.size, realRoot };
+  return { ...p, given, size: st.size, realRoot };
 }
 
 /** Sends a byte range of the file, opened through the confinement check (the task may have swapped it since it was resolved). */
 async function sendFileRange(reply: FastifyReply, f: ResolvedFile, start: number, limit: number): Promise<FastifyReply> {
   if (limit === 0) return reply.code(200).header('Content-Type', 'text/plain; charset=utf-8').send('');
-  const fh = await openConfinedRead(f.absolute, f.realRoot);
-  if (fh === undefined) throw allocFsError(AllocFsErrorCode.NotFound, `file ${JSON.stringify(f.relative)} not found in the allocation directory`);
+  const fh = await openConfinedRead(f.absolute, f.realRoot, f.given);
+  if (fh === undefined) throw allocFsError(AllocFsErrorCode.NotFound, `file ${JSON.stringify(f.given)} not found in the allocation directory`);
   const end = limit > 0 ? start + limit - 1 : undefined;
   return reply
     .code(200)

@@ -8,7 +8,7 @@ import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfinementCode, ConfinementError, openDirNoFollowSync } from '../../fs/confined-fs.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { resolveAllocPath } from '../fs/alloc-path.js';
+import { allocFsFailure, resolveAllocPath } from '../fs/alloc-path.js';
 import { followLogs } from '../fs/file-follower.js';
 import { intParam, originParam, requiredParam } from '../fs/fs-query.js';
 import { listLogFiles, locateOffset, LOG_DIR_RELATIVE } from '../fs/log-files.js';
@@ -39,26 +39,35 @@ export function registerClientLogsRoutes(app: FastifyInstance, ctx: RouteContext
     ctx.gate.holdRequest(req, reply, () => reply.raw.destroy());
     const target = requestTarget(ctx, req.params.alloc, req.headers);
     if (target.kind === 'remote') return forwardHttp(req, reply, target.remote, ctx.tls);
-    const q = req.query;
-    const task = requiredParam(q, 'task', 'the task whose logs to read');
-    if (task.includes('/') || task.includes('\0') || task === '.' || task === '..') {
-      throw badRequest(`invalid value for "task": ${JSON.stringify(task)}`);
+    try {
+      return await serveLogs(req, reply, localAllocDir(target.client, req.params.alloc));
+    } catch (err) {
+      // Answered naming the log directory as the API does, never where it lives on this machine.
+      throw allocFsFailure(err, LOG_DIR_RELATIVE);
     }
-    const type = logTypeParam(q);
-    const follow = queryFlag(q, 'follow');
-    const plain = queryFlag(q, 'plain');
-    const offset = intParam(q, 'offset', 0);
-    const origin = originParam(q);
-    const allocDir = localAllocDir(target.client, req.params.alloc);
-    // Every read below is checked against the allocation's real directory (src/fs/confined-fs.ts).
-    const realRoot = (await resolveAllocPath(allocDir, '/')).absolute;
-    // The log directory is the task's: refuse it up front when it is a symlink (403), rather than mid-stream.
-    assertLogDirNotLinked(allocDir);
-    const files = await listLogFiles(join(allocDir, LOG_DIR_RELATIVE), task, type);
-    if (files.length === 0 && !follow) {
-      throw notFound(`log entry for task "${task}" and log type "${type}"`);
-    }
-    const start = locateOffset(files, offset, origin);
-    await streamChunks(req, reply, (signal) => followLogs(allocDir, task, type, start, { follow, signal, realRoot }), { plain });
   });
+}
+
+/** Answers a logs request from the allocation directory `allocDir` on this machine. */
+async function serveLogs(req: LogsReq, reply: FastifyReply, allocDir: string): Promise<void> {
+  const q = req.query;
+  const task = requiredParam(q, 'task', 'the task whose logs to read');
+  if (task.includes('/') || task.includes('\0') || task === '.' || task === '..') {
+    throw badRequest(`invalid value for "task": ${JSON.stringify(task)}`);
+  }
+  const type = logTypeParam(q);
+  const follow = queryFlag(q, 'follow');
+  const plain = queryFlag(q, 'plain');
+  const offset = intParam(q, 'offset', 0);
+  const origin = originParam(q);
+  // Every read below is checked against the allocation's real directory (src/fs/confined-fs.ts).
+  const realRoot = (await resolveAllocPath(allocDir, '/')).absolute;
+  // The log directory is the task's: refuse it up front when it is a symlink (403), rather than mid-stream.
+  assertLogDirNotLinked(allocDir);
+  const files = await listLogFiles(join(allocDir, LOG_DIR_RELATIVE), task, type);
+  if (files.length === 0 && !follow) {
+    throw notFound(`log entry for task "${task}" and log type "${type}"`);
+  }
+  const start = locateOffset(files, offset, origin);
+  await streamChunks(req, reply, (signal) => followLogs(allocDir, task, type, start, { follow, signal, realRoot }), { plain });
 }

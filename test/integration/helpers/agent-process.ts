@@ -49,6 +49,11 @@ export interface StartAgentOptions {
    * it is off in a non-dev agent unless its config enables it, as Nomad's).
    */
   rawExec?: boolean;
+  /**
+   * Enable the mock driver through a config file (default false): a non-dev agent offers it only
+   * when its config says so, since its exec runs commands on the host.
+   */
+  mockDriver?: boolean;
   /** Leave out `-bind 127.0.0.1` (the agent's own default applies). */
   noBind?: boolean;
   /** The agent serves HTTPS (its config has a `tls` block): health is checked with this CA and client certificate. */
@@ -62,6 +67,14 @@ async function rawExecConfig(dataDir: string): Promise<string> {
   await mkdir(dataDir, { recursive: true });
   const file = join(dataDir, 'raw-exec.hcl');
   await writeFile(file, 'plugin "raw_exec" {\n  config {\n    enabled = true\n  }\n}\n');
+  return file;
+}
+
+/** The agent config file that enables the mock driver, written into the data dir. */
+async function mockDriverConfig(dataDir: string): Promise<string> {
+  await mkdir(dataDir, { recursive: true });
+  const file = join(dataDir, 'mock-driver.hcl');
+  await writeFile(file, 'plugin "mock_driver" {\n  config {\n    enabled = true\n  }\n}\n');
   return file;
 }
 
@@ -113,7 +126,8 @@ export async function startAgent(opts: StartAgentOptions = {}): Promise<AgentPro
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'caravan-it-')));
   const port = opts.port ?? (await freePort());
   const rawExec = opts.rawExec === false ? [] : ['-config', await rawExecConfig(dataDir)];
-  const args = [CARAVAN_BIN, 'agent', ...(opts.roleArgs ?? ['-server']), ...rawExec, ...(opts.noBind ? [] : ['-bind', '127.0.0.1']), '-http-port', String(port), '-data-dir', dataDir, '-log-level', 'debug', ...(opts.extraArgs ?? [])];
+  const mock = opts.mockDriver === true ? ['-config', await mockDriverConfig(dataDir)] : [];
+  const args = [CARAVAN_BIN, 'agent', ...(opts.roleArgs ?? ['-server']), ...rawExec, ...mock, ...(opts.noBind ? [] : ['-bind', '127.0.0.1']), '-http-port', String(port), '-data-dir', dataDir, '-log-level', 'debug', ...(opts.extraArgs ?? [])];
   const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) });
   let stdout = '';
   let stderr = '';
