@@ -5,6 +5,8 @@
  * and at most MAX_KEYS tasks are kept warm, so a quiet agent holds no shells at all.
  */
 import type { ExecSpec } from '../../drivers/driver.js';
+import { takeCommandPipes } from './command-pipes.js';
+import { sharedPipeStock, type PipeStock } from './pipe-stock.js';
 import { commandLine, warmKey, WarmShell, type ShellSpec, type StartedCommand } from './warm-shell.js';
 
 /** How long an unused warm shell is kept. Poseidon execs into its runners every few seconds. */
@@ -26,6 +28,9 @@ export class WarmShellPool {
   private readonly wanted = new Map<string, ShellSpec>();
   private refillTimer: NodeJS.Timeout | undefined;
   private closed = false;
+
+  /** `stock` gives the shells' pipes (a shell on pipes is forked only once they are in stock). */
+  constructor(private readonly stock: PipeStock = sharedPipeStock()) {}
 
   /**
    * Starts `spec` (on a terminal when `tty`; its env as the command gets it) on a warm shell
@@ -74,7 +79,14 @@ export class WarmShellPool {
     for (const [key, spec] of this.wanted) {
       this.wanted.delete(key);
       if (this.closed || this.entries.has(key)) continue;
-      const shell = WarmShell.start(spec);
+      const pipes = spec.tty ? null : takeCommandPipes(this.stock);
+      if (pipes === 'wait') {
+        // Forked once the stock is refilled (for the next session), not on sockets now.
+        this.wanted.set(key, spec);
+        void this.stock.ready().then(() => this.busy());
+        return;
+      }
+      const shell = WarmShell.start(spec, pipes ?? undefined);
       if (!shell) continue;
       const entry: Entry = { shell, timer: setTimeout(() => this.expire(key, entry), IDLE_MS).unref() };
       this.entries.set(key, entry);
