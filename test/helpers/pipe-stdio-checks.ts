@@ -45,7 +45,7 @@ const text = (r: BytesResult) => r.stdout.toString();
  */
 export async function checkPipeStdio(run: RunExec, scratch: string, extractDir = '/tmp/caravan-stdio-check'): Promise<void> {
   // What the descriptors are: three distinct anonymous pipes; /dev/stdin is a FIFO to stat.
-  const kinds = await run(['sh', '-c', 'readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; readlink /proc/self/fd/2 >&2; stat -L -c %F /dev/stdin'], Buffer.alloc(0));
+  const kinds = await run(['sh', '-c', 'for n in 0 1 2; do readlink /proc/self/fd/$n; done; readlink /proc/self/fd/2 >&2; stat -L -c %F /dev/stdin'], Buffer.alloc(0));
   assert.equal(kinds.code, 0, kinds.stderr);
   const [in0, out1, err2, fstatKind] = text(kinds).trim().split('\n');
   for (const link of [in0, out1, err2]) assert.match(link ?? '', /^pipe:\[\d+\]$/, `stdio is a pipe: ${text(kinds)}`);

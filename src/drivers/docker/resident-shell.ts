@@ -18,9 +18,11 @@
  *
  * The command's stdin, stdout and stderr are anonymous pipes, as runc gives an exec (a command
  * can reopen /dev/stdin, and sees end-of-file when the caller closes it): the shell makes three
- * with here-documents (a pipe, no fork, in ash, dash and bash ≥ 5.1) and answers F; the agent
- * opens its ends through /proc (shell-pipe-ends.ts) and only then sends R, so the command never
- * meets a pipe without the agent's end. One command's pipes are made at a time (the agent
+ * with here-documents (a pipe, no fork, in ash, dash and bash ≥ 5.1), turns the last two into
+ * write ends by reopening them through /proc/self/fd (so the agent's readers never see a pipe
+ * without a writer, which reads as end-of-file) and answers F; the agent opens its ends through
+ * /proc (shell-pipe-ends.ts) and only then sends R, so the command never meets a pipe without
+ * the agent's end. One command's pipes are made at a time (the agent
  * queues N). A command that is not in $PATH (or not executable) is reported as Docker reports
  * it: 126 and runc's message.
  */
@@ -55,11 +57,12 @@ exec 8<<'E'
 E
 exec 9<<'E'
 E
+    exec 8>/proc/self/fd/8 9>/proc/self/fd/9
     echo "F \${l#N }" >&3 ;;
   R\\ *)
     eval "set -- \${l#R }"; i=$1; shift
     (
-      exec 4<&7 5>/proc/self/fd/8 6>/proc/self/fd/9 7<&- 8<&- 9<&-
+      exec 4<&7 5>&8 6>&9 7<&- 8>&- 9>&-
       if found "$1"; then
         exec "$@" <&4 >&5 2>&6 3>&- 4<&- 5>&- 6>&- &
         echo "P $i $!" >&3
@@ -71,7 +74,7 @@ E
       fi
       echo "X $i $c" >&3
     ) &
-    exec 7<&- 8<&- 9<&-
+    exec 7<&- 8>&- 9>&-
     ;;
   esac
 done

@@ -1,7 +1,7 @@
 /**
  * This process's ends of the anonymous pipes a container's resident exec shell makes for one
  * command (resident-shell.ts): the shell holds them at fds 7 (stdin's read end), 8 and 9
- * (stdout's and stderr's read ends, which the command reopens for writing), and the agent opens
+ * (stdout's and stderr's write ends), and the agent opens
  * /proc/<shell>/fd/N — stdin for writing, stdout and stderr for reading — which for an anonymous
  * pipe gives a new description of that same pipe. The command thus reads and writes real pipes,
  * as under Nomad (runc's), and no byte goes through a copying process.
