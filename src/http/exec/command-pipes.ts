@@ -3,7 +3,7 @@
  * (pipe-stock.ts): the three descriptors the command is spawned with, and this process's ends
  * as streams (libuv polls them; nothing blocks a thread of its pool).
  */
-import { closeSync } from 'node:fs';
+import { closeSync, fchownSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import type { AnonymousPipe, PipeStock } from './pipe-stock.js';
@@ -26,13 +26,21 @@ export interface CommandPipes extends CommandIo {
 }
 
 /**
- * Three pipes for one command from `stock`; null when pipes cannot be made here (the command
+ * Three pipes for one command from `stock`, owned by `owner` when given; null when pipes cannot be made here (the command
  * gets Node's sockets), 'wait' when the stock is being refilled (`stock.ready()`).
  */
-export function takeCommandPipes(stock: PipeStock): CommandPipes | null | 'wait' {
+export function takeCommandPipes(stock: PipeStock, owner?: { uid: number; gid: number }): CommandPipes | null | 'wait' {
   const got = stock.take(3);
   if (!got) return stock.supported ? 'wait' : null;
   const [i, o, e] = got as [AnonymousPipe, AnonymousPipe, AnonymousPipe];
+  if (owner) {
+    try {
+      // One inode per pipe: chowning the command's end makes the whole pipe the user's.
+      for (const fd of [i.read, o.write, e.write]) fchownSync(fd, owner.uid, owner.gid);
+    } catch {
+      // Not root: the command runs as this process's user anyway.
+    }
+  }
   const stdin = new Socket({ fd: i.write, readable: false, writable: true });
   const stdout = new Socket({ fd: o.read, readable: true, writable: false });
   const stderr = new Socket({ fd: e.read, readable: true, writable: false });

@@ -29,7 +29,7 @@ export function signalExitCode(sig: NodeJS.Signals | null): number {
  * spawn failure reports exit code 127 with the reason on stderr.
  */
 export function startPipeProcess(spec: ExecSpec, events: ExecProcessEvents, stock: PipeStock = sharedPipeStock()): ExecProcess {
-  const pipes = takeCommandPipes(stock);
+  const pipes = takeCommandPipes(stock, spec.stdioOwner);
   if (pipes === 'wait') return deferExecProcess(stock.ready().then(() => startPipeProcess(spec, events, stock)));
   let child: ChildProcess;
   try {

@@ -38,7 +38,7 @@ export class WarmShellPool {
    * Either way the task is warmed for its next session.
    */
   start(spec: ExecSpec, tty: boolean): StartedCommand | undefined {
-    const shellSpec: ShellSpec = { cwd: spec.cwd, env: spec.env, tty };
+    const shellSpec: ShellSpec = { cwd: spec.cwd, env: spec.env, tty, stdioOwner: spec.stdioOwner };
     const key = warmKey(shellSpec);
     this.wanted.set(key, shellSpec);
     this.busy();
@@ -79,7 +79,7 @@ export class WarmShellPool {
     for (const [key, spec] of this.wanted) {
       this.wanted.delete(key);
       if (this.closed || this.entries.has(key)) continue;
-      const pipes = spec.tty ? null : takeCommandPipes(this.stock);
+      const pipes = spec.tty ? null : takeCommandPipes(this.stock, spec.stdioOwner);
       if (pipes === 'wait') {
         // Forked once the stock is refilled (for the next session), not on sockets now.
         this.wanted.set(key, spec);

@@ -47,10 +47,13 @@ export interface ShellSpec {
   cwd: string;
   env: Record<string, string>;
   tty: boolean;
+  /** Who the command's stdio pipes belong to (ExecSpec.stdioOwner). */
+  stdioOwner?: { uid: number; gid: number } | undefined;
 }
 
 export function warmKey(spec: ShellSpec): string {
-  return `${spec.tty ? 'tty' : 'pipes'}\0${spec.cwd}\0${JSON.stringify(spec.env)}`;
+  const owner = spec.stdioOwner ? `${spec.stdioOwner.uid}:${spec.stdioOwner.gid}` : '';
+  return `${spec.tty ? 'tty' : 'pipes'}\0${owner}\0${spec.cwd}\0${JSON.stringify(spec.env)}`;
 }
 
 /**
