@@ -160,6 +160,12 @@ export interface ExecSpec {
    */
   killSignal?: NodeJS.Signals;
   /**
+   * The user the command runs as when it is not this process's: its stdio pipes are made its
+   * own (as runc's fixStdioPermissions does), else a pipe is root's, mode 0600, and the
+   * command cannot reopen /dev/stdin or /proc/self/fd/N.
+   */
+  stdioOwner?: { uid: number; gid: number };
+  /**
    * Set by drivers whose tasks live where a host process cannot go (a container): starts the
    * command there instead of spawning `file` on the host.
    */

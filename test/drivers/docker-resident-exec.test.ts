@@ -1,18 +1,19 @@
 /**
- * The exec fast path of the docker driver (resident-shell.ts, resident-exec.ts, exec-fifos.ts)
+ * The exec fast path of the docker driver (resident-shell.ts, resident-exec.ts, shell-pipe-ends.ts)
  * against a real, private dockerd: a command started by the container's resident shell is told
  * from one the Engine's exec started by its parent — the shell (a pid in the container) versus
  * runc, outside the container's pid namespace ($PPID 0).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { startContainerExec } from '../../src/drivers/docker/container-exec.js';
 import { DockerDriver } from '../../src/drivers/docker/docker-driver.js';
-import { EXEC_FIFO_DIR } from '../../src/drivers/docker/exec-fifos.js';
+import { EngineClient, parseEndpoint } from '../../src/drivers/docker/engine-client.js';
 import type { ExecStream, ExecStreamEvents, TaskHandle } from '../../src/drivers/driver.js';
 import { BUSYBOX_IMAGE, engineCall, findRunsc, importBusybox, startPrivateDockerd, type PrivateDockerd } from './private-dockerd.js';
 import { mockTaskConfig, tempRoot } from './task-config.js';
+import { checkPipeStdio, type BytesResult } from '../helpers/pipe-stdio-checks.js';
 
 let dockerd: PrivateDockerd;
 
@@ -50,6 +51,22 @@ function startExec(d: DockerDriver, taskId: string, cmd: string[], input?: strin
     }
   });
   return { stream, done };
+}
+
+/** Runs one exec with binary stdin; resolves with its raw output. */
+function runExecBytes(d: DockerDriver, taskId: string, cmd: string[], input?: Buffer): Promise<BytesResult> {
+  return new Promise((resolve) => {
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    const stream = d.execSpec(taskId, cmd).start!(false, {
+      onOutput: (s, b) => (s === 'stdout' ? out : err).push(Buffer.from(b)),
+      onExit: (code) => resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString(), code }),
+    });
+    if (input !== undefined) {
+      stream.write(input);
+      stream.closeStdin();
+    }
+  });
 }
 
 const runExec = (d: DockerDriver, taskId: string, cmd: string[], input?: string) => startExec(d, taskId, cmd, input).done;
@@ -118,26 +135,34 @@ test('docker exec via the resident shell: ending a session kills the command', a
   });
 });
 
-test('docker exec via the resident shell: a planted symlink is refused and the Engine exec used; the target is untouched', async () => {
+test('docker exec via the resident shell: stdin, stdout and stderr are pipes as under runc (reopenable, EOF on close, a 10 MB tar through /dev/stdin)', async () => {
   await withTask(async (d, h, root) => {
     await waitReady(d, h.taskId);
-    const dir = join(h.config.dirs.secretsDir, EXEC_FIFO_DIR);
-    const victim = join(root, 'victim');
-    writeFileSync(victim, 'host file\n');
-    // What the container could do (it is root in there): every ready FIFO a symlink to a host file.
-    for (const name of readdirSync(dir)) {
-      unlinkSync(join(dir, name));
-      symlinkSync(victim, join(dir, name));
-    }
-    const r = await runExec(d, h.taskId, ['sh', '-c', 'echo $PPID; echo still works'], 'x\n');
-    assert.deepEqual(r, { stdout: '0\nstill works\n', stderr: '', code: 0 }, 'the Engine exec ran it');
-    assert.equal(readFileSync(victim, 'utf8'), 'host file\n', 'the host file was neither read nor written');
-    // A regular file planted in place of a FIFO is refused too.
-    for (const name of readdirSync(dir)) {
-      unlinkSync(join(dir, name));
-      writeFileSync(join(dir, name), '');
-    }
-    assert.equal((await runExec(d, h.taskId, ['echo', 'ok'])).stdout, 'ok\n');
+    assert.equal(await viaShell(d, h.taskId), true);
+    await checkPipeStdio((cmd, input) => runExecBytes(d, h.taskId, cmd, input), root);
+  });
+});
+
+test('docker exec through the Engine\'s exec (no resident shell): the same pipes', async () => {
+  await withTask(async (d, h, root) => {
+    // The Engine's exec alone, as used for tty sessions and before the shell is up.
+    const engine = new EngineClient(parseEndpoint(dockerd.endpoint));
+    const containerId = String((h.state as { containerId: string }).containerId);
+    const engineRun = (cmd: string[], input?: Buffer) =>
+      new Promise<BytesResult>((resolve) => {
+        const out: Buffer[] = [];
+        const err: Buffer[] = [];
+        const stream = startContainerExec(engine, containerId, cmd, false, {
+          onOutput: (s, b) => (s === 'stdout' ? out : err).push(Buffer.from(b)),
+          onExit: (code) => resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString(), code }),
+        });
+        if (input !== undefined) {
+          stream.write(input);
+          stream.closeStdin();
+        }
+      });
+    assert.ok(d);
+    await checkPipeStdio(engineRun, root);
   });
 });
 

@@ -7,6 +7,7 @@ import type { ExecStream } from '../../src/drivers/driver.js';
 import { WarmShellPool } from '../../src/http/exec/warm-shell-pool.js';
 import { attachPipeProcess } from '../../src/http/exec/exec-process.js';
 import { attachPtyProcess } from '../../src/http/exec/pty-process.js';
+import { sharedPipeStock } from '../../src/http/exec/pipe-stock.js';
 import { startCommand } from '../../src/http/exec/start-command.js';
 import type { ExecSpec } from '../../src/drivers/driver.js';
 
@@ -59,6 +60,8 @@ test('exec: no command inherits the terminal of another session (pipes, terminal
 
 test('exec: a warm shell runs the command exactly as a spawn would (argv, environment, PWD, exit code)', async () => {
   const pool = new WarmShellPool();
+  // The shells' pipes are in stock before the first refill (as in the spawner, which asks at start).
+  await sharedPipeStock().ready();
   try {
     const spec: ExecSpec = { file: 'printf', args: ['[%s]', 'a b', "it's", '$HOME', '`id`', '\\n', ''], cwd: tmpdir(), env: ENV };
     assert.equal(pool.start(spec, false), undefined, 'the first session of a task is cold');
@@ -67,7 +70,7 @@ test('exec: a warm shell runs the command exactly as a spawn would (argv, enviro
     assert.ok(started, 'a warm shell was ready');
     const r = await new Promise<{ out: string; code: number }>((resolve) => {
       let out = '';
-      attachPipeProcess(started.child, spec, { onOutput: (_s, d) => (out += d.toString()), onExit: (code) => resolve({ out, code }) });
+      attachPipeProcess(started.child, started.io!, spec, { onOutput: (_s, d) => (out += d.toString()), onExit: (code) => resolve({ out, code }) });
     });
     assert.equal(r.code, 0);
     assert.equal(r.out, "[a b][it's][$HOME][`id`][\\n][]");
@@ -79,7 +82,7 @@ test('exec: a warm shell runs the command exactly as a spawn would (argv, enviro
     assert.ok(e);
     const env = await new Promise<string>((resolve) => {
       let out = '';
-      attachPipeProcess(e.child, envSpec, { onOutput: (_s, d) => (out += d.toString()), onExit: () => resolve(out) });
+      attachPipeProcess(e.child, e.io!, envSpec, { onOutput: (_s, d) => (out += d.toString()), onExit: () => resolve(out) });
     });
     assert.deepEqual(env.trim().split('\n').sort(), Object.entries(ENV).map(([k, v]) => `${k}=${v}`).sort(), 'no PWD or other variable added by the shell');
 
@@ -88,7 +91,7 @@ test('exec: a warm shell runs the command exactly as a spawn would (argv, enviro
     await sleep(50);
     const f = pool.start(failing, false);
     assert.ok(f);
-    const code = await new Promise<number>((resolve) => attachPipeProcess(f.child, failing, { onOutput: () => {}, onExit: resolve }));
+    const code = await new Promise<number>((resolve) => attachPipeProcess(f.child, f.io!, failing, { onOutput: () => {}, onExit: resolve }));
     assert.equal(code, 7);
 
     // A word with a newline cannot go through the shell's one line: it is spawned cold.
@@ -138,12 +141,10 @@ test('exec: an unused warm shell ends with the pool and with the spawner', async
   const spec: ExecSpec = { file: '/bin/true', args: [], cwd: tmpdir(), env: ENV };
   pool.start(spec, false);
   await sleep(50);
-  const shells = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  assert.ok(shells.length > 0, 'a warm shell is running');
+  assert.ok(warmShells().length > 0, 'a warm shell is running');
   pool.close();
   for (let i = 0; i < 100; i++) {
-    const left = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim();
-    if (left === '') return;
+    if (warmShells().length === 0) return;
     await sleep(20);
   }
   assert.fail('the warm shell outlived the pool');
@@ -152,6 +153,17 @@ test('exec: an unused warm shell ends with the pool and with the spawner', async
 /** This process's children. */
 function children(): number[] {
   return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** This process's children that are warm shells (not, say, the shell that makes stdio pipes). */
+function warmShells(): number[] {
+  return children().filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('read -r line');
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Waits, without yielding to the event loop, until `pid` is a zombie: dead, exit not yet handled. */

@@ -330,7 +330,10 @@ export class DockerDriver implements Driver {
       args,
       cwd: '/',
       env: {},
-      start: (tty, events) => t.resident?.tryStart(command.length > 0 ? command : ['/bin/sh'], tty, events) ?? startContainerExec(this.engine, t.containerId, command, tty, events),
+      start: (tty, events) => {
+        const viaEngine = () => startContainerExec(this.engine, t.containerId, command, tty, events);
+        return t.resident?.tryStart(command.length > 0 ? command : ['/bin/sh'], tty, events, viaEngine) ?? viaEngine();
+      },
     };
   }
 
@@ -397,7 +400,7 @@ export class DockerDriver implements Driver {
       logs: null,
       waitCtl: new AbortController(),
       lastCpu: null,
-      resident: info.State.Running && ResidentExec.eligible(info.HostConfig?.Runtime) ? new ResidentExec(this.engine, info.Id, handle.config.dirs.secretsDir, this.opts.logger) : null,
+      resident: info.State.Running && ResidentExec.eligible(info.HostConfig?.Runtime) ? new ResidentExec(this.engine, info.Id, this.opts.logger) : null,
       status: { id: handle.taskId, state: TaskRunState.Running, startedAt: handle.startedAt, completedAt: null, exitResult: null, pid: handle.pid },
       settle: (r) => {
         if (t.status.state === TaskRunState.Exited) return;

@@ -9,17 +9,22 @@
  * Requests go in on the shell's stdin and answers come back on its stdout, over the Engine's
  * exec stream itself (nothing the container could plant in between):
  *
- *   agent → shell   R <id> <fifo base> '<arg0>' '<arg1>' …   start a command (each arg single-quoted)
+ *   agent → shell   N <id>                                   make the pipes of a command
+ *   shell → agent   F <id>                                   they are at fds 7, 8, 9
+ *   agent → shell   R <id> '<arg0>' '<arg1>' …               run it on them (each arg single-quoted)
  *                   K <pid>                                  SIGKILL a command (its session ended)
  *   shell → agent   P <id> <pid>                             started; its pid, for K
  *                   X <id> <code>                            exited (128+n for signal n)
  *
- * The command's stdin, stdout and stderr are the FIFOs of the request (exec-fifos.ts), opened by
- * the agent before it sends the request. The shell opens all three before it answers P, and the
- * agent keeps its end of stdin open until then: a FIFO whose only writer closed before the
- * reader came would block the reader's open for ever (and lose what was written) — an exec with
- * stdin closed early would never end. A command that is not in $PATH (or not executable) is
- * reported as Docker reports it: 126 and runc's message.
+ * The command's stdin, stdout and stderr are anonymous pipes, as runc gives an exec (a command
+ * can reopen /dev/stdin, and sees end-of-file when the caller closes it): the shell makes three
+ * with here-documents (a pipe, no fork, in ash, dash and bash ≥ 5.1), turns the last two into
+ * write ends by reopening them through /proc/self/fd (so the agent's readers never see a pipe
+ * without a writer, which reads as end-of-file) and answers F; the agent opens its ends through
+ * /proc (shell-pipe-ends.ts) and only then sends R, so the command never meets a pipe without
+ * the agent's end. One command's pipes are made at a time (the agent
+ * queues N). A command that is not in $PATH (or not executable) is reported as Docker reports
+ * it: 126 and runc's message.
  */
 import type { Socket } from 'node:net';
 import type { EngineClient } from './engine-client.js';
@@ -40,14 +45,24 @@ found() {
   done
   IFS=$o; return 1
 }
+[ -d /proc/self/fd ] || { echo NOPROC; exit 1; }
 echo READY
 while IFS= read -r l; do
   case $l in
   K\\ *) kill -9 \${l#K } 2>/dev/null ;;
+  N\\ *)
+exec 7<<'E'
+E
+exec 8<<'E'
+E
+exec 9<<'E'
+E
+    exec 8>/proc/self/fd/8 9>/proc/self/fd/9
+    echo "F \${l#N }" >&3 ;;
   R\\ *)
-    eval "set -- \${l#R }"; i=$1; f=$2; shift 2
+    eval "set -- \${l#R }"; i=$1; shift
     (
-      exec 4<"$f.i" 5>"$f.o" 6>"$f.e"
+      exec 4<&7 5>&8 6>&9 7<&- 8>&- 9>&-
       if found "$1"; then
         exec "$@" <&4 >&5 2>&6 3>&- 4<&- 5>&- 6>&- &
         echo "P $i $!" >&3
@@ -59,6 +74,7 @@ while IFS= read -r l; do
       fi
       echo "X $i $c" >&3
     ) &
+    exec 7<&- 8>&- 9>&-
     ;;
   esac
 done
@@ -69,10 +85,21 @@ export function shQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** What a request is told. */
+/** What a running command's request is told. */
 export interface ShellRequestEvents {
   onPid(pid: number): void;
   onExit(code: number): void;
+}
+
+/** A command waiting for its pipes. */
+export interface ShellRequest {
+  /**
+   * The shell holds the command's pipes (at SHELL_PIPE_FDS): the caller takes its ends now and
+   * answers the events of the running command, or null to drop the request (nothing is run).
+   */
+  onPipes(): ShellRequestEvents | null;
+  /** The shell ended before the pipes were made: the command was not run. */
+  onAbandoned(): void;
 }
 
 /** How long the shell may take to come up before the container is given up on for now. */
@@ -82,8 +109,12 @@ const READY_TIMEOUT_MS = 10_000;
 export class ResidentShell {
   private nextId = 1;
   private readonly requests = new Map<number, ShellRequestEvents>();
+  /** Commands waiting for their pipes, first in line first; the first has had its N sent. */
+  private readonly queued: Array<{ id: number; command: string[]; req: ShellRequest }> = [];
   private line = '';
   private alive = true;
+  /** The shell's pid on the host (the Engine's exec inspection), for its /proc. */
+  hostPid = 0;
 
   private constructor(
     private readonly socket: Socket,
@@ -138,6 +169,8 @@ export class ResidentShell {
           else shell.gone();
         });
       });
+      const info = await engine.json<{ Pid?: number }>({ method: 'GET', path: `/exec/${created.Id}/json` });
+      shell.hostPid = info.Pid ?? 0;
       return shell;
     })();
   }
@@ -146,11 +179,32 @@ export class ResidentShell {
     return this.alive;
   }
 
-  /** Asks the shell to run `command` on the FIFOs named `base`; the answers go to `events`. */
-  run(base: string, command: string[], events: ShellRequestEvents): void {
-    const id = this.nextId++;
-    this.requests.set(id, events);
-    this.socket.write(`R ${id} ${shQuote(`/secrets/.caravan-exec/${base}`)} ${command.map(shQuote).join(' ')}\n`);
+  /** Asks the shell to run `command`; `req` is told when its pipes are made (after those of earlier commands). */
+  run(command: string[], req: ShellRequest): void {
+    if (!this.alive) {
+      queueMicrotask(() => req.onAbandoned());
+      return;
+    }
+    this.queued.push({ id: this.nextId++, command, req });
+    if (this.queued.length === 1) this.askPipes();
+  }
+
+  private askPipes(): void {
+    const next = this.queued[0];
+    if (next) this.socket.write(`N ${next.id}\n`);
+  }
+
+  /** The first queued command's pipes are ready: its owner takes its ends, then it is run. */
+  private pipesMade(id: number): void {
+    const first = this.queued[0];
+    if (!first || first.id !== id) return;
+    this.queued.shift();
+    const events = first.req.onPipes();
+    if (events) {
+      this.requests.set(id, events);
+      this.socket.write(`R ${id} ${first.command.map(shQuote).join(' ')}\n`);
+    }
+    this.askPipes();
   }
 
   /** SIGKILLs a command the shell started. */
@@ -171,6 +225,10 @@ export class ResidentShell {
       this.line = this.line.slice(nl + 1);
       const req = this.requests.get(Number(id));
       const n = Number(value);
+      if (op === 'F') {
+        this.pipesMade(Number(id));
+        continue;
+      }
       if (!req || !Number.isInteger(n)) continue;
       if (op === 'P') req.onPid(n);
       else if (op === 'X') {
@@ -188,6 +246,7 @@ export class ResidentShell {
       this.requests.delete(id);
       req.onExit(-1);
     }
+    for (const q of this.queued.splice(0)) q.req.onAbandoned();
     this.onGone();
   }
 }

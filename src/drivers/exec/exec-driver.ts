@@ -275,7 +275,7 @@ export class ExecDriver extends RawExecDriver {
       target,
       command.length > 0 ? command : ['/bin/sh'],
     );
-    return { file: argv[0]!, args: argv.slice(1), cwd: t.handle.config.dirs.dir, env: sandboxEnv(t.handle.config.env ?? {}) };
+    return { file: argv[0]!, args: argv.slice(1), cwd: t.handle.config.dirs.dir, env: sandboxEnv(t.handle.config.env ?? {}), stdioOwner: { uid: st.uid, gid: st.gid } };
   }
 
   /** The sandbox's first process: the child of the outer bwrap (bwrap's init in a pid namespace). */

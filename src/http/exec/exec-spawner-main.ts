@@ -7,11 +7,15 @@
  */
 import type { ExecProcess } from './exec-process.js';
 import type { SpawnerEvent, SpawnerRequest } from './exec-spawner-protocol.js';
+import { sharedPipeStock } from './pipe-stock.js';
 import { startCommand } from './start-command.js';
 import { WarmShellPool } from './warm-shell-pool.js';
 
 const procs = new Map<number, ExecProcess>();
-const warm = new WarmShellPool();
+const pipes = sharedPipeStock();
+const warm = new WarmShellPool(pipes);
+// The first session's stdio pipes are made while its request is on its way.
+void pipes.ready();
 
 const send = (ev: SpawnerEvent): void => {
   if (process.connected) process.send!(ev);
@@ -19,7 +23,7 @@ const send = (ev: SpawnerEvent): void => {
 
 process.on('message', (msg: SpawnerRequest) => {
   if (msg.op === 'start') {
-    const spec = { file: msg.file, args: msg.args, cwd: msg.cwd, env: msg.env, ...(msg.killSignal ? { killSignal: msg.killSignal } : {}) };
+    const spec = { file: msg.file, args: msg.args, cwd: msg.cwd, env: msg.env, ...(msg.killSignal ? { killSignal: msg.killSignal } : {}), ...(msg.stdioOwner ? { stdioOwner: msg.stdioOwner } : {}) };
     const events = {
       onOutput: (stream: 'stdout' | 'stderr', data: Buffer) => send({ op: 'output', id: msg.id, stream, data }),
       onExit: (code: number) => {
@@ -40,6 +44,7 @@ process.on('message', (msg: SpawnerRequest) => {
 
 process.on('disconnect', () => {
   warm.close();
+  pipes.close();
   for (const p of procs.values()) p.kill();
   process.exit(0);
 });

@@ -6,7 +6,7 @@ import type { TerminalSize } from './exec-frames.js';
 
 /** Agent → spawner. */
 export type SpawnerRequest =
-  | { op: 'start'; id: number; file: string; args: string[]; cwd: string; env: Record<string, string>; tty: boolean; killSignal?: NodeJS.Signals }
+  | { op: 'start'; id: number; file: string; args: string[]; cwd: string; env: Record<string, string>; tty: boolean; killSignal?: NodeJS.Signals; stdioOwner?: { uid: number; gid: number } }
   | { op: 'stdin'; id: number; data: Uint8Array }
   | { op: 'closeStdin'; id: number }
   | { op: 'resize'; id: number; size: TerminalSize }

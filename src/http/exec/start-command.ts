@@ -23,7 +23,8 @@ export function startCommand(pool: WarmShellPool, spec: ExecSpec, tty: boolean, 
   if (!tty) {
     const cold = (ev: ExecProcessEvents): ExecProcess => startPipeProcess(spec, ev);
     const started = pool.start(spec, false);
-    return started ? onWarmShell(started, (ev) => attachPipeProcess(started.child, spec, ev), cold, ended) : cold(ended);
+    const io = started?.io;
+    return started && io ? onWarmShell(started, (ev) => attachPipeProcess(started.child, io, spec, ev), cold, ended) : cold(ended);
   }
   const ttySpec = { ...spec, env: terminalEnv(spec.env) };
   const cold = (ev: ExecProcessEvents): ExecProcess => startPtyProcess(spec, undefined, ev);

@@ -5,6 +5,8 @@
  * and at most MAX_KEYS tasks are kept warm, so a quiet agent holds no shells at all.
  */
 import type { ExecSpec } from '../../drivers/driver.js';
+import { takeCommandPipes } from './command-pipes.js';
+import { sharedPipeStock, type PipeStock } from './pipe-stock.js';
 import { commandLine, warmKey, WarmShell, type ShellSpec, type StartedCommand } from './warm-shell.js';
 
 /** How long an unused warm shell is kept. Poseidon execs into its runners every few seconds. */
@@ -27,13 +29,16 @@ export class WarmShellPool {
   private refillTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
+  /** `stock` gives the shells' pipes (a shell on pipes is forked only once they are in stock). */
+  constructor(private readonly stock: PipeStock = sharedPipeStock()) {}
+
   /**
    * Starts `spec` (on a terminal when `tty`; its env as the command gets it) on a warm shell
    * when one is ready for its task, else returns undefined and the caller spawns it cold.
    * Either way the task is warmed for its next session.
    */
   start(spec: ExecSpec, tty: boolean): StartedCommand | undefined {
-    const shellSpec: ShellSpec = { cwd: spec.cwd, env: spec.env, tty };
+    const shellSpec: ShellSpec = { cwd: spec.cwd, env: spec.env, tty, stdioOwner: spec.stdioOwner };
     const key = warmKey(shellSpec);
     this.wanted.set(key, shellSpec);
     this.busy();
@@ -74,7 +79,14 @@ export class WarmShellPool {
     for (const [key, spec] of this.wanted) {
       this.wanted.delete(key);
       if (this.closed || this.entries.has(key)) continue;
-      const shell = WarmShell.start(spec);
+      const pipes = spec.tty ? null : takeCommandPipes(this.stock, spec.stdioOwner);
+      if (pipes === 'wait') {
+        // Forked once the stock is refilled (for the next session), not on sockets now.
+        this.wanted.set(key, spec);
+        void this.stock.ready().then(() => this.busy());
+        return;
+      }
+      const shell = WarmShell.start(spec, pipes ?? undefined);
       if (!shell) continue;
       const entry: Entry = { shell, timer: setTimeout(() => this.expire(key, entry), IDLE_MS).unref() };
       this.entries.set(key, entry);

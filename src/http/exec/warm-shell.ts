@@ -12,7 +12,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import type { ExecSpec } from '../../drivers/driver.js';
+import type { CommandIo, CommandPipes } from './command-pipes.js';
 import { stdioWithout } from './held-fds.js';
+import { socketsOf } from './exec-process.js';
 import { closeHeld, DEFAULT_TERMINAL_SIZE, spawnOnTerminal } from './pty-process.js';
 import { pwdLine, resolvable, shellQuote } from './shell-words.js';
 
@@ -45,15 +47,22 @@ export interface ShellSpec {
   cwd: string;
   env: Record<string, string>;
   tty: boolean;
+  /** Who the command's stdio pipes belong to (ExecSpec.stdioOwner). */
+  stdioOwner?: { uid: number; gid: number } | undefined;
 }
 
 export function warmKey(spec: ShellSpec): string {
-  return `${spec.tty ? 'tty' : 'pipes'}\0${spec.cwd}\0${JSON.stringify(spec.env)}`;
+  const owner = spec.stdioOwner ? `${spec.stdioOwner.uid}:${spec.stdioOwner.gid}` : '';
+  return `${spec.tty ? 'tty' : 'pipes'}\0${owner}\0${spec.cwd}\0${JSON.stringify(spec.env)}`;
 }
 
-/** A command handed to a warm shell: its process and, on a terminal, the terminal's master end. */
+/**
+ * A command handed to a warm shell: its process and its stdio — pipes (`io`), or on a terminal
+ * the terminal's master end.
+ */
 export interface StartedCommand {
   child: ChildProcess;
+  io?: CommandIo;
   master?: number;
   /**
    * Settles if the shell could not take its command line (it died while it waited); the
@@ -69,21 +78,31 @@ export class WarmShell {
   private constructor(
     private readonly child: ChildProcess,
     private readonly master: number | undefined,
+    private readonly pipes: CommandPipes | undefined,
   ) {
     // A shell that fails to start or dies while waiting is simply not used.
     child.on('error', () => {});
     child.stdio[3]?.on('error', () => {});
   }
 
-  /** Starts a shell for commands run as `spec` describes; undefined if it cannot start. */
-  static start(spec: ShellSpec): WarmShell | undefined {
+  /**
+   * Starts a shell for commands run as `spec` describes, on `pipes` unless on a terminal (on
+   * Node's sockets without them); undefined if it cannot start (the pipes are then closed).
+   */
+  static start(spec: ShellSpec, pipes?: CommandPipes): WarmShell | undefined {
     try {
       if (spec.tty) {
         const t = spawnOnTerminal(TERMINAL_TRAMPOLINE, [], spec, DEFAULT_TERMINAL_SIZE, true);
-        return new WarmShell(t.child, t.master);
+        return new WarmShell(t.child, t.master, undefined);
       }
-      return new WarmShell(spawn('/bin/sh', ['-c', TRAMPOLINE], { cwd: spec.cwd, env: spec.env, stdio: stdioWithout(['pipe', 'pipe', 'pipe', 'pipe']) }), undefined);
+      const stdio = pipes ? [...pipes.child, 'pipe' as const] : (['pipe', 'pipe', 'pipe', 'pipe'] as const);
+      try {
+        return new WarmShell(spawn('/bin/sh', ['-c', TRAMPOLINE], { cwd: spec.cwd, env: spec.env, stdio: stdioWithout([...stdio]) }), undefined, pipes);
+      } finally {
+        pipes?.spawned();
+      }
     } catch {
+      pipes?.close();
       return undefined;
     }
   }
@@ -100,7 +119,8 @@ export class WarmShell {
     // Writing to a pipe whose reader is gone fails at once (EPIPE; Node ignores SIGPIPE).
     const refused = new Promise<void>((resolve) => control.once('error', () => resolve()));
     control.end(line);
-    return this.master === undefined ? { child: this.child, refused } : { child: this.child, master: this.master, refused };
+    if (this.master !== undefined) return { child: this.child, master: this.master, refused };
+    return { child: this.child, io: this.pipes ?? socketsOf(this.child), refused };
   }
 
   /** Ends a shell that will not be used. */
@@ -109,5 +129,6 @@ export class WarmShell {
     this.used = true;
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
     if (this.master !== undefined) closeHeld(this.master);
+    this.pipes?.close();
   }
 }

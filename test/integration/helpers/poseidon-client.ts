@@ -3,6 +3,7 @@
  * `/v1/event/stream`, run a command over the exec websocket frame by frame, poll until a
  * condition holds.
  */
+import { StringDecoder } from 'node:string_decoder';
 import { WebSocket } from 'ws';
 import type { StreamEvent } from '../../../src/server/events/event.js';
 import { JsonFrameDecoder } from '../../../src/http/json-frame-decoder.js';
@@ -63,6 +64,8 @@ export async function watchEvents(address: string, query = ''): Promise<EventWat
 /** The outcome of one exec session, frame by frame. */
 export interface ExecOutcome {
   stdout: string;
+  /** stdout as the bytes received (downloads). */
+  stdoutBytes: Buffer;
   stderr: string;
   exitCode: number | null;
   /** Every server frame in order. */
@@ -74,14 +77,22 @@ export interface ExecFramesOptions {
   task: string;
   command: string[];
   tty?: boolean;
-  /** Written as stdin frames once the socket opens (in order, `delayMs` apart). */
-  stdin?: string[];
+  /**
+   * Written as stdin frames once the socket opens (in order, `delayMs` apart); a Buffer is sent
+   * in 32 KiB frames, as a client copying a stream does.
+   */
+  stdin?: Array<string | Buffer>;
   delayMs?: number;
   /** Send `{"stdin":{"close":true}}` after the input (default true). */
   closeStdin?: boolean;
   /** Send a tty_size frame first. */
   size?: { height: number; width: number };
   timeoutMs?: number;
+  /**
+   * Closes the socket (as Poseidon does when an execution's time is up) once this holds for
+   * what was received; the outcome then has no exit code.
+   */
+  abortWhen?: (out: ExecOutcome) => boolean;
 }
 
 /** Runs a command over `/v1/client/allocation/:id/exec` and collects its output frames. */
@@ -90,7 +101,10 @@ export function execFrames(address: string, allocId: string, opts: ExecFramesOpt
   const url = `${address.replace(/^http/, 'ws')}/v1/client/allocation/${allocId}/exec?${q}`;
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url);
-    const out: ExecOutcome = { stdout: '', stderr: '', exitCode: null, frames: [] };
+    const out: ExecOutcome = { stdout: '', stdoutBytes: Buffer.alloc(0), stderr: '', exitCode: null, frames: [] };
+    const stdoutChunks: Buffer[] = [];
+    const utf8 = new StringDecoder('utf8');
+    let aborted = false;
     const timer = setTimeout(() => {
       ws.terminate();
       reject(new Error(`exec ${JSON.stringify(opts.command)} timed out; got ${JSON.stringify(out)}`));
@@ -101,7 +115,11 @@ export function execFrames(address: string, allocId: string, opts: ExecFramesOpt
         if (opts.size) send({ tty_size: opts.size });
         for (const s of opts.stdin ?? []) {
           if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
-          send({ stdin: { data: Buffer.from(s).toString('base64') } });
+          const bytes = Buffer.from(s);
+          for (let at = 0; at < bytes.length || at === 0; at += 32 * 1024) {
+            send({ stdin: { data: bytes.subarray(at, at + 32 * 1024).toString('base64') } });
+            if (bytes.length === 0) break;
+          }
         }
         if (opts.closeStdin ?? true) send({ stdin: { close: true } });
       })();
@@ -110,9 +128,17 @@ export function execFrames(address: string, allocId: string, opts: ExecFramesOpt
       const f = JSON.parse(String(data)) as Record<string, unknown>;
       out.frames.push(f);
       const dataOf = (k: string) => Buffer.from(((f[k] as { data?: string }).data ?? ''), 'base64').toString('utf8');
-      if (f.stdout) out.stdout += dataOf('stdout');
+      if (f.stdout) {
+        const b = Buffer.from(((f.stdout as { data?: string }).data ?? ''), 'base64');
+        stdoutChunks.push(b);
+        out.stdout += utf8.write(b);
+      }
       if (f.stderr) out.stderr += dataOf('stderr');
       if (f.exited) out.exitCode = (f.result as { exit_code?: number } | undefined)?.exit_code ?? 0;
+      if (!aborted && opts.abortWhen?.(out)) {
+        aborted = true;
+        ws.close();
+      }
     });
     ws.on('error', (err) => {
       clearTimeout(timer);
@@ -120,6 +146,8 @@ export function execFrames(address: string, allocId: string, opts: ExecFramesOpt
     });
     ws.on('close', () => {
       clearTimeout(timer);
+      out.stdout += utf8.end();
+      out.stdoutBytes = Buffer.concat(stdoutChunks);
       resolve(out);
     });
   });
