@@ -54,7 +54,7 @@ job "rich" {
       artifact {
         source = "https://example.com/x.tgz"
         options {
-          checksum = "md5:abc"
+          checksum = "md5:0123456789abcdef0123456789abcdef"
         }
       }
       resources {
