@@ -43,6 +43,10 @@ var scalarPointerMayBeNil = map[string]bool{
 	"api.DesiredTransition.Reschedule":              true,
 	"api.DesiredTransition.ForceReschedule":         true,
 	"api.DesiredTransition.NoShutdownDelay":         true,
+	// structs.AllocDeploymentStatus.Healthy is a *bool: null until the health is known.
+	"api.AllocDeploymentStatus.Healthy": true,
+	// structs.DeploymentUpdateResponse.RevertedJobVersion is a *uint64: null unless reverted.
+	"api.DeploymentUpdateResponse.RevertedJobVersion": true,
 	// The api module's pre-1.5.4 spelling; structs.LogConfig has Disabled only.
 	"api.LogConfig.Enabled": true,
 }

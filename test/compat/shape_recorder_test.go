@@ -59,7 +59,8 @@ var shapeRoutes = []shapeRoute{
 	route("GET", "/v1/job/"+seg+"/allocations", as[[]*api.AllocationListStub]()),
 	route("GET", "/v1/job/"+seg+"/evaluations", as[[]*api.Evaluation]()),
 	route("GET", "/v1/job/"+seg+"/deployments", as[[]*api.Deployment]()),
-	route("GET", "/v1/job/"+seg+"/deployment", as[api.Deployment]()),
+	// null when the job has had no deployment, as Nomad answers it.
+	route("GET", "/v1/job/"+seg+"/deployment", as[*api.Deployment]()),
 	route("GET", "/v1/job/"+seg+"/summary", as[api.JobSummary]()),
 	route("GET", "/v1/job/"+seg+"/versions", as[api.JobVersionsResponse]()),
 	route("GET", "/v1/job/"+seg+"/submission", as[api.JobSubmission]()),
@@ -135,7 +136,7 @@ var shapeRoutes = []shapeRoute{
 }
 
 func (r shapeRoute) matches(req *http.Request) bool {
-	return regexp.MustCompile("^("+r.method+")$").MatchString(req.Method) && r.pattern.MatchString(req.URL.Path)
+	return regexp.MustCompile("^("+r.method+")$").MatchString(req.Method) && r.pattern.MatchString(req.URL.EscapedPath())
 }
 
 // shapeLog gathers, across the suite, what the checked answers got wrong: one line per distinct
@@ -223,7 +224,7 @@ func (s shapeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			break
 		}
 	}
-	name := req.Method + " " + req.URL.Path
+	name := req.Method + " " + req.URL.EscapedPath()
 	if r == nil {
 		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 			shapes.mu.Lock()
@@ -285,6 +286,10 @@ var knownExtraFields = map[string]bool{
 	"api.Node.SecretID":                             true, // structs.Node, blanked by Sanitize
 	"api.NodeReservedCpuResources.ReservedCpuCores": true, // structs.NodeReservedCpuResources
 	"api.NodeListStub.HostVolumes":                  true, // structs.NodeListStub
+	"api.DeploymentState.AutoPromote":               true, // structs.DeploymentState
+	"api.RescheduleEvent.Delay":                     true, // structs.RescheduleEvent
+	"api.ACLPolicyListStub.Hash":                    true, // structs.ACLPolicyListStub
+	"api.ACLTokenListStub.Hash":                     true, // structs.ACLTokenListStub
 	// Caravan's own: the stub names the allocation it replaced, as the full allocation does.
 	"api.AllocationListStub.PreviousAllocation": true,
 }
