@@ -16,6 +16,7 @@ const KINDS: Record<string, Kind> = {
   Priority: 'number', AllAtOnce: 'bool', Datacenters: 'strings', Meta: 'stringMap', Env: 'stringMap',
   Constraints: 'array', Affinities: 'array', Spreads: 'array', TaskGroups: 'array', Tasks: 'array',
   Update: 'object', Periodic: 'object', ParameterizedJob: 'object', Stop: 'bool', ParentID: 'string',
+  ConsulNamespace: 'string', VaultNamespace: 'string', NomadTokenID: 'string',
   LTarget: 'string', RTarget: 'string', Operand: 'string', Weight: 'number', Attribute: 'string',
   SpreadTarget: 'array', Percent: 'number', Value: 'free',
   Count: 'number', RestartPolicy: 'object', ReschedulePolicy: 'object', EphemeralDisk: 'object',
@@ -31,7 +32,7 @@ const KINDS: Record<string, Kind> = {
   Enabled: 'bool', Spec: 'string', Specs: 'strings', SpecType: 'string', ProhibitOverlap: 'bool', TimeZone: 'string',
   Payload: 'free', MetaRequired: 'strings', MetaOptional: 'strings',
   Sticky: 'bool', SizeMB: 'number', MaxFiles: 'number', MaxFileSizeMB: 'number', Disabled: 'bool', File: 'string',
-  CPU: 'number', Cores: 'number', MemoryMB: 'number', MemoryMaxMB: 'number', DiskMB: 'number', IOPS: 'number',
+  CPU: 'number', Cores: 'number', MemoryMB: 'number', MemoryMaxMB: 'number', DiskMB: 'number', IOPS: 'number', SecretsMB: 'number',
   ReservedPorts: 'array', DynamicPorts: 'array', Label: 'string', To: 'number', HostNetwork: 'string',
   MBits: 'number', Hostname: 'string', DNS: 'free', Device: 'string', CIDR: 'string', IP: 'string',
 };

@@ -271,6 +271,8 @@ export interface AllocListStub {
   NextAllocation: string;
   PreviousAllocation: string;
   RescheduleTracker: RescheduleTracker | null;
+  PreemptedAllocations: string[] | null;
+  PreemptedByAllocation: string;
   CreateIndex: number;
   ModifyIndex: number;
   CreateTime: number;
@@ -302,6 +304,8 @@ export function allocStub(a: Allocation): AllocListStub {
     NextAllocation: a.NextAllocation,
     PreviousAllocation: a.PreviousAllocation,
     RescheduleTracker: a.RescheduleTracker,
+    PreemptedAllocations: a.PreemptedAllocations ?? null,
+    PreemptedByAllocation: a.PreemptedByAllocation ?? '',
     CreateIndex: a.CreateIndex,
     ModifyIndex: a.ModifyIndex,
     CreateTime: a.CreateTime,

@@ -154,12 +154,14 @@ function resources(r: DeepPartial<Resources> | null | undefined): Resources {
     MemoryMB: r?.MemoryMB ?? DEFAULT_TASK_MEMORY_MB,
     MemoryMaxMB: r?.MemoryMaxMB ?? 0,
     DiskMB: r?.DiskMB ?? 0,
+    // Values in Nomad's structs.Resources: a stored job always carries them.
+    IOPS: r?.IOPS ?? 0,
+    SecretsMB: r?.SecretsMB ?? 0,
     Networks: list(r?.Networks?.map(network)),
     Devices: list(r?.Devices as unknown[] | undefined),
   };
   // Nomad: a task that reserves whole cores gets no MHz share on top.
   if (r?.Cores && r.CPU === undefined) out.CPU = 0;
-  if (r?.IOPS !== undefined) out.IOPS = r.IOPS;
   return out;
 }
 
@@ -294,6 +296,11 @@ export function canonicalizeJob(draft: JobDraft): Job {
     Dispatched: draft.Dispatched ?? false,
     Payload: draft.Payload ?? null,
     Meta: draft.Meta ? { ...(draft.Meta as Record<string, string>) } : null,
+    ConsulNamespace: draft.ConsulNamespace ?? '',
+    VaultNamespace: draft.VaultNamespace ?? '',
+    // Nomad keeps here the accessor of the token that submitted the job (for Vault and
+    // Consul); Caravan has neither, and never takes the field from a submission.
+    NomadTokenID: '',
     Stop: draft.Stop ?? false,
     ParentID: draft.ParentID ?? '',
     Status: draft.Status ?? 'pending',

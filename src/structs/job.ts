@@ -218,6 +218,10 @@ export interface Job {
   Meta: Record<string, string> | null;
   ConsulToken?: string;
   VaultToken?: string;
+  /** Nomad's structs.Job always carries these ("" when unused); Caravan has no Consul or Vault. */
+  ConsulNamespace?: string;
+  VaultNamespace?: string;
+  NomadTokenID?: string;
   Stop: boolean;
   ParentID: string;
   Status: JobStatus;

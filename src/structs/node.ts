@@ -1,7 +1,7 @@
 /**
  * Client nodes as the servers know them: identity, attributes, resources, drivers, status.
  */
-import type { NodeReservedResources, NodeResources } from './resources.js';
+import { noReservedResources, type NodeReservedResources, type NodeResources } from './resources.js';
 
 export const NodeStatus = {
   Initializing: 'initializing',
@@ -115,7 +115,7 @@ export function isNodeSchedulable(n: Node): boolean {
 
 /**
  * A node with Nomad's defaults for every field not given (status "initializing", eligible, pool
- * "default", datacenter "dc1", no drain); identity and resources must be given. The one place a
+ * "default", datacenter "dc1", no drain, nothing reserved); identity and resources must be given. The one place a
  * Node object is assembled, for the client's fingerprint, tests and benchmarks alike.
  */
 export function newNode(fields: Pick<Node, 'ID' | 'Name' | 'NodeResources'> & Partial<Node>): Node {
@@ -125,8 +125,8 @@ export function newNode(fields: Pick<Node, 'ID' | 'Name' | 'NodeResources'> & Pa
     HTTPAddr: '',
     TLSEnabled: false,
     Attributes: {},
-    ReservedResources: null,
-    Links: null,
+    ReservedResources: noReservedResources(),
+    Links: {},
     Meta: {},
     NodeClass: '',
     NodePool: 'default',

@@ -32,6 +32,8 @@ export interface Resources {
   MemoryMaxMB: number;
   DiskMB: number;
   IOPS?: number;
+  /** MiB of the task's memory for its secrets dir (Nomad's `resources { secrets }`); 0 when not asked. */
+  SecretsMB?: number;
   Networks: NetworkResource[] | null;
   Devices: unknown[] | null;
 }
@@ -98,4 +100,12 @@ export interface NodeReservedResources {
   Memory: { MemoryMB: number };
   Disk: { DiskMB: number };
   Networks: { ReservedHostPorts: string };
+}
+
+/**
+ * A node that reserves nothing, as Nomad's client registers one without a `reserved` block:
+ * zeros, never null (`nomad node status -self` dereferences it unchecked).
+ */
+export function noReservedResources(): NodeReservedResources {
+  return { Cpu: { CpuShares: 0, ReservedCpuCores: null }, Memory: { MemoryMB: 0 }, Disk: { DiskMB: 0 }, Networks: { ReservedHostPorts: '' } };
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,20 +47,32 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer stopDev()
-	if client, err = api.NewClient(&api.Config{Address: addr}); err != nil {
+	if client, err = api.NewClient(&api.Config{Address: addr, HttpClient: newShapeClient()}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if devClient, err = api.NewClient(&api.Config{Address: devAddr}); err != nil {
+	if devClient, err = api.NewClient(&api.Config{Address: devAddr, HttpClient: newShapeClient()}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	if testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "api struct fields absent from every answer (review):\n  %s\n", strings.Join(shapes.absentReport(), "\n  "))
+	}
+	// Every answer of every test was decoded strictly into its api type (shape_recorder_test.go).
+	if problems := shapes.report(); len(problems) > 0 {
+		fmt.Fprintf(os.Stderr, "--- FAIL: %d problems in %d answers decoded into Nomad's api structs:\n", len(problems), shapes.checked)
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, "    "+p)
+		}
+		return 1
+	}
+	return code
 }
 
-// startAgent starts `caravan agent <role>` in a temporary data dir and waits until it is
+// startAgent starts `caravan agent <role> [extra…]` in a temporary data dir and waits until it is
 // healthy; stop interrupts it (SIGKILL after 10 s), waits, and removes the data dir.
-func startAgent(root, role string) (string, func(), error) {
+func startAgent(root, role string, extra ...string) (string, func(), error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
@@ -70,8 +83,9 @@ func startAgent(root, role string) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	cmd := exec.Command("node", filepath.Join(root, "bin/caravan.js"), "agent", role, "-bind", "127.0.0.1",
-		"-http-port", fmt.Sprint(port), "-data-dir", dataDir)
+	args := append([]string{filepath.Join(root, "bin/caravan.js"), "agent", role, "-bind", "127.0.0.1",
+		"-http-port", fmt.Sprint(port), "-data-dir", dataDir}, extra...)
+	cmd := exec.Command("node", args...)
 	cmd.Dir = root
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {

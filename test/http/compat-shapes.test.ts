@@ -54,7 +54,7 @@ job "rich" {
       artifact {
         source = "https://example.com/x.tgz"
         options {
-          checksum = "md5:0123456789abcdef0123456789abcdef"
+          checksum = "md5:d41d8cd98f00b204e9800998ecf8427e"
         }
       }
       resources {
@@ -185,5 +185,39 @@ describe('compatibility with the Go api structs the nomad CLI decodes', () => {
     const reg = await app.inject({ method: 'PUT', url: '/v1/jobs', payload: { Job: parsed.json() } });
     assert.equal(reg.statusCode, 200, reg.body);
     assertShape('rich job', (await app.inject({ method: 'GET', url: '/v1/job/rich' })).json(), G.Job);
+  });
+
+  it('answers the fields Nomad always sends: reserved resources, maps, zero times (issue 27)', async () => {
+    // A node registered without ReservedResources (an older client's) reads as Nomad's: zeros.
+    const bare = { ...mockNode(), ReservedResources: null, Links: null };
+    await server.registerNode(bare);
+    const nothingReserved = { Cpu: { CpuShares: 0, ReservedCpuCores: null }, Memory: { MemoryMB: 0 }, Disk: { DiskMB: 0 }, Networks: { ReservedHostPorts: '' } };
+    for (const [id, reserved] of [[node.ID, node.ReservedResources], [bare.ID, nothingReserved]] as const) {
+      const n = (await app.inject({ method: 'GET', url: `/v1/node/${id}` })).json<Record<string, unknown>>();
+      assert.deepEqual(n['ReservedResources'], reserved, `node ${id}`);
+      assert.deepEqual([n['Links'], n['CSIControllerPlugins'], n['CSINodePlugins']], [node.Links ?? {}, {}, {}]);
+      assert.equal((n['Reserved'] as { CPU: number }).CPU, reserved!.Cpu.CpuShares);
+    }
+    const stubs = (await app.inject({ method: 'GET', url: '/v1/nodes?resources=true' })).json<{ ReservedResources: unknown }[]>();
+    assert.ok(stubs.every((s) => s.ReservedResources !== null && s.ReservedResources !== undefined));
+
+    // A task never restarted nor finished, an evaluation that waits for nothing: Go's zero time.
+    const zero = '0001-01-01T00:00:00Z';
+    type Times = { TaskStates: Record<string, { StartedAt: string; FinishedAt: string; LastRestart: string }> };
+    const full = (await app.inject({ method: 'GET', url: `/v1/allocation/${allocId}` })).json<Times>();
+    const [stub] = (await app.inject({ method: 'GET', url: '/v1/job/web/allocations' })).json<Times[]>().filter((a) => a.TaskStates);
+    for (const st of [full.TaskStates['web']!, stub!.TaskStates['web']!]) {
+      assert.deepEqual([st.StartedAt, st.FinishedAt, st.LastRestart], ['2024-01-02T03:04:05.123Z', zero, zero]);
+    }
+    const ev = (await app.inject({ method: 'GET', url: `/v1/evaluation/${evalId}` })).json<{ WaitUntil: string }>();
+    assert.equal(ev.WaitUntil, zero);
+    const evs = (await app.inject({ method: 'GET', url: '/v1/evaluations' })).json<{ WaitUntil: string }[]>();
+    assert.ok(evs.every((e) => e.WaitUntil === zero || !Number.isNaN(Date.parse(e.WaitUntil))));
+
+    // A stored job carries the scalars nomad/structs holds as values.
+    const job = (await app.inject({ method: 'GET', url: '/v1/job/rich' })).json<Record<string, unknown>>();
+    assert.deepEqual([job['ConsulNamespace'], job['VaultNamespace'], job['NomadTokenID']], ['', '', '']);
+    const res = (job['TaskGroups'] as { Tasks: { Resources: Record<string, unknown> }[] }[])[0]!.Tasks[0]!.Resources;
+    assert.deepEqual([res['IOPS'], res['SecretsMB']], [0, 0]);
   });
 });

@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { Allocation, TaskState } from '../../structs/alloc.js';
+import { isUnsetTime } from '../../structs/go-time.js';
 import type { CliContext } from '../cli-context.js';
 import { ExitCode } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
@@ -44,10 +45,10 @@ export function formatAllocDetail(a: Allocation, nowMs: number, verbose = false)
     parts.push(
       `Task "${task}" is "${st.State}"\n` +
         formatKV([
-          ['Started At', st.StartedAt ?? 'N/A'],
-          ['Finished At', st.FinishedAt ?? 'N/A'],
+          ['Started At', isUnsetTime(st.StartedAt) ? 'N/A' : st.StartedAt!],
+          ['Finished At', isUnsetTime(st.FinishedAt) ? 'N/A' : st.FinishedAt!],
           ['Total Restarts', String(st.Restarts)],
-          ['Last Restart', st.LastRestart ?? 'N/A'],
+          ['Last Restart', isUnsetTime(st.LastRestart) ? 'N/A' : st.LastRestart!],
         ]) +
         `\n\nRecent Events:\n${formatTaskEvents(st)}`,
     );

@@ -8,7 +8,8 @@
  * `alloc.Resources.CPU` and dereferences it unchecked). They are derived here from
  * AllocatedResources, the one stored form, so the state never holds two copies.
  */
-import type { Allocation } from '../../structs/alloc.js';
+import { allocStub, type AllocListStub, type Allocation, type TaskState } from '../../structs/alloc.js';
+import { goTime } from '../../structs/go-time.js';
 import type { AllocatedResources, NetworkResource, Resources } from '../../structs/resources.js';
 
 /** An allocation with Nomad's derived resource fields. */
@@ -19,7 +20,7 @@ export interface AllocView extends Allocation {
 }
 
 function emptyResources(): Resources {
-  return { CPU: 0, Cores: 0, MemoryMB: 0, MemoryMaxMB: 0, DiskMB: 0, IOPS: 0, Networks: null, Devices: null };
+  return { CPU: 0, Cores: 0, MemoryMB: 0, MemoryMaxMB: 0, DiskMB: 0, IOPS: 0, SecretsMB: 0, Networks: null, Devices: null };
 }
 
 function withNetworks(a: NetworkResource[] | null, b: NetworkResource[] | null): NetworkResource[] | null {
@@ -55,9 +56,28 @@ export function legacyResources(allocated: AllocatedResources | null): Pick<Allo
   return { Resources: total, TaskResources: tasks, SharedResources: shared };
 }
 
+/**
+ * Task states as Nomad writes them: StartedAt, FinishedAt and LastRestart are Go time.Time
+ * values, the zero time when not set (the state keeps null); never null, never "".
+ */
+export function taskStatesView(states: Record<string, TaskState> | null): Record<string, TaskState> | null {
+  if (!states) return states;
+  const out: Record<string, TaskState> = {};
+  for (const [task, st] of Object.entries(states)) {
+    out[task] = { ...st, StartedAt: goTime(st.StartedAt), FinishedAt: goTime(st.FinishedAt), LastRestart: goTime(st.LastRestart) };
+  }
+  return out;
+}
+
 /** An allocation as the API reads it: the stored object with Nomad's derived resource fields. */
 export function allocView(alloc: Allocation): AllocView {
-  return { ...alloc, ...legacyResources(alloc.AllocatedResources) };
+  return { ...alloc, TaskStates: taskStatesView(alloc.TaskStates), ...legacyResources(alloc.AllocatedResources) };
+}
+
+/** The row of an allocation list (GET /v1/allocations, a job's, an evaluation's, a deployment's). */
+export function allocStubView(alloc: Allocation): AllocListStub {
+  const stub = allocStub(alloc);
+  return { ...stub, TaskStates: taskStatesView(stub.TaskStates) };
 }
 
 /**

@@ -4,32 +4,46 @@
  * authenticates the node's client) and the row of GET /v1/nodes.
  */
 import type { Node, NodeListStub } from '../../structs/node.js';
-import type { NetworkResource, Resources } from '../../structs/resources.js';
+import { noReservedResources, type NetworkResource, type NodeReservedResources, type Resources } from '../../structs/resources.js';
 import { CARAVAN_VERSION } from '../../structs/version.js';
 
 /** A node as the API reads it: with Nomad's pre-0.9 `Resources` and `Reserved` beside NodeResources. */
 export interface NodeView extends Node {
+  ReservedResources: NodeReservedResources;
   Resources: Resources;
   Reserved: Resources;
+  CgroupParent: string;
+  CSIControllerPlugins: Record<string, never>;
+  CSINodePlugins: Record<string, never>;
 }
 
 function legacy(cpu: number, memoryMB: number, diskMB: number, networks: NetworkResource[] | null): Resources {
-  return { CPU: cpu, Cores: 0, MemoryMB: memoryMB, MemoryMaxMB: 0, DiskMB: diskMB, IOPS: 0, Networks: networks, Devices: null };
+  return { CPU: cpu, Cores: 0, MemoryMB: memoryMB, MemoryMaxMB: 0, DiskMB: diskMB, IOPS: 0, SecretsMB: 0, Networks: networks, Devices: null };
 }
 
 /**
  * A node as the API answers it: a copy with the SecretID blanked (the state's object is
  * untouched), and the deprecated `Resources`/`Reserved` Nomad's clients still send and its CLI
  * still reads (`nomad node status <id>` dereferences `node.Resources.CPU`), derived here.
+ *
+ * Nomad's client fills every pointer and map of its node before registering (client.setupNode),
+ * so Nomad never answers them null: ReservedResources is zeros where nothing is reserved (`nomad
+ * node status -self` and `-verbose` dereference it), Links and the CSI plugin maps are empty. A
+ * node registered without them (an older client's) gets the same here.
  */
 export function nodeView(node: Node): NodeView {
   const r = node.NodeResources;
-  const reserved = node.ReservedResources;
+  const reserved = node.ReservedResources ?? noReservedResources();
   return {
     ...node,
     SecretID: '',
+    ReservedResources: reserved,
+    Links: node.Links ?? {},
+    CgroupParent: '',
+    CSIControllerPlugins: {},
+    CSINodePlugins: {},
     Resources: legacy(r?.Cpu?.CpuShares ?? 0, r?.Memory?.MemoryMB ?? 0, r?.Disk?.DiskMB ?? 0, r?.Networks ?? null),
-    Reserved: legacy(reserved?.Cpu?.CpuShares ?? 0, reserved?.Memory?.MemoryMB ?? 0, reserved?.Disk?.DiskMB ?? 0, null),
+    Reserved: legacy(reserved.Cpu?.CpuShares ?? 0, reserved.Memory?.MemoryMB ?? 0, reserved.Disk?.DiskMB ?? 0, null),
   };
 }
 
@@ -69,7 +83,7 @@ export function nodeListStub(node: Node, withOs = false, withResources = false):
   }
   if (withResources) {
     stub.NodeResources = node.NodeResources;
-    stub.ReservedResources = node.ReservedResources;
+    stub.ReservedResources = node.ReservedResources ?? noReservedResources();
   }
   return stub;
 }

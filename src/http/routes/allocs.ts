@@ -3,8 +3,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/state/state-reader.js';
-import { allocStub } from '../../structs/alloc.js';
-import { allocView } from '../api-views/alloc-views.js';
+import { allocStubView, allocView } from '../api-views/alloc-views.js';
 import { notFound } from '../http-errors.js';
 import { stubOf } from '../list-options.js';
 import { optionalObjectBody } from '../request-body.js';
@@ -19,7 +18,7 @@ export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): vo
       server.state
         .allocs(opts.prefix || undefined)
         .filter((a) => opts.namespace === '*' || a.Namespace === opts.namespace)
-        .map((a) => stubOf(allocStub(a), a)),
+        .map((a) => stubOf(allocStubView(a), a)),
     ),
   );
 

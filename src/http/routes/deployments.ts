@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/state/state-reader.js';
 import type { DeploymentAction } from '../../server/server-api.js';
-import { allocStub } from '../../structs/alloc.js';
+import { allocStubView } from '../api-views/alloc-views.js';
 import type { Deployment } from '../../structs/index.js';
 import { HttpError, badRequest, notFound } from '../http-errors.js';
 import { optionalBool, optionalObjectBody } from '../request-body.js';
@@ -81,7 +81,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext
       return server.state
         .allocsByJob(d.Namespace, d.JobID)
         .filter((a) => a.DeploymentID === d.ID)
-        .map(allocStub);
+        .map(allocStubView);
     }),
   );
 

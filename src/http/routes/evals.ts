@@ -4,7 +4,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Table } from '../../server/state/state-reader.js';
-import { allocStub } from '../../structs/alloc.js';
+import { allocStubView } from '../api-views/alloc-views.js';
+import { evalView } from '../api-views/eval-views.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { evaluateFilter } from '../filter/bexpr-eval.js';
 import { parseFilter } from '../filter/bexpr-parse.js';
@@ -23,7 +24,8 @@ export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): voi
       const status = queryParam(q, 'status');
       return server.state
         .evals(opts.prefix || undefined)
-        .filter((e) => (opts.namespace === '*' || e.Namespace === opts.namespace) && (job ? e.JobID === job : true) && (status ? e.Status === status : true));
+        .filter((e) => (opts.namespace === '*' || e.Namespace === opts.namespace) && (job ? e.JobID === job : true) && (status ? e.Status === status : true))
+        .map(evalView);
     }),
   );
 
@@ -63,7 +65,7 @@ export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): voi
     answerRead(ctx, req, reply, [Table.Evals], (server) => {
       const ev = server.state.evalById(req.params.id);
       if (!ev) throw notFound('eval');
-      return ev;
+      return evalView(ev);
     }, modifyIndex),
   );
 
@@ -72,7 +74,7 @@ export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): voi
       server.state
         .allocs()
         .filter((a) => a.EvalID === req.params.id)
-        .map(allocStub),
+        .map(allocStubView),
     ),
   );
 }

@@ -5,7 +5,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/state/state-reader.js';
-import { allocStub } from '../../structs/alloc.js';
+import { allocStubView } from '../api-views/alloc-views.js';
+import { evalView } from '../api-views/eval-views.js';
 import { parseJobHcl } from '../../server/job-admission.js';
 import { dispatchRoute, periodicForceRoute } from './job-dispatch.js';
 import { versionTagRoute } from './job-version-tags.js';
@@ -179,11 +180,11 @@ async function jobRoute(
     case 'allocations':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
       return answerRead(ctx, req, reply, [Table.Allocs], (server, opts) =>
-        server.state.allocsByJob(opts.namespace, jobId).map(allocStub),
+        server.state.allocsByJob(opts.namespace, jobId).map(allocStubView),
       );
     case 'evaluations':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Evals], (server, opts) => server.state.evalsByJob(opts.namespace, jobId));
+      return answerRead(ctx, req, reply, [Table.Evals], (server, opts) => server.state.evalsByJob(opts.namespace, jobId).map(evalView));
     case 'versions':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
       return answerRead(ctx, req, reply, [Table.JobVersions], (server, opts) => {

@@ -20,6 +20,7 @@ import {
   type AclTokenRoleLink,
   type JobAcl,
 } from '../../structs/acl.js';
+import { DurationParseError, parseDuration } from '../../structs/duration.js';
 import { ServerError } from '../server-error.js';
 import type { Command } from '../fsm/commands.js';
 import type { StateStore } from '../state/state-store.js';
@@ -50,8 +51,27 @@ export interface TokenRequest {
   Policies?: string[] | null;
   Roles?: { ID?: string; Name?: string }[] | null;
   Global?: boolean;
-  ExpirationTTL?: number;
+  /** Nanoseconds, or a Go duration string as Nomad's Go client sends it ("1h0m0s"; "" for none). */
+  ExpirationTTL?: number | string;
   ExpirationTime?: string | null;
+}
+
+/** A token request's ExpirationTTL in nanoseconds (0 for none), as Nomad's ACLToken.UnmarshalJSON reads it. */
+function requestedTtl(v: unknown): number {
+  if (v === undefined || v === null || v === '' || v === 0) return 0;
+  const invalid = () => new ServerError('ACL_REQUEST_INVALID', { reason: `ExpirationTTL must be a positive duration (nanoseconds or a duration string like "1h"), got ${JSON.stringify(v)}` });
+  let ns: number;
+  if (typeof v === 'number') ns = v;
+  else if (typeof v === 'string') {
+    try {
+      ns = parseDuration(v);
+    } catch (e) {
+      if (e instanceof DurationParseError) throw invalid();
+      throw e;
+    }
+  } else throw invalid();
+  if (!Number.isInteger(ns) || ns < 0) throw invalid();
+  return ns;
 }
 
 /** A role as asked for by POST /v1/acl/role[/:id]. */
@@ -197,9 +217,9 @@ export class AclEndpoint {
     let expiration = prev?.ExpirationTime ?? null;
     let ttl = prev?.ExpirationTTL ?? 0;
     if (!prev) {
-      if (req.ExpirationTTL !== undefined && req.ExpirationTTL !== 0) {
-        if (typeof req.ExpirationTTL !== 'number' || !Number.isInteger(req.ExpirationTTL) || req.ExpirationTTL < 0) throw new ServerError('ACL_REQUEST_INVALID', { reason: 'ExpirationTTL must be a positive duration in nanoseconds' });
-        ttl = req.ExpirationTTL;
+      const requested = requestedTtl(req.ExpirationTTL);
+      if (requested !== 0) {
+        ttl = requested;
         expiration = new Date(nowMs + Math.floor(ttl / 1e6)).toISOString();
       } else if (typeof req.ExpirationTime === 'string' && req.ExpirationTime !== '' && !req.ExpirationTime.startsWith('0001-')) {
         const at = Date.parse(req.ExpirationTime);

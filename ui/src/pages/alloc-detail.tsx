@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import type { StreamEvent } from '../../../src/server/events/event.js';
 import type { Allocation, TaskState } from '../../../src/structs/alloc.js';
+import { isUnsetTime } from '../../../src/structs/go-time.js';
 import type { AllocResourceUsage } from '../../../src/http/routes/client-alloc.js';
 import { ActionButton } from '../components/action-button.js';
 import { LineChart } from '../components/chart.js';
@@ -60,8 +61,8 @@ function TaskCard({ alloc, name, state }: { alloc: Allocation; name: string; sta
         {name} <StatusBadge status={state.Failed ? 'failed' : state.State} />
       </h3>
       <p class="muted">
-        Restarts: {state.Restarts}. Started {state.StartedAt ? new Date(state.StartedAt).toLocaleString() : '—'}
-        {state.FinishedAt ? `, finished ${new Date(state.FinishedAt).toLocaleString()}` : ''}.
+        Restarts: {state.Restarts}. Started {!isUnsetTime(state.StartedAt) ? new Date(state.StartedAt!).toLocaleString() : '—'}
+        {!isUnsetTime(state.FinishedAt) ? `, finished ${new Date(state.FinishedAt!).toLocaleString()}` : ''}.
       </p>
       <div class="task-links">
         <a href={href(`${base}/logs`)}>Logs</a>
