@@ -40,6 +40,8 @@ import { registerNodeDrainRoutes } from './routes/node-drain.js';
 import { registerDeploymentRoutes } from './routes/deployments.js';
 import { registerNamespaceRoutes } from './routes/namespaces.js';
 import { registerOperatorRoutes } from './routes/operator.js';
+import { registerScalingPolicyRoutes } from './routes/scaling-policies.js';
+import { registerAutopilotRoutes } from './routes/autopilot.js';
 import { registerSearchRoutes } from './routes/search.js';
 import { registerStatusRoutes } from './routes/status.js';
 import { registerClientAllocRoutes } from './routes/client-alloc.js';
@@ -237,6 +239,8 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerSearchRoutes(app, ctx);
   registerNamespaceRoutes(app, ctx);
   registerOperatorRoutes(app, ctx);
+  registerScalingPolicyRoutes(app, ctx);
+  registerAutopilotRoutes(app, ctx);
   registerMetricsRoutes(app, ctx);
   registerInternalRoutes(app, ctx);
   registerEventStreamRoutes(app, ctx);

@@ -21,6 +21,7 @@ import {
 } from './job.js';
 import type { NetworkResource } from './resources.js';
 import { posix } from 'node:path';
+import { scalingPolicyProblems } from './scaling-policy.js';
 import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
 
 /** One validation problem: where (path) and what (message). */
@@ -278,6 +279,7 @@ function checkGroup(p: Problems, path: string, g: TaskGroup): void {
     checkTask(p, tp, t, g.RestartPolicy);
   });
   if (leaders > 1) p.add(path, `only one task may be the leader, found ${leaders}`);
+  if (g.Scaling) for (const problem of scalingPolicyProblems(g.Scaling, g.Count)) p.add(`${path}: scaling`, problem);
 }
 
 /**
