@@ -23,33 +23,7 @@ import { queryParam, type RawQuery } from '../query-options.js';
 import { objectBody } from '../request-body.js';
 import { answerRead, answerWrite, queryOptions, requireServer, sendJson, setQueryMeta, type RouteContext } from '../route-context.js';
 import { clusterMembers } from './operator.js';
-
-/** Nomad's api.ServerHealth. */
-export interface ServerHealth {
-  ID: string;
-  Name: string;
-  Address: string;
-  SerfStatus: string;
-  Version: string;
-  Leader: boolean;
-  /** A Go duration string. */
-  LastContact: string;
-  LastTerm: number;
-  LastIndex: number;
-  Healthy: boolean;
-  Voter: boolean;
-  /** RFC 3339, to the second: when Healthy last changed (as this server has seen it). */
-  StableSince: string;
-}
-
-/** Nomad's api.OperatorHealthReply (community edition fields). */
-export interface OperatorHealthReply {
-  Healthy: boolean;
-  FailureTolerance: number;
-  Servers: ServerHealth[];
-  Leader: string;
-  Voters: string[];
-}
+import type { OperatorHealthReply, ServerHealth } from '../../structs/operator-health.js';
 
 const CONFIG_PATH = '/v1/operator/autopilot/configuration';
 
