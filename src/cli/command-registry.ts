@@ -24,6 +24,7 @@ const GROUP_DESCRIPTIONS: Record<string, string> = {
   deployment: 'Interact with deployments',
   system: 'Interact with the system API',
   namespace: 'Interact with namespaces',
+  scaling: 'Interact with Nomad scaling endpoints',
 };
 
 /**

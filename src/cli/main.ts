@@ -10,6 +10,8 @@ import { jobScalingEventsCommand } from './commands/job-scaling-events.js';
 import { systemCommands } from './commands/system-commands.js';
 import { aclCommands } from './commands/acl-commands.js';
 import { operatorSchedulerCommands } from './commands/operator-scheduler.js';
+import { operatorAutopilotCommands } from './commands/operator-autopilot.js';
+import { scalingPolicyCommands } from './commands/scaling-policy-commands.js';
 import { namespaceCommands } from './commands/namespace-commands.js';
 import { Command, CommanderError } from 'commander';
 import { CliRunError, CliUsageError, ExitCode, type CliContext } from './cli-context.js';
@@ -108,6 +110,8 @@ export const COMMANDS: readonly CommandModule[] = [
   monitorCommand,
   systemCommands,
   operatorSchedulerCommands,
+  operatorAutopilotCommands,
+  scalingPolicyCommands,
   namespaceCommands,
   operatorRaftCommands,
   operatorApiCommand,

@@ -20,9 +20,30 @@ import {
 } from './policies-from-hcl.js';
 import { serviceFromHcl } from './service-from-hcl.js';
 import { taskFromHcl } from './task-from-hcl.js';
+import type { ScalingPolicyDraft } from '../structs/scaling-policy.js';
 
-/** Group-level blocks kept as given but not acted on (volumes, scaling). */
-const PASSTHROUGH_GROUP_KEYS = ['volume', 'scaling', 'consul', 'disconnect'] as const;
+/** Group-level blocks kept as given but not acted on (volumes). */
+const PASSTHROUGH_GROUP_KEYS = ['volume', 'consul', 'disconnect'] as const;
+
+/**
+ * A group's `scaling { enabled min max type policy {…} }` block. The policy body is free-form
+ * (an autoscaler's, not Nomad's); only one is allowed.
+ */
+function scalingFromHcl(b: HclBody): ScalingPolicyDraft {
+  const s: ScalingPolicyDraft = {};
+  const min = b.number('min');
+  if (min !== undefined) s.Min = min;
+  const max = b.number('max');
+  if (max !== undefined) s.Max = max;
+  const enabled = b.bool('enabled');
+  if (enabled !== undefined) s.Enabled = enabled;
+  const type = b.string('type');
+  if (type !== undefined) s.Type = type;
+  const policy = b.freeMap('policy');
+  if (policy !== undefined) s.Policy = policy;
+  b.finish();
+  return s;
+}
 
 function groupFromHcl(name: string, b: HclBody): TaskGroupDraft {
   const g: TaskGroupDraft = { Name: name };
@@ -52,6 +73,8 @@ function groupFromHcl(name: string, b: HclBody): TaskGroupDraft {
   Object.assign(g, placementFromHcl(b, true));
   const services = b.blocks('service').map(serviceFromHcl);
   if (services.length > 0) g.Services = services as TaskGroupDraft['Services'];
+  const scaling = b.block('scaling');
+  if (scaling) g.Scaling = scalingFromHcl(scaling);
 
   for (const key of PASSTHROUGH_GROUP_KEYS) {
     if (!b.has(key)) continue;

@@ -25,6 +25,7 @@ const KINDS: Record<string, Kind> = {
   Driver: 'string', User: 'string', Lifecycle: 'object', Config: 'freeObject', Resources: 'object',
   KillTimeout: 'duration', LogConfig: 'object', DispatchPayload: 'object', Leader: 'bool', KillSignal: 'string',
   Kind: 'string', Hook: 'string', Sidecar: 'bool',
+  Scaling: 'object', Min: 'number', Max: 'number', Policy: 'freeObject', Target: 'stringMap',
   Attempts: 'number', Interval: 'duration', Delay: 'duration', Mode: 'string', DelayFunction: 'string',
   MaxDelay: 'duration', Unlimited: 'bool', RenderTemplates: 'bool',
   Stagger: 'duration', MaxParallel: 'number', HealthCheck: 'string', MinHealthyTime: 'duration',

@@ -8,6 +8,7 @@ import type { JobLimits } from './job-limits.js';
 import type { ScalingEvent } from './state/job-scaling-events.js';
 import type { JobSubmission, SubmittedSource } from './state/job-submissions.js';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
+import type { AutopilotConfig, AutopilotConfigFields } from '../structs/autopilot-config.js';
 import type { TaskVariablesResponse } from '../structs/task-variables.js';
 import type { ClientIntroductionTokenResponse } from '../structs/client-introduction.js';
 import type { Variable } from '../structs/variable.js';
@@ -187,6 +188,13 @@ export interface ServerApi {
    * `cas` (Updated false otherwise), as Nomad's check-and-set.
    */
   setSchedulerConfig?(config: Omit<SchedulerConfiguration, 'CreateIndex' | 'ModifyIndex'>, cas?: number): Promise<{ updated: boolean; index: number }>;
+  /** The autopilot configuration (GET /v1/operator/autopilot/configuration). */
+  autopilotConfig?(): AutopilotConfig;
+  /**
+   * Replaces the autopilot configuration; with `cas` set, only when the stored ModifyIndex is
+   * `cas` (updated false otherwise), as Nomad's check-and-set.
+   */
+  setAutopilotConfig?(config: AutopilotConfigFields, cas?: number): Promise<{ updated: boolean; index: number }>;
   /** The source registered with one version of a job, if it was sent and kept. */
   jobSubmission?(namespace: string, jobId: string, version: number): JobSubmission | undefined;
   /** Stops one allocation and lets the scheduler replace it. */

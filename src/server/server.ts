@@ -8,6 +8,7 @@
  */
 import { join } from 'node:path';
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
+import type { AutopilotConfig, AutopilotConfigFields } from '../structs/autopilot-config.js';
 import type { NodeEligibility } from '../structs/index.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import { ServerError } from './server-error.js';
@@ -430,6 +431,12 @@ export class Server implements ServerApi {
   }
   schedulerConfig(): SchedulerConfiguration {
     return this.system.schedulerConfig();
+  }
+  autopilotConfig(): AutopilotConfig {
+    return this.system.autopilotConfig();
+  }
+  setAutopilotConfig(config: AutopilotConfigFields, cas?: number): Promise<{ updated: boolean; index: number }> {
+    return this.system.setAutopilotConfig(config, cas);
   }
   setSchedulerConfig(config: Omit<SchedulerConfiguration, 'CreateIndex' | 'ModifyIndex'>, cas?: number): Promise<{ updated: boolean; index: number }> {
     return this.system.setSchedulerConfig(config, cas);

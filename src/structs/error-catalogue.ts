@@ -59,6 +59,8 @@ export const ErrorCatalogue = {
   JOB_REGISTRATION_REJECTED: e(400, 'job registration, dispatch, and scale are disabled by the scheduler configuration'),
   /** A scheduler configuration update of the wrong shape. */
   SCHEDULER_CONFIG_INVALID: e(400, '{field}: {reason}'),
+  /** An autopilot configuration PUT of the wrong shape (Nomad's text). */
+  AUTOPILOT_CONFIG_INVALID: e(400, 'Error parsing autopilot config: {field} {reason}'),
   /** A namespace create/update of the wrong shape. */
   NAMESPACE_INVALID: e(400, '{field}: {reason}'),
   /** No namespace of that name. */

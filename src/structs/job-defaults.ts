@@ -5,6 +5,7 @@
  */
 import type { DeepPartial, JobDraft, TaskDraft, TaskGroupDraft } from './job-draft.js';
 import { NANOS_PER_SECOND, type Nanos } from './duration.js';
+import { canonicalizeScalingPolicy, defaultGroupCount } from './scaling-policy.js';
 import {
   JobType,
   type Affinity,
@@ -212,9 +213,10 @@ function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateSt
   }
   const migrate = type === JobType.Service ? merge(defaultMigrateStrategy(), g.Migrate) : null;
   const disk: EphemeralDisk = merge<EphemeralDisk>({ Sticky: false, Migrate: false, SizeMB: 300 }, g.EphemeralDisk);
+  const count = defaultGroupCount(g.Count, g.Scaling);
   return {
     Name: g.Name ?? '',
-    Count: g.Count ?? 1,
+    Count: count,
     Constraints: constraints(g.Constraints),
     Affinities: affinities(g.Affinities),
     Spreads: spreads(g.Spreads),
@@ -231,6 +233,7 @@ function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateSt
     StopAfterClientDisconnect: g.StopAfterClientDisconnect ?? null,
     MaxClientDisconnect: g.MaxClientDisconnect ?? null,
     Volumes: (g.Volumes as Record<string, unknown> | undefined) ?? null,
+    Scaling: canonicalizeScalingPolicy(g.Scaling, count),
   };
 }
 

@@ -22,6 +22,7 @@ import {
 import { DEFAULT_JOB_MAX_PRIORITY, JOB_MIN_PRIORITY } from './job-defaults.js';
 import type { NetworkResource } from './resources.js';
 import { posix } from 'node:path';
+import { scalingPolicyProblems } from './scaling-policy.js';
 import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
 
 /** One validation problem: where (path) and what (message). */
@@ -279,6 +280,7 @@ function checkGroup(p: Problems, path: string, g: TaskGroup): void {
     checkTask(p, tp, t, g.RestartPolicy);
   });
   if (leaders > 1) p.add(path, `only one task may be the leader, found ${leaders}`);
+  if (g.Scaling) for (const problem of scalingPolicyProblems(g.Scaling, g.Count)) p.add(`${path}: scaling`, problem);
 }
 
 /** What a validation may be told of the server it validates for. */

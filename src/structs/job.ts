@@ -8,6 +8,7 @@ import type { NetworkResource } from './resources.js';
 import type { Resources } from './resources.js';
 import type { Service } from './service.js';
 import type { TaskArtifact, Template } from './template.js';
+import type { ScalingPolicy } from './scaling-policy.js';
 
 /** Job types, as Nomad names them. */
 export const JobType = {
@@ -192,6 +193,8 @@ export interface TaskGroup {
   StopAfterClientDisconnect: Nanos | null;
   MaxClientDisconnect: Nanos | null;
   Volumes: Record<string, unknown> | null;
+  /** The group's scaling block (null: none). Optional only for groups built before it was kept. */
+  Scaling?: ScalingPolicy | null;
 }
 
 /** A job: the user's declaration of what should run. */

@@ -43,6 +43,21 @@ export function registerFeaturesOffRoutes(app: FastifyInstance, ctx: RouteContex
       throw new HttpError('HTTP_ENTERPRISE_ONLY', {});
     },
   });
+  // Enterprise-only in Nomad: node and job utilization reports, allocation pause.
+  for (const url of ['/v1/operator/utilization', '/v1/allocation/:id/pause']) {
+    app.route({
+      method: ['GET', 'PUT', 'POST'],
+      url,
+      ...acl.token(),
+      handler: async () => {
+        throw new HttpError('HTTP_ENTERPRISE_ONLY', {});
+      },
+    });
+  }
+  // Caravan runs no Vault integration: nothing needs upgrading to workload identities.
+  app.get('/v1/operator/upgrade-check/vault-workload-identity', acl.management(), (req, reply) =>
+    answerRead(ctx, req, reply, [Table.Jobs], () => ({ JobsWithoutVaultIdentity: [], OutdatedNodes: [], VaultTokens: [] })),
+  );
   for (const url of ['/v1/quotas', '/v1/quota-usages', '/v1/quota/*', '/v1/quota', '/v1/sentinel/policies', '/v1/sentinel/policy/*', '/v1/recommendations', '/v1/recommendation/*', '/v1/recommendation']) {
     app.route({
       method: ['GET', 'PUT', 'POST', 'DELETE'],
@@ -60,6 +75,17 @@ function registerCsiOffRoutes(app: FastifyInstance, ctx: RouteContext): void {
   // Answered as lists (so `filter=`, `per_page` and blocking queries behave as on any list).
   app.get('/v1/volumes', acl.ns('csi-list-volume'), (req, reply) => answerRead(ctx, req, reply, [Table.Jobs], () => []));
   app.get('/v1/plugins', acl.rule('plugin', 'list'), (req, reply) => answerRead(ctx, req, reply, [Table.Jobs], () => []));
+  // Snapshots and external volumes are listed from a named CSI plugin: there is none.
+  for (const url of ['/v1/volumes/snapshot', '/v1/volumes/external']) {
+    app.route({
+      method: ['GET', 'PUT', 'DELETE'],
+      url,
+      ...acl.ns('csi-list-volume'),
+      handler: async () => {
+        throw notFound('plugin');
+      },
+    });
+  }
   app.get('/v1/volume/csi/*', acl.ns('csi-read-volume'), async () => {
     throw notFound('volume');
   });

@@ -3,7 +3,7 @@
  * evaluate, plan (a dry run of the scheduler), revert to a version, version stability, and the
  * sources kept with each version.
  */
-import type { DesiredTransition, Job } from '../../structs/index.js';
+import { generateId, type DesiredTransition, type Job } from '../../structs/index.js';
 import { jobSpecChanged } from '../fsm/fsm.js';
 import { admitJob, type JobSubmissionContext } from '../job-admission.js';
 import { resolveJobLimits, type JobLimits } from '../job-limits.js';
@@ -15,6 +15,22 @@ import { ServerError } from '../server-error.js';
 import type { DeregisterJobOptions, DeregisterJobResult, JobPlanResult, JobSubmissionOptions, RegisterJobOptions, RegisterJobResult } from '../server-api.js';
 import type { JobSubmission } from '../state/job-submissions.js';
 import type { EndpointContext } from './endpoint-context.js';
+
+/**
+ * Gives each group's scaling policy its ID and Target before the job goes to the log: a group
+ * that had a policy in the registered job keeps its ID and CreateIndex (autoscalers follow a
+ * policy across job versions, as Nomad's propagateScalingPolicyIDs), a new one gets a new ID.
+ * Done here, not in the FSM, so every server applies the same IDs.
+ */
+export function assignScalingPolicyIds(job: Job, existing: Job | undefined): void {
+  for (const tg of job.TaskGroups) {
+    if (!tg.Scaling) continue;
+    const prev = existing?.TaskGroups.find((g) => g.Name === tg.Name)?.Scaling;
+    tg.Scaling.ID = prev?.ID || generateId();
+    tg.Scaling.CreateIndex = prev ? prev.CreateIndex || existing?.JobModifyIndex || 0 : 0;
+    tg.Scaling.Target = { Namespace: job.Namespace, Job: job.ID, Group: tg.Name };
+  }
+}
 
 export class JobEndpoint {
   constructor(private readonly ctx: EndpointContext) {}
@@ -45,6 +61,7 @@ export class JobEndpoint {
         throw new ServerError('JOB_MODIFY_INDEX_CONFLICT', { expected: want, actual: existing?.JobModifyIndex ?? 0 });
       }
     }
+    assignScalingPolicyIds(job, existing);
     if (opts.preserveCounts && existing) {
       for (const tg of job.TaskGroups) {
         const prev = existing.TaskGroups.find((g) => g.Name === tg.Name);

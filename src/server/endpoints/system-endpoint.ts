@@ -3,6 +3,7 @@
  * one of PUT /v1/system/gc), job summary reconciliation, and the scheduler configuration.
  */
 import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
+import type { AutopilotConfig, AutopilotConfigFields } from '../../structs/autopilot-config.js';
 import { findGarbage } from '../gc/garbage.js';
 import type { EndpointContext } from './endpoint-context.js';
 
@@ -37,6 +38,19 @@ export class SystemEndpoint {
 
   schedulerConfig(): SchedulerConfiguration {
     return this.ctx.store.schedulerConfig();
+  }
+
+  autopilotConfig(): AutopilotConfig {
+    return this.ctx.store.autopilotConfig();
+  }
+
+  /**
+   * Replaces the autopilot configuration; with `cas`, only when the stored ModifyIndex is `cas`
+   * at the moment the log applies it (updated false otherwise, nothing changed).
+   */
+  async setAutopilotConfig(config: AutopilotConfigFields, cas?: number): Promise<{ updated: boolean; index: number }> {
+    const index = await this.ctx.apply({ Type: 'AutopilotConfigSet', Config: config, ...(cas !== undefined ? { Cas: cas } : {}), Now: this.ctx.nowNanos() });
+    return { updated: this.ctx.store.autopilotConfig().ModifyIndex === index, index };
   }
 
   async setSchedulerConfig(config: Omit<SchedulerConfiguration, 'CreateIndex' | 'ModifyIndex'>, cas?: number): Promise<{ updated: boolean; index: number }> {

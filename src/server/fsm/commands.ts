@@ -6,6 +6,7 @@
 import type { ScalingEvent } from '../state/job-scaling-events.js';
 import type { SubmittedSource } from '../state/job-submissions.js';
 import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
+import type { AutopilotConfigFields } from '../../structs/autopilot-config.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import type { JobVersionTag } from '../../structs/job.js';
 import type { VariableInput, VariableLock } from '../../structs/variable.js';
@@ -48,6 +49,7 @@ export const CommandType = {
   JobStability: 'JobStability',
   JobSummaryReconcile: 'JobSummaryReconcile',
   SchedulerConfigSet: 'SchedulerConfigSet',
+  AutopilotConfigSet: 'AutopilotConfigSet',
   ScalingEventRecord: 'ScalingEventRecord',
   NamespaceUpsert: 'NamespaceUpsert',
   NamespaceDelete: 'NamespaceDelete',
@@ -111,6 +113,17 @@ export interface JobSummaryReconcileCommand {
 export interface SchedulerConfigSetCommand {
   Type: 'SchedulerConfigSet';
   Config: Omit<SchedulerConfiguration, 'CreateIndex' | 'ModifyIndex'>;
+  Now: number;
+}
+
+/**
+ * Replaces the autopilot configuration (PUT /v1/operator/autopilot/configuration); with Cas set,
+ * only when the stored ModifyIndex is Cas (checked here, in log order, as Nomad's FSM does).
+ */
+export interface AutopilotConfigSetCommand {
+  Type: 'AutopilotConfigSet';
+  Config: AutopilotConfigFields;
+  Cas?: number;
   Now: number;
 }
 
@@ -394,6 +407,7 @@ export type Command =
   | JobStabilityCommand
   | JobSummaryReconcileCommand
   | SchedulerConfigSetCommand
+  | AutopilotConfigSetCommand
   | ScalingEventRecordCommand
   | NamespaceUpsertCommand
   | NamespaceDeleteCommand

@@ -25,6 +25,7 @@ import { applyVariableDelete, applyVariableLock, applyVariableSet } from './vari
 import { readSnapshotFile } from '../snapshot/snapshot-file.js';
 import { applyNamespaceDelete, applyNamespaceUpsert, ensureJobNamespace } from './namespace-fsm.js';
 import { applyAclCommand, isAclCommand } from './acl-commands.js';
+import { stampScalingPolicies } from '../../structs/scaling-policy.js';
 import {
   applyDeploymentAllocHealth,
   applyDeploymentPromote,
@@ -185,6 +186,9 @@ export class Fsm {
       case 'SchedulerConfigSet':
         this.state.setSchedulerConfig(cmd.Config, index);
         break;
+      case 'AutopilotConfigSet':
+        if (cmd.Cas === undefined || this.state.autopilotConfig().ModifyIndex === cmd.Cas) this.state.setAutopilotConfig(cmd.Config, index);
+        break;
       case 'JobSummaryReconcile':
         this.state.reconcileJobSummaries(index);
         break;
@@ -236,6 +240,8 @@ export class Fsm {
       // A tag names one version: a new version starts untagged, an unchanged one keeps its tag.
       VersionTag: changed ? null : (existing?.VersionTag ?? null),
     };
+    // Scaling policies are created and modified with the job's spec (IDs come from the endpoint).
+    job.TaskGroups = stampScalingPolicies(job.TaskGroups, job.JobModifyIndex);
     this.state.putJob(job, index);
     ensureJobNamespace(this.state, job.Namespace, index);
     if (cmd.ScalingEvent) {

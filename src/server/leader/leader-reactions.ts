@@ -84,6 +84,7 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'JobStability':
     case 'JobSummaryReconcile':
     case 'SchedulerConfigSet':
+    case 'AutopilotConfigSet':
     case 'ScalingEventRecord':
     case 'NamespaceUpsert':
     case 'NamespaceDelete':

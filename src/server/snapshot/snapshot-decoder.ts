@@ -113,6 +113,7 @@ class Decoder {
         break;
       case 'extras':
         s.schedulerConfig = l.schedulerConfig;
+        if (l.autopilotConfig) s.autopilotConfig = l.autopilotConfig;
         s.submissions = l.submissions;
         s.scalingEvents = l.scalingEvents;
         break;

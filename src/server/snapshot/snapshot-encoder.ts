@@ -17,6 +17,7 @@ import { plainMetric, singleTopScore } from '../state/compact-metric.js';
 import { jobKey, type StateStore } from '../state/state-store.js';
 import type { SerializedAcl } from '../state/acl-tables.js';
 import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
+import type { AutopilotConfig } from '../../structs/autopilot-config.js';
 import type { JobSubmission } from '../state/job-submissions.js';
 import type { StoredScalingEvent } from '../state/job-scaling-events.js';
 import {
@@ -49,6 +50,7 @@ export interface StateCapture {
   variables?: Variable[];
   /** The scheduler configuration, submitted sources and scaling events (copied whole at capture). */
   schedulerConfig?: SchedulerConfiguration;
+  autopilotConfig?: AutopilotConfig;
   submissions?: JobSubmission[];
   scalingEvents?: StoredScalingEvent[];
 }
@@ -73,6 +75,7 @@ export function captureState(store: StateStore): StateCapture {
     nodePools: store.pools.serialize(),
     variables: store.variableTable.serialize(),
     schedulerConfig: store.schedulerConfig(),
+    autopilotConfig: store.autopilotConfig(),
     submissions: store.submissions.serialize(),
     scalingEvents: store.scalingEvents.serialize(),
   };
@@ -117,7 +120,7 @@ export function* encodeSnapshot(c: StateCapture, rowsPerChunk = DEFAULT_ROWS_PER
   if (c.nodePools) yield line({ t: 'nodePools', pools: c.nodePools });
   if (c.variables) yield line({ t: 'variables', variables: c.variables });
   if (c.schedulerConfig) {
-    yield line({ t: 'extras', schedulerConfig: c.schedulerConfig, submissions: c.submissions ?? [], scalingEvents: c.scalingEvents ?? [] });
+    yield line({ t: 'extras', schedulerConfig: c.schedulerConfig, ...(c.autopilotConfig ? { autopilotConfig: c.autopilotConfig } : {}), submissions: c.submissions ?? [], scalingEvents: c.scalingEvents ?? [] });
   }
   yield line({ t: 'end', counts });
 }

@@ -14,6 +14,7 @@ import type { NodePool } from '../../structs/node-pool.js';
 import type { Packed } from '../fsm/command-codec.js';
 import type { SerializedAcl } from '../state/acl-tables.js';
 import type { SchedulerConfiguration } from '../../structs/scheduler-config.js';
+import type { AutopilotConfig } from '../../structs/autopilot-config.js';
 import type { JobSubmission } from '../state/job-submissions.js';
 import type { StoredScalingEvent } from '../state/job-scaling-events.js';
 
@@ -102,6 +103,8 @@ export interface VariablesLine {
 export interface ExtrasLine {
   t: 'extras';
   schedulerConfig: SchedulerConfiguration;
+  /** Absent in snapshots written before it existed: Nomad's defaults. */
+  autopilotConfig?: AutopilotConfig;
   submissions: JobSubmission[];
   scalingEvents: StoredScalingEvent[];
 }

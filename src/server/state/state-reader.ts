@@ -17,6 +17,7 @@ export const Table = {
   Nodes: 'nodes',
   Deployments: 'deployment',
   SchedulerConfig: 'scheduler_config',
+  AutopilotConfig: 'autopilot_config',
   Namespaces: 'namespaces',
   AclTokens: 'acl_token',
   AclPolicies: 'acl_policy',

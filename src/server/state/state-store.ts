@@ -15,6 +15,7 @@ import { NamespaceTable } from './namespace-table.js';
 import type { Namespace } from '../../structs/namespace.js';
 import { AclTables, type SerializedAcl } from './acl-tables.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
+import { defaultAutopilotConfig, type AutopilotConfig, type AutopilotConfigFields } from '../../structs/autopilot-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import { Table, type StateReader } from './state-reader.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
@@ -54,6 +55,8 @@ export interface SerializedState {
   deployments: Deployment[];
   /** Absent in snapshots written before the scheduler configuration existed: the default. */
   schedulerConfig?: SchedulerConfiguration;
+  /** Absent in snapshots written before the autopilot configuration existed: Nomad's defaults. */
+  autopilotConfig?: AutopilotConfig;
   /** Absent in snapshots written before job sources were kept. */
   submissions?: JobSubmission[];
   /** Absent in snapshots written before scaling events were kept. */
@@ -74,6 +77,7 @@ export class StateStore implements StateReader, SnapshotTables {
   readonly jobsT = new CowTable<string, Job>('jobs', this.epochs);
   readonly jobVersionsT = new CowTable<string, Job[]>('job_versions', this.epochs);
   private schedulerConf: SchedulerConfiguration = defaultSchedulerConfig();
+  private autopilotConf: AutopilotConfig = defaultAutopilotConfig();
   /** Job sources per version (GET /v1/job/:id/submission); written by the FSM only. */
   readonly submissions = new JobSubmissions();
   /** Scaling events per job and group; written by the FSM only. */
@@ -219,6 +223,17 @@ export class StateStore implements StateReader, SnapshotTables {
     const createIndex = this.schedulerConf.CreateIndex || index;
     this.schedulerConf = { ...c, CreateIndex: createIndex, ModifyIndex: index };
     this.touch(index, Table.SchedulerConfig);
+  }
+
+  /** The autopilot configuration (replaced whole on change). */
+  autopilotConfig(): AutopilotConfig {
+    return this.autopilotConf;
+  }
+
+  setAutopilotConfig(c: AutopilotConfigFields, index: number): void {
+    const createIndex = this.autopilotConf.CreateIndex || index;
+    this.autopilotConf = { ...c, CreateIndex: createIndex, ModifyIndex: index };
+    this.touch(index, Table.AutopilotConfig);
   }
 
   /**
@@ -564,6 +579,7 @@ export class StateStore implements StateReader, SnapshotTables {
       nodes: [...this.nodesT.values()],
       deployments: [...this.deploymentsT.values()],
       schedulerConfig: this.schedulerConf,
+      autopilotConfig: this.autopilotConf,
       submissions: this.submissions.serialize(),
       scalingEvents: this.scalingEvents.serialize(),
       namespaces: this.namespaceTable.serialize(),
@@ -626,6 +642,7 @@ export class StateStore implements StateReader, SnapshotTables {
       this.deploymentsByJobI.add(jobKey(d.Namespace, d.JobID), d.ID);
     }
     this.schedulerConf = s.schedulerConfig ?? defaultSchedulerConfig();
+    this.autopilotConf = s.autopilotConfig ?? defaultAutopilotConfig();
     this.submissions.restore(s.submissions);
     this.scalingEvents.restore(s.scalingEvents);
     this.namespaceTable.restore(s.namespaces ?? implicitNamespaces(s.jobs, s.index));

@@ -1,0 +1,59 @@
+/**
+ * The gossip-membership routes of Nomad's agent API, answered for what Caravan's servers are:
+ * they find each other through their shared log backend (etcd's member keys, each held by its
+ * server's lease), not through Serf gossip.
+ * - `PUT /v1/agent/join?address=…` (`nomad server join`): an address of a server already in the
+ *   cluster counts as joined; any other is reported in `error`, as Nomad reports a failed join.
+ * - `PUT /v1/agent/force-leave?node=…` (`nomad server force-leave`): nothing to do — a failed
+ *   server leaves the member list when its lease lapses — so it succeeds, as Nomad's does.
+ * - `/v1/agent/keyring/{list,install,use,remove}` (`nomad operator gossip keyring`): there is no
+ *   gossip to encrypt, so a clear 400 says so.
+ * - `/v1/agent/pprof/*` (`nomad operator debug`): Caravan serves no Go profiles; refused with
+ *   Nomad's "Permission denied", as Nomad answers when debugging is not enabled.
+ */
+import type { FastifyInstance } from 'fastify';
+import { acl } from '../acl/route-acl.js';
+import { permissionDenied } from '../acl/acl-gate.js';
+import { HttpError, badRequest } from '../http-errors.js';
+import { queryOptions, sendJson, type RouteContext } from '../route-context.js';
+import { clusterMembers } from './operator.js';
+
+function queryList(query: unknown, name: string): string[] {
+  const raw = (query as Record<string, string | string[] | undefined>)[name];
+  return (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map((a) => a.trim()).filter((a) => a !== '');
+}
+
+/** Registers the membership routes. */
+export function registerAgentMembershipRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  app.put('/v1/agent/join', acl.rule('agent', 'write'), (req, reply) => {
+    if (!ctx.server) throw new HttpError('HTTP_NO_SERVER', {});
+    const addresses = queryList(req.query, 'address');
+    if (addresses.length === 0) throw badRequest('missing address to join: give one or more ?address=host:port');
+    const known = new Set(clusterMembers(ctx.server, ctx.agent).filter((m) => m.status === 'alive').map((m) => m.address));
+    const joined = addresses.filter((a) => known.has(a));
+    const others = addresses.filter((a) => !known.has(a));
+    const error = others.length === 0 ? '' : `${others.join(', ')}: not a server of this cluster; Caravan servers join through their shared log backend (start them with the same etcd endpoints), not by address`;
+    return sendJson(reply, { num_joined: joined.length, error }, queryOptions(req).pretty);
+  });
+
+  app.put('/v1/agent/force-leave', acl.rule('agent', 'write'), (req, reply) => {
+    if (!ctx.server) throw new HttpError('HTTP_NO_SERVER', {});
+    if (queryList(req.query, 'node').length === 0) throw badRequest('missing node to force leave');
+    return reply.send();
+  });
+
+  for (const op of ['list', 'install', 'use', 'remove']) {
+    app.route({
+      method: op === 'list' ? ['GET'] : ['PUT', 'POST'],
+      url: `/v1/agent/keyring/${op}`,
+      ...acl.rule('agent', op === 'list' ? 'read' : 'write'),
+      handler: async () => {
+        throw badRequest('gossip encryption is not enabled: Caravan servers do not gossip (they share their log backend)');
+      },
+    });
+  }
+
+  app.get('/v1/agent/pprof/*', acl.rule('agent', 'write'), async () => {
+    throw permissionDenied();
+  });
+}
