@@ -20,7 +20,7 @@ import type { CaravanError } from '../../structs/caravan-error.js';
 import type { AclToken } from '../../structs/acl.js';
 import { HttpError } from '../http-errors.js';
 import { queryParam, tokenFromHeaders, type RawHeaders, type RawQuery } from '../query-options.js';
-import { variableNamespace, type AclNeed } from './route-acl.js';
+import { variableTarget, type AclNeed } from './route-acl.js';
 import { UNHELD, type LiveAuthorizations, type LiveGrant } from './live-authorizations.js';
 
 /** A resolved token: what it is and what it may do. */
@@ -169,8 +169,10 @@ export class AclGate {
         return this.allows(r, need.else, req);
       case 'dynamic':
         return false;
-      case 'variable':
-        return acl.allowVariableOperation(variableNamespace(req.query, req.body), req.params['*'] ?? '', need.op);
+      case 'variable': {
+        const { namespace, path } = variableTarget(need.op, req.query, req.params, req.body);
+        return acl.allowVariableOperation(namespace, path, need.op);
+      }
       case 'namespace': {
         const ns = this.namespaceOf(need.from, req);
         // Lists keep only what the token may see; `*` passes if some namespace grants the capability.

@@ -41,7 +41,7 @@ export type AclNeed =
   | { kind: 'filtered' }
   /**
    * A variable operation (read, write, destroy) on the `*` path of /v1/var/*, in the namespace
-   * variableNamespace() finds, by the policy's `variables { path … }` rules.
+   * variableTarget() finds, by the policy's `variables { path … }` rules.
    */
   | { kind: 'variable'; op: 'read' | 'write' | 'destroy' }
   /** Any one of these. */
@@ -89,10 +89,19 @@ export function declaredNeed(config: unknown): AclNeed | undefined {
 }
 
 /**
- * The namespace a variable request acts in: the written variable's own Namespace when it names
- * one, else `?namespace=`, else "default" (the gate and the handler agree through this).
+ * The namespace and path a /v1/var/* request acts on — the one answer the gate checks and the
+ * handler acts on, so that no spelling of a request is checked as one variable and served as
+ * another. The path is the `*` tail without leading or trailing slashes (Nomad's client trims
+ * them; `%2f` arrives decoded). A write acts in the written variable's own Namespace when it
+ * names one, else `?namespace=`; a read or delete has no variable in its body and acts in
+ * `?namespace=` only, whatever body it carries. Either defaults to "default".
  */
-export function variableNamespace(query: Record<string, unknown>, body: unknown): string {
+export function variableTarget(op: 'read' | 'write' | 'destroy', query: Record<string, unknown>, params: Record<string, string | undefined>, body: unknown): { namespace: string; path: string } {
+  return { namespace: variableNamespace(query, op === 'write' ? body : undefined), path: (params['*'] ?? '').replace(/^\/+|\/+$/g, '') };
+}
+
+/** The namespace of a variable request: `body`'s Namespace when it names one, else `?namespace=`, else "default". */
+function variableNamespace(query: Record<string, unknown>, body: unknown): string {
   const fromBody = (body as { Namespace?: unknown } | null | undefined)?.Namespace;
   if (typeof fromBody === 'string' && fromBody !== '') return fromBody;
   const q = query['namespace'];

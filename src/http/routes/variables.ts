@@ -18,7 +18,7 @@ import type { VariableWriteResult } from '../../server/server-api.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { lockIdOf, publicVariable, variableMetadata, type Variable } from '../../structs/variable.js';
 import { requestAcl } from '../acl/acl-gate.js';
-import { acl, variableNamespace } from '../acl/route-acl.js';
+import { acl, variableTarget } from '../acl/route-acl.js';
 import { badRequest, HttpError } from '../http-errors.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import { answerRead, answerWrite, modifyIndex, requireServer, sendJson, type RouteContext } from '../route-context.js';
@@ -46,11 +46,14 @@ function lockIdParam(q: RawQuery): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
 
-/** The request's variable path (Nomad's client trims slashes; so do we), or a 400 without one. */
-function pathOf(req: VarReq): string {
-  const path = (req.params['*'] ?? '').replace(/^\/+|\/+$/g, '');
+/**
+ * The namespace and path the request acts on, as the ACL gate checked them (variableTarget), or
+ * a 400 without a path.
+ */
+function targetOf(req: VarReq, op: 'read' | 'write' | 'destroy'): { ns: string; path: string } {
+  const { namespace, path } = variableTarget(op, req.query as RawQuery, req.params, req.body);
   if (path === '') throw badRequest('missing variable path');
-  return path;
+  return { ns: namespace, path };
 }
 
 /** Registers /v1/vars and /v1/var/*. */
@@ -66,8 +69,7 @@ export function registerVariableRoutes(app: FastifyInstance, ctx: RouteContext):
   );
 
   app.get('/v1/var/*', acl.variable('read'), (req: VarReq, reply) => {
-    const path = pathOf(req);
-    const ns = variableNamespace(req.query as RawQuery, undefined);
+    const { ns, path } = targetOf(req, 'read');
     return answerRead(ctx, req, reply, [Table.Variables], (server) => {
       const v = server.state.variableByPath(ns, path);
       if (!v) throw new CaravanError('VARIABLE_NOT_FOUND', {});
@@ -90,9 +92,8 @@ export function registerVariableRoutes(app: FastifyInstance, ctx: RouteContext):
   };
 
   const put = async (req: VarReq, reply: FastifyReply) => {
-    const path = pathOf(req);
+    const { ns, path } = targetOf(req, 'write');
     const q = req.query as RawQuery;
-    const ns = variableNamespace(q, req.body);
     const op = lockOperation(q);
     const vars = variablesOf();
     if (op) {
@@ -111,9 +112,8 @@ export function registerVariableRoutes(app: FastifyInstance, ctx: RouteContext):
   app.post('/v1/var/*', acl.variable('write'), put);
 
   app.delete('/v1/var/*', acl.variable('destroy'), async (req: VarReq, reply) => {
-    const path = pathOf(req);
+    const { ns, path } = targetOf(req, 'destroy');
     const cas = parseCas(req.query as RawQuery);
-    const ns = variableNamespace(req.query as RawQuery, undefined);
     const res = await variablesOf().deleteVariable(ns, path, cas, lockIdOf(req.body) ?? lockIdParam(req.query as RawQuery));
     if (res.conflict) return conflict(req, reply, res.conflict);
     reply.header('X-Nomad-Index', String(Math.max(1, res.index)));
