@@ -16,7 +16,7 @@ import type { StateReader, Table } from './state/state-reader.js';
 import type { ServerConfig } from './server-config.js';
 import { captureState, encodeSnapshot } from './snapshot/snapshot-encoder.js';
 import { readSnapshotFile } from './snapshot/snapshot-file.js';
-import type { LogBackend } from './log/log-backend.js';
+import type { LogBackend, LogStorageStatus } from './log/log-backend.js';
 import { SqliteLogBackend } from './log/sqlite-log-backend.js';
 import type { Leadership, ServerMember } from './leadership/leadership.js';
 import { EmbeddedLeadership } from './leadership/embedded-leadership.js';
@@ -370,6 +370,9 @@ export class Server implements ServerApi {
   }
   forceGarbageCollection(): Promise<{ evals: number; jobs: number }> {
     return this.system.forceGarbageCollection();
+  }
+  logStorageStatus(): Promise<LogStorageStatus | null> {
+    return this.log.storageStatus ? this.log.storageStatus() : Promise.resolve(null);
   }
   saveSnapshot(): { index: number; chunks: Iterable<Buffer> } {
     const capture = captureState(this.store);
