@@ -99,6 +99,8 @@ export interface ServerApi {
   isLeader(): boolean;
   /** The leader's advertised "host:port"; "" while there is none. */
   leaderAddress(): string;
+  /** The term of the leader this server knows (see Leadership.term), "" when none or not told. */
+  leaderTerm?(): string;
   /**
    * Whether this server may answer a read without ?stale: it leads (its lease confirmed within
    * the TTL) and has caught up with the log (its leader duties run). Nomad's

@@ -234,6 +234,10 @@ export class Server implements ServerApi {
     return this.leadership.leaderAddress() ?? '';
   }
 
+  leaderTerm(): string {
+    return this.leadership.term?.() ?? '';
+  }
+
   /** Sets the address this server answers as leader and peer (the agent's real HTTP "host:port"). */
   advertise(addr: string): void {
     this.advertised = addr;
