@@ -4,7 +4,10 @@
  * return it (null before any write). Keys are checked one by one — linearizability composes — so
  * each search stays small. An operation whose outcome is unknown (a write that timed out or
  * failed with a 5xx that may have committed) has no return: it may take effect at any point after
- * its call, or never (linearized last, it changes nothing anyone saw).
+ * its call, or never (linearized last, it changes nothing anyone saw). Such a write whose value no
+ * read returned is left out before the search: with or without it the same histories are
+ * linearizable (where it would sit, no read saw its value), and each one left out halves nothing
+ * less than the orders to try.
  */
 
 /** One completed or pending operation on a register. */
@@ -64,7 +67,9 @@ interface Entry {
 }
 
 /** Whether one register's operations are linearizable (Porcupine's checkSingle). */
-export function checkRegister(ops: readonly RegisterOp[], budget = DEFAULT_BUDGET): boolean | 'unknown' {
+export function checkRegister(all: readonly RegisterOp[], budget = DEFAULT_BUDGET): boolean | 'unknown' {
+  const seenValues = new Set(all.filter((o) => o.kind === 'read').map((o) => o.value));
+  const ops = all.filter((o) => !(o.kind === 'write' && o.ret === Infinity && !seenValues.has(o.value)));
   // Events in time order; at equal times calls come first (the operations overlap: more orders allowed).
   const events: Entry[] = [];
   ops.forEach((o, i) => {

@@ -54,3 +54,12 @@ test('a larger concurrent history is decided quickly', () => {
   assert.equal(checkRegister(ops), true);
   assert.ok(Date.now() - started < 5000);
 });
+
+test('many unanswered writes nobody read are decided at once; one that was read still counts', () => {
+  const ops: RegisterOp[] = [w('a', 0, 1)];
+  for (let i = 0; i < 200; i++) ops.push(w(`lost-${i}`, 2 + i, Infinity));
+  ops.push(r('a', 300, 301));
+  assert.equal(checkRegister(ops), true);
+  ops.push(r('lost-7', 302, 303), r('a', 304, 305));
+  assert.equal(checkRegister(ops), false, 'lost-7 was seen, so a cannot be read after it');
+});
