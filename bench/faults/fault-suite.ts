@@ -60,7 +60,8 @@ export interface FaultReport {
   seed: number;
   rounds: FaultRound[];
   firewall: boolean;
-  history: Pick<WorkloadHistory, 'acked' | 'unknown' | 'reads'> & { staleReads: number; observations: number };
+  /** observations: answers of /v1/agent/self; leaderClaims: those where a server said it leads, naming its term. */
+  history: Pick<WorkloadHistory, 'acked' | 'unknown' | 'reads'> & { staleReads: number; observations: number; leaderClaims: number };
   linearizability: LinearizabilityResult;
   lost: ValueProblem[];
   divergent: string[];
@@ -153,7 +154,7 @@ export async function runFaultSuite(o: FaultSuiteOptions): Promise<FaultReport> 
       seed: o.seed,
       rounds,
       firewall,
-      history: { acked: history.acked, unknown: history.unknown, reads: history.reads, staleReads: history.staleReads.length, observations: history.observations.length },
+      history: { acked: history.acked, unknown: history.unknown, reads: history.reads, staleReads: history.staleReads.length, observations: history.observations.length, leaderClaims: history.observations.filter((x) => x.leader && x.term !== '').length },
       linearizability: checkRegisters(history.ops),
       lost: values.lost,
       divergent: values.divergent,

@@ -15,6 +15,7 @@ test('fault suite (short): etcd restarts and a leader kill lose, diverge, double
   const r = await runFaultSuite({ seed, etcdRestarts: 3, leaderKills: 1, followerKills: 0, clientKills: 0, leaderPauses: 0, partitions: 0 });
   const at = `seed ${seed}`;
   assert.ok(r.history.acked > 0, `${at}: the workload wrote`);
+  assert.ok(r.history.leaderClaims > 0, `${at}: leaders were seen with their term`);
   assert.deepEqual(r.crashes.map((c) => `${c.name}: ${c.output}`), [], `${at}: crashes`);
   assert.deepEqual(r.lost, [], `${at}: lost writes`);
   assert.deepEqual(r.divergent, [], `${at}: divergent keys`);
