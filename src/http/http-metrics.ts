@@ -5,6 +5,10 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ServerApi } from '../server/server-api.js';
+import type { LogStorageStatus } from '../server/log/log-backend.js';
+
+/** How long a scrape waits for etcd's figures before leaving them out. */
+const STORAGE_STATUS_TIMEOUT_MS = 1000;
 
 /** The metrics of one HTTP server. */
 export class HttpMetrics {
@@ -53,6 +57,7 @@ export class HttpMetrics {
     nomadGauge('nomad.nomad.job_status.dead', 'Jobs dead (Nomad name).', jobsWith('dead'));
     nomadGauge('nomad.nomad.blocked_evals.total_blocked', 'Evaluations blocked on resources (Nomad name).', (s) => s.state.evals().filter((e) => e.Status === 'blocked').length);
     nomadGauge('nomad.nomad.heartbeat.active', 'Nodes with a live heartbeat (Nomad name).', (s) => s.state.nodes().filter((n) => n.Status !== 'down').length);
+    this.registerLogStorageGauges(server);
     new Gauge({
       name: 'nomad_runtime_alloc_bytes',
       help: 'Heap bytes in use by the agent process (Nomad name).',
@@ -62,6 +67,46 @@ export class HttpMetrics {
       },
     });
     this.nomadNames.set('nomad_runtime_alloc_bytes', 'nomad.runtime.alloc_bytes');
+  }
+
+  /**
+   * etcd's footprint, read from etcd at scrape time (its Status call and a count of the
+   * cluster's keys): labelled by the cluster prefix, and absent on a server without etcd or while
+   * etcd does not answer within STORAGE_STATUS_TIMEOUT_MS (a scrape never waits on an outage).
+   */
+  private registerLogStorageGauges(server: () => ServerApi | undefined): void {
+    let pending: Promise<LogStorageStatus | null> | null = null;
+    // One etcd read per scrape, shared by the three gauges.
+    const read = async (): Promise<LogStorageStatus | null> => {
+      pending ??= (async () => {
+        const s = server();
+        if (!s?.logStorageStatus) return null;
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), STORAGE_STATUS_TIMEOUT_MS)));
+        try {
+          return await Promise.race([s.logStorageStatus().catch(() => null), timeout]);
+        } finally {
+          clearTimeout(timer);
+        }
+      })().finally(() => setImmediate(() => (pending = null)));
+      return pending;
+    };
+    const gauge = (name: string, help: string, value: (s: LogStorageStatus) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['prefix'],
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          const s = await read();
+          const v = s ? value(s) : undefined;
+          if (s && v !== undefined) this.set({ prefix: s.prefix }, v);
+        },
+      });
+    gauge('caravan_etcd_db_size_bytes', "etcd's database file (its quota counts this; free pages included until a defragmentation).", (s) => s.dbSizeBytes);
+    gauge('caravan_etcd_db_size_in_use_bytes', "The part of etcd's database in use.", (s) => s.dbSizeInUseBytes);
+    gauge('caravan_etcd_keys', "Keys under the cluster's etcd prefix.", (s) => s.keys);
   }
 
   /** Prometheus name → Nomad's dotted name, for metrics whose Nomad name has underscores in a segment. */

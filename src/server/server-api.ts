@@ -19,6 +19,7 @@ import type { SubscribeRequest } from './events/event-broker.js';
 import type { AclEndpoint } from './endpoints/acl-endpoint.js';
 import type { ServerMember } from './leadership/leadership.js';
 import type { StateReader, Table } from './state/state-reader.js';
+import type { LogStorageStatus } from './log/log-backend.js';
 
 export type { ServerMember } from './leadership/leadership.js';
 
@@ -111,6 +112,8 @@ export interface ServerApi {
   isLeader(): boolean;
   /** The leader's advertised "host:port"; "" while there is none. */
   leaderAddress(): string;
+  /** The term of the leader this server knows (see Leadership.term), "" when none or not told. */
+  leaderTerm?(): string;
   /**
    * Whether this server may answer a read without ?stale: it leads (its lease confirmed within
    * the TTL) and has caught up with the log (its leader duties run). Nomad's
@@ -171,6 +174,8 @@ export interface ServerApi {
    * chunks are built as they are read.
    */
   saveSnapshot?(): { index: number; chunks: Iterable<Buffer> };
+  /** What the replicated log's storage holds (etcd's database size and keys), or null on a log that does not tell. */
+  logStorageStatus?(): Promise<LogStorageStatus | null>;
   /**
    * Replaces the whole state with a saved snapshot file (PUT /v1/operator/snapshot) through the
    * log, so every server applies it; resolves once durable and applied here. SNAPSHOT_INVALID

@@ -18,7 +18,7 @@ import type { StateReader, Table } from './state/state-reader.js';
 import type { ServerConfig } from './server-config.js';
 import { captureState, encodeSnapshot } from './snapshot/snapshot-encoder.js';
 import { readSnapshotFile } from './snapshot/snapshot-file.js';
-import type { LogBackend } from './log/log-backend.js';
+import type { LogBackend, LogStorageStatus } from './log/log-backend.js';
 import { SqliteLogBackend } from './log/sqlite-log-backend.js';
 import type { Leadership, ServerMember } from './leadership/leadership.js';
 import { EmbeddedLeadership } from './leadership/embedded-leadership.js';
@@ -240,6 +240,10 @@ export class Server implements ServerApi {
     return this.leadership.leaderAddress() ?? '';
   }
 
+  leaderTerm(): string {
+    return this.leadership.term?.() ?? '';
+  }
+
   /** Sets the address this server answers as leader and peer (the agent's real HTTP "host:port"). */
   advertise(addr: string): void {
     this.advertised = addr;
@@ -379,6 +383,9 @@ export class Server implements ServerApi {
   }
   forceGarbageCollection(): Promise<{ evals: number; jobs: number }> {
     return this.system.forceGarbageCollection();
+  }
+  logStorageStatus(): Promise<LogStorageStatus | null> {
+    return this.log.storageStatus ? this.log.storageStatus() : Promise.resolve(null);
   }
   saveSnapshot(): { index: number; chunks: Iterable<Buffer> } {
     const capture = captureState(this.store);

@@ -8,7 +8,11 @@
  *    aborts the process: parameters are always handed over as one array;
  *  - BLOB columns come back as ArrayBuffer from `all()` but as Buffer from `get()`: both become
  *    Buffer;
- *  - `pragma(..., { simple: true })` returns a row instead of the value: pragmaValue reads it.
+ *  - `pragma(..., { simple: true })` returns a row instead of the value: pragmaValue reads it;
+ *  - its `transaction()` always issues ROLLBACK after a failure, but SQLite itself rolls back on
+ *    some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM): the ROLLBACK then throws "cannot
+ *    rollback - no transaction is active" and that error replaces the cause. transaction() here
+ *    rolls back only a transaction still open and always rethrows the first error.
  */
 import Libsql from 'libsql';
 import { mkdirSync } from 'node:fs';
@@ -100,9 +104,26 @@ export class SqliteDb {
     return new SqlStatement(this.db.prepare(sql));
   }
 
-  /** Runs fn in one transaction: committed if it returns, rolled back if it throws. */
+  /**
+   * Runs fn in one transaction: committed if it returns, rolled back if it (or the commit)
+   * throws; the error thrown is always the one that failed the transaction.
+   */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)() as T;
+    this.db.exec('BEGIN');
+    try {
+      const result = fn();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      if (this.db.inTransaction) {
+        try {
+          this.db.exec('ROLLBACK');
+        } catch {
+          // The first error is the one worth reporting; SQLite ends the transaction either way.
+        }
+      }
+      throw err;
+    }
   }
 
   /** The current value of a pragma (e.g. 'journal_mode' → 'wal', 'synchronous' → 2). */

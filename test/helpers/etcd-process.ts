@@ -29,6 +29,8 @@ interface Member {
   clientPort: number;
   peerPort: number;
   dataDir: string;
+  /** More client ports beside clientPort (a fault run gives each server its own, to cut one from etcd). */
+  extraClientPorts: number[];
   proc: ChildProcess | null;
   output: string;
 }
@@ -58,11 +60,13 @@ export class EtcdCluster {
    * Starts `size` members (1 or 3 in the tests) and waits until the cluster serves requests.
    * With `tls`, clients must speak TLS and present a certificate signed by its CA.
    */
-  static async start(size = 1, tls?: EtcdTls): Promise<EtcdCluster> {
+  static async start(size = 1, tls?: EtcdTls, opts: { extraClientPorts?: number } = {}): Promise<EtcdCluster> {
     const dir = mkdtempSync(join(tmpdir(), 'caravan-etcd-'));
     const members: Member[] = [];
     for (let i = 0; i < size; i++) {
-      members.push({ name: `m${i}`, clientPort: await freeLoopbackPort(), peerPort: await freeLoopbackPort(), dataDir: join(dir, `m${i}`), proc: null, output: '' });
+      const extraClientPorts: number[] = [];
+      for (let k = 0; k < (opts.extraClientPorts ?? 0); k++) extraClientPorts.push(await freeLoopbackPort());
+      members.push({ name: `m${i}`, clientPort: await freeLoopbackPort(), peerPort: await freeLoopbackPort(), dataDir: join(dir, `m${i}`), extraClientPorts, proc: null, output: '' });
     }
     const cluster = new EtcdCluster(dir, members, tls);
     try {
@@ -78,6 +82,18 @@ export class EtcdCluster {
   /** Client URL of member i. */
   endpoint(i: number): string {
     return this.endpoints[i]!;
+  }
+
+  /** Every client URL member i listens on: its endpoint, then its extra client ports. */
+  clientUrls(i: number): string[] {
+    const m = this.members[i]!;
+    const scheme = this.tls ? 'https' : 'http';
+    return [this.endpoints[i]!, ...m.extraClientPorts.map((p) => `${scheme}://127.0.0.1:${p}`)];
+  }
+
+  /** Where member i keeps its data (a fault run measures its size). */
+  dataDir(i: number): string {
+    return this.members[i]!.dataDir;
   }
 
   pid(i: number): number | undefined {
@@ -124,7 +140,7 @@ export class EtcdCluster {
     const args = [
       '--name', m.name,
       '--data-dir', m.dataDir,
-      '--listen-client-urls', this.endpoints[i]!,
+      '--listen-client-urls', this.clientUrls(i).join(','),
       '--advertise-client-urls', this.endpoints[i]!,
       ...(this.tls ? ['--cert-file', this.tls.certFile, '--key-file', this.tls.keyFile, '--trusted-ca-file', this.tls.caFile, '--client-cert-auth'] : []),
       '--listen-peer-urls', `http://127.0.0.1:${m.peerPort}`,

@@ -14,6 +14,12 @@ import { EtcdLogBackend } from '../../src/server/log/etcd-log-backend.js';
 import type { EtcdFence } from '../../src/server/log/etcd-log-keys.js';
 import { LogError, type LogEntry } from '../../src/server/log/log-backend.js';
 import { runLogConformance } from './log-conformance.js';
+import { StateStore } from '../../src/server/state/state-store.js';
+import { Fsm } from '../../src/server/fsm/fsm.js';
+import { writeSnapshot } from '../../src/server/snapshot/snapshot-writer.js';
+import { loadLatestSnapshot } from '../../src/server/snapshot/snapshot-decoder.js';
+import { mockJob } from '../mock/factories.js';
+import { registerCmd } from './fsm-helpers.js';
 
 let etcd: EtcdCluster;
 before(async () => {
@@ -207,6 +213,116 @@ describe('etcd log backend', () => {
       await assert.rejects(fresh.log.compact(11), isLogError('LOG_FENCED'), 'nor compacts');
     } finally {
       await fresh?.close();
+      await leader.close();
+      await clear(prefix);
+    }
+  });
+
+  it('keeps only the latest complete snapshot and compacts etcd’s history behind it, also after interrupted ones', async () => {
+    const prefix = newPrefix();
+    const leader = await openNode(etcd.endpoints, prefix, 'l');
+    await waitFor(() => leader.leadership.isLeader(), 'leadership');
+    const snapIds = async (): Promise<string[]> => {
+      const keys = await leader.client.getAll().prefix(`${prefix}snap/c/`).keys();
+      return [...new Set(keys.map((k) => k.slice(`${prefix}snap/c/`.length).split('/')[0]!))];
+    };
+    const snapshot = async (index: number, data: string): Promise<void> => {
+      const sink = await leader.log.beginSnapshot(index);
+      await sink.write(Buffer.from(data));
+      await sink.commit();
+      await leader.log.compact(index);
+    };
+    /** A snapshot whose writer died part way: pieces written, never committed nor aborted. */
+    const interrupted = async (index: number): Promise<void> => {
+      const sink = await leader.log.beginSnapshot(index);
+      await sink.write(randomBytes(3 * 1024 * 1024));
+    };
+    try {
+      for (let i = 1; i <= 20; i++) await leader.log.append([{ type: 't', payload: String(i) }]);
+      await snapshot(3, 'state-3');
+      const oldRevision = (await leader.client.get(`${prefix}snap/latest`).exec()).header.revision;
+      await interrupted(5);
+      assert.equal((await snapIds()).length, 2, 'the latest and the partial one');
+      await snapshot(7, 'state-7');
+      await interrupted(9);
+      await interrupted(11);
+      await snapshot(13, 'state-13');
+      await interrupted(15);
+      assert.equal((await snapIds()).length, 2);
+      await snapshot(17, 'state-17'.repeat(100_000));
+
+      const ids = await snapIds();
+      assert.equal(ids.length, 1, `one snapshot set left, got ${ids.join(', ')}`);
+      assert.match(ids[0]!, /^0+17-/);
+      const latest = await leader.log.loadLatestSnapshot();
+      assert.equal(latest?.index, 17);
+      assert.equal(latest?.data.toString(), 'state-17'.repeat(100_000));
+      assert.deepEqual((await leader.log.read(1)).map((e) => e.payload), ['18', '19', '20']);
+      // History before the latest snapshot is gone from etcd, not only its keys.
+      await assert.rejects(leader.client.get(`${prefix}snap/latest`).revision(oldRevision).exec(), /compacted/);
+      // Compressed: 800 KB of repetitive state takes a few KB.
+      const stored = await leader.client.getAll().prefix(`${prefix}snap/c/`).buffers();
+      assert.ok(Object.values(stored).reduce((n, b) => n + b.length, 0) < 50_000);
+
+      const status = await leader.log.storageStatus();
+      assert.equal(status.prefix, prefix);
+      assert.ok(status.dbSizeBytes > 0);
+      assert.ok(status.dbSizeInUseBytes! > 0 && status.dbSizeInUseBytes! <= status.dbSizeBytes);
+      assert.equal(status.keys, await countKeys(leader.client, prefix));
+    } finally {
+      await leader.close();
+      await clear(prefix);
+    }
+  });
+
+  it('a snapshot superseded and compacted away while it is read fails with LOG_COMPACTED; loading reads the new latest', async () => {
+    const prefix = newPrefix();
+    const leader = await openNode(etcd.endpoints, prefix, 'l');
+    await waitFor(() => leader.leadership.isLeader(), 'leadership');
+    const follower = await openNode(etcd.endpoints, prefix, 'f');
+    try {
+      const state = new StateStore();
+      const fsm = new Fsm(state);
+      for (let i = 1; i <= 30; i++) {
+        const job = mockJob({ ID: `job-${i}` });
+        fsm.apply(registerCmd(job), i);
+        await leader.log.append([{ type: 't', payload: String(i) }]);
+      }
+      // One row per chunk: more pieces than one read fetches, so the read goes back to etcd.
+      await writeSnapshot(leader.log, state, { rowsPerChunk: 1 });
+      await leader.log.compact(30);
+      const src = await follower.log.openLatestSnapshot();
+      const it = src!.chunks()[Symbol.asyncIterator]();
+      await it.next();
+      // A newer snapshot commits and compacts while the follower is part way through.
+      fsm.apply(registerCmd(mockJob({ ID: 'job-31' })), 31);
+      await leader.log.append([{ type: 't', payload: '31' }]);
+      await writeSnapshot(leader.log, state, { rowsPerChunk: 1 });
+      await leader.log.compact(31);
+      await assert.rejects(
+        (async () => {
+          for (;;) if ((await it.next()).done) break;
+        })(),
+        isLogError('LOG_COMPACTED'),
+      );
+      // Loading starts again on the new latest. (A read superseded on each try gives up after a few.)
+      let opened = 0;
+      const superseding: typeof follower.log = Object.create(follower.log) as typeof follower.log;
+      superseding.openLatestSnapshot = async () => {
+        if (opened++ === 0) {
+          const first = await follower.log.openLatestSnapshot();
+          await writeSnapshot(leader.log, state, { rowsPerChunk: 1 });
+          await leader.log.compact(31);
+          return first;
+        }
+        return follower.log.openLatestSnapshot();
+      };
+      const loaded = await loadLatestSnapshot(superseding);
+      assert.equal(opened, 2);
+      assert.equal(loaded?.index, 31);
+      assert.ok(loaded?.state.jobs.some((j) => j.ID === 'job-31'));
+    } finally {
+      await follower.close();
       await leader.close();
       await clear(prefix);
     }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { SqliteLogBackend } from '../../src/server/log/sqlite-log-backend.js';
 import { runLogConformance } from './log-conformance.js';
 
@@ -41,6 +42,52 @@ test('sqlite log: appends from many turns, committed on the append worker while 
     assert.equal(await again.lastIndex(), 201);
     await again.close();
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** Mounts a tmpfs of `size` at a new dir; null where mounting is not permitted (not root). */
+function mountTmpfs(size: string): string | null {
+  const dir = mkdtempSync(join(tmpdir(), 'caravan-full-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
+    return dir;
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return null;
+  }
+}
+
+test('sqlite log: on a full disk an append fails with "database or disk is full", and the log goes on once space is freed', async (t) => {
+  const dir = mountTmpfs('2m');
+  if (!dir) {
+    t.skip('mounting a tmpfs needs root');
+    return;
+  }
+  try {
+    const log = SqliteLogBackend.open(dir);
+    await log.append([{ type: 'T', payload: 'first' }]);
+    // Fill the rest of the tmpfs with a file of our own.
+    const filler = join(dir, 'filler');
+    try {
+      execFileSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=64k'], { stdio: 'ignore' });
+    } catch {
+      // dd stops at "No space left on device": the disk is full.
+    }
+    let failure: Error | null = null;
+    for (let i = 0; i < 50 && !failure; i++) {
+      await log.append([{ type: 'T', payload: 'x'.repeat(64 * 1024) }]).catch((err: Error) => (failure = err));
+    }
+    assert.ok(failure, 'an append on a full disk failed');
+    const message = (failure as Error).message;
+    assert.match(message, /database or disk is full|disk I\/O error/);
+    assert.doesNotMatch(message, /rollback/);
+    rmSync(filler);
+    const [index] = await log.append([{ type: 'T', payload: 'after' }]);
+    assert.deepEqual((await log.read(index!)).map((e) => e.payload), ['after']);
+    await log.close();
+  } finally {
+    execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -60,3 +60,44 @@ test('sqlite: a transaction that throws is rolled back', () => {
   assert.equal(db.transaction(() => 7), 7);
   db.close();
 });
+
+test('sqlite: a transaction that fills the database fails with "database or disk is full", not the rollback SQLite already did', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'caravan-sqlite-'));
+  try {
+    const db = SqliteDb.open(join(dir, 'full.db'));
+    db.exec('CREATE TABLE t (v BLOB)');
+    // A database that may not grow past 20 pages: full after a few rows.
+    db.exec('PRAGMA max_page_count = 20');
+    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+    assert.throws(
+      () => db.transaction(() => {
+        for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(4000, i));
+      }),
+      (err: Error) => /database or disk is full/.test(err.message) && !/rollback/.test(err.message),
+    );
+    // Nothing of the failed transaction stayed, and the connection takes the next one.
+    assert.deepEqual(db.prepare('SELECT COUNT(*) AS n FROM t').get(), { n: 0 });
+    db.transaction(() => insert.run(Buffer.alloc(10)));
+    assert.deepEqual(db.prepare('SELECT COUNT(*) AS n FROM t').get(), { n: 1 });
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('sqlite: a failed statement inside a transaction is rolled back and its own error is thrown', () => {
+  const db = SqliteDb.open(':memory:');
+  db.exec('CREATE TABLE t (a INTEGER PRIMARY KEY)');
+  assert.throws(
+    () => db.transaction(() => {
+      db.prepare('INSERT INTO t (a) VALUES (1)').run();
+      db.prepare('INSERT INTO t (a) VALUES (1)').run();
+    }),
+    /UNIQUE constraint failed/,
+  );
+  assert.deepEqual(db.prepare('SELECT COUNT(*) AS n FROM t').get(), { n: 0 });
+  assert.throws(() => db.transaction(() => {
+    throw new Error('from the caller');
+  }), /from the caller/);
+  db.close();
+});

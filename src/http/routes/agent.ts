@@ -90,7 +90,9 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     const nodeId = startedClientNodeId(ctx);
     if (nodeId !== undefined) stats['client'] = { node_id: nodeId, known_servers: server ? ctx.agent.httpAddr : '' };
     if (server) {
-      stats['raft'] = { applied_index: String(server.state.latestIndex()), state: server.isLeader() ? 'Leader' : 'Follower' };
+      // state and term read together: a fault run checks that no two servers lead in one term or out of order.
+      const term = server.leaderTerm?.() ?? '';
+      stats['raft'] = { applied_index: String(server.state.latestIndex()), state: server.isLeader() ? 'Leader' : 'Follower', ...(term ? { term } : {}) };
     }
     return sendJson(
       reply,

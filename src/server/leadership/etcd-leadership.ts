@@ -123,6 +123,11 @@ export class EtcdLeadership implements Leadership {
     return null;
   }
 
+  term(): string | null {
+    const l = this.election.leader(Date.now());
+    return l.kind === 'self' || l.kind === 'other' ? String(l.key.createRevision) : null;
+  }
+
   lastContactMs(): number {
     if (this.isLeader()) return 0;
     const at = this.election.confirmedAt();

@@ -23,6 +23,12 @@ export interface Leadership {
   isLeader(): boolean;
   /** The current leader's advertised "host:port", or null while there is none. */
   leaderAddress(): string | null;
+  /**
+   * The term of the leader this server knows (on etcd: its election key's create revision, which
+   * grows with every election), or null while it knows none. Optional: the embedded port has one
+   * leader forever. Reported as raft.term in /v1/agent/self, so a fault run can tell terms apart.
+   */
+  term?(): string | null;
   /** Milliseconds since this server last heard from the leader (0 on the leader itself). */
   lastContactMs(): number;
   /** Called whenever this server gains (true) or loses (false) leadership; returns an unsubscribe. */

@@ -18,6 +18,7 @@ import {
   type LogBackend,
   type LogEntry,
   type LogSnapshot,
+  type LogStorageStatus,
   type LogSubscriber,
   type NewLogEntry,
   type SnapshotSink,
@@ -26,7 +27,7 @@ import {
 import { decodeEntry, encodeEntry, EtcdLogKeys, READ_PAGE, TXN_MAX_BYTES, TXN_MAX_OPS, type EncodedEntry, type EtcdFence } from './etcd-log-keys.js';
 import { EtcdLogSubscription } from './etcd-log-subscription.js';
 import { EtcdSnapshotStore } from './etcd-snapshot-store.js';
-import { etcdLogError } from './etcd-log-errors.js';
+import { etcdLogError, isEtcdCompactedError } from './etcd-log-errors.js';
 import type { EtcdWatch } from '../etcd/etcd-watch.js';
 
 export interface EtcdLogBackendOptions {
@@ -69,8 +70,6 @@ export class EtcdLogBackend implements LogBackend {
    */
   private nextFence: string | null = null;
   private readonly subscriptions = new Set<EtcdLogSubscription>();
-  /** etcd revision seen at the previous compact(); history up to it is compacted at the next. */
-  private compactRevisionLag: string | null = null;
 
   constructor(options: EtcdLogBackendOptions) {
     this.client = options.client;
@@ -330,9 +329,12 @@ export class EtcdLogBackend implements LogBackend {
   }
 
   /**
-   * Deletes entries (and parts) up to upToIndex under the fence and records the compacted
-   * index. etcd's own history is compacted one call behind, so a follower's watch or a
-   * snapshot being read at the previous revision is not cut off mid-way.
+   * Deletes entries (and parts) up to upToIndex under the fence, records the compacted index,
+   * then compacts etcd's history up to that deletion: what the log and the snapshots deleted
+   * (entries, the superseded snapshot's pieces) leaves etcd's database, so its size follows the
+   * live state instead of growing with every write ever made. Called after a snapshot commits.
+   * Readers pinned to an older revision (a snapshot being streamed, a catch-up read) fail with
+   * "compacted" and start again on the latest; a watch already streaming is not affected.
    */
   async compact(upToIndex: number): Promise<void> {
     this.check();
@@ -348,9 +350,7 @@ export class EtcdLogBackend implements LogBackend {
         )
         .commit();
       if (!res.succeeded) throw new LogError('LOG_FENCED', 'leadership was lost (the election key is gone); nothing was compacted');
-      const lag = this.compactRevisionLag;
-      this.compactRevisionLag = res.header.revision;
-      if (lag) await this.compactHistory(lag);
+      await this.compactHistory(res.header.revision);
     } catch (err) {
       throw etcdLogError(err, 'log compaction');
     }
@@ -358,10 +358,34 @@ export class EtcdLogBackend implements LogBackend {
 
   private async compactHistory(revision: string): Promise<void> {
     try {
-      await this.client.kv.compact({ revision, physical: false } as Parameters<Etcd3['kv']['compact']>[0]);
+      await this.client.kv.compact({ revision });
     } catch (err) {
-      // Already compacted further (another leader did it): nothing to do.
-      if (!/compacted/i.test((err as Error).message)) throw err;
+      // Already compacted further (another leader did it, or etcd's auto-compaction): nothing to do.
+      if (!isEtcdCompactedError(err)) throw err;
+    }
+  }
+
+  /**
+   * etcd's own figures for its database (its Status call, answered by the member this client
+   * talks to) and the number of keys under this cluster's prefix.
+   */
+  async storageStatus(): Promise<LogStorageStatus> {
+    this.check();
+    try {
+      const [status, keys] = await Promise.all([
+        this.client.maintenance.status(),
+        this.client.getAll().prefix(this.keys.prefix).count(),
+      ]);
+      const inUse = (status as { dbSizeInUse?: string }).dbSizeInUse;
+      return {
+        prefix: this.keys.prefix,
+        dbSizeBytes: Number(status.dbSize),
+        // etcd before 3.4 does not report it.
+        ...(inUse !== undefined && inUse !== null ? { dbSizeInUseBytes: Number(inUse) } : {}),
+        keys,
+      };
+    } catch (err) {
+      throw etcdLogError(err, 'etcd status');
     }
   }
 

@@ -42,6 +42,18 @@ export interface SnapshotSource {
   chunks(): AsyncIterable<Buffer>;
 }
 
+/** How much storage a replicated log takes (etcd: its database, and the keys under the cluster's prefix). */
+export interface LogStorageStatus {
+  /** The store's own name for what it holds, e.g. the etcd prefix. */
+  prefix: string;
+  /** The database file: every page allocated, free ones included (what etcd's quota counts). */
+  dbSizeBytes: number;
+  /** The pages in use; the rest is reclaimed by a defragmentation. Absent where not reported. */
+  dbSizeInUseBytes?: number;
+  /** Keys under the prefix. */
+  keys: number;
+}
+
 /** Entry to append: the backend assigns the index. */
 export interface NewLogEntry {
   type: string;
@@ -106,6 +118,8 @@ export interface LogBackend {
   beginSnapshot?(index: number): Promise<SnapshotSink>;
   /** The newest committed snapshot as chunks, or null. Optional, as beginSnapshot. */
   openLatestSnapshot?(): Promise<SnapshotSource | null>;
+  /** The storage the log takes, where the backend can tell (etcd). Optional. */
+  storageStatus?(): Promise<LogStorageStatus>;
   /** Drops entries with index <= upToIndex (they must be covered by a snapshot). */
   compact(upToIndex: number): Promise<void>;
   /** Flushes and releases resources; later calls fail with LOG_CLOSED. */

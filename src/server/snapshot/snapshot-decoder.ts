@@ -6,7 +6,7 @@
 import type { Allocation } from '../../structs/index.js';
 import { unpackObjects } from '../fsm/command-codec.js';
 import { MetricCompactor } from '../state/compact-metric.js';
-import type { LogBackend } from '../log/log-backend.js';
+import { LogError, type LogBackend } from '../log/log-backend.js';
 import type { SerializedState } from '../state/state-store.js';
 import { SNAPSHOT_FORMATS_READ, SnapshotError, zeroCounts, type SnapshotCounts, type SnapshotLine } from './snapshot-format.js';
 
@@ -193,12 +193,25 @@ function pushAll<T>(to: T[], rows: T[]): void {
   for (const r of rows) to.push(r);
 }
 
-/** The log's newest committed snapshot decoded, or null when there is none. */
+/** Reads of a snapshot superseded mid-way (LOG_COMPACTED) before giving up. */
+const SUPERSEDED_RETRIES = 5;
+
+/**
+ * The log's newest committed snapshot decoded, or null when there is none. A newer snapshot
+ * committed while this one is read may compact away what the read stands on (etcd's history):
+ * the read then starts again on the new latest.
+ */
 export async function loadLatestSnapshot(log: LogBackend): Promise<{ index: number; state: SerializedState } | null> {
-  if (log.openLatestSnapshot) {
-    const src = await log.openLatestSnapshot();
-    return src ? { index: src.index, state: await decodeSnapshot(src.chunks()) } : null;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if (log.openLatestSnapshot) {
+        const src = await log.openLatestSnapshot();
+        return src ? { index: src.index, state: await decodeSnapshot(src.chunks()) } : null;
+      }
+      const snap = await log.loadLatestSnapshot();
+      return snap ? { index: snap.index, state: await decodeSnapshot([snap.data]) } : null;
+    } catch (err) {
+      if (!(err instanceof LogError && err.code === 'LOG_COMPACTED') || attempt >= SUPERSEDED_RETRIES) throw err;
+    }
   }
-  const snap = await log.loadLatestSnapshot();
-  return snap ? { index: snap.index, state: await decodeSnapshot([snap.data]) } : null;
 }
