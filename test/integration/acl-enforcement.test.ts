@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { AllocListStub, Node } from '../../src/structs/index.js';
 import type { AclToken } from '../../src/structs/acl.js';
-import { runCli, startAgent, type AgentProcess } from './helpers/agent-process.js';
+import { call, runCli, startAgent, type AgentProcess } from './helpers/agent-process.js';
 import { waitFor } from './helpers/client-agent.js';
 import { killDataDirProcesses } from './helpers/processes.js';
 import { JsonFrameDecoder } from '../../src/http/json-frame-decoder.js';
@@ -61,19 +61,6 @@ job "${id}" {
     }
   }
 }`;
-
-async function call<T = unknown>(address: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T; text: string }> {
-  const headers: Record<string, string> = token ? { 'X-Nomad-Token': token } : {};
-  const res = await fetch(`${address}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // plain-text answer
-  }
-  return { status: res.status, body: parsed as T, text };
-}
 
 /** One exec over the websocket with a token: its stdout, or the close reason when refused. */
 function exec(address: string, allocId: string, token: string | undefined): Promise<{ stdout: string; closeReason: string }> {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AclToken } from '../../src/structs/acl.js';
 import type { AllocListStub, Allocation } from '../../src/structs/index.js';
-import { runCli, startAgent, type AgentProcess } from './helpers/agent-process.js';
+import { call, runCli, startAgent, type AgentProcess } from './helpers/agent-process.js';
 import { waitUntil } from './helpers/poseidon-client.js';
 
 const job = (id: string) => `
@@ -37,19 +37,6 @@ job "${id}" {
     }
   }
 }`;
-
-async function call<T = unknown>(address: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T; text: string }> {
-  const headers: Record<string, string> = token ? { 'X-Nomad-Token': token } : {};
-  const res = await fetch(`${address}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // plain text
-  }
-  return { status: res.status, body: parsed as T, text };
-}
 
 test('template variables over the internal route with ACLs: implicit paths, a policy attached by JobACL, a refusal', async () => {
   const tmp = await mkdtemp(join(tmpdir(), 'caravan-it-tvacl-'));

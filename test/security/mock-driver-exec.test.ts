@@ -16,22 +16,9 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { AllocListStub, Evaluation, Node, NodeListStub } from '../../src/structs/index.js';
 import type { AclToken } from '../../src/structs/acl.js';
-import { startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
+import { call, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
 import { teardown, waitFor } from '../integration/helpers/client-agent.js';
 import { killDataDirProcesses } from '../integration/helpers/processes.js';
-
-async function call<T = unknown>(address: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T; text: string }> {
-  const headers: Record<string, string> = token ? { 'X-Nomad-Token': token } : {};
-  const res = await fetch(`${address}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // plain-text answer
-  }
-  return { status: res.status, body: parsed as T, text };
-}
 
 /** One exec of `command` in task "t" over the websocket: its stdout, or the close reason when refused. */
 function exec(address: string, allocId: string, token: string, command: string[]): Promise<{ stdout: string; closeReason: string }> {

@@ -17,23 +17,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AllocListStub, Allocation, Node, NodeListStub } from '../../src/structs/index.js';
 import type { AclToken } from '../../src/structs/acl.js';
-import { runCli, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
+import { call, runCli, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
 import { waitFor } from '../integration/helpers/client-agent.js';
 import { killDataDirProcesses } from '../integration/helpers/processes.js';
 import { mockNode } from '../mock/factories.js';
-
-async function call<T = unknown>(address: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T; text: string }> {
-  const headers: Record<string, string> = token ? { 'X-Nomad-Token': token } : {};
-  const res = await fetch(`${address}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // plain-text answer
-  }
-  return { status: res.status, body: parsed as T, text };
-}
 
 /** A job of namespace team-b whose task carries a secret in its environment. */
 const secretJob = `

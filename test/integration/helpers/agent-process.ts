@@ -191,6 +191,30 @@ export function runCli(address: string, args: string[], opts: { cwd?: string; ti
   });
 }
 
+/** One HTTP answer: status, body (parsed when JSON) and the raw text. */
+export interface Answer<T = unknown> {
+  status: number;
+  body: T;
+  text: string;
+}
+
+/** A JSON API call with a token in X-Nomad-Token (none: anonymous) and extra headers. */
+export async function call<T = unknown>(address: string, method: string, path: string, token?: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
+  const res = await fetch(`${address}${path}`, {
+    method,
+    headers: { ...(token ? { 'X-Nomad-Token': token } : {}), ...headers },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // plain-text answer
+  }
+  return { status: res.status, body: parsed as T, text };
+}
+
 /** A JSON API call against an agent; resolves status, body (parsed when JSON) and index. */
 export async function api<T = unknown>(address: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T; text: string; index: number }> {
   const res = await fetch(`${address}${path}`, {

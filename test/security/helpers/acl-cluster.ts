@@ -9,33 +9,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AclToken } from '../../../src/structs/acl.js';
 import type { AllocListStub, Node } from '../../../src/structs/index.js';
-import { runCli, startAgent, type AgentProcess } from '../../integration/helpers/agent-process.js';
+import { call, runCli, startAgent, type AgentProcess } from '../../integration/helpers/agent-process.js';
+
+export { call, type Answer } from '../../integration/helpers/agent-process.js';
 import { waitFor } from '../../integration/helpers/client-agent.js';
 import { killDataDirProcesses } from '../../integration/helpers/processes.js';
-
-/** One HTTP answer: status, body (parsed when JSON) and the raw text. */
-export interface Answer<T = unknown> {
-  status: number;
-  body: T;
-  text: string;
-}
-
-/** A JSON API call with a token in X-Nomad-Token (none: anonymous) and extra headers. */
-export async function call<T = unknown>(address: string, method: string, path: string, token?: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
-  const res = await fetch(`${address}${path}`, {
-    method,
-    headers: { ...(token ? { 'X-Nomad-Token': token } : {}), ...headers },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // plain-text answer
-  }
-  return { status: res.status, body: parsed as T, text };
-}
 
 /** A running server + client pair with ACLs on. */
 export interface AclCluster {
