@@ -78,8 +78,9 @@ async function viaShell(d: DockerDriver, taskId: string): Promise<boolean> {
   return r.stdout.trim() !== '0';
 }
 
+/** Waits for the task's resident shell (up to 30 s: the first exec on a fresh dockerd is slow on a loaded machine). */
 async function waitReady(d: DockerDriver, taskId: string): Promise<void> {
-  for (let i = 0; i < 200 && !d.residentExecReady(taskId); i++) await sleep(50);
+  for (let i = 0; i < 600 && !d.residentExecReady(taskId); i++) await sleep(50);
   assert.ok(d.residentExecReady(taskId), 'the resident shell comes up');
 }
 
