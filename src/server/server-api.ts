@@ -20,6 +20,7 @@ import type { AclEndpoint } from './endpoints/acl-endpoint.js';
 import type { ServerMember } from './leadership/leadership.js';
 import type { StateReader, Table } from './state/state-reader.js';
 import type { LogStorageStatus } from './log/log-backend.js';
+import type { WorkerInfo } from './worker/worker.js';
 
 export type { ServerMember } from './leadership/leadership.js';
 
@@ -98,6 +99,16 @@ export interface JobPlanResult {
 }
 
 
+/**
+ * A server's scheduling-worker pool. Caravan runs its workers on the leader only (they take
+ * evaluations from the leader's in-process broker), so a follower reports none.
+ */
+export interface SchedulerWorkers {
+  numSchedulers: number;
+  enabledSchedulers: string[];
+  workers: WorkerInfo[];
+}
+
 /** What the HTTP layer and an in-process client call on a server. */
 export interface ServerApi {
   readonly state: StateReader;
@@ -122,6 +133,8 @@ export interface ServerApi {
   readyForConsistentReads?(): boolean;
   /** The advertised addresses of the servers alive in the cluster, this one included. */
   peers(): string[];
+  /** This server's scheduling workers and their pool's configuration (GET /v1/agent/schedulers). */
+  schedulerWorkers?(): SchedulerWorkers;
   /** The servers of the cluster with their state (the leadership's members). */
   members?(): ServerMember[];
   /** Milliseconds since this server last heard from the leader (0 on the leader): X-Nomad-LastContact. */

@@ -13,7 +13,7 @@ import type { NodeEligibility } from '../structs/index.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import { ServerError } from './server-error.js';
 import type { JobLimits } from './job-limits.js';
-import type { DeploymentAction, DeregisterJobOptions, DeregisterJobResult, JobPlanResult, JobSubmissionOptions, NodeRegisterResult, NodeRegistrationAuth, RegisterJobOptions, RegisterJobResult, ScaleRequestEvent, ServerApi } from './server-api.js';
+import type { DeploymentAction, DeregisterJobOptions, DeregisterJobResult, JobPlanResult, JobSubmissionOptions, NodeRegisterResult, NodeRegistrationAuth, RegisterJobOptions, RegisterJobResult, ScaleRequestEvent, SchedulerWorkers, ServerApi } from './server-api.js';
 import type { StateReader, Table } from './state/state-reader.js';
 import type { ServerConfig } from './server-config.js';
 import { captureState, encodeSnapshot } from './snapshot/snapshot-encoder.js';
@@ -30,7 +30,7 @@ import type { Command } from './fsm/commands.js';
 import { EventBroker } from './events/event-broker.js';
 import { ReplicatedLog } from './replication/replicated-log.js';
 import { Snapshotter } from './replication/snapshotter.js';
-import { LeaderDuties } from './leader/leader-duties.js';
+import { LeaderDuties, SCHEDULERS, workerCount } from './leader/leader-duties.js';
 import type { EndpointContext, FactoryLookup } from './endpoints/endpoint-context.js';
 import { JobEndpoint } from './endpoints/job-endpoint.js';
 import { ScalingEndpoint } from './endpoints/scaling-endpoint.js';
@@ -248,6 +248,11 @@ export class Server implements ServerApi {
   advertise(addr: string): void {
     this.advertised = addr;
     this.leadership.advertise?.(addr);
+  }
+
+  /** The leader's scheduling workers; none on a follower (see SchedulerWorkers). */
+  schedulerWorkers(): SchedulerWorkers {
+    return { numSchedulers: workerCount(this.config), enabledSchedulers: [...SCHEDULERS], workers: (this.leader?.workers ?? []).map((w) => w.info()) };
   }
 
   /** The servers of the cluster, this one included. */

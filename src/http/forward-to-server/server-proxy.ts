@@ -46,7 +46,8 @@ export interface ServerProxyOptions {
 
 /**
  * True for routes a client-only agent answers itself: its own allocations (/v1/client/…),
- * its own facts, health, host and servers (/v1/agent/self, /health, /host, /servers) and its metrics. Everything
+ * its own facts, health, host, servers and scheduler workers (/v1/agent/self, /health, /host, /servers,
+ * /schedulers: a client-only agent answers "Server only endpoint" as Nomad) and its metrics. Everything
  * else under /v1/ belongs to the servers.
  */
 export function isLocalRoute(url: string): boolean {
@@ -58,6 +59,7 @@ export function isLocalRoute(url: string): boolean {
     path === '/v1/agent/health' ||
     path === '/v1/agent/host' ||
     path === '/v1/agent/servers' ||
+    path.startsWith('/v1/agent/schedulers') ||
     path === '/v1/metrics'
   );
 }

@@ -8,11 +8,11 @@
  * - CSI: Caravan runs no storage plugins, so the volume and plugin lists are empty and a named
  *   volume or plugin is not found (Nomad's web UI opens its Storage page on these lists).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError, notFound } from '../http-errors.js';
 import { answerRead, queryOptions, sendJson, type RouteContext } from '../route-context.js';
 import { Table } from '../../server/state/state-reader.js';
-import { acl } from '../acl/route-acl.js';
+import { acl, need } from '../acl/route-acl.js';
 import { GO_ZERO_TIME } from '../../structs/go-time.js';
 
 /** Nomad's ACLsDisabledToken, in its ACLToken JSON shape. */
@@ -73,7 +73,9 @@ export function registerFeaturesOffRoutes(app: FastifyInstance, ctx: RouteContex
 
 function registerCsiOffRoutes(app: FastifyInstance, ctx: RouteContext): void {
   // Answered as lists (so `filter=`, `per_page` and blocking queries behave as on any list).
-  app.get('/v1/volumes', acl.ns('csi-list-volume'), (req, reply) => answerRead(ctx, req, reply, [Table.Jobs], () => []));
+  // ?type=host lists dynamic host volumes (none either: host-volumes-off.ts), under Nomad's host-volume-read.
+  const volumeListNeed = (req: FastifyRequest) => need.ns((req.query as Record<string, unknown>)['type'] === 'host' ? 'host-volume-read' : 'csi-list-volume');
+  app.get('/v1/volumes', acl.dynamic(volumeListNeed), (req, reply) => answerRead(ctx, req, reply, [Table.Jobs], () => []));
   app.get('/v1/plugins', acl.rule('plugin', 'list'), (req, reply) => answerRead(ctx, req, reply, [Table.Jobs], () => []));
   // Snapshots and external volumes are listed from a named CSI plugin: there is none.
   for (const url of ['/v1/volumes/snapshot', '/v1/volumes/external']) {

@@ -35,7 +35,7 @@ import { reactToApply } from './leader-reactions.js';
 /** How many evaluations' last processing errors the leader remembers. */
 const MAX_REMEMBERED_EVAL_ERRORS = 1_000;
 /** The schedulers workers take evaluations for. */
-const SCHEDULERS = ['service', 'batch', 'system', 'sysbatch'];
+export const SCHEDULERS = ['service', 'batch', 'system', 'sysbatch'];
 
 /** What the duties need of their server. */
 export interface LeaderDutiesDeps {
@@ -166,7 +166,7 @@ export class LeaderDuties {
     this.drainer.start();
     this.periodic.start();
     this.deploymentWatcher.start();
-    const n = config.numWorkers ?? Math.max(1, cpus().length);
+    const n = workerCount(config);
     for (let i = 0; i < n; i++) {
       const w = new Worker({
         broker: this.broker,
@@ -287,4 +287,9 @@ export class LeaderDuties {
     if (this.stopped) return;
     this.deps.logger?.error({ err }, `server: ${what} failed`);
   }
+}
+
+/** How many scheduling workers a leader runs: the agent's num_schedulers, else one per CPU. */
+export function workerCount(config: ServerConfig): number {
+  return config.numWorkers ?? Math.max(1, cpus().length);
 }

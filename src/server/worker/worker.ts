@@ -3,6 +3,7 @@
  * ModifyIndex (bounded) → snapshot → run the eval type's scheduler with this worker as its
  * Planner → ack; nack on any error, with exponential backoff. Several run concurrently.
  */
+import { randomUUID } from 'node:crypto';
 import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { Evaluation, Plan, PlanResult } from '../../structs/index.js';
 import type { Planner, SchedulerFactory, SchedulerState } from '../../scheduler/interfaces.js';
@@ -51,8 +52,27 @@ export interface WorkerDeps {
   onError?: (err: unknown, evaluation: Evaluation | null) => void;
 }
 
+/** Nomad's worker status (WorkerStatus): the worker's own lifecycle. */
+export type WorkerStatus = 'Starting' | 'Started' | 'Paused' | 'Stopping' | 'Stopped';
+/** Nomad's worker workload status (SchedulerWorkerStatus): what the worker is doing now. */
+export type WorkloadStatus = 'Starting' | 'WaitingToDequeue' | 'WaitingForRaft' | 'Scheduling' | 'Backoff' | 'Paused' | 'Stopped';
+
+/** One worker as Nomad's agent reports it (GET /v1/agent/schedulers). */
+export interface WorkerInfo {
+  ID: string;
+  EnabledSchedulers: string[];
+  /** When the worker started (ms since the epoch); 0 before start(). */
+  startedMs: number;
+  Status: WorkerStatus;
+  WorkloadStatus: WorkloadStatus;
+}
+
 /** One scheduling worker. start() runs the loop until stop(). */
 export class Worker {
+  /** Names the worker in the agent's scheduler report. */
+  readonly id = randomUUID();
+  private startedMs = 0;
+  private workload: WorkloadStatus = 'Starting';
   private stopped = true;
   private paused = false;
   private resumeWaiters: (() => void)[] = [];
@@ -67,6 +87,7 @@ export class Worker {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.startedMs = this.deps.clock.now();
     this.loop = this.run();
   }
 
@@ -78,6 +99,13 @@ export class Worker {
     await this.loop;
   }
 
+  /** What the worker is and does now, in Nomad's terms. */
+  info(): WorkerInfo {
+    const exited = this.stopped && this.workload === 'Stopped';
+    const status: WorkerStatus = exited ? 'Stopped' : this.stopped ? (this.startedMs === 0 ? 'Starting' : 'Stopping') : this.paused ? 'Paused' : 'Started';
+    return { ID: this.id, EnabledSchedulers: [...this.deps.schedulers], startedMs: this.startedMs, Status: status, WorkloadStatus: this.workload };
+  }
+
   /** Pauses (or resumes) dequeuing; an evaluation in progress finishes. */
   setPaused(paused: boolean): void {
     this.paused = paused;
@@ -85,11 +113,23 @@ export class Worker {
   }
 
   private async run(): Promise<void> {
+    try {
+      await this.loopUntilStopped();
+    } finally {
+      this.workload = 'Stopped';
+    }
+  }
+
+  private async loopUntilStopped(): Promise<void> {
     while (!this.stopped) {
-      if (this.paused) await new Promise<void>((r) => this.resumeWaiters.push(r));
+      if (this.paused) {
+        this.workload = 'Paused';
+        await new Promise<void>((r) => this.resumeWaiters.push(r));
+      }
       if (this.stopped) break;
       let d;
       try {
+        this.workload = 'WaitingToDequeue';
         d = await this.deps.broker.dequeue(this.deps.schedulers, DEQUEUE_TIMEOUT_MS, this.abort.signal);
       } catch (err) {
         this.deps.onError?.(err, null);
@@ -117,7 +157,9 @@ export class Worker {
 
   private async process(evaluation: Evaluation, token: string): Promise<void> {
     const { state } = this.deps;
+    this.workload = 'WaitingForRaft';
     await this.waitForIndex(evaluation.ModifyIndex);
+    this.workload = 'Scheduling';
     const factory = this.deps.schedulerFactoryFor(evaluation.Type);
     if (!factory) throw new WorkerError('NO_SCHEDULER', `no scheduler for evaluation type "${evaluation.Type}"`);
     const snap = state.snapshot();
@@ -151,6 +193,7 @@ export class Worker {
   private async backoff(): Promise<void> {
     const ms = Math.min(BACKOFF_LIMIT_MS, BACKOFF_BASE_MS * 4 ** this.failures);
     if (ms < BACKOFF_LIMIT_MS) this.failures++;
+    this.workload = 'Backoff';
     try {
       await this.deps.clock.sleep(ms, this.abort.signal);
     } catch {
