@@ -4,13 +4,9 @@
  * (an absent `count` becomes 1, `count = 0` stays 0), as with Nomad's pointer-typed API structs.
  */
 import type { Job } from './job.js';
+import type { DeepPartial } from './deep-partial.js';
 
-/** T with every field optional, recursively (arrays keep their element type partial). */
-export type DeepPartial<T> = T extends (infer U)[]
-  ? DeepPartial<U>[]
-  : T extends object
-    ? { [K in keyof T]?: DeepPartial<T[K]> }
-    : T;
+export type { DeepPartial } from './deep-partial.js';
 
 /** A job whose fields may be missing, as parsed from HCL or from API JSON. */
 export type JobDraft = DeepPartial<Job>;

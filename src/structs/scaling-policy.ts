@@ -7,7 +7,7 @@
  * A policy's ID is given at registration and kept by every later version of the job whose group
  * still has a policy (Nomad's propagateScalingPolicyIDs), so autoscalers can follow it.
  */
-import type { DeepPartial } from './job-draft.js';
+import type { DeepPartial } from './deep-partial.js';
 
 /** The only policy type a task group's scaling block has in Nomad's community edition. */
 export const SCALING_POLICY_TYPE_HORIZONTAL = 'horizontal';

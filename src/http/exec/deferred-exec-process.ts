@@ -2,7 +2,8 @@
  * An exec process that is started a little later (its stdio pipes are on their way): what the
  * session asks of it meanwhile is done, in order, once it has started.
  */
-import type { ExecProcess } from './exec-process.js';
+// The driver's ExecStream is what exec-process.ts calls an ExecProcess (taken from its source: that module imports this one).
+import type { ExecStream as ExecProcess } from '../../drivers/driver.js';
 
 /** A process standing for the one `started` resolves to. */
 export function deferExecProcess(started: Promise<ExecProcess>): ExecProcess {
