@@ -256,6 +256,31 @@ test('exec: alloc exec on a terminal gets a real one: /dev/pts/N, job control, ^
   assert.match(out, /resized=40 120$/m, 'the resize reached the terminal');
 });
 
+test('exec: a terminal session the client closes leaves nothing of it running (relay and command)', async () => {
+  const [alloc] = await waitRunning(agent.address, 'sh', 1, 30_000);
+  // The command ignores the hangup its terminal's end would send: only the kill ends it.
+  const r = await execFrames(agent.address, alloc!.ID, {
+    task: 't',
+    command: ['/bin/sh', '-c', 'trap "" HUP; echo started; exec sleep 314'],
+    tty: true,
+    closeStdin: false,
+    abortWhen: (o) => o.stdout.includes('started'),
+  });
+  assert.equal(r.exitCode, null, 'the client ended it before any exit');
+  const running = (): string[] =>
+    readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .map((d) => {
+        try {
+          return readFileSync(`/proc/${d}/cmdline`, 'utf8');
+        } catch {
+          return '';
+        }
+      })
+      .filter((c) => c.includes('sleep\u0000314') || (c.startsWith('/usr/bin/script\u0000') && c.includes('sleep')));
+  await waitFor('the session to be gone', () => (running().length === 0 ? true : undefined), 30_000);
+});
+
 test('exec: kill -9 of the agent and a restart reattach the sandboxed task with the same pid; stopping it leaves nothing', async () => {
   const [alloc] = await waitRunning(agent.address, 'sh', 1, 30_000);
   const procsFile = taskCgroups().find((d) => d.includes('/memory/') && d.includes(alloc!.ID));
