@@ -148,6 +148,14 @@ export interface ExecStream {
   kill(): void;
 }
 
+/**
+ * The descriptor on which a relayed terminal command (ExecSpec.relayedTerminal) says its own
+ * terminal is up. The relay (script(1)) copies the session's terminal settings for its own and
+ * then makes the session's raw: input that came before would be echoed and edited by both
+ * terminals, and an early ^D would end the relay's input instead of reaching the command.
+ */
+export const RELAY_READY_FD = 3;
+
 /** A command to run inside a task's environment (alloc exec). */
 export interface ExecSpec {
   file: string;
@@ -165,6 +173,13 @@ export interface ExecSpec {
    * command cannot reopen /dev/stdin or /proc/self/fd/N.
    */
   stdioOwner?: { uid: number; gid: number };
+  /**
+   * What runs instead when the session has a terminal, for a driver whose commands get a
+   * terminal of their own, relayed over the session's (the exec sandbox: see sandbox-command.ts).
+   * It gets a pipe as fd RELAY_READY_FD and writes a byte to it once its terminal is up; input
+   * is held until then (see RELAY_READY_FD).
+   */
+  relayedTerminal?: Pick<ExecSpec, 'file' | 'args' | 'env'>;
   /**
    * Set by drivers whose tasks live where a host process cannot go (a container): starts the
    * command there instead of spawning `file` on the host.

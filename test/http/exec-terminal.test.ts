@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import type { ExecSpec, ExecStream } from '../../src/drivers/driver.js';
+import { RELAY_READY_FD, type ExecSpec, type ExecStream } from '../../src/drivers/driver.js';
 import { holdsAny } from '../../src/http/exec/held-fds.js';
 import { startPtyProcess } from '../../src/http/exec/pty-process.js';
 
+const SCRIPT = '/usr/bin/script';
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', CARAVAN_TEST: 'a b\'c"$d', TERM: 'vt100' };
 
 interface Ran {
@@ -88,4 +90,32 @@ test('a terminal session is the same whether forked directly (no terminal held) 
   await checkTerminalSession();
   release();
   assert.equal((await holder).code, 0);
+});
+
+test('a relayed terminal (ExecSpec.relayedTerminal): input sent at once waits until the relay says its terminal is up', async (t) => {
+  if (!existsSync(SCRIPT)) return t.skip(`${SCRIPT} is missing`);
+  // As the exec sandbox relays (sandbox-command.ts), without the sandbox: script(1) on the host,
+  // started a moment late as the sandbox's steps make it.
+  const inner = `printf . >&${RELAY_READY_FD}; exec ${RELAY_READY_FD}>&-; exec sh -c 'read line; echo "got=$line"; cat; echo "eof"'`;
+  const spec: ExecSpec = {
+    file: '/bin/false',
+    args: [],
+    cwd: tmpdir(),
+    env: ENV,
+    relayedTerminal: { file: '/bin/sh', args: ['-c', 'sleep 0.2; exec "$@"', 'sh', SCRIPT, '--quiet', '--return', '--command', inner, '/dev/null'], env: { ...ENV, SHELL: '/bin/sh' } },
+  };
+  let out = '';
+  let p!: ExecStream;
+  const r = await new Promise<Ran>((resolve, reject) => {
+    p = startPtyProcess(spec, undefined, { onOutput: (_s, d) => (out += d.toString()), onExit: (code) => resolve({ out, code }) });
+    // Typed before the relay even started: its terminal echoes it, once, and ^D ends the command's input.
+    p.write(Buffer.from('hello\n'));
+    p.closeStdin();
+    // An ^D that reached the relay instead leaves the command waiting for input for ever.
+    setTimeout(() => reject(new Error(`the session did not end: ${JSON.stringify(out)}`)), 15_000).unref();
+  }).finally(() => p.kill());
+  assert.equal(r.code, 0, r.out);
+  assert.equal(r.out.split('hello').length - 1, 2, `echoed once, read once: ${JSON.stringify(r.out)}`);
+  assert.match(r.out, /got=hello\r\n/);
+  assert.match(r.out, /eof\r\n/, '^D reached the command as end of input');
 });

@@ -207,10 +207,78 @@ test('exec: alloc exec runs inside the sandbox (same user, processes and root), 
     assert.equal(lines[0], 'nobody', `tty=${tty}: ${r.stdout}`);
     const procs = lines[1]!.split(',').filter((p) => p !== '');
     assert.ok(procs.includes('sleep'), `the task's sleep is visible: ${procs}`);
-    assert.deepEqual(procs.filter((p) => !['bwrap', 'sleep', 'sh', 'ps', 'tr'].includes(p)), [], `tty=${tty}: only sandbox processes: ${procs}`);
+    // On a terminal, script(1) relays the sandbox's own terminal (sandbox-command.ts).
+    const ours = ['bwrap', 'sleep', 'sh', 'ps', 'tr', ...(tty ? ['script'] : [])];
+    assert.deepEqual(procs.filter((p) => !ours.includes(p)), [], `tty=${tty}: only sandbox processes: ${procs}`);
     assert.equal(lines[2], 'no-host-secret');
     assert.equal(lines[3], '1', 'exec joined the task cgroup (its cgroup namespace root)');
   }
+});
+
+test('exec: alloc exec on a terminal gets a real one: /dev/pts/N, job control, ^C, the window size', async () => {
+  const [alloc] = await waitRunning(agent.address, 'sh', 1, 30_000);
+  const r = await execFrames(agent.address, alloc!.ID, {
+    task: 't',
+    command: ['/bin/sh', '-i'],
+    tty: true,
+    size: { height: 30, width: 100 },
+    timeoutMs: 60_000,
+    closeStdin: false,
+    stdin: [
+      // stdin is a terminal the sandbox can name, whose foreground the shell's jobs get.
+      'tty; stty size; echo "flags=$-"; ps -o pid=,pgid=,tpgid=,comm= | grep -w ps | sed "s/^/fg=/"\n',
+      { waitFor: /fg=\s*\d/ },
+      // ^C reaches the foreground job (sleep), not the shell; it is typed once sleep runs.
+      "sh -c 'echo fg-ready; exec sleep 300'\n",
+      { waitFor: /fg-ready\r\n/ },
+      '\x03',
+      'echo "interrupted=$?"\n',
+      { waitFor: /interrupted=\d/ },
+      // A resize from the client reaches the terminal the command has.
+      { ttySize: { height: 40, width: 120 } },
+      'for i in $(seq 200); do [ "$(stty size)" = "40 120" ] && break; sleep 0.05; done; echo "resized=$(stty size)"\n',
+      { waitFor: /resized=\d/ },
+      'exit 7\n',
+    ],
+  });
+  const out = r.stdout.replace(/\r/g, '');
+  assert.equal(r.exitCode, 7, `the shell ran to its exit: ${JSON.stringify(r.stdout)}`);
+  // (Output may follow a prompt on its line: typed-ahead input is echoed while a command runs.)
+  assert.match(out, /\/dev\/pts\/\d+$/m, '`tty` names the terminal');
+  assert.doesNotMatch(out, /not a tty|Cannot set tty process group|job control turned off/);
+  assert.equal(out.split('tty; stty size').length - 1, 1, `what was typed at once is echoed once: ${out}`);
+  assert.match(out, /\b30 100$/m, 'the size the client gave first');
+  assert.match(out, /flags=[a-z]*m/, 'the interactive shell has job control (monitor mode)');
+  const fg = /fg=\s*(\d+)\s+(\d+)\s+(\d+)\s+ps$/m.exec(out);
+  assert.ok(fg, `ps's process ids: ${out}`);
+  assert.ok(fg[1] === fg[2] && fg[2] === fg[3], `the foreground job is its own process group and owns the terminal: ${fg[0]}`);
+  assert.match(out, /interrupted=130$/m, '^C interrupted the foreground sleep');
+  assert.match(out, /resized=40 120$/m, 'the resize reached the terminal');
+});
+
+test('exec: a terminal session the client closes leaves nothing of it running (relay and command)', async () => {
+  const [alloc] = await waitRunning(agent.address, 'sh', 1, 30_000);
+  // The command ignores the hangup its terminal's end would send: only the kill ends it.
+  const r = await execFrames(agent.address, alloc!.ID, {
+    task: 't',
+    command: ['/bin/sh', '-c', 'trap "" HUP; echo started; exec sleep 314'],
+    tty: true,
+    closeStdin: false,
+    abortWhen: (o) => o.stdout.includes('started'),
+  });
+  assert.equal(r.exitCode, null, 'the client ended it before any exit');
+  const running = (): string[] =>
+    readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .map((d) => {
+        try {
+          return readFileSync(`/proc/${d}/cmdline`, 'utf8');
+        } catch {
+          return '';
+        }
+      })
+      .filter((c) => c.includes('sleep\u0000314') || (c.startsWith('/usr/bin/script\u0000') && c.includes('sleep')));
+  await waitFor('the session to be gone', () => (running().length === 0 ? true : undefined), 30_000);
 });
 
 test('exec: kill -9 of the agent and a restart reattach the sandboxed task with the same pid; stopping it leaves nothing', async () => {

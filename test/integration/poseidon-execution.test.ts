@@ -145,7 +145,7 @@ for (const c of CASES) {
       }, 30_000);
 
       // Interactive, on a terminal: what is typed is echoed and run; stderr is merged.
-      await t.test('interactive, on a terminal', { todo: c.driver === 'exec' ? 'in the exec sandbox `tty` says "not a tty" and sh exits 2 ("Cannot set tty process group"): the terminal path, not the pipes, left for a follow-up' : false }, async () => {
+      await t.test('interactive, on a terminal', async () => {
         const tty = await exec(['sh'], { tty: true, size: { height: 24, width: 80 }, stdin: ['tty; echo typed-$((20+22))\n', 'exit 7\n'], delayMs: 200, closeStdin: false });
         assert.match(tty.stdout, /typed-42/);
         assert.equal(tty.stderr, '');

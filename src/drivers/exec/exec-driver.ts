@@ -262,20 +262,23 @@ export class ExecDriver extends RawExecDriver {
     } catch (err) {
       throw new DriverError(DriverErrorCode.StartFailed, `exec: cannot write the seccomp filter: ${(err as Error).message}`, true, { cause: err });
     }
-    const argv = sandboxExecArgv(
-      this.support.tools,
-      {
-        user: { name: st.user, uid: st.uid, gid: st.gid },
-        caps: st.caps,
-        procsFiles: this.cgroupOf(t.handle)?.procsFiles ?? [],
-        networkNone: st.networkNone,
-        task: st,
-        ...(seccompFile ? { seccompFile } : {}),
-      },
-      target,
-      command.length > 0 ? command : ['/bin/sh'],
-    );
-    return { file: argv[0]!, args: argv.slice(1), cwd: t.handle.config.dirs.dir, env: sandboxEnv(t.handle.config.env ?? {}), stdioOwner: { uid: st.uid, gid: st.gid } };
+    const tools = this.support.tools;
+    const sandbox = {
+      user: { name: st.user, uid: st.uid, gid: st.gid },
+      caps: st.caps,
+      procsFiles: this.cgroupOf(t.handle)?.procsFiles ?? [],
+      networkNone: st.networkNone,
+      task: st,
+      ...(seccompFile ? { seccompFile } : {}),
+    };
+    const argv = command.length > 0 ? command : ['/bin/sh'];
+    const env = sandboxEnv(t.handle.config.env ?? {});
+    const plain = sandboxExecArgv(tools, sandbox, target, argv).argv;
+    const spec: ExecSpec = { file: plain[0]!, args: plain.slice(1), cwd: t.handle.config.dirs.dir, env, stdioOwner: { uid: st.uid, gid: st.gid } };
+    // Without script(1) a terminal session runs on the host's terminal (no ttyname, no job control).
+    if (tools.script === undefined) return spec;
+    const onTerminal = sandboxExecArgv(tools, sandbox, target, argv, { script: tools.script, taskShell: env.SHELL });
+    return { ...spec, relayedTerminal: { file: onTerminal.argv[0]!, args: onTerminal.argv.slice(1), env: { ...env, ...onTerminal.env } } };
   }
 
   /** The sandbox's first process: the child of the outer bwrap (bwrap's init in a pid namespace). */

@@ -53,6 +53,9 @@ async function probe(): Promise<ExecSupport> {
   if (missing.length > 0) {
     return { ok: false, reason: `exec needs ${missing.join(', ')} on PATH (Debian packages bubblewrap, util-linux)` };
   }
+  // Optional: terminal sessions get a terminal of the sandbox's own with it (sandbox-command.ts).
+  const script = which('script');
+  if (script !== undefined) tools.script = script;
   let cgroups: CgroupSystem;
   try {
     cgroups = detectCgroupSystem();

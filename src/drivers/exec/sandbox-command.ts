@@ -12,12 +12,16 @@
  *             the filter, as nothing else on the host can put one on a process it then execs)
  *           → nsenter (the task's namespaces and root)
  *           → setpriv (same user and capabilities, dies with nsenter) → the command
+ * Exec on a terminal: the same, with `script` between setpriv and the command (see
+ *           onOwnTerminal below).
  *
  * Joining the cgroup in the shell before exec is race-free: every process of the sandbox is
  * born inside the limits. bwrap rather than a hand-made unshare/pivot_root sequence: one fork,
  * no mount(8) per bind (see the README's design section). The filter reaches bwrap as an open
  * file descriptor because that is how `--seccomp` takes it; the shell's redirection opens it.
  */
+import { RELAY_READY_FD } from '../driver.js';
+import { shellQuote } from '../../http/exec/shell-words.js';
 import { ExecTaskConfig, NamespaceMode } from './exec-config.js';
 
 /** Host programs the sandbox needs; found at fingerprint time. */
@@ -26,6 +30,8 @@ export interface SandboxTools {
   bwrap: string;
   setpriv: string;
   nsenter: string;
+  /** util-linux's script(1), which gives exec sessions a terminal of the sandbox's own; optional. */
+  script?: string;
 }
 
 /** A task's user as numbers (resolved on the host, as Nomad does). */
@@ -100,27 +106,72 @@ export function sandboxStartArgv(tools: SandboxTools, spec: SandboxSpec): string
   return joinCgroups(tools, spec.procsFiles, spec.seccompFile, [...bw, ...dropPrivileges(tools, spec), t.command, ...t.args]);
 }
 
+/** The shell script(1) runs a command line with (it takes $SHELL, which the task may set to anything). */
+const RELAY_SHELL = '/bin/sh';
+
+/**
+ * script(1) arguments that run `command` on a new terminal of the sandbox's own devpts instance
+ * (bwrap's `--dev` mounts one), as its session leader and controlling terminal, and relay that
+ * terminal over the session's. The session's terminal is a host pty, absent from the sandbox's
+ * /dev/pts: on it `tty` says "not a tty", and a shell in the sandbox's pid namespace cannot
+ * hand the terminal's foreground back to a process group it cannot see (dash exits 2). The
+ * sandbox's own terminal is what runc gives Nomad's exec sessions: /dev/pts/N inside, owned by
+ * the task's user, and no host pty reachable. Nothing but a process inside can allocate one
+ * there without ioctls Node lacks, hence the relay.
+ *
+ * script runs as the task's user (its terminal is the user's, as runc's fixStdioPermissions
+ * makes it), with `--return` for the command's exit code (128+n for a signal). The command
+ * says on RELAY_READY_FD that the terminals are ready (and closes it), dies with script (which
+ * dies with nsenter), and gets back the task's $SHELL, which script had to see as RELAY_SHELL.
+ */
+function onOwnTerminal(setpriv: string, terminal: SandboxTerminal, command: string[]): string[] {
+  const shell = terminal.taskShell === undefined ? 'unset SHELL' : `export SHELL=${shellQuote(terminal.taskShell)}`;
+  // script forks this line once both terminals are set: the session's input may come now.
+  const ready = `printf . >&${RELAY_READY_FD}; exec ${RELAY_READY_FD}>&-`;
+  const line = `${ready}; ${shell}; exec ${[setpriv, '--pdeathsig=KILL', '--', ...command].map(shellQuote).join(' ')}`;
+  return [terminal.script, '--quiet', '--return', '--command', line, '/dev/null'];
+}
+
+/** A terminal for an exec session (onOwnTerminal). */
+export interface SandboxTerminal {
+  /** script(1)'s path (SandboxTools.script), the same inside the sandbox as on the host. */
+  script: string;
+  /** The task's $SHELL, if it has one. */
+  taskShell: string | undefined;
+}
+
+/** What an exec into a sandbox runs: on the session's pipes, or on a terminal of its own. */
+export interface SandboxExecCommand {
+  argv: string[];
+  /** The environment script(1) needs on top of the command's (a terminal session only). */
+  env?: Record<string, string>;
+}
+
 /**
  * The argv that runs `command` inside the running sandbox whose first process (bwrap's init,
  * or the command itself without a pid namespace) is `targetPid`. With a `seccompFile` (the exec
- * variant of the filter, which lets nsenter's setns through), bwrap loads it first.
+ * variant of the filter, which lets nsenter's setns through), bwrap loads it first. With a
+ * `terminal`, the command runs on a terminal of the sandbox's own (onOwnTerminal).
  */
 export function sandboxExecArgv(
   tools: SandboxTools,
   spec: Pick<SandboxSpec, 'user' | 'caps' | 'procsFiles' | 'networkNone' | 'seccompFile'> & { task: Pick<ExecTaskConfig, 'pidMode' | 'ipcMode' | 'workDir'> },
   targetPid: number,
   command: string[],
-): string[] {
+  terminal?: SandboxTerminal,
+): SandboxExecCommand {
   const ns = [tools.nsenter, `--target=${targetPid}`, '--mount', '--uts', '--cgroup'];
   if (spec.task.pidMode === NamespaceMode.Private) ns.push('--pid');
   if (spec.task.ipcMode === NamespaceMode.Private) ns.push('--ipc');
   if (spec.networkNone) ns.push('--net');
   // `--wdns`, not `--wd=<dir>`: the latter opens <dir> on the host before entering.
   ns.push('--root', `--wdns=${spec.task.workDir || '/'}`, '--');
+  const run = terminal ? onOwnTerminal(tools.setpriv, terminal, command) : command;
+  const env = terminal ? { env: { SHELL: RELAY_SHELL } } : {};
   // Dies with nsenter: a session the client closed must not leave its command in the sandbox.
-  const inside = [...ns, ...dropPrivileges(tools, spec, ['--pdeathsig=KILL']), ...command];
-  if (!spec.seccompFile) return joinCgroups(tools, spec.procsFiles, undefined, inside);
+  const inside = [...ns, ...dropPrivileges(tools, spec, ['--pdeathsig=KILL']), ...run];
+  if (!spec.seccompFile) return { argv: joinCgroups(tools, spec.procsFiles, undefined, inside), ...env };
   // nsenter dies with bwrap's monitor, which is the process the client holds and kills.
   const loader = [tools.bwrap, '--dev-bind', '/', '/', '--die-with-parent', '--seccomp', String(SECCOMP_FD), '--'];
-  return joinCgroups(tools, spec.procsFiles, spec.seccompFile, [...loader, ...inside]);
+  return { argv: joinCgroups(tools, spec.procsFiles, spec.seccompFile, [...loader, ...inside]), ...env };
 }

@@ -23,7 +23,7 @@ const send = (ev: SpawnerEvent): void => {
 
 process.on('message', (msg: SpawnerRequest) => {
   if (msg.op === 'start') {
-    const spec = { file: msg.file, args: msg.args, cwd: msg.cwd, env: msg.env, ...(msg.killSignal ? { killSignal: msg.killSignal } : {}), ...(msg.stdioOwner ? { stdioOwner: msg.stdioOwner } : {}) };
+    const spec = { file: msg.file, args: msg.args, cwd: msg.cwd, env: msg.env, ...(msg.killSignal ? { killSignal: msg.killSignal } : {}), ...(msg.stdioOwner ? { stdioOwner: msg.stdioOwner } : {}), ...(msg.relayedTerminal ? { relayedTerminal: msg.relayedTerminal } : {}) };
     const events = {
       onOutput: (stream: 'stdout' | 'stderr', data: Buffer) => send({ op: 'output', id: msg.id, stream, data }),
       onExit: (code: number) => {

@@ -38,7 +38,7 @@ export class ExecSpawner {
       },
     });
     this.holdOpen();
-    send({ op: 'start', id, file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, tty, ...(spec.killSignal ? { killSignal: spec.killSignal } : {}), ...(spec.stdioOwner ? { stdioOwner: spec.stdioOwner } : {}) });
+    send({ op: 'start', id, file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, tty, ...(spec.killSignal ? { killSignal: spec.killSignal } : {}), ...(spec.stdioOwner ? { stdioOwner: spec.stdioOwner } : {}), ...(tty && spec.relayedTerminal ? { relayedTerminal: spec.relayedTerminal } : {}) });
     return {
       write: (data) => send({ op: 'stdin', id, data }),
       closeStdin: () => send({ op: 'closeStdin', id }),

@@ -7,11 +7,12 @@
  * job control and ^C work.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { EventEmitter } from 'node:events';
 import { closeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import tty from 'node:tty';
-import type { ExecSpec } from '../../drivers/driver.js';
+import { RELAY_READY_FD, type ExecSpec } from '../../drivers/driver.js';
 import type { TerminalSize } from './exec-frames.js';
 import { signalExitCode, type ExecProcess, type ExecProcessEvents } from './exec-process.js';
 import { hold, holdsAny, release, stdioWithout } from './held-fds.js';
@@ -29,6 +30,13 @@ const TAKE_TERMINAL = 'exec 0<>"$1" 1>&0 2>&0';
 /** The environment of a terminal session: TERM as node-pty sets it when the task has none. */
 export function terminalEnv(env: Record<string, string>): Record<string, string> {
   return env.TERM === undefined ? { ...env, TERM: 'xterm-256color' } : env;
+}
+
+/** The command a terminal session of `spec` runs (ExecSpec.relayedTerminal), with TERM set. */
+export function terminalCommand(spec: ExecSpec): ExecSpec {
+  const { relayedTerminal, ...plain } = spec;
+  const run = relayedTerminal ? { ...plain, ...relayedTerminal } : plain;
+  return { ...run, env: terminalEnv(run.env) };
 }
 
 /** What a terminal session needs of its command's process: its end, and a way to signal it. */
@@ -109,14 +117,25 @@ export function closeHeld(fd: number): void {
   release(fd);
 }
 
-/** Starts `spec` on a new terminal of `size`; a command that cannot be found exits 127. */
-export function startPtyProcess(spec: ExecSpec, size: TerminalSize | undefined, events: ExecProcessEvents): ExecProcess {
-  const env = terminalEnv(spec.env);
+/**
+ * Starts `spec` on a new terminal of `size` (its relayed command when it has one, see
+ * terminalCommand); a command that cannot be found exits 127.
+ */
+export function startPtyProcess(session: ExecSpec, size: TerminalSize | undefined, events: ExecProcessEvents): ExecProcess {
+  const spec = terminalCommand(session);
+  const env = spec.env;
+  const relayed = session.relayedTerminal !== undefined;
   let shell: TerminalShell | undefined;
+  let ready: Readable | undefined;
   let failure = `${spec.file}: no such executable`;
   if (resolvable(spec.file, env)) {
     try {
-      if (holdsAny()) {
+      if (relayed) {
+        // A relay says on fd 3 when its terminal is up (RELAY_READY_FD): Node's spawn gives it one.
+        const t = spawnOnTerminal(`${TAKE_TERMINAL}; shift; ${pwdLine(env)}; exec "$@"`, [spec.file, ...spec.args], { cwd: spec.cwd, env }, size ?? DEFAULT_TERMINAL_SIZE, true);
+        ready = t.child.stdio[RELAY_READY_FD] as Readable;
+        shell = t;
+      } else if (holdsAny()) {
         shell = spawnOnTerminal(`${TAKE_TERMINAL}; shift; ${pwdLine(env)}; exec "$@"`, [spec.file, ...spec.args], { cwd: spec.cwd, env }, size ?? DEFAULT_TERMINAL_SIZE, false);
       } else {
         const child = new ForkedTerminalChild(spec.file, spec.args, { cwd: spec.cwd, env }, size ?? DEFAULT_TERMINAL_SIZE);
@@ -133,17 +152,37 @@ export function startPtyProcess(spec: ExecSpec, size: TerminalSize | undefined, 
     });
     return { write() {}, closeStdin() {}, resize() {}, kill() {} };
   }
-  return attachPtyProcess(shell, spec, events);
+  return attachPtyProcess(shell, spec, events, ready);
 }
 
 /**
  * Binds a command running on a terminal (started cold or from a warm shell) to `events`. The
  * exit is reported once the command has exited and its output is read to the end (the master
  * reads EIO), or DRAIN_AFTER_EXIT_MS after the exit if something it started keeps the terminal.
+ * With `ready` (a relay's RELAY_READY_FD), input is held until it says so or closes.
  */
-export function attachPtyProcess(shell: TerminalShell, spec: ExecSpec, events: ExecProcessEvents): ExecProcess {
+export function attachPtyProcess(shell: TerminalShell, spec: ExecSpec, events: ExecProcessEvents, ready?: Readable): ExecProcess {
   const { child, master } = shell;
   const term = new tty.ReadStream(master);
+  let held: Array<string | Buffer> | undefined;
+  if (ready) {
+    held = [];
+    const release = (): void => {
+      if (!held) return;
+      for (const d of held) term.write(d);
+      held = undefined;
+      // Read once: whatever else comes on it (the task can reach the relay's copy) is refused.
+      ready.destroy();
+    };
+    ready.once('data', release);
+    ready.once('end', release);
+    ready.once('close', release);
+    ready.on('error', release);
+  }
+  const input = (d: string | Buffer): void => {
+    if (held) held.push(d);
+    else term.write(d);
+  };
   term.on('close', () => release(master));
   let exitCode: number | undefined;
   let drained = false;
@@ -181,11 +220,11 @@ export function attachPtyProcess(shell: TerminalShell, spec: ExecSpec, events: E
   const live = (): boolean => !reported && exitCode === undefined;
   return {
     write(data) {
-      if (live()) term.write(data);
+      if (live()) input(data);
     },
     closeStdin() {
       // A terminal has no separate stdin to close: send EOF (^D) as a terminal user would.
-      if (live()) term.write('\x04');
+      if (live()) input('\x04');
     },
     resize(sz) {
       if (live() && sz.width > 0 && sz.height > 0) resizePty(master, sz);

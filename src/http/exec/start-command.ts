@@ -7,7 +7,7 @@
  */
 import type { ExecSpec } from '../../drivers/driver.js';
 import { attachPipeProcess, startPipeProcess, type ExecProcess, type ExecProcessEvents } from './exec-process.js';
-import { attachPtyProcess, startPtyProcess, terminalEnv } from './pty-process.js';
+import { attachPtyProcess, startPtyProcess, terminalCommand } from './pty-process.js';
 import type { WarmShellPool } from './warm-shell-pool.js';
 import type { StartedCommand } from './warm-shell.js';
 
@@ -26,7 +26,9 @@ export function startCommand(pool: WarmShellPool, spec: ExecSpec, tty: boolean, 
     const io = started?.io;
     return started && io ? onWarmShell(started, (ev) => attachPipeProcess(started.child, io, spec, ev), cold, ended) : cold(ended);
   }
-  const ttySpec = { ...spec, env: terminalEnv(spec.env) };
+  // A relay takes its ready pipe from a fresh spawn; its sandbox costs far more than a fork.
+  if (spec.relayedTerminal) return startPtyProcess(spec, undefined, ended);
+  const ttySpec = terminalCommand(spec);
   const cold = (ev: ExecProcessEvents): ExecProcess => startPtyProcess(spec, undefined, ev);
   const started = pool.start(ttySpec, true);
   const master = started?.master;

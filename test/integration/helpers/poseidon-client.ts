@@ -79,9 +79,11 @@ export interface ExecFramesOptions {
   tty?: boolean;
   /**
    * Written as stdin frames once the socket opens (in order, `delayMs` apart); a Buffer is sent
-   * in 32 KiB frames, as a client copying a stream does.
+   * in 32 KiB frames, as a client copying a stream does; a `ttySize` is sent as a tty_size frame
+   * (a terminal resized mid-session); at a `waitFor`, the rest waits until stdout matches it
+   * (as a user types once the prompt or the program's output is there).
    */
-  stdin?: Array<string | Buffer>;
+  stdin?: Array<string | Buffer | { ttySize: { height: number; width: number } } | { waitFor: RegExp }>;
   delayMs?: number;
   /** Send `{"stdin":{"close":true}}` after the input (default true). */
   closeStdin?: boolean;
@@ -115,6 +117,12 @@ export function execFrames(address: string, allocId: string, opts: ExecFramesOpt
         if (opts.size) send({ tty_size: opts.size });
         for (const s of opts.stdin ?? []) {
           if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
+          if (typeof s !== 'string' && !Buffer.isBuffer(s)) {
+            if ('ttySize' in s) send({ tty_size: s.ttySize });
+            // A wait that never ends is the session's timeout, which reports what was received.
+            else await waitUntil(`${s.waitFor} on stdout`, () => s.waitFor.test(out.stdout) || ws.readyState !== WebSocket.OPEN, opts.timeoutMs ?? 20_000).catch(() => {});
+            continue;
+          }
           const bytes = Buffer.from(s);
           for (let at = 0; at < bytes.length || at === 0; at += 32 * 1024) {
             send({ stdin: { data: bytes.subarray(at, at + 32 * 1024).toString('base64') } });
