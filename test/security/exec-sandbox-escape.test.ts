@@ -12,7 +12,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createExecDriver, type ExecDriver } from '../../src/drivers/exec/exec-driver.js';
@@ -246,6 +246,32 @@ for (const user of USERS) {
     }
   });
 }
+
+test('exec sandbox: an exec the moment a task starts enters the built sandbox, never a half-built one whose root is the host\'s', async () => {
+  // bwrap's child exists before it has moved its root onto the task directory; an exec aimed at it
+  // then ran in the host's filesystem. The host side of this file is one the test made.
+  const marker = join(main.root, 'host-only-marker');
+  writeFileSync(marker, 'host');
+  for (let round = 0; round < 15; round++) {
+    const config = mockTaskConfig(main.root, { command: '/bin/sleep', args: ['60'] });
+    const handle = await main.driver.startTask(config);
+    try {
+      // Not execIn's pacing: ask again at once while the sandbox is being built.
+      for (let i = 0; ; i++) {
+        try {
+          const code = await runExecSpec(main.driver.execSpec(handle.taskId, ['/bin/sh', '-c', `test -e ${marker} && exit 42; test -d /local || exit 43; exit 0`]), 20_000);
+          assert.equal(code, 0, `round ${round}: the exec ran outside the sandbox (${code === 42 ? 'the host file was visible' : 'no task directory at /'})`);
+          break;
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'DRIVER_TASK_NOT_FOUND' || i >= 2000) throw err;
+          await sleep(1);
+        }
+      }
+    } finally {
+      await main.driver.destroyTask(handle.taskId, true);
+    }
+  }
+});
 
 test('exec sandbox: a fork bomb stops at the pids limit (and the default limit is 4096)', async () => {
   const bombing = sandbox({ pids_limit: BOMB_PIDS_LIMIT });

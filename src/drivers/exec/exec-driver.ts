@@ -12,7 +12,7 @@
  * restart exactly as raw_exec's are; the cgroup's directories are kept in the task handle. An
  * exit is an OOM kill when the cgroup's memory controller counted one.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -254,7 +254,7 @@ export class ExecDriver extends RawExecDriver {
     const t = this.mustGet(taskId);
     const st = this.stateOf(t.handle);
     if (!this.support?.ok) throw new DriverError(DriverErrorCode.Unsupported, 'exec: the sandbox tools are not available', false);
-    const target = this.sandboxInitPid(t.handle.pid);
+    const target = this.sandboxInitPid(t.handle.pid, t.handle.config.dirs.dir);
     if (target === undefined) throw new DriverError(DriverErrorCode.TaskNotFound, `exec: task "${taskId}" has no running sandbox`, false);
     let seccompFile: string | undefined;
     try {
@@ -282,10 +282,21 @@ export class ExecDriver extends RawExecDriver {
   }
 
   /** The sandbox's first process: the child of the outer bwrap (bwrap's init in a pid namespace). */
-  private sandboxInitPid(outerPid: number): number | undefined {
+  /**
+   * The sandbox's first process, once the sandbox is built: bwrap's child exists (in its new
+   * namespaces) before it has moved its root onto the task directory, and entering it then would
+   * put the command in a half-built mount namespace whose root is still the host's. So the child
+   * counts only when its root is the task directory (same device and inode); until then the task
+   * is "not found" (retryable), never entered.
+   */
+  private sandboxInitPid(outerPid: number, taskDir: string): number | undefined {
     try {
       const kids = readFileSync(`/proc/${outerPid}/task/${outerPid}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '');
-      return kids.length > 0 ? Number(kids[0]) : undefined;
+      if (kids.length === 0) return undefined;
+      const pid = Number(kids[0]);
+      const root = statSync(`/proc/${pid}/root`);
+      const dir = statSync(taskDir);
+      return root.dev === dir.dev && root.ino === dir.ino ? pid : undefined;
     } catch {
       return undefined;
     }
