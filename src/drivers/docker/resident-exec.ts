@@ -15,6 +15,8 @@ import { ShellPipeEnds, type PipeEnds } from './shell-pipe-ends.js';
 
 /** Starts that fail in a row before the container is left to the Engine's exec for good. */
 const MAX_START_FAILURES = 3;
+/** The pause before trying again after a failed start, times the failures so far. */
+const RETRY_MS = 300;
 
 /** The resident shell of one container, and its /proc directory. */
 export class ResidentExec {
@@ -66,6 +68,9 @@ export class ResidentExec {
       } catch (err) {
         this.failures++;
         this.logger?.debug?.(`docker: resident exec shell in ${this.containerId.slice(0, 12)}: ${err instanceof Error ? err.message : String(err)}`);
+        // A container just started can refuse the first try; try again shortly rather than only
+        // on the next exec, up to MAX_START_FAILURES in a row.
+        if (!this.closed && this.failures < MAX_START_FAILURES) setTimeout(() => this.ensure(), RETRY_MS * this.failures).unref();
       } finally {
         this.starting = false;
       }
