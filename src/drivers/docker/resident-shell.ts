@@ -104,6 +104,9 @@ export interface ShellRequest {
 
 /** How long the shell may take to come up before the container is given up on for now. */
 const READY_TIMEOUT_MS = 10_000;
+/** How often, and how long apart, the exec's host pid is asked for while the Engine reports 0. */
+const PID_POLLS = 40;
+const PID_POLL_MS = 50;
 
 /** One resident shell in one container. */
 export class ResidentShell {
@@ -169,8 +172,13 @@ export class ResidentShell {
           else shell.gone();
         });
       });
-      const info = await engine.json<{ Pid?: number }>({ method: 'GET', path: `/exec/${created.Id}/json` });
-      shell.hostPid = info.Pid ?? 0;
+      // The Engine can still report Pid 0 for an exec whose process already answered READY (it
+      // records the pid after the start returns): ask again for a moment before giving up.
+      for (let i = 0; i < PID_POLLS && shell.hostPid <= 0; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, PID_POLL_MS));
+        const info = await engine.json<{ Pid?: number }>({ method: 'GET', path: `/exec/${created.Id}/json` });
+        shell.hostPid = info.Pid ?? 0;
+      }
       return shell;
     })();
   }
