@@ -10,10 +10,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import WebSocket from 'ws';
 import type { AllocListStub, Node } from '../../src/structs/index.js';
 import type { AclToken } from '../../src/structs/acl.js';
-import { call, runCli, startAgent, type AgentProcess } from './helpers/agent-process.js';
+import { call, execOnce, runCli, startAgent, type AgentProcess } from './helpers/agent-process.js';
 import { waitFor } from './helpers/client-agent.js';
 import { killDataDirProcesses } from './helpers/processes.js';
 import { JsonFrameDecoder } from '../../src/http/json-frame-decoder.js';
@@ -63,29 +62,9 @@ job "${id}" {
 }`;
 
 /** One exec over the websocket with a token: its stdout, or the close reason when refused. */
-function exec(address: string, allocId: string, token: string | undefined): Promise<{ stdout: string; closeReason: string }> {
-  const q = new URLSearchParams({ task: 't', command: JSON.stringify(['/bin/echo', 'exec-ok']), tty: 'false' });
-  const ws = new WebSocket(`${address.replace(/^http/, 'ws')}/v1/client/allocation/${allocId}/exec?${q}`, { headers: token ? { 'X-Nomad-Token': token } : {} });
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    const timer = setTimeout(() => {
-      ws.terminate();
-      reject(new Error('exec timed out'));
-    }, 20_000);
-    ws.on('open', () => ws.send(JSON.stringify({ stdin: { close: true } })));
-    ws.on('message', (d) => {
-      const f = JSON.parse(String(d)) as { stdout?: { data?: string } };
-      if (f.stdout?.data) stdout += Buffer.from(f.stdout.data, 'base64').toString('utf8');
-    });
-    ws.on('close', (_code, reason) => {
-      clearTimeout(timer);
-      resolve({ stdout, closeReason: String(reason) });
-    });
-    ws.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-  });
+async function exec(address: string, allocId: string, token: string | undefined): Promise<{ stdout: string; closeReason: string }> {
+  const r = await execOnce(address, allocId, ['/bin/echo', 'exec-ok'], token ? { 'X-Nomad-Token': token } : {});
+  return { stdout: r.stdout, closeReason: r.reason };
 }
 
 /** The events a token reads from the stream from index 1 for `ms`. */

@@ -15,11 +15,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import WebSocket from 'ws';
 import type { AclToken } from '../../src/structs/acl.js';
 import type { AllocListStub, Allocation, Job } from '../../src/structs/index.js';
 import type { Variable } from '../../src/structs/variable.js';
 import { call, startAclCluster, type AclCluster, type Answer } from './helpers/acl-cluster.js';
+import { execOnce, type ExecOnce } from '../integration/helpers/agent-process.js';
 import { JsonFrameDecoder } from '../../src/http/json-frame-decoder.js';
 
 const API_KEY = 'sk-team-b-secret';
@@ -138,29 +138,8 @@ function raw(address: string, method: string, path: string, headers: Array<[stri
 }
 
 /** One exec over the websocket: stdout, and the close code and reason. */
-function exec(address: string, allocId: string, headers: Record<string, string>, command: string[]): Promise<{ stdout: string; code: number; reason: string }> {
-  const q = new URLSearchParams({ task: 't', command: JSON.stringify(command), tty: 'false' });
-  const ws = new WebSocket(`${address.replace(/^http/, 'ws')}/v1/client/allocation/${allocId}/exec?${q}`, { headers });
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    const timer = setTimeout(() => {
-      ws.terminate();
-      reject(new Error('exec timed out'));
-    }, 20_000);
-    ws.on('open', () => ws.send(JSON.stringify({ stdin: { close: true } })));
-    ws.on('message', (d) => {
-      const f = JSON.parse(String(d)) as { stdout?: { data?: string } };
-      if (f.stdout?.data) stdout += Buffer.from(f.stdout.data, 'base64').toString('utf8');
-    });
-    ws.on('close', (code, reason) => {
-      clearTimeout(timer);
-      resolve({ stdout, code, reason: String(reason) });
-    });
-    ws.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-  });
+function exec(address: string, allocId: string, headers: Record<string, string>, command: string[]): Promise<ExecOnce> {
+  return execOnce(address, allocId, command, headers);
 }
 
 /** Everything the event stream sends a token from index 1 for `ms` (its status when refused). */

@@ -13,38 +13,18 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import WebSocket from 'ws';
 import type { AllocListStub, Evaluation, Node, NodeListStub } from '../../src/structs/index.js';
 import type { AclToken } from '../../src/structs/acl.js';
-import { call, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
+import { call, execOnce, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
 import { teardown, waitFor } from '../integration/helpers/client-agent.js';
 import { killDataDirProcesses } from '../integration/helpers/processes.js';
 
-/** One exec of `command` in task "t" over the websocket: its stdout, or the close reason when refused. */
-function exec(address: string, allocId: string, token: string, command: string[]): Promise<{ stdout: string; closeReason: string }> {
-  const q = new URLSearchParams({ task: 't', command: JSON.stringify(command), tty: 'false' });
-  const ws = new WebSocket(`${address.replace(/^http/, 'ws')}/v1/client/allocation/${allocId}/exec?${q}`, { headers: { 'X-Nomad-Token': token } });
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    const timer = setTimeout(() => {
-      ws.terminate();
-      reject(new Error('exec timed out'));
-    }, 20_000);
-    ws.on('open', () => ws.send(JSON.stringify({ stdin: { close: true } })));
-    ws.on('message', (d) => {
-      const f = JSON.parse(String(d)) as { stdout?: { data?: string } };
-      if (f.stdout?.data) stdout += Buffer.from(f.stdout.data, 'base64').toString('utf8');
-    });
-    ws.on('close', (_code, reason) => {
-      clearTimeout(timer);
-      resolve({ stdout, closeReason: String(reason) });
-    });
-    ws.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-  });
+/** One exec of `command` in task "t" with a token: its stdout, or the close reason when refused. */
+async function exec(address: string, allocId: string, token: string, command: string[]): Promise<{ stdout: string; closeReason: string }> {
+  const r = await execOnce(address, allocId, command, { 'X-Nomad-Token': token });
+  return { stdout: r.stdout, closeReason: r.reason };
 }
+
 
 /** A one-task job "t" of `driver` in `namespace`, as API JSON. */
 function jobOf(id: string, namespace: string, driver: string, config: Record<string, unknown>): unknown {

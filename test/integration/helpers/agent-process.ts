@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { killDataDirProcesses } from './processes.js';
 import { readFileSync } from 'node:fs';
 import { tlsFetch } from '../../../src/tls/tls-fetch.js';
+import WebSocket from 'ws';
 
 /** The repository root (dist/test/integration/helpers → four levels up). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -229,4 +230,37 @@ export async function api<T = unknown>(address: string, method: string, path: st
     // plain-text error bodies stay text
   }
   return { status: res.status, body: parsed as T, text, index: Number(res.headers.get('x-nomad-index') ?? 0) };
+}
+
+/** The outcome of one exec over the websocket: stdout, and how the socket closed. */
+export interface ExecOnce {
+  stdout: string;
+  code: number;
+  reason: string;
+}
+
+/** One exec of `command` in `task` over the exec websocket, stdin closed at once; rejects after 20 s. */
+export function execOnce(address: string, allocId: string, command: string[], headers: Record<string, string> = {}, task = 't'): Promise<ExecOnce> {
+  const q = new URLSearchParams({ task, command: JSON.stringify(command), tty: 'false' });
+  const ws = new WebSocket(`${address.replace(/^http/, 'ws')}/v1/client/allocation/${allocId}/exec?${q}`, { headers });
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => {
+      ws.terminate();
+      reject(new Error('exec timed out'));
+    }, 20_000);
+    ws.on('open', () => ws.send(JSON.stringify({ stdin: { close: true } })));
+    ws.on('message', (d) => {
+      const f = JSON.parse(String(d)) as { stdout?: { data?: string } };
+      if (f.stdout?.data) stdout += Buffer.from(f.stdout.data, 'base64').toString('utf8');
+    });
+    ws.on('close', (code, reason) => {
+      clearTimeout(timer);
+      resolve({ stdout, code, reason: String(reason) });
+    });
+    ws.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
 }
