@@ -64,6 +64,26 @@ function emitter(stream: WatchStream): EventEmitter {
 }
 
 describe('errors of the etcd client in a watch', () => {
+  it('cancelling a watch does not mark its etcd member failed (which would reset every connection to it)', async () => {
+    const pool = (client as unknown as { pool: { markFailed(resource: unknown, err: Error): void } }).pool;
+    const original = pool.markFailed.bind(pool);
+    const marked: string[] = [];
+    pool.markFailed = (resource, err) => {
+      marked.push(err.message);
+      original(resource, err);
+    };
+    try {
+      for (let i = 0; i < 3; i++) {
+        const w = await EtcdWatch.open(client, { range: { prefix: `/cancel-${i}/` }, startRevision: '1', onEvents: () => undefined, onEnd: () => assert.fail('ended') });
+        w.cancel();
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(marked, []);
+    } finally {
+      pool.markFailed = original;
+    }
+  });
+
   it('the etcd3 client’s own watch manager throws "Failed to find watcher" out of its stream callback', async () => {
     const watcher = await client.watch().key(`/w-${randomBytes(4).toString('hex')}`).create();
     try {

@@ -185,6 +185,32 @@ describe('leader election (etcd recipe)', () => {
     assert.equal(b.leader(now).kind, 'unknown');
   });
 
+  it('a lost watch keeps the leader leading and its followers naming nobody; a follower never leads on an untrusted view', () => {
+    const etcd = new FakeEtcd();
+    const a = newElection();
+    const b = newElection();
+    const now = 0;
+    const la = etcd.grant(now);
+    const lb = etcd.grant(now);
+    for (const [e, l] of [[a, la], [b, lb]] as const) {
+      e.step({ type: 'tick' }, now);
+      e.step({ type: 'lease-granted', leaseId: l, sentAt: now }, now);
+      e.step({ type: 'campaigned', leaseId: l, createRevision: etcd.campaign(l, PREFIX + l)! }, now);
+    }
+    for (const e of [a, b]) e.step({ type: 'synced', ...etcd.read() }, now);
+    // Both watches end (the etcd member their streams ran on was killed).
+    a.step({ type: 'watch-lost' }, now + 10);
+    b.step({ type: 'watch-lost' }, now + 10);
+    assert.equal(a.leader(now + 10).kind, 'self', 'the leader goes on');
+    assert.equal(b.leader(now + 10).kind, 'unknown', 'a follower names nobody until it reads again');
+    // a's lease goes while b cannot see it: b still does not lead until a read shows its key lowest.
+    etcd.revoke(la);
+    b.step({ type: 'keepalive', leaseId: lb, sentAt: now + 20 }, now + 20);
+    assert.equal(b.leader(now + 20).kind, 'unknown');
+    b.step({ type: 'synced', ...etcd.read() }, now + 30);
+    assert.equal(b.leader(now + 30).kind, 'self');
+  });
+
   it('names no leader while its view is untrusted or its lease unconfirmed for a TTL', () => {
     const etcd = new FakeEtcd();
     const e = newElection();
@@ -201,9 +227,12 @@ describe('leader election (etcd recipe)', () => {
     // Confirmed again (the keep-alive sent now): leads again with the same key.
     e.step({ type: 'keepalive', leaseId: lease, sentAt: now }, now);
     assert.equal(e.leader(now).kind, 'self');
-    // The watch ended: nothing is named until the prefix is read again.
+    // The watch ended (e.g. the etcd member its stream ran on died): the prefix is read again,
+    // and meanwhile this server leads on — its key was the lowest, and no later key is lower.
     assert.deepEqual(e.step({ type: 'watch-lost' }, now), [{ do: 'resync' }]);
-    assert.equal(e.leader(now).kind, 'unknown');
+    assert.equal(e.leader(now).kind, 'self');
+    // …but only while its lease is confirmed.
+    assert.equal(e.leader(now + TTL).kind, 'unknown');
     // A read that fails is retried after the delay, not at once.
     assert.deepEqual(e.step({ type: 'resync-failed' }, now), []);
     assert.deepEqual(e.step({ type: 'tick' }, now + RETRY), [{ do: 'resync' }]);

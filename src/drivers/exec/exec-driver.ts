@@ -96,6 +96,10 @@ function cgroupName(taskId: string): string {
 }
 
 /** The exec driver (see the file comment). */
+/** How long startTask waits for bwrap to build the sandbox before answering anyway (ms). */
+const SANDBOX_BUILD_WAIT_MS = 5000;
+const SANDBOX_POLL_MS = 3;
+
 export class ExecDriver extends RawExecDriver {
   override readonly name: string = EXEC_DRIVER_NAME;
   private readonly plugin: ExecPluginConfig;
@@ -232,6 +236,21 @@ export class ExecDriver extends RawExecDriver {
     return r;
   }
 
+  /**
+   * Answers once the sandbox is built (or the task has already ended), so a task reported
+   * running can be exec'd into at once: Poseidon execs the moment the allocation runs, and an
+   * exec before bwrap has moved onto the task directory is refused (see sandboxInitPid).
+   */
+  override async startTask(config: TaskConfig): Promise<TaskHandle> {
+    const handle = await super.startTask(config);
+    const deadline = Date.now() + SANDBOX_BUILD_WAIT_MS;
+    while (Date.now() < deadline && this.tasks.get(handle.taskId)?.status.state === TaskRunState.Running) {
+      if (this.sandboxInitPid(handle.pid, config.dirs.dir) !== undefined) break;
+      await new Promise((r) => setTimeout(r, SANDBOX_POLL_MS));
+    }
+    return handle;
+  }
+
   override async recoverTask(handle: TaskHandle): Promise<void> {
     await this.ready();
     await super.recoverTask(handle);
@@ -281,7 +300,6 @@ export class ExecDriver extends RawExecDriver {
     return { ...spec, relayedTerminal: { file: onTerminal.argv[0]!, args: onTerminal.argv.slice(1), env: { ...env, ...onTerminal.env } } };
   }
 
-  /** The sandbox's first process: the child of the outer bwrap (bwrap's init in a pid namespace). */
   /**
    * The sandbox's first process, once the sandbox is built: bwrap's child exists (in its new
    * namespaces) before it has moved its root onto the task directory, and entering it then would

@@ -152,6 +152,11 @@ export class EtcdWatch {
 
   private close(): void {
     try {
+      // Ended first: the etcd3 client marks the member failed on an 'error' from a stream still
+      // writable, and a cancel is reported as an error (CANCELLED) — every watch we drop would
+      // otherwise reset the member's connections (other watches, lease keep-alives) and count
+      // towards opening its circuit breaker.
+      this.stream.end();
       this.stream.cancel();
     } catch {
       // already closed

@@ -26,9 +26,13 @@
  *     with a lease it campaigns (its key, once); when its key is gone from a view that is past
  *     the key's create revision, or etcd says the lease is gone, it drops that lease (revoking
  *     it, so its key goes at once) and starts over. A view that cannot be trusted (its watch
- *     ended) names no leader until it is read again. So while etcd is reachable every live
- *     server has a key and the lowest one's owner leads; a key of a dead server goes within
- *     the lease TTL.
+ *     ended) names no other server as leader until it is read again. So while etcd is
+ *     reachable every live server has a key and the lowest one's owner leads; a key of a dead
+ *     server goes within the lease TTL;
+ *   - a server whose key was once the lowest in a trusted view keeps leading while its lease
+ *     is confirmed, even while its view is being read again: no key created later can be lower,
+ *     and lower ones only ever go. (A watch ends whenever the etcd member its stream ran on
+ *     dies; one member of three killed must not cost the cluster its leader — CI, issue 33.)
  *
  *   no lease ──grant──▶ lease, no key ──campaign──▶ lease + key ──lowest & confirmed──▶ leader
  *       ▲                                               │
@@ -100,6 +104,8 @@ interface Session {
   /** When the newest keep-alive etcd answered was sent: the lease lives at least TTL past it. */
   confirmedAt: number;
   campaign: Campaign;
+  /** The session's key, once a trusted view showed it the lowest (see the file comment). */
+  won: ElectionKey | null;
 }
 
 /** The election's state machine (see the file comment). */
@@ -127,11 +133,17 @@ export class LeaderElection {
 
   /** Who leads at `now` (see ElectionLeader). */
   leader(now: number): ElectionLeader {
-    if (this.closed || !this.synced || !this.session || !this.confirmed(this.session, now)) return { kind: 'unknown' };
-    let lowest: ElectionKey | null = null;
-    for (const k of this.keys.values()) if (!lowest || k.createRevision < lowest.createRevision) lowest = k;
+    if (this.closed || !this.session || !this.confirmed(this.session, now)) return { kind: 'unknown' };
+    if (!this.synced) return this.session.won ? { kind: 'self', key: this.session.won } : { kind: 'unknown' };
+    const lowest = this.lowest();
     if (!lowest) return { kind: 'unknown' };
     return lowest.lease === this.session.leaseId ? { kind: 'self', key: lowest } : { kind: 'other', key: lowest };
+  }
+
+  private lowest(): ElectionKey | null {
+    let lowest: ElectionKey | null = null;
+    for (const k of this.keys.values()) if (!lowest || k.createRevision < lowest.createRevision) lowest = k;
+    return lowest;
   }
 
   /** The lease this server campaigns with, if any. */
@@ -168,7 +180,7 @@ export class LeaderElection {
           actions.push({ do: 'revoke-lease', leaseId: event.leaseId });
           return;
         }
-        this.session = { leaseId: event.leaseId, confirmedAt: event.sentAt, campaign: { state: 'due', at: now } };
+        this.session = { leaseId: event.leaseId, confirmedAt: event.sentAt, campaign: { state: 'due', at: now }, won: null };
         return;
       case 'lease-grant-failed':
         this.granting = false;
@@ -242,6 +254,11 @@ export class LeaderElection {
       // Our key was created at or before what the view reflects, and is not in it: it was
       // deleted, so the lease is gone (expired or revoked). Start over with a new one.
       if (!own) this.dropSession(actions, now);
+    }
+    const won = this.session;
+    if (won && !won.won && this.synced && this.confirmed(won, now)) {
+      const lowest = this.lowest();
+      if (lowest?.lease === won.leaseId) won.won = lowest;
     }
     if (!this.synced && !this.resyncing && now >= this.nextResyncAt) {
       this.resyncing = true;
