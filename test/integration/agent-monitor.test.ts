@@ -51,7 +51,8 @@ test('agent monitor streams the agent log lines as Nomad frames, as plain text, 
     let out = '';
     cli.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     try {
-      const deadline = Date.now() + 10_000;
+      // The CLI's own start (a node process loading the CLI) can take seconds on a loaded machine.
+      const deadline = Date.now() + 30_000;
       while (!out.includes('cli-missing')) {
         assert.ok(Date.now() < deadline, `the CLI printed no line: ${out}`);
         await api(a, 'GET', '/v1/node/pool/cli-missing');
