@@ -1,6 +1,7 @@
 /**
  * The web UI's cluster-wide controls in a real browser against a real dev agent: promoting a
- * canary deployment, the namespace selector, and the ACL token sent as X-Nomad-Token.
+ * canary deployment, the namespace selector, and the ACL token sent as X-Nomad-Token (signed in on
+ * the tokens page).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -92,17 +93,22 @@ describe('web UI: deployments, namespaces, token', () => {
     await page.getByLabel('Namespace').selectOption('default');
   });
 
-  test('the token field sends X-Nomad-Token with every request and keeps it in the browser', async () => {
+  test('a token signed in on the tokens page is sent as X-Nomad-Token with every request and kept in the browser', async () => {
     await page.goto(`${agent.address}/ui/jobs`);
-    await page.getByRole('button', { name: 'Token' }).click();
-    await page.getByLabel('ACL token (secret ID)').fill('secret-123');
-    const sent = page.waitForRequest((r) => r.url().includes('/v1/jobs') && r.headers()['x-nomad-token'] === 'secret-123');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByTestId('token-link').click();
+    await page.waitForURL(/\/ui\/settings\/tokens$/);
+    // ACLs are off on this agent: the page says so, and a token is still sent (not checked).
+    await page.getByTestId('acl-disabled').waitFor();
+    await page.getByLabel('Secret ID').fill('secret-123');
+    const sent = page.waitForRequest((r) => r.url().includes('/v1/') && r.headers()['x-nomad-token'] === 'secret-123');
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await sent;
     // After a reload the token is still there (localStorage) and still sent.
     const again = page.waitForRequest((r) => r.url().includes('/v1/') && r.headers()['x-nomad-token'] === 'secret-123');
-    await page.reload();
-    await page.getByRole('button', { name: 'Token set' }).waitFor();
+    await page.goto(`${agent.address}/ui/jobs`);
     await again;
+    await page.goto(`${agent.address}/ui/settings/tokens`);
+    await page.getByTestId('acl-disabled').getByText('A token is stored in this browser.').waitFor();
+    await page.evaluate(() => localStorage.removeItem('caravan.token'));
   });
 });
