@@ -76,6 +76,16 @@ describe('web UI: deployments, namespaces, token', () => {
     await card.getByText('successful', { exact: true }).waitFor({ timeout: 30_000 });
     const d = await latestDeployment(agent.address, 'canary');
     assert.equal(d?.TaskGroups.web?.Promoted, true);
+
+    // The deployment's ID leads to its page, which lists its allocations with the canary marked.
+    await card.getByRole('link', { name: d!.ID.slice(0, 8) }).click();
+    await page.waitForURL(new RegExp(`/ui/deployments/${d!.ID}$`));
+    await page.getByRole('heading', { name: /Deployment/ }).waitFor();
+    await page.getByRole('table', { name: 'Allocations' }).getByTestId('canary').first().waitFor();
+    await screenshot(page, 'deployment-detail');
+    // The deployments list links there too.
+    await page.goto(`${agent.address}/ui/deployments`);
+    await page.locator('[data-testid=deployment-row]').getByRole('link', { name: d!.ID.slice(0, 8) }).waitFor();
   });
 
   test('the namespace selector scopes the jobs list', async () => {
