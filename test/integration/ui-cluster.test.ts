@@ -80,7 +80,7 @@ describe('web UI: deployments, namespaces, token', () => {
     // The deployment's ID leads to its page, which lists its allocations with the canary marked.
     await card.getByRole('link', { name: d!.ID.slice(0, 8) }).click();
     await page.waitForURL(new RegExp(`/ui/deployments/${d!.ID}$`));
-    await page.getByRole('heading', { name: /Deployment/ }).waitFor();
+    await page.getByRole('heading', { level: 1, name: /Deployment/ }).waitFor();
     await page.getByRole('table', { name: 'Allocations' }).getByTestId('canary').first().waitFor();
     await screenshot(page, 'deployment-detail');
     // The deployments list links there too.
