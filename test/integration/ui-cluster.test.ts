@@ -70,6 +70,8 @@ describe('web UI: deployments, namespaces, token', () => {
     await page.goto(`${agent.address}/ui/jobs/canary`);
     const card = page.getByTestId('deployment');
     await card.getByText('Version 1.').waitFor();
+    // The canary is marked in the job's allocations until it is promoted (Nomad then clears the flag).
+    await page.getByRole('table', { name: 'Allocations' }).getByTestId('canary').first().waitFor();
     await screenshot(page, 'deployment-canary');
     await card.getByRole('button', { name: 'Promote' }).click();
     await card.getByText('(promoted)').waitFor();
@@ -77,11 +79,11 @@ describe('web UI: deployments, namespaces, token', () => {
     const d = await latestDeployment(agent.address, 'canary');
     assert.equal(d?.TaskGroups.web?.Promoted, true);
 
-    // The deployment's ID leads to its page, which lists its allocations with the canary marked.
+    // The deployment's ID leads to its page, which lists the allocations it placed.
     await card.getByRole('link', { name: d!.ID.slice(0, 8) }).click();
     await page.waitForURL(new RegExp(`/ui/deployments/${d!.ID}$`));
     await page.getByRole('heading', { level: 1, name: /Deployment/ }).waitFor();
-    await page.getByRole('table', { name: 'Allocations' }).getByTestId('canary').first().waitFor();
+    await page.getByRole('table', { name: 'Allocations' }).locator('[data-testid=alloc-row]').first().waitFor();
     await screenshot(page, 'deployment-detail');
     // The deployments list links there too.
     await page.goto(`${agent.address}/ui/deployments`);
