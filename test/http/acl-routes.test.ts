@@ -50,6 +50,13 @@ test('policies: malformed rules are a 400 naming the rule and line; anonymous ma
   assert.equal(ok.statusCode, 200, ok.body);
   const list = await call('GET', '/v1/acl/policies', { token: mgmt.SecretID });
   assert.deepEqual(list.json<{ Name: string }[]>().map((p) => p.Name), ['default-read']);
+  // Nomad answers the parsed rules beside the text (its web UI reads RulesJSON), capabilities expanded.
+  const one = await call('GET', '/v1/acl/policy/default-read', { token: mgmt.SecretID });
+  const rulesJson = one.json<{ RulesJSON: { Namespaces: { Name: string; Capabilities: string[] }[]; Node: unknown } }>().RulesJSON;
+  assert.equal(rulesJson.Namespaces[0]?.Name, 'default');
+  assert.ok(rulesJson.Namespaces[0]?.Capabilities.includes('read-job'));
+  assert.ok(!rulesJson.Namespaces[0]?.Capabilities.includes('submit-job'));
+  assert.equal(rulesJson.Node, null);
 });
 
 test('the gate: anonymous is refused, a read token reads but cannot write, management does everything', async () => {

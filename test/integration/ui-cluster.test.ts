@@ -1,6 +1,7 @@
 /**
  * The web UI's cluster-wide controls in a real browser against a real dev agent: promoting a
- * canary deployment, the namespace selector, and the ACL token sent as X-Nomad-Token.
+ * canary deployment, the namespace selector, and the ACL token sent as X-Nomad-Token (signed in on
+ * the tokens page).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -69,12 +70,24 @@ describe('web UI: deployments, namespaces, token', () => {
     await page.goto(`${agent.address}/ui/jobs/canary`);
     const card = page.getByTestId('deployment');
     await card.getByText('Version 1.').waitFor();
+    // The canary is marked in the job's allocations until it is promoted (Nomad then clears the flag).
+    await page.getByRole('table', { name: 'Allocations' }).getByTestId('canary').first().waitFor();
     await screenshot(page, 'deployment-canary');
     await card.getByRole('button', { name: 'Promote' }).click();
     await card.getByText('(promoted)').waitFor();
     await card.getByText('successful', { exact: true }).waitFor({ timeout: 30_000 });
     const d = await latestDeployment(agent.address, 'canary');
     assert.equal(d?.TaskGroups.web?.Promoted, true);
+
+    // The deployment's ID leads to its page, which lists the allocations it placed.
+    await card.getByRole('link', { name: d!.ID.slice(0, 8) }).click();
+    await page.waitForURL(new RegExp(`/ui/deployments/${d!.ID}$`));
+    await page.getByRole('heading', { level: 1, name: /Deployment/ }).waitFor();
+    await page.getByRole('table', { name: 'Allocations' }).locator('[data-testid=alloc-row]').first().waitFor();
+    await screenshot(page, 'deployment-detail');
+    // The deployments list links there too.
+    await page.goto(`${agent.address}/ui/deployments`);
+    await page.locator('[data-testid=deployment-row]').getByRole('link', { name: d!.ID.slice(0, 8) }).waitFor();
   });
 
   test('the namespace selector scopes the jobs list', async () => {
@@ -92,17 +105,22 @@ describe('web UI: deployments, namespaces, token', () => {
     await page.getByLabel('Namespace').selectOption('default');
   });
 
-  test('the token field sends X-Nomad-Token with every request and keeps it in the browser', async () => {
+  test('a token signed in on the tokens page is sent as X-Nomad-Token with every request and kept in the browser', async () => {
     await page.goto(`${agent.address}/ui/jobs`);
-    await page.getByRole('button', { name: 'Token' }).click();
-    await page.getByLabel('ACL token (secret ID)').fill('secret-123');
-    const sent = page.waitForRequest((r) => r.url().includes('/v1/jobs') && r.headers()['x-nomad-token'] === 'secret-123');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByTestId('token-link').click();
+    await page.waitForURL(/\/ui\/settings\/tokens$/);
+    // ACLs are off on this agent: the page says so, and a token is still sent (not checked).
+    await page.getByTestId('acl-disabled').waitFor();
+    await page.getByLabel('Secret ID').fill('secret-123');
+    const sent = page.waitForRequest((r) => r.url().includes('/v1/') && r.headers()['x-nomad-token'] === 'secret-123');
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await sent;
     // After a reload the token is still there (localStorage) and still sent.
     const again = page.waitForRequest((r) => r.url().includes('/v1/') && r.headers()['x-nomad-token'] === 'secret-123');
-    await page.reload();
-    await page.getByRole('button', { name: 'Token set' }).waitFor();
+    await page.goto(`${agent.address}/ui/jobs`);
     await again;
+    await page.goto(`${agent.address}/ui/settings/tokens`);
+    await page.getByTestId('acl-disabled').getByText('A token is stored in this browser.').waitFor();
+    await page.evaluate(() => localStorage.removeItem('caravan.token'));
   });
 });

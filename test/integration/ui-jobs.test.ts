@@ -186,9 +186,9 @@ describe('web UI: serving and the jobs list', () => {
     await page.getByRole('link', { name: 'Versions' }).click();
     const latest = page.locator('[data-testid=version]').first();
     await latest.getByText('Version 1').waitFor();
-    await latest.getByText('Changes from version 0').click();
-    await latest.locator('.diff .del').getByText('"Count": 2').waitFor();
-    await latest.locator('.diff .add').getByText('"Count": 3').waitFor();
+    // Nomad's field diff, open on the latest version: the group's Count edited.
+    await latest.getByText('Changes from version 0').waitFor();
+    await latest.getByTestId('job-diff').getByText('Count: "2" => "3"').waitFor();
     await screenshot(page, 'job-versions');
     const v0 = page.locator('[data-testid=version]').filter({ hasText: 'Version 0' });
     await v0.getByRole('button', { name: 'Revert to version 0' }).click();

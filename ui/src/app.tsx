@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { LiveIndicator } from './components/states.js';
 import { NamespaceSelect } from './components/namespace-select.js';
 import { SearchBox } from './components/search-box.js';
-import { TokenField } from './components/token-field.js';
+import { TokenLink } from './components/token-link.js';
 import { href, matchRoute, useLocation } from './lib/router.js';
 import { AllocDetailPage } from './pages/alloc-detail.js';
 import { AllocFilesPage } from './pages/alloc-files.js';
@@ -13,17 +13,22 @@ import { TaskLogsPage } from './pages/task-logs.js';
 import { ClientDetailPage, ClientsListPage } from './pages/clients.js';
 import { DeploymentsPage, EvaluationsPage, ServersPage } from './pages/cluster.js';
 import { TopologyPage } from './pages/topology.js';
+import { DeploymentDetailPage } from './pages/deployment-detail.js';
 import { JobRunPage } from './pages/job-run.js';
 import { JobDetailPage } from './pages/job-detail.js';
 import { JobsListPage } from './pages/jobs-list.js';
+import { TokenSettingsPage } from './pages/token-settings.js';
+import { hub } from './lib/event-hub.js';
+import { loadSession } from './lib/session.js';
 
 /** A page for a path pattern; params are the decoded `:names`. */
 interface Route {
   pattern: string;
-  render: (params: Record<string, string>, query: URLSearchParams) => ComponentChildren;
+  render: (params: Record<string, string>, query: URLSearchParams, tokenChanged: () => void) => ComponentChildren;
 }
 
 const ROUTES: Route[] = [
+  { pattern: '/settings/tokens', render: (_p, _q, tokenChanged) => <TokenSettingsPage onChange={tokenChanged} /> },
   { pattern: '/jobs', render: () => <JobsListPage /> },
   { pattern: '/jobs/:id', render: (p, q) => <JobDetailPage id={p.id!} ns={q.get('namespace') ?? 'default'} tab="" /> },
   { pattern: '/run', render: () => <JobRunPage /> },
@@ -33,6 +38,7 @@ const ROUTES: Route[] = [
   { pattern: '/topology', render: () => <TopologyPage /> },
   { pattern: '/evaluations', render: () => <EvaluationsPage /> },
   { pattern: '/deployments', render: () => <DeploymentsPage /> },
+  { pattern: '/deployments/:id', render: (p) => <DeploymentDetailPage id={p.id!} /> },
   { pattern: '/allocations/:id', render: (p) => <AllocDetailPage id={p.id!} /> },
   { pattern: '/allocations/:id/fs', render: (p, q) => <AllocFilesPage alloc={p.id!} path={q.get('path') ?? '/'} /> },
   {
@@ -67,6 +73,12 @@ export function App() {
   const location = useLocation();
   // Changing the namespace or token re-mounts the page so every read starts over.
   const [settingsKey, setSettingsKey] = useState(0);
+  // A new token: who we are is read again, the event stream reconnects with it, pages re-mount.
+  const tokenChanged = () => {
+    loadSession(true);
+    hub.restart();
+    setSettingsKey((k) => k + 1);
+  };
   // The root is the jobs list. Its URL is replaced in place during this render: navigating
   // would notify listeners that are not subscribed yet on the first render, leaving a blank page.
   if (location.path === '/') history.replaceState(null, '', href('/jobs') + window.location.search);
@@ -76,7 +88,7 @@ export function App() {
   for (const r of ROUTES) {
     const params = matchRoute(r.pattern, path);
     if (params) {
-      page = r.render(params, query);
+      page = r.render(params, query, tokenChanged);
       break;
     }
   }
@@ -104,7 +116,7 @@ export function App() {
         <div class="tools">
           <SearchBox />
           <NamespaceSelect onChange={() => setSettingsKey((k) => k + 1)} />
-          <TokenField onChange={() => setSettingsKey((k) => k + 1)} />
+          <TokenLink current={path === '/settings/tokens'} />
           <LiveIndicator />
         </div>
       </header>

@@ -15,6 +15,7 @@ import { optionalObjectBody } from '../request-body.js';
 import { answerRead, answerWrite, modifyIndex, requireServer, type RouteContext } from '../route-context.js';
 import { permissionDenied, requestAcl, type RequestAcl } from '../acl/acl-gate.js';
 import { acl } from '../acl/route-acl.js';
+import { policyRulesJson } from '../../acl/policy-rules-json.js';
 
 function endpoint(server: ServerApi): AclEndpoint {
   if (!server.acl) throw new HttpError('HTTP_ACL_DISABLED', {});
@@ -66,15 +67,20 @@ export function registerAclRoutes(app: FastifyInstance, ctx: RouteContext): void
       return all.filter((p) => held === null || held.has(p.Name)).map(aclPolicyStub);
     }),
   );
-  app.get<{ Params: { name: string } }>('/v1/acl/policy/:name', acl.filtered(), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.AclPolicies], (server) => {
+  app.get<{ Params: { name: string } }>('/v1/acl/policy/:name', acl.filtered(), async (req, reply) => {
+    // Nomad answers the parsed rules as RulesJSON (its web UI reads them). Parsing is async and
+    // the read below is not, so the rules are parsed first; a blocking read that wakes on a
+    // newer version of the policy answers RulesJSON null rather than stale rules.
+    const parsed = await endpoint(requireServer(ctx)).parsedRules(req.params.name);
+    return answerRead(ctx, req, reply, [Table.AclPolicies], (server) => {
       const r = caller(req);
       if (!r.acl.isManagement && !heldPolicies(server, r).has(req.params.name)) throw permissionDenied();
       const p = endpoint(server).tables.policy(req.params.name);
       if (!p) throw new HttpError('ACL_OBJECT_NOT_FOUND', { what: 'policy' });
-      return p;
-    }, modifyIndex),
-  );
+      const rules = parsed?.modifyIndex === p.ModifyIndex ? parsed.rules : null;
+      return { ...p, RulesJSON: rules ? policyRulesJson(rules) : null };
+    }, modifyIndex);
+  });
   both('/v1/acl/policy/:name', acl.management(), async (req, reply) => {
     const body = optionalObjectBody(req.body) ?? {};
     const index = await endpoint(requireServer(ctx)).upsertPolicy(req.params['name'] ?? '', body);

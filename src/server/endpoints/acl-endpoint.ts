@@ -129,19 +129,25 @@ export class AclEndpoint {
   private async compile(names: string[]): Promise<Acl> {
     const rules: PolicyRules[] = [];
     for (const n of names) {
-      const p = this.d.store.acl.policy(n);
-      if (!p) continue;
-      const cached = this.rulesCache.get(n);
-      if (cached && cached.modifyIndex === p.ModifyIndex) {
-        if (cached.rules) rules.push(cached.rules);
-        continue;
-      }
-      // A stored policy was valid when written; one that no longer parses grants nothing.
-      const parsed = await parsePolicy(p.Rules).catch(() => null);
-      this.rulesCache.set(n, { modifyIndex: p.ModifyIndex, rules: parsed });
-      if (parsed) rules.push(parsed);
+      const parsed = await this.parsedRules(n);
+      if (parsed?.rules) rules.push(parsed.rules);
     }
     return Acl.compile(rules);
+  }
+
+  /**
+   * The parsed rules of the stored policy `name` at its ModifyIndex (cached per index), or
+   * undefined when there is no such policy. A stored policy was valid when written; one that
+   * no longer parses has `rules: null` and grants nothing.
+   */
+  async parsedRules(name: string): Promise<{ modifyIndex: number; rules: PolicyRules | null } | undefined> {
+    const p = this.d.store.acl.policy(name);
+    if (!p) return undefined;
+    const cached = this.rulesCache.get(name);
+    if (cached && cached.modifyIndex === p.ModifyIndex) return cached;
+    const entry = { modifyIndex: p.ModifyIndex, rules: await parsePolicy(p.Rules).catch(() => null) };
+    this.rulesCache.set(name, entry);
+    return entry;
   }
 
   // ---- bootstrap ----

@@ -12,6 +12,8 @@ export function ActionButton(props: {
   danger?: boolean;
   primary?: boolean;
   disabled?: boolean;
+  /** The capability the signed-in token lacks for this action: the button is disabled and says so. */
+  deniedBy?: string | undefined;
   onDone?: (result: unknown) => void;
   children?: ComponentChildren;
 }) {
@@ -36,7 +38,14 @@ export function ActionButton(props: {
   const cls = props.danger ? 'danger' : props.primary ? 'primary' : '';
   return (
     <span class="action">
-      <button type="button" class={cls} disabled={props.disabled || state === 'busy'} onClick={() => void go()}>
+      <button
+        type="button"
+        class={cls}
+        disabled={props.disabled || props.deniedBy !== undefined || state === 'busy'}
+        title={props.deniedBy ? `Your token lacks the ${props.deniedBy} capability` : undefined}
+        data-denied={props.deniedBy}
+        onClick={() => void go()}
+      >
         {state === 'confirm' ? props.confirm : state === 'busy' ? `${props.label}…` : props.label}
       </button>
       {state === 'confirm' && (

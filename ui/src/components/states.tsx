@@ -3,6 +3,9 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { hub, type HubStatus } from '../lib/event-hub.js';
 import type { LiveState } from '../lib/use-live.js';
+import { isForbidden, onForbidden, wasForbidden } from '../lib/api.js';
+import { href } from '../lib/router.js';
+import { useSession } from '../lib/session.js';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -30,8 +33,22 @@ function useSecondTick(active: boolean): void {
   }, [active]);
 }
 
+/** A 403: who the UI is signed in as, and the way to the sign-in page — no retry countdown. */
+export function ForbiddenBox({ error }: { error: Error }) {
+  const session = useSession();
+  const who = session.state === 'signed-in' ? (session.anonymous ? undefined : session.token.Name || session.token.AccessorID) : undefined;
+  return (
+    <div class="state error" role="alert" data-testid="forbidden">
+      <strong>Not authorized.</strong> {error.message.replace(/^403 Forbidden: /, '')}:{' '}
+      {who === undefined ? 'this agent has ACLs enabled and no token is signed in' : `the token "${who}" may not read this`}.{' '}
+      <a href={href('/settings/tokens')}>{who === undefined ? 'Sign in with a token' : 'Use another token'}</a>
+    </div>
+  );
+}
+
 export function ErrorBox({ error, retryAt }: { error: Error; retryAt?: number | undefined }) {
   useSecondTick(retryAt !== undefined);
+  if (isForbidden(error)) return <ForbiddenBox error={error} />;
   return (
     <div class="state error" role="alert">
       <strong>Error:</strong> {error.message}
@@ -70,11 +87,34 @@ export function LiveView<T>(props: {
   );
 }
 
-/** The live-update state of the event stream, in the header. */
+/**
+ * The live-update state in the header. A refused read or stream wins over the stream's own
+ * state: an open stream that carries none of the events the token may not see is not "Live".
+ */
 export function LiveIndicator() {
   const [status, setStatus] = useState<HubStatus>(hub.status);
-  useEffect(() => hub.onStatus(setStatus), []);
+  const [refused, setRefused] = useState(wasForbidden());
+  const session = useSession();
+  useEffect(() => {
+    setStatus(hub.status);
+    return hub.onStatus(setStatus);
+  }, []);
+  useEffect(() => {
+    // A refusal that came between the render and this subscription is not missed.
+    setRefused(wasForbidden());
+    return onForbidden(setRefused);
+  }, []);
   useSecondTick(status.state === 'retrying');
+  const signedOut = session.state === 'signed-in' && session.anonymous;
+  if (refused || status.state === 'forbidden' || session.state === 'error') {
+    const label = signedOut ? 'Not signed in' : session.state === 'error' ? 'Token refused' : 'Permission denied';
+    return (
+      <a class="live live-forbidden" href={href('/settings/tokens')} data-testid="live-state" title={`${label}: live updates need a token that may read this`}>
+        <span class="dot" aria-hidden="true" />
+        {label}
+      </a>
+    );
+  }
   const label =
     status.state === 'live'
       ? 'Live'
@@ -84,7 +124,7 @@ export function LiveIndicator() {
           ? 'Connecting…'
           : 'Idle';
   return (
-    <span class={`live live-${status.state}`} role="status" aria-live="polite" title={label}>
+    <span class={`live live-${status.state}`} role="status" aria-live="polite" title={label} data-testid="live-state">
       <span class="dot" aria-hidden="true" />
       {label}
     </span>

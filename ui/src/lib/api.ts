@@ -14,6 +14,34 @@ export function getToken(): string {
 export function setToken(token: string): void {
   if (token === '') localStorage.removeItem(TOKEN_KEY);
   else localStorage.setItem(TOKEN_KEY, token);
+  setForbidden(false);
+}
+
+/**
+ * Whether a read was refused (403) since the token last changed: the header then says so
+ * instead of "Live", and points to the sign-in page.
+ */
+let forbidden = false;
+const forbiddenListeners = new Set<(f: boolean) => void>();
+
+export function wasForbidden(): boolean {
+  return forbidden;
+}
+
+export function onForbidden(fn: (f: boolean) => void): () => void {
+  forbiddenListeners.add(fn);
+  return () => forbiddenListeners.delete(fn);
+}
+
+function setForbidden(f: boolean): void {
+  if (forbidden === f) return;
+  forbidden = f;
+  for (const fn of forbiddenListeners) fn(f);
+}
+
+/** A 403: the token may not do this (or is unknown or expired); retrying will not change that. */
+export function isForbidden(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 403;
 }
 
 /** The namespace lists and pages are scoped to ('*' = all). */
@@ -53,6 +81,8 @@ export async function apiFetch(path: string, init: RequestInit = {}): Promise<Re
     throw new ApiError(0, path, `cannot reach the agent: ${(err as Error).message}`);
   }
   if (!res.ok) {
+    // Only a refused read marks the session: a refused action says so beside its button.
+    if (res.status === 403 && (init.method ?? 'GET') === 'GET') setForbidden(true);
     const text = (await res.text().catch(() => '')).trim();
     throw new ApiError(res.status, path, `${res.status} ${res.statusText}${text ? `: ${text}` : ''}`);
   }

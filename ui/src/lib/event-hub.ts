@@ -7,11 +7,11 @@
  */
 import type { StreamEvent } from '../../../src/server/events/event.js';
 import { JsonFrameDecoder } from '../../../src/http/json-frame-decoder.js';
-import { apiFetch } from './api.js';
+import { apiFetch, isForbidden } from './api.js';
 
 /** What the banner shows about live updates. */
 export interface HubStatus {
-  state: 'idle' | 'connecting' | 'live' | 'retrying';
+  state: 'idle' | 'connecting' | 'live' | 'retrying' | 'forbidden';
   /** The last failure, while retrying. */
   message?: string;
   /** When the next attempt starts (ms since epoch), while retrying. */
@@ -30,6 +30,8 @@ export class EventHub {
   private started = false;
   private connectedOnce = false;
   private failures = 0;
+  /** Bumped by restart(): a run of an older generation ends. */
+  private generation = 0;
   private abort: AbortController | undefined;
   status: HubStatus = { state: 'idle' };
 
@@ -62,6 +64,20 @@ export class EventHub {
     this.abort?.abort();
   }
 
+  /**
+   * Starts over with the token now stored (after a sign-in or sign-out): the open stream was
+   * authorized with the old one. The next view's read starts it again.
+   */
+  restart(): void {
+    this.generation++;
+    this.abort?.abort();
+    this.started = false;
+    this.connectedOnce = false;
+    this.failures = 0;
+    this.lastIndex = undefined;
+    this.setStatus({ state: 'idle' });
+  }
+
   private setStatus(s: HubStatus): void {
     this.status = s;
     for (const fn of this.statusListeners) fn(s);
@@ -78,17 +94,25 @@ export class EventHub {
   }
 
   private async run(): Promise<void> {
+    const generation = this.generation;
     for (;;) {
       this.setStatus({ state: 'connecting' });
       try {
         await this.readStream();
         throw new Error('the event stream ended');
       } catch (err) {
+        if (generation !== this.generation) return;
         if ((err as Error).name === 'AbortError' && this.abort?.signal.aborted) return;
+        // The token may not read the stream: retrying cannot help until it changes (restart()).
+        if (isForbidden(err)) {
+          this.setStatus({ state: 'forbidden', message: (err as Error).message });
+          return;
+        }
         this.failures++;
         const wait = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(this.failures - 1, 5));
         this.setStatus({ state: 'retrying', message: (err as Error).message, retryAt: Date.now() + wait });
         await new Promise((r) => setTimeout(r, wait));
+        if (generation !== this.generation) return;
       }
     }
   }

@@ -6,7 +6,7 @@
  */
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { StreamEvent } from '../../../src/server/events/event.js';
-import { apiGet } from './api.js';
+import { apiGet, isForbidden } from './api.js';
 import { hub } from './event-hub.js';
 
 /** Which events make a view stale: a topic list, or a predicate. */
@@ -69,11 +69,16 @@ export function useLive<T>(path: string | undefined, watch: Watch): LiveState<T>
         hub.reportIndex(index);
       } catch (err) {
         if (!alive) return;
+        setError(err as Error);
+        clearTimeout(retryTimer);
+        // A refusal stands until the token changes (which re-mounts the page): no retry loop.
+        if (isForbidden(err)) {
+          setRetryAt(undefined);
+          return;
+        }
         failures++;
         const wait = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(failures - 1, 5));
-        setError(err as Error);
         setRetryAt(Date.now() + wait);
-        clearTimeout(retryTimer);
         retryTimer = setTimeout(() => void load(), wait);
       } finally {
         inFlight = false;

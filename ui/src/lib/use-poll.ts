@@ -4,7 +4,7 @@
  * exponentially up to 30 s and are reported.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { apiGet } from './api.js';
+import { apiGet, isForbidden } from './api.js';
 
 export function usePoll<T>(path: string | undefined, everyMs: number, keep: number): { samples: T[]; error: Error | undefined } {
   const [samples, setSamples] = useState<T[]>([]);
@@ -28,6 +28,8 @@ export function usePoll<T>(path: string | undefined, everyMs: number, keep: numb
           if (!alive) return;
           failures++;
           setError(err as Error);
+          // A refusal stands until the token changes (which re-mounts the page).
+          if (isForbidden(err)) return;
         }
       }
       if (alive) timer = setTimeout(() => void tick(), failures ? Math.min(30_000, everyMs * 2 ** failures) : everyMs);

@@ -13,6 +13,7 @@ import { bytes, dateTime, nanosToMs, nsQuery, seg, shortId } from '../lib/format
 import { href } from '../lib/router.js';
 import { useLive } from '../lib/use-live.js';
 import { usePoll } from '../lib/use-poll.js';
+import { useCan, useDenied } from '../lib/session.js';
 
 const SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGUSR1', 'SIGUSR2', 'SIGKILL'];
 
@@ -21,15 +22,23 @@ export function allocWatch(id: string): (ev: StreamEvent) => boolean {
   return (ev) => ev.Topic === 'Allocation' && (ev.Payload as { Allocation: Allocation }).Allocation.ID === id;
 }
 
+/** An allocation that has stopped for good (complete, failed, lost) or is being stopped. */
+export function allocIsTerminal(alloc: Pick<Allocation, 'ClientStatus' | 'DesiredStatus'>): boolean {
+  return ['complete', 'failed', 'lost'].includes(alloc.ClientStatus) || alloc.DesiredStatus !== 'run';
+}
+
+/** Restart, stop and signals: offered only while the allocation may still run, as Nomad's UI. */
 function AllocActions({ alloc }: { alloc: Allocation }) {
   const tasks = Object.keys(alloc.TaskStates ?? {});
   const [signal, setSignal] = useState('SIGHUP');
   const [task, setTask] = useState('');
+  const deniedBy = useDenied()(alloc.Namespace, 'alloc-lifecycle');
+  if (allocIsTerminal(alloc)) return null;
   const running = alloc.ClientStatus === 'running';
   return (
     <div class="actions" aria-label="Allocation actions">
-      <ActionButton label="Restart" disabled={!running} confirm="Yes, restart" run={() => apiWrite('POST', `/v1/client/allocation/${alloc.ID}/restart`, {})} />
-      <ActionButton label="Stop" danger disabled={alloc.DesiredStatus !== 'run'} confirm="Yes, stop allocation" run={() => apiWrite('POST', `/v1/allocation/${alloc.ID}/stop`, {})} />
+      <ActionButton label="Restart" disabled={!running} deniedBy={deniedBy} confirm="Yes, restart" run={() => apiWrite('POST', `/v1/client/allocation/${alloc.ID}/restart`, {})} />
+      <ActionButton label="Stop" danger deniedBy={deniedBy} confirm="Yes, stop allocation" run={() => apiWrite('POST', `/v1/allocation/${alloc.ID}/stop`, {})} />
       <label>
         <span class="sr-only">Signal</span>
         <select value={signal} onChange={(e) => setSignal(e.currentTarget.value)} aria-label="Signal">
@@ -47,16 +56,24 @@ function AllocActions({ alloc }: { alloc: Allocation }) {
           ))}
         </select>
       </label>
-      <ActionButton label="Send signal" disabled={!running} run={() => apiWrite('POST', `/v1/client/allocation/${alloc.ID}/signal`, { Signal: signal, ...(task ? { Task: task } : {}) })} />
+      <ActionButton label="Send signal" disabled={!running} deniedBy={deniedBy} run={() => apiWrite('POST', `/v1/client/allocation/${alloc.ID}/signal`, { Signal: signal, ...(task ? { Task: task } : {}) })} />
     </div>
   );
+}
+
+/** The exec capability a task needs: raw_exec runs outside any isolation, so Nomad asks for alloc-node-exec. */
+export function execCapability(alloc: Allocation, task: string): string {
+  const driver = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks.find((t) => t.Name === task)?.Driver;
+  return driver === 'raw_exec' ? 'alloc-node-exec' : 'alloc-exec';
 }
 
 function TaskCard({ alloc, name, state }: { alloc: Allocation; name: string; state: TaskState }) {
   const base = `/allocations/${alloc.ID}/${seg(name)}`;
   const events = [...(state.Events ?? [])].reverse();
+  const can = useCan();
+  const ns = alloc.Namespace;
   return (
-    <div class="card" data-testid="task-state" data-task={name}>
+    <div class="card task-card" data-testid="task-state" data-task={name}>
       <h3>
         {name} <StatusBadge status={state.Failed ? 'failed' : state.State} />
       </h3>
@@ -65,31 +82,47 @@ function TaskCard({ alloc, name, state }: { alloc: Allocation; name: string; sta
         {!isUnsetTime(state.FinishedAt) ? `, finished ${new Date(state.FinishedAt!).toLocaleString()}` : ''}.
       </p>
       <div class="task-links">
-        <a href={href(`${base}/logs`)}>Logs</a>
-        {state.State === 'running' && <a href={href(`${base}/exec`)}>Exec</a>}
-        <a href={href(`/allocations/${alloc.ID}/fs?path=${encodeURIComponent('/' + name)}`)}>Files</a>
+        {can('read-logs', ns) && <a href={href(`${base}/logs`)}>Logs</a>}
+        {state.State === 'running' && !allocIsTerminal(alloc) && can(execCapability(alloc, name), ns) && <a href={href(`${base}/exec`)}>Exec</a>}
+        {can('read-fs', ns) && <a href={href(`/allocations/${alloc.ID}/fs?path=${encodeURIComponent('/' + name)}`)}>Files</a>}
       </div>
       <h4 class="sr-only">Events</h4>
-      <ol class="timeline" aria-label={`Events of task ${name}`}>
-        {events.map((e, i) => (
-          <li key={i}>
-            <strong>{e.Type}</strong> <span class="muted">{dateTime(e.Time)}</span>
-            {e.DisplayMessage && <div>{e.DisplayMessage}</div>}
-          </li>
-        ))}
-      </ol>
+      <table class="events" aria-label={`Events of task ${name}`} data-testid="task-events">
+        <tbody>
+          {events.map((e, i) => (
+            <tr key={i}>
+              <td class="muted when">{dateTime(e.Time)}</td>
+              <th scope="row">{e.Type}</th>
+              <td>{e.DisplayMessage}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </div>
   );
 }
 
-function AllocStats({ id }: { id: string }) {
-  const { samples, error } = usePoll<AllocResourceUsage>(`/v1/client/allocation/${id}/stats`, 2000, 60);
+/** What the allocation's tasks were given: CPU in MHz, memory in bytes (the max when oversubscribed). */
+function reserved(alloc: Allocation): { cpuMhz: number; memoryBytes: number } {
+  let cpuMhz = 0;
+  let memoryMb = 0;
+  for (const t of Object.values(alloc.AllocatedResources?.Tasks ?? {})) {
+    cpuMhz += t.Cpu?.CpuShares ?? 0;
+    memoryMb += Math.max(t.Memory?.MemoryMB ?? 0, t.Memory?.MemoryMaxMB ?? 0);
+  }
+  return { cpuMhz, memoryBytes: memoryMb * 1024 * 1024 };
+}
+
+/** CPU in MHz used (Nomad's TotalTicks) and RSS, each against what the tasks reserved. */
+function AllocStats({ alloc }: { alloc: Allocation }) {
+  const { samples, error } = usePoll<AllocResourceUsage>(`/v1/client/allocation/${alloc.ID}/stats`, 2000, 60);
+  const r = reserved(alloc);
   return (
     <>
       {error && <ErrorBox error={error} />}
       <div class="charts" data-testid="alloc-stats">
-        <LineChart label="CPU" values={samples.map((s) => s.ResourceUsage.CpuStats.Percent)} format={(v) => `${v.toFixed(1)}%`} />
-        <LineChart label="Memory (RSS)" values={samples.map((s) => s.ResourceUsage.MemoryStats.RSS)} format={bytes} />
+        <LineChart label="CPU" values={samples.map((s) => s.ResourceUsage.CpuStats.TotalTicks)} format={(v) => `${v < 10 ? v.toFixed(1) : Math.round(v)} MHz`} limit={r.cpuMhz || undefined} />
+        <LineChart label="Memory (RSS)" values={samples.map((s) => s.ResourceUsage.MemoryStats.RSS)} format={bytes} limit={r.memoryBytes || undefined} />
       </div>
     </>
   );
@@ -143,6 +176,7 @@ export function AllocDetailPage({ id }: { id: string }) {
                 Allocation <span class="mono">{shortId(a.ID)}</span>
               </h1>
               <StatusBadge status={a.ClientStatus} />
+              {a.DeploymentStatus?.Canary && <StatusBadge status="canary" />}
               <AllocActions alloc={a} />
             </div>
             <dl class="facts">
@@ -164,6 +198,18 @@ export function AllocDetailPage({ id }: { id: string }) {
                 {a.ClientStatus}
                 {a.ClientDescription && ` (${a.ClientDescription})`}
               </dd>
+              {a.DeploymentID && (
+                <>
+                  <dt>Deployment</dt>
+                  <dd>
+                    <a class="mono" href={href(`/deployments/${a.DeploymentID}`)}>
+                      {shortId(a.DeploymentID)}
+                    </a>
+                    {a.DeploymentStatus?.Canary && ' (canary)'}
+                    {a.DeploymentStatus?.Healthy != null && ` · ${a.DeploymentStatus.Healthy ? 'healthy' : 'unhealthy'}`}
+                  </dd>
+                </>
+              )}
               <dt>Created</dt>
               <dd>{new Date(nanosToMs(a.CreateTime)).toLocaleString()}</dd>
               {a.PreviousAllocation && (
@@ -190,11 +236,11 @@ export function AllocDetailPage({ id }: { id: string }) {
             {a.ClientStatus === 'running' && (
               <>
                 <h2>Resource use</h2>
-                <AllocStats id={a.ID} />
+                <AllocStats alloc={a} />
               </>
             )}
             <h2>Tasks</h2>
-            <div class="cards">
+            <div class="task-cards">
               {Object.entries(a.TaskStates ?? {}).map(([name, st]) => (
                 <TaskCard key={name} alloc={a} name={name} state={st} />
               ))}

@@ -13,6 +13,7 @@ import { shortId } from '../lib/format.js';
 import { href } from '../lib/router.js';
 import { useLive } from '../lib/use-live.js';
 import { UsageMeters } from './topology.js';
+import { sessionAllowsNode, useSession } from '../lib/session.js';
 
 export function ClientsListPage() {
   const live = useLive<NodeListStub[]>('/v1/nodes', ['Node']);
@@ -77,6 +78,8 @@ function DrainControls({ node }: { node: Node }) {
   const [deadline, setDeadline] = useState('1h');
   const [ignoreSystem, setIgnoreSystem] = useState(false);
   const eligible = node.SchedulingEligibility === 'eligible';
+  // Eligibility and drains need the node rule at write.
+  const deniedBy = sessionAllowsNode(useSession(), 'write') ? undefined : 'node write';
   const deadlineNs = (): number => {
     const m = /^(\d+)(s|m|h)$/.exec(deadline.trim());
     if (!m) throw new Error(`deadline: want a duration such as 30s, 10m or 1h, got ${JSON.stringify(deadline)}`);
@@ -88,13 +91,14 @@ function DrainControls({ node }: { node: Node }) {
       <div class="actions">
         <ActionButton
           label={eligible ? 'Mark ineligible' : 'Mark eligible'}
+          deniedBy={deniedBy}
           run={() => apiWrite('POST', `/v1/node/${node.ID}/eligibility`, { NodeID: node.ID, Eligibility: eligible ? 'ineligible' : 'eligible' })}
         />
       </div>
       {node.DrainStrategy ? (
         <div class="actions" style={{ marginTop: '8px' }}>
           <span>Draining since {new Date(node.DrainStrategy.StartedAt).toLocaleString()}.</span>
-          <ActionButton label="Stop drain" run={() => apiWrite('PUT', `/v1/node/${node.ID}/drain`, { NodeID: node.ID, DrainSpec: null, MarkEligible: true })} />
+          <ActionButton label="Stop drain" deniedBy={deniedBy} run={() => apiWrite('PUT', `/v1/node/${node.ID}/drain`, { NodeID: node.ID, DrainSpec: null, MarkEligible: true })} />
         </div>
       ) : (
         <form class="actions" style={{ marginTop: '8px' }} onSubmit={(e) => e.preventDefault()}>
@@ -106,6 +110,7 @@ function DrainControls({ node }: { node: Node }) {
           </label>
           <ActionButton
             label="Drain"
+            deniedBy={deniedBy}
             danger
             confirm="Yes, drain this client"
             run={() => apiWrite('PUT', `/v1/node/${node.ID}/drain`, { NodeID: node.ID, DrainSpec: { Deadline: deadlineNs(), IgnoreSystemJobs: ignoreSystem } })}

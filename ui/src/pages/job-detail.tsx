@@ -12,6 +12,7 @@ import { useLive } from '../lib/use-live.js';
 import { DispatchForm } from './job-dispatch.js';
 import { JobDeployments, JobEvaluations, JobVersions } from './job-history.js';
 import { JobOverview } from './job-overview.js';
+import { useDenied } from '../lib/session.js';
 
 const TABS: Array<[string, string]> = [
   ['', 'Overview'],
@@ -24,17 +25,18 @@ const TABS: Array<[string, string]> = [
 
 function JobActions({ job }: { job: Job }) {
   const ns = job.Namespace;
+  const denied = useDenied();
   return (
     <div class="actions" aria-label="Job actions">
       {job.Stop ? (
-        <ActionButton label="Start" primary run={() => updateJob(job.ID, ns, (j) => (j.Stop = false))} />
+        <ActionButton label="Start" primary deniedBy={denied(ns, 'submit-job')} run={() => updateJob(job.ID, ns, (j) => (j.Stop = false))} />
       ) : (
         <>
-          <ActionButton label="Restart" confirm="Restart all running allocations?" run={() => restartJob(job.ID, ns)} />
-          <ActionButton label="Stop" danger confirm="Yes, stop job" run={() => stopJob(job.ID, ns)} />
+          <ActionButton label="Restart" deniedBy={denied(ns, 'alloc-lifecycle')} confirm="Restart all running allocations?" run={() => restartJob(job.ID, ns)} />
+          <ActionButton label="Stop" danger deniedBy={denied(ns, 'submit-job')} confirm="Yes, stop job" run={() => stopJob(job.ID, ns)} />
         </>
       )}
-      {job.Stop && <ActionButton label="Purge" danger confirm="Yes, purge job" run={() => stopJob(job.ID, ns, true)} />}
+      {job.Stop && <ActionButton label="Purge" danger deniedBy={denied(ns, 'submit-job')} confirm="Yes, purge job" run={() => stopJob(job.ID, ns, true)} />}
     </div>
   );
 }

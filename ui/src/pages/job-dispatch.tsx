@@ -6,6 +6,7 @@ import { apiWrite } from '../lib/api.js';
 import { nsQuery, seg } from '../lib/format.js';
 import { jobPath, utf8ToBase64 } from '../lib/job-api.js';
 import { navigate } from '../lib/router.js';
+import { useDenied } from '../lib/session.js';
 
 /** "k=v" lines → a map; throws naming the bad line. */
 export function parseMeta(text: string): Record<string, string> {
@@ -23,6 +24,7 @@ export function DispatchForm({ job }: { job: Job }) {
   const [meta, setMeta] = useState('');
   const [payload, setPayload] = useState('');
   const cfg = job.ParameterizedJob;
+  const denied = useDenied();
   return (
     <section aria-labelledby="dispatch-title">
       <h2 id="dispatch-title">Dispatch</h2>
@@ -41,6 +43,7 @@ export function DispatchForm({ job }: { job: Job }) {
         <ActionButton
           label="Dispatch"
           primary
+          deniedBy={denied(job.Namespace, 'dispatch-job')}
           run={() =>
             apiWrite<{ DispatchedJobID: string }>('PUT', jobPath(job.ID, job.Namespace, 'dispatch'), {
               Meta: parseMeta(meta),

@@ -6,42 +6,55 @@ import { ActionButton } from '../components/action-button.js';
 import { PlacementFailures } from '../components/placement-failure.js';
 import { LiveView } from '../components/states.js';
 import { StatusBadge } from '../components/summary-bar.js';
-import { changedOnly, diffLines, DiffView, jobLines } from '../lib/diff.js';
+import { diffChangesSomething, JobDiffView } from '../components/job-diff-view.js';
+import type { JobDiff } from '../../../src/structs/job-diff/diff-types.js';
 import { ago, dateTime, nanosToMs, shortId } from '../lib/format.js';
-import { apiWrite } from '../lib/api.js';
+import { apiWrite, withQuery } from '../lib/api.js';
 import { jobPath, jobWatch } from '../lib/job-api.js';
 import { href } from '../lib/router.js';
 import { useLive } from '../lib/use-live.js';
+import { useDenied } from '../lib/session.js';
 
 export function JobVersions({ id, ns }: { id: string; ns: string }) {
-  const versions = useLive<{ Versions: Job[] }>(jobPath(id, ns, 'versions'), jobWatch(id, ns));
+  // Nomad's field diffs come with the versions: Diffs[i] is Versions[i] against the next older one.
+  const versions = useLive<{ Versions: Job[]; Diffs: JobDiff[] | null }>(withQuery(jobPath(id, ns, 'versions'), { diffs: true }), jobWatch(id, ns));
+  const denied = useDenied();
   return (
     <LiveView live={versions} what="versions">
-      {({ Versions }) => {
-        const sorted = [...Versions].sort((a, b) => b.Version - a.Version);
+      {({ Versions, Diffs }) => {
+        // The API answers newest first; Diffs line up with Versions by position.
+        const withDiffs = Versions.map((v, i) => ({ v, diff: Diffs?.[i] })).sort((a, b) => b.v.Version - a.v.Version);
         return (
-          <ol class="versions" reversed>
-            {sorted.map((v, i) => {
-              const prev = sorted[i + 1];
-              const diff = prev ? changedOnly(diffLines(jobLines(prev), jobLines(v))) : undefined;
+          <ul class="versions">
+            {withDiffs.map(({ v, diff }, i) => {
+              const prev = withDiffs[i + 1]?.v;
               return (
-                <li key={v.Version} class="card" data-testid="version">
+                <li key={v.Version} class="card" data-testid="version" data-version={v.Version}>
                   <h3>
-                    Version {v.Version} {v.Stable && <StatusBadge status="stable" />} {i === 0 && <span class="muted">(current)</span>}
+                    Version {v.Version} {v.Stable && <StatusBadge status="stable" />} {v.VersionTag?.Name && <StatusBadge status={`tag: ${v.VersionTag.Name}`} />}{' '}
+                    {i === 0 && <span class="muted">(current)</span>}
                   </h3>
                   <p class="muted">Submitted {dateTime(v.SubmitTime)}</p>
-                  {diff && (diff.some((l) => l !== '…') ? <details><summary>Changes from version {prev!.Version}</summary><DiffView lines={diff} /></details> : <p class="muted">No changes to the specification from version {prev!.Version}.</p>)}
+                  {prev && diff && (diffChangesSomething(diff) ? (
+                    <details open={i === 0}>
+                      <summary>Changes from version {prev.Version}</summary>
+                      <JobDiffView diff={diff} />
+                    </details>
+                  ) : (
+                    <p class="muted">No changes to the specification from version {prev.Version}.</p>
+                  ))}
                   {i > 0 && (
                     <ActionButton
                       label={`Revert to version ${v.Version}`}
+                      deniedBy={denied(ns, 'submit-job')}
                       confirm={`Yes, revert to ${v.Version}`}
-                      run={() => apiWrite('PUT', jobPath(id, ns, 'revert'), { JobID: id, JobVersion: v.Version, EnforcePriorVersion: sorted[0]!.Version })}
+                      run={() => apiWrite('PUT', jobPath(id, ns, 'revert'), { JobID: id, JobVersion: v.Version, EnforcePriorVersion: withDiffs[0]!.v.Version })}
                     />
                   )}
                 </li>
               );
             })}
-          </ol>
+          </ul>
         );
       }}
     </LiveView>
@@ -75,7 +88,11 @@ export function DeploymentTable({ deployments, showJob = false }: { deployments:
           .sort((a, b) => b.CreateIndex - a.CreateIndex)
           .map((d) => (
             <tr key={d.ID} data-testid="deployment-row">
-              <td class="mono">{shortId(d.ID)}</td>
+              <td>
+                <a class="mono" href={href(`/deployments/${d.ID}`)}>
+                  {shortId(d.ID)}
+                </a>
+              </td>
               {showJob && (
                 <td>
                   <a href={href(`/jobs/${encodeURIComponent(d.JobID)}${d.Namespace !== 'default' ? `?namespace=${d.Namespace}` : ''}`)}>{d.JobID}</a>

@@ -13,9 +13,13 @@ import { apiWrite } from '../lib/api.js';
 import { dateTime, shortId } from '../lib/format.js';
 import { jobPath, jobWatch } from '../lib/job-api.js';
 import { useLive } from '../lib/use-live.js';
+import { href } from '../lib/router.js';
+import { useDenied } from '../lib/session.js';
 
 function ScaleControl({ job, group }: { job: Job; group: TaskGroup }) {
   const [count, setCount] = useState(group.Count);
+  // Nomad's scale endpoint takes scale-job or submit-job.
+  const deniedBy = useDenied()(job.Namespace, 'scale-job', 'submit-job');
   return (
     <form class="actions" onSubmit={(e) => e.preventDefault()}>
       <label>
@@ -24,6 +28,7 @@ function ScaleControl({ job, group }: { job: Job; group: TaskGroup }) {
           type="number"
           min={0}
           value={count}
+          disabled={deniedBy !== undefined}
           style={{ width: '5em' }}
           aria-label={`Count of group ${group.Name}`}
           onInput={(e) => setCount(Number(e.currentTarget.value))}
@@ -31,6 +36,7 @@ function ScaleControl({ job, group }: { job: Job; group: TaskGroup }) {
       </label>
       <ActionButton
         label="Scale"
+        deniedBy={deniedBy}
         disabled={count === group.Count || !Number.isInteger(count) || count < 0}
         run={() => apiWrite('PUT', jobPath(job.ID, job.Namespace, 'scale'), { Count: count, Target: { Job: job.ID, Group: group.Name }, Message: 'scaled from the web UI' })}
       />
@@ -40,10 +46,15 @@ function ScaleControl({ job, group }: { job: Job; group: TaskGroup }) {
 
 export function DeploymentCard({ d }: { d: Deployment }) {
   const canPromote = d.Status === 'running' && Object.values(d.TaskGroups).some((g) => g.DesiredCanaries > 0 && !g.Promoted);
+  const deniedBy = useDenied()(d.Namespace, 'submit-job');
   return (
     <div class="card" data-testid="deployment">
       <h3>
-        Deployment <span class="mono">{shortId(d.ID)}</span> <StatusBadge status={d.Status} />
+        Deployment{' '}
+        <a class="mono" href={href(`/deployments/${d.ID}`)}>
+          {shortId(d.ID)}
+        </a>{' '}
+        <StatusBadge status={d.Status} />
       </h3>
       <p class="muted">
         Version {d.JobVersion}. {d.StatusDescription}
@@ -77,8 +88,8 @@ export function DeploymentCard({ d }: { d: Deployment }) {
       </table>
       {d.Status === 'running' && (
         <div class="actions" style={{ marginTop: '8px' }}>
-          {canPromote && <ActionButton label="Promote" primary run={() => apiWrite('PUT', `/v1/deployment/promote/${d.ID}`, { DeploymentID: d.ID, All: true })} />}
-          <ActionButton label="Fail deployment" danger confirm="Yes, fail it" run={() => apiWrite('PUT', `/v1/deployment/fail/${d.ID}`, { DeploymentID: d.ID })} />
+          {canPromote && <ActionButton label="Promote" primary deniedBy={deniedBy} run={() => apiWrite('PUT', `/v1/deployment/promote/${d.ID}`, { DeploymentID: d.ID, All: true })} />}
+          <ActionButton label="Fail deployment" danger deniedBy={deniedBy} confirm="Yes, fail it" run={() => apiWrite('PUT', `/v1/deployment/fail/${d.ID}`, { DeploymentID: d.ID })} />
         </div>
       )}
     </div>

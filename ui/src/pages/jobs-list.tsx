@@ -8,19 +8,24 @@ import { ago, nanosToMs, nsQuery, seg } from '../lib/format.js';
 import { href } from '../lib/router.js';
 import { useLive } from '../lib/use-live.js';
 import { fuzzyMatch } from '../lib/fuzzy.js';
+import { useDenied } from '../lib/session.js';
 
 export function JobsListPage() {
   const live = useLive<JobListStub[]>(withQuery('/v1/jobs', { namespace: getNamespace() }), ['Job', 'Allocation', 'Evaluation']);
   const [text, setText] = useState('');
   const [type, setType] = useState('');
   const [status, setStatus] = useState('');
+  const ns = getNamespace();
+  const canRun = useDenied()(ns === '*' ? 'default' : ns, 'submit-job') === undefined;
   return (
     <section aria-labelledby="jobs-title">
       <div class="page-head">
         <h1 id="jobs-title">Jobs</h1>
-        <a class="button primary" href={href('/run')}>
-          Run job
-        </a>
+        {canRun && (
+          <a class="button primary" href={href('/run')}>
+            Run job
+          </a>
+        )}
       </div>
       <div class="filters" role="search">
         <label>

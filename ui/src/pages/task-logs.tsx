@@ -8,20 +8,36 @@ import { apiFetch, withQuery } from '../lib/api.js';
 import { seg, shortId } from '../lib/format.js';
 import { href, navigate } from '../lib/router.js';
 import { ErrorBox } from '../components/states.js';
+import type { Allocation } from '../../../src/structs/alloc.js';
+import { useLive } from '../lib/use-live.js';
+import { useCan } from '../lib/session.js';
+import { allocIsTerminal, allocWatch, execCapability } from './alloc-detail.js';
 
 const KEEP_CHARS = 2 * 1024 * 1024;
 const TAIL_BYTES = 64 * 1024;
 
+/** Is the task finished for good (its allocation stopped, or the task dead and not restarting)? */
+function taskIsDead(a: Allocation, task: string): boolean {
+  return allocIsTerminal(a) || a.TaskStates?.[task]?.State === 'dead';
+}
+
 export function TaskLogsPage({ alloc, task, type, origin }: { alloc: string; task: string; type: 'stdout' | 'stderr'; origin: 'start' | 'end' }) {
+  const allocLive = useLive<Allocation>(`/v1/allocation/${encodeURIComponent(alloc)}`, allocWatch(alloc));
+  // A dead task's log is read once, not followed: nothing more will come. Until the allocation
+  // is known the stream waits; if it cannot be read, the log is followed as before.
+  const dead = allocLive.data ? taskIsDead(allocLive.data, task) : allocLive.error ? false : undefined;
+  const follow = dead === undefined ? undefined : !dead;
+  const can = useCan();
   const [text, setText] = useState('');
   const [error, setError] = useState<Error | undefined>(undefined);
   const [retryAt, setRetryAt] = useState<number | undefined>(undefined);
-  const [state, setState] = useState<'connecting' | 'following' | 'ended'>('connecting');
+  const [state, setState] = useState<'connecting' | 'following' | 'reading' | 'ended'>('connecting');
   const pre = useRef<HTMLPreElement>(null);
   const stick = useRef(true);
 
   useEffect(() => {
     setText('');
+    if (follow === undefined) return;
     let alive = true;
     let failures = 0;
     let received = 0;
@@ -32,10 +48,10 @@ export function TaskLogsPage({ alloc, task, type, origin }: { alloc: string; tas
         try {
           // First read: from the start, or the last TAIL_BYTES; a resumed read: where we were.
           const q = received > 0 ? { origin: 'start', offset: received } : origin === 'end' ? { origin: 'end', offset: TAIL_BYTES } : { origin: 'start', offset: 0 };
-          const path = withQuery(`/v1/client/fs/logs/${encodeURIComponent(alloc)}`, { task, type, follow: true, plain: true, ...q });
+          const path = withQuery(`/v1/client/fs/logs/${encodeURIComponent(alloc)}`, { task, type, follow, plain: true, ...q });
           const res = await apiFetch(path, { signal: ac.signal });
           if (!res.body) throw new Error('the log stream has no body');
-          setState('following');
+          setState(follow ? 'following' : 'reading');
           setError(undefined);
           setRetryAt(undefined);
           failures = 0;
@@ -74,7 +90,7 @@ export function TaskLogsPage({ alloc, task, type, origin }: { alloc: string; tas
       alive = false;
       ac.abort();
     };
-  }, [alloc, task, type, origin]);
+  }, [alloc, task, type, origin, follow]);
 
   useEffect(() => {
     const el = pre.current;
@@ -103,12 +119,18 @@ export function TaskLogsPage({ alloc, task, type, origin }: { alloc: string; tas
           <button type="button" aria-pressed={origin === 'end'} onClick={() => go(type, 'end')}>
             Tail
           </button>
-          <a href={href(`/allocations/${alloc}/${seg(task)}/exec`)}>Exec</a>
+          {dead === false && allocLive.data && can(execCapability(allocLive.data, task), allocLive.data.Namespace) && <a href={href(`/allocations/${alloc}/${seg(task)}/exec`)}>Exec</a>}
         </div>
       </div>
       {error && <ErrorBox error={error} retryAt={retryAt} />}
-      <p class="muted" role="status">
-        {state === 'following' ? `Following ${type}…` : state === 'ended' ? `The ${type} stream ended.` : 'Connecting…'}
+      <p class="muted" role="status" data-testid="log-state">
+        {dead
+          ? `Task ${task} is dead: this is all it wrote to ${type}.`
+          : state === 'following'
+            ? `Following ${type}…`
+            : state === 'ended'
+              ? `The ${type} stream ended.`
+              : 'Connecting…'}
       </p>
       <pre
         class="log"
@@ -121,7 +143,7 @@ export function TaskLogsPage({ alloc, task, type, origin }: { alloc: string; tas
           stick.current = el.scrollTop + el.clientHeight >= el.scrollHeight - 20;
         }}
       >
-        {text || (state === 'following' ? `(no ${type} output yet)` : '')}
+        {text || (state === 'following' ? `(no ${type} output yet)` : state === 'ended' ? `(no ${type} output)` : '')}
       </pre>
     </section>
   );
