@@ -61,6 +61,7 @@ import { agentInfoCommand } from './commands/agent-info.js';
 import { operatorApiCommand } from './commands/operator-api.js';
 import { operatorMetricsCommand } from './commands/operator-metrics.js';
 import { nodeConfigCommand } from './commands/node-config.js';
+import { operatorGossipKeyringCommands } from './commands/operator-gossip-keyring.js';
 import { normalizeArgv } from './normalize-argv.js';
 import { rewriteGoBoolFlags } from './go-bool-flags.js';
 
@@ -114,6 +115,7 @@ export const COMMANDS: readonly CommandModule[] = [
   scalingPolicyCommands,
   namespaceCommands,
   operatorRaftCommands,
+  operatorGossipKeyringCommands,
   operatorApiCommand,
   operatorMetricsCommand,
   agentInfoCommand,

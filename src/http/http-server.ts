@@ -48,6 +48,7 @@ import { registerScalingPolicyRoutes } from './routes/scaling-policies.js';
 import { registerAutopilotRoutes } from './routes/autopilot.js';
 import { registerAllocServiceRoutes } from './routes/alloc-services.js';
 import { registerAgentMembershipRoutes } from './routes/agent-membership.js';
+import { registerAgentKeyringRoutes } from './routes/agent-keyring.js';
 import { registerOperatorRaftPeerRoutes } from './routes/operator-raft-peers.js';
 import { registerSearchRoutes } from './routes/search.js';
 import { registerStatusRoutes } from './routes/status.js';
@@ -254,6 +255,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerAutopilotRoutes(app, ctx);
   registerAllocServiceRoutes(app, ctx);
   registerAgentMembershipRoutes(app, ctx);
+  registerAgentKeyringRoutes(app, ctx);
   registerOperatorRaftPeerRoutes(app, ctx);
   registerMetricsRoutes(app, ctx);
   registerInternalRoutes(app, ctx);

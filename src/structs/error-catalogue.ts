@@ -225,6 +225,13 @@ export const ErrorCatalogue = {
   HTTP_ACL_DISABLED: e(400, 'ACL support disabled'),
   /** An agent-to-agent route called without a verified client certificate (tls { rpc = true }). */
   HTTP_CLIENT_CERT_REQUIRED: e(403, 'Permission denied: {path} needs a client certificate signed by the cluster CA (tls.rpc)'),
+  /**
+   * A gossip keyring operation while gossip encryption is off — always, for Caravan's servers do
+   * not gossip: every server "reports failure", in Serf's words, and Nomad answers 500.
+   */
+  HTTP_GOSSIP_KEYRING_DISABLED: e(500, '{failed}/{nodes} nodes reported failure'),
+  /** A gossip key that is not base64 (Go's base64 error, which Nomad answers 500). */
+  HTTP_GOSSIP_KEY_INVALID: e(500, 'illegal base64 data at input byte {offset}'),
   /** A request for a region this agent is not in (Nomad's text; there is one region). */
   HTTP_NO_REGION_PATH: e(400, 'No path to region "{region}"'),
   /** An allocation this agent cannot find (Nomad's "Unknown allocation"). */

@@ -6,14 +6,9 @@
  *   cluster counts as joined; any other is reported in `error`, as Nomad reports a failed join.
  * - `PUT /v1/agent/force-leave?node=…` (`nomad server force-leave`): nothing to do — a failed
  *   server leaves the member list when its lease lapses — so it succeeds, as Nomad's does.
- * - `/v1/agent/keyring/{list,install,use,remove}` (`nomad operator gossip keyring`): there is no
- *   gossip to encrypt, so a clear 400 says so.
- * - `/v1/agent/pprof/*` (`nomad operator debug`): Caravan serves no Go profiles; refused with
- *   Nomad's "Permission denied", as Nomad answers when debugging is not enabled.
  */
 import type { FastifyInstance } from 'fastify';
 import { acl } from '../acl/route-acl.js';
-import { permissionDenied } from '../acl/acl-gate.js';
 import { HttpError, badRequest } from '../http-errors.js';
 import { queryOptions, sendJson, type RouteContext } from '../route-context.js';
 import { clusterMembers } from './operator.js';
@@ -40,20 +35,5 @@ export function registerAgentMembershipRoutes(app: FastifyInstance, ctx: RouteCo
     if (!ctx.server) throw new HttpError('HTTP_NO_SERVER', {});
     if (queryList(req.query, 'node').length === 0) throw badRequest('missing node to force leave');
     return reply.send();
-  });
-
-  for (const op of ['list', 'install', 'use', 'remove']) {
-    app.route({
-      method: op === 'list' ? ['GET'] : ['PUT', 'POST'],
-      url: `/v1/agent/keyring/${op}`,
-      ...acl.rule('agent', op === 'list' ? 'read' : 'write'),
-      handler: async () => {
-        throw badRequest('gossip encryption is not enabled: Caravan servers do not gossip (they share their log backend)');
-      },
-    });
-  }
-
-  app.get('/v1/agent/pprof/*', acl.rule('agent', 'write'), async () => {
-    throw permissionDenied();
   });
 }
