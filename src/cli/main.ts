@@ -62,6 +62,7 @@ import { operatorApiCommand } from './commands/operator-api.js';
 import { operatorMetricsCommand } from './commands/operator-metrics.js';
 import { nodeConfigCommand } from './commands/node-config.js';
 import { operatorGossipKeyringCommands } from './commands/operator-gossip-keyring.js';
+import { operatorDebugCommand } from './commands/operator-debug.js';
 import { normalizeArgv } from './normalize-argv.js';
 import { rewriteGoBoolFlags } from './go-bool-flags.js';
 
@@ -116,6 +117,7 @@ export const COMMANDS: readonly CommandModule[] = [
   namespaceCommands,
   operatorRaftCommands,
   operatorGossipKeyringCommands,
+  operatorDebugCommand,
   operatorApiCommand,
   operatorMetricsCommand,
   agentInfoCommand,

@@ -49,6 +49,8 @@ import { registerAutopilotRoutes } from './routes/autopilot.js';
 import { registerAllocServiceRoutes } from './routes/alloc-services.js';
 import { registerAgentMembershipRoutes } from './routes/agent-membership.js';
 import { registerAgentKeyringRoutes } from './routes/agent-keyring.js';
+import { registerAgentPprofRoutes } from './routes/agent-pprof.js';
+import { registerAgentMonitorExportRoutes } from './routes/agent-monitor-export.js';
 import { registerOperatorRaftPeerRoutes } from './routes/operator-raft-peers.js';
 import { registerSearchRoutes } from './routes/search.js';
 import { registerStatusRoutes } from './routes/status.js';
@@ -256,6 +258,8 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerAllocServiceRoutes(app, ctx);
   registerAgentMembershipRoutes(app, ctx);
   registerAgentKeyringRoutes(app, ctx);
+  registerAgentPprofRoutes(app, ctx);
+  registerAgentMonitorExportRoutes(app, ctx);
   registerOperatorRaftPeerRoutes(app, ctx);
   registerMetricsRoutes(app, ctx);
   registerInternalRoutes(app, ctx);
