@@ -4,8 +4,9 @@
  * server's lease), not through Serf gossip.
  * - `PUT /v1/agent/join?address=…` (`nomad server join`): an address of a server already in the
  *   cluster counts as joined; any other is reported in `error`, as Nomad reports a failed join.
- * - `PUT /v1/agent/force-leave?node=…` (`nomad server force-leave`): nothing to do — a failed
- *   server leaves the member list when its lease lapses — so it succeeds, as Nomad's does.
+ * - `PUT /v1/agent/force-leave?node=…[&prune=true]` (`nomad server force-leave`): a failed server
+ *   (lease lapsed) is removed from the member list every server keeps; a live or unknown one is
+ *   left alone; success either way, as Nomad's.
  */
 import type { FastifyInstance } from 'fastify';
 import { acl } from '../acl/route-acl.js';
@@ -31,9 +32,16 @@ export function registerAgentMembershipRoutes(app: FastifyInstance, ctx: RouteCo
     return sendJson(reply, { num_joined: joined.length, error }, queryOptions(req).pretty);
   });
 
-  app.put('/v1/agent/force-leave', acl.rule('agent', 'write'), (req, reply) => {
+  // Nomad's serf force-leave: a failed server is removed from the member list (with or without
+  // ?prune, the same here); a live or unknown one is left alone, and the answer is success.
+  app.put('/v1/agent/force-leave', acl.rule('agent', 'write'), async (req, reply) => {
     if (!ctx.server) throw new HttpError('HTTP_NO_SERVER', {});
-    if (queryList(req.query, 'node').length === 0) throw badRequest('missing node to force leave');
-    return reply.send();
+    const node = queryList(req.query, 'node')[0];
+    if (node === undefined) throw badRequest('missing node to force leave');
+    const prune = queryList(req.query, 'prune')[0];
+    if (prune !== undefined && !['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'].includes(prune)) throw badRequest('invalid prune value');
+    const member = clusterMembers(ctx.server, ctx.agent).find((m) => m.id === node || m.name === node || `${m.name}.${ctx.agent.region}` === node);
+    if (member && member.status === 'failed') await ctx.server.forgetServer?.(member.id);
+    return reply.code(200).send();
   });
 }
