@@ -174,3 +174,32 @@ test('-log-json writes the agent log as JSON lines; a bad log setting is a clear
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /Error loading configuration: -log-rotate-duration: invalid duration "soon"/);
 });
+
+test('a single server (embedded log) answers the raft and membership operations as Nomad', async () => {
+  const agent = await startAgent({ roleArgs: ['-server'] });
+  try {
+    const a = agent.address;
+    const self = a.replace('http://', '');
+    const none = await api(a, 'PUT', '/v1/operator/raft/transfer-leadership');
+    assert.deepEqual([none.status, none.text], [400, 'cannot transfer leadership: there is no other server to transfer it to']);
+    const toSelf = await api<{ Noop: boolean }>(a, 'PUT', `/v1/operator/raft/transfer-leadership?address=${self}`);
+    assert.deepEqual([toSelf.status, toSelf.body.Noop], [200, true]);
+    const cli = await runCli(a, ['operator', 'raft', 'transfer-leadership']);
+    assert.equal(cli.code, 1);
+    assert.match(cli.stderr, /Error transferring leadership to peer: .*no other server/);
+    assert.equal((await api(a, 'DELETE', '/v1/operator/raft/peer?address=127.0.0.1:1')).text, 'address "127.0.0.1:1" was not found in the Raft configuration');
+    assert.match((await api(a, 'DELETE', `/v1/operator/raft/peer?address=${self}`)).text, /is alive/);
+    const removeCli = await runCli(a, ['operator', 'raft', 'remove-peer']);
+    assert.equal(removeCli.code, 1);
+    assert.equal((await api(a, 'PUT', '/v1/agent/force-leave?node=gone')).status, 200);
+    assert.equal((await api(a, 'PUT', '/v1/agent/force-leave?node=gone&prune=maybe')).text, 'invalid prune value');
+    const left = await runCli(a, ['server', 'force-leave', 'gone']);
+    assert.equal(left.code, 0, left.stderr);
+    const joined = await runCli(a, ['server', 'join', self]);
+    assert.equal(joined.code, 0, joined.stderr);
+    assert.match(joined.stdout, /Joined 1 servers successfully/);
+  } finally {
+    await agent.stop();
+    await agent.cleanup();
+  }
+});
