@@ -8,7 +8,7 @@
  *   (lease lapsed) is removed from the member list every server keeps; a live or unknown one is
  *   left alone; success either way, as Nomad's.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { acl } from '../acl/route-acl.js';
 import { HttpError, badRequest } from '../http-errors.js';
 import { queryOptions, sendJson, type RouteContext } from '../route-context.js';
@@ -21,7 +21,7 @@ function queryList(query: unknown, name: string): string[] {
 
 /** Registers the membership routes. */
 export function registerAgentMembershipRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.put('/v1/agent/join', acl.rule('agent', 'write'), (req, reply) => {
+  const join = (req: FastifyRequest, reply: FastifyReply) => {
     if (!ctx.server) throw new HttpError('HTTP_NO_SERVER', {});
     const addresses = queryList(req.query, 'address');
     if (addresses.length === 0) throw badRequest('missing address to join: give one or more ?address=host:port');
@@ -30,7 +30,10 @@ export function registerAgentMembershipRoutes(app: FastifyInstance, ctx: RouteCo
     const others = addresses.filter((a) => !known.has(a));
     const error = others.length === 0 ? '' : `${others.join(', ')}: not a server of this cluster; Caravan servers join through their shared log backend (start them with the same etcd endpoints), not by address`;
     return sendJson(reply, { num_joined: joined.length, error }, queryOptions(req).pretty);
-  });
+  };
+  // PUT or POST, as Nomad's.
+  app.put('/v1/agent/join', acl.rule('agent', 'write'), join);
+  app.post('/v1/agent/join', acl.rule('agent', 'write'), join);
 
   // Nomad's serf force-leave: a failed server is removed from the member list (with or without
   // ?prune, the same here); a live or unknown one is left alone, and the answer is success.
