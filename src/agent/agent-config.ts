@@ -8,6 +8,7 @@ import { defaultTlsConfig, validateTlsConfig, type TlsConfig } from '../tls/tls-
 import { hostname } from 'node:os';
 import { DEFAULT_JOB_MAX_PRIORITY, DEFAULT_JOB_PRIORITY, JOB_PRIORITY_CEILING } from '../structs/job-defaults.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
+import { DEFAULT_LOG_ROTATE_DURATION_MS } from './log-file.js';
 import { clientIntroductionConfigProblem, defaultClientIntroductionConfig, type ClientIntroductionConfig } from '../structs/client-introduction.js';
 
 /** The server block of the agent configuration. */
@@ -63,6 +64,21 @@ export interface AgentConfig {
   bindAddr: string;
   ports: { http: number };
   logLevel: string;
+  /** `log_json`: the agent's log as JSON lines instead of Nomad's text lines. */
+  logJson: boolean;
+  /** `log_file`: also write the log there (rotated); undefined for stderr only. */
+  logFile?: string;
+  /** `log_rotate_bytes`: rotate the log file at this size; 0 for no limit. */
+  logRotateBytes: number;
+  /** `log_rotate_duration` in ms: rotate the log file at this age (Nomad's default 24h). */
+  logRotateDurationMs: number;
+  /** `log_rotate_max_files`: rotated files kept; 0 keeps all. */
+  logRotateMaxFiles: number;
+  /**
+   * `enable_debug`: with ACLs off, the /v1/agent/pprof profiles are served only when this is
+   * set (with ACLs on, agent:write decides). -dev sets it, as Nomad's -dev does.
+   */
+  enableDebug: boolean;
   server: ServerConfig;
   client: ClientConfig;
   /** Task driver plugin settings: the body of each `plugin "<name>" { config { … } }` block. */
@@ -92,6 +108,12 @@ export interface AgentConfigLayer {
   bindAddr?: string;
   ports?: { http?: number };
   logLevel?: string;
+  logJson?: boolean;
+  logFile?: string;
+  logRotateBytes?: number;
+  logRotateDurationMs?: number;
+  logRotateMaxFiles?: number;
+  enableDebug?: boolean;
   server?: Partial<Omit<ServerConfig, 'etcd' | 'clientIntroduction'>> & { etcd?: Partial<EtcdConfig>; clientIntroduction?: Partial<ClientIntroductionConfig> };
   client?: Partial<ClientConfig>;
   plugins?: Record<string, Record<string, unknown>>;
@@ -125,6 +147,11 @@ export function defaultAgentConfig(): AgentConfig {
     bindAddr: '127.0.0.1',
     ports: { http: 4646 },
     logLevel: 'info',
+    logJson: false,
+    logRotateBytes: 0,
+    logRotateDurationMs: DEFAULT_LOG_ROTATE_DURATION_MS,
+    logRotateMaxFiles: 0,
+    enableDebug: false,
     server: { enabled: false, numSchedulers: null, clientIntroduction: defaultClientIntroductionConfig() },
     client: { enabled: false, servers: [], nodeClass: '', nodePool: 'default', meta: {}, options: {} },
     plugins: {},
@@ -145,6 +172,7 @@ export function devLayer(): AgentConfigLayer {
     dev: true,
     bindAddr: '127.0.0.1',
     logLevel: 'debug',
+    enableDebug: true,
     server: { enabled: true },
     client: { enabled: true },
     plugins: { raw_exec: { enabled: true }, mock_driver: { enabled: true } },
@@ -163,6 +191,12 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
     bindAddr: def(layer.bindAddr, base.bindAddr),
     ports: { http: def(layer.ports?.http, base.ports.http) },
     logLevel: def(layer.logLevel, base.logLevel),
+    logJson: def(layer.logJson, base.logJson),
+    ...((layer.logFile ?? base.logFile) !== undefined ? { logFile: layer.logFile ?? base.logFile } : {}),
+    logRotateBytes: def(layer.logRotateBytes, base.logRotateBytes),
+    logRotateDurationMs: def(layer.logRotateDurationMs, base.logRotateDurationMs),
+    logRotateMaxFiles: def(layer.logRotateMaxFiles, base.logRotateMaxFiles),
+    enableDebug: def(layer.enableDebug, base.enableDebug),
     server: {
       enabled: def(layer.server?.enabled, base.server.enabled),
       numSchedulers: def(layer.server?.numSchedulers, base.server.numSchedulers),
@@ -286,6 +320,9 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
     validateEtcd(c.server.etcd);
   }
   if (!LOG_LEVELS.includes(c.logLevel.toLowerCase())) throw new AgentConfigError('log_level', `unknown level ${JSON.stringify(c.logLevel)}`);
+  if (!Number.isSafeInteger(c.logRotateBytes) || c.logRotateBytes < 0) throw new AgentConfigError('log_rotate_bytes', `must be a non-negative whole number of bytes, got ${String(c.logRotateBytes)}`);
+  if (!Number.isFinite(c.logRotateDurationMs) || c.logRotateDurationMs <= 0) throw new AgentConfigError('log_rotate_duration', `must be a positive duration such as "24h", got ${String(c.logRotateDurationMs)} ms`);
+  if (!Number.isSafeInteger(c.logRotateMaxFiles)) throw new AgentConfigError('log_rotate_max_files', `must be a whole number, got ${String(c.logRotateMaxFiles)}`);
   validateTlsConfig(c.tls);
   // The drivers that run tasks (or exec'd commands) on the host unisolated are off unless enabled.
   for (const plugin of ['raw_exec', 'mock_driver']) {

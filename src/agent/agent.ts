@@ -16,6 +16,7 @@ import type { ClientRole, RoleFactories, ServerRole } from './agent-roles.js';
 import { lateBoundClient } from './late-bound-client.js';
 import { loadAgentTls, type AgentTls } from '../tls/tls-config.js';
 import { makePrivateDirSync, privatizeTreeSync } from '../fs/private-dir.js';
+import { activeLogPath } from './log-file.js';
 
 /**
  * Entries of the client's data directory that are not the agent's private state: allocation
@@ -106,6 +107,8 @@ export class Agent {
           server: config.server.enabled,
           client: config.client.enabled,
           config: agentConfigJson(config, dataDir),
+          enableDebug: config.enableDebug,
+          ...(config.logFile ? { logFile: activeLogPath(config.logFile) } : {}),
         },
       });
       await http.listen({ host: config.bindAddr, port: config.ports.http });
@@ -206,6 +209,12 @@ function agentConfigJson(c: AgentConfig, dataDir: string): Record<string, unknow
     DataDir: dataDir,
     BindAddr: c.bindAddr,
     LogLevel: c.logLevel.toUpperCase(),
+    LogJson: c.logJson,
+    LogFile: c.logFile ?? '',
+    LogRotateBytes: c.logRotateBytes,
+    LogRotateDuration: `${c.logRotateDurationMs / 1000}s`,
+    LogRotateMaxFiles: c.logRotateMaxFiles,
+    EnableDebug: c.enableDebug,
     DevMode: c.dev,
     // Servers are reached over HTTP: Caravan listens on no RPC or gossip (Serf) port.
     Ports: { HTTP: c.ports.http, RPC: 0, Serf: 0 },

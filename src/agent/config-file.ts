@@ -1,7 +1,8 @@
 /**
  * Reading a Nomad agent configuration file (HCL2, or JSON when the name ends in .json) into a
  * configuration layer. Known settings: data_dir, bind_addr, datacenter, region, name,
- * log_level, ports { http }, server { enabled, num_schedulers, raft_snapshot_threshold, job_max_count,
+ * log_level, log_json, log_file, log_rotate_bytes, log_rotate_duration, log_rotate_max_files,
+ * enable_debug, ports { http }, server { enabled, num_schedulers, raft_snapshot_threshold, job_max_count,
  * job_max_priority, job_default_priority, etcd { endpoints, prefix, lease_ttl, tls { ca_file, cert_file, key_file } },
  * client_introduction { enforcement, default_identity_ttl, max_identity_ttl } }, client { enabled, servers,
  * node_class, node_pool, meta, options }, acl { enabled, token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
@@ -88,6 +89,12 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
   set('region', str(tree, 'region', 'region'));
   set('name', str(tree, 'name', 'name'));
   set('logLevel', str(tree, 'log_level', 'log_level'));
+  set('logJson', bool(tree, 'log_json', 'log_json'));
+  set('logFile', str(tree, 'log_file', 'log_file'));
+  set('logRotateBytes', int(tree, 'log_rotate_bytes', 'log_rotate_bytes'));
+  set('logRotateDurationMs', durationMs(tree, 'log_rotate_duration', 'log_rotate_duration'));
+  set('logRotateMaxFiles', int(tree, 'log_rotate_max_files', 'log_rotate_max_files'));
+  set('enableDebug', bool(tree, 'enable_debug', 'enable_debug'));
   const ports = block(tree, 'ports');
   if (ports) {
     const http = int(ports, 'http', 'ports.http');

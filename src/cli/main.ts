@@ -61,6 +61,8 @@ import { agentInfoCommand } from './commands/agent-info.js';
 import { operatorApiCommand } from './commands/operator-api.js';
 import { operatorMetricsCommand } from './commands/operator-metrics.js';
 import { nodeConfigCommand } from './commands/node-config.js';
+import { operatorGossipKeyringCommands } from './commands/operator-gossip-keyring.js';
+import { operatorDebugCommand } from './commands/operator-debug.js';
 import { normalizeArgv } from './normalize-argv.js';
 import { rewriteGoBoolFlags } from './go-bool-flags.js';
 
@@ -114,6 +116,8 @@ export const COMMANDS: readonly CommandModule[] = [
   scalingPolicyCommands,
   namespaceCommands,
   operatorRaftCommands,
+  operatorGossipKeyringCommands,
+  operatorDebugCommand,
   operatorApiCommand,
   operatorMetricsCommand,
   agentInfoCommand,

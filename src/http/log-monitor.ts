@@ -34,7 +34,12 @@ export function subscribeLogs(logger: Logger | undefined, level: Level, onLine: 
 
 const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 
-/** A pino JSON line as Nomad's text log format: `2026-01-02T03:04:05.000Z [INFO]  component: message: key=value`. */
+/**
+ * A pino JSON line in Nomad's (hclog's) text format:
+ * `2026-01-02T03:04:05.000Z [INFO]  component: message: key=value key2="with space"`. A value
+ * that would not read back as one word is quoted; an error object shows as `error="<message>"`.
+ * A line that is not JSON passes through unchanged.
+ */
 export function formatLogLine(line: string): string {
   let o: Record<string, unknown>;
   try {
@@ -46,6 +51,18 @@ export function formatLogLine(line: string): string {
   const when = typeof time === 'number' ? new Date(time).toISOString() : '';
   const name = `[${LEVEL_NAMES[level as number] ?? String(level)}]`.padEnd(7);
   const where = typeof component === 'string' ? `${component}: ` : '';
-  const extra = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
+  const extra = Object.entries(rest).map(([k, v]) => logField(k, v)).join(' ');
   return `${when} ${name} ${where}${String(msg ?? '')}${extra ? `: ${extra}` : ''}\n`;
+}
+
+/** One `key=value` of a text line, as hclog writes it (strconv.Quote when needed). */
+function logField(key: string, value: unknown): string {
+  if (key === 'err' && typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string') {
+    return `error=${quoteIfNeeded((value as { message: string }).message)}`;
+  }
+  return `${key}=${quoteIfNeeded(typeof value === 'string' ? value : JSON.stringify(value))}`;
+}
+
+function quoteIfNeeded(s: string): string {
+  return s === '' || /[\s"=\\]/.test(s) || /[^\x20-\x7e]/.test(s) ? JSON.stringify(s) : s;
 }

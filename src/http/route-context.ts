@@ -30,6 +30,10 @@ export interface AgentInfo {
   client: boolean;
   /** The agent's effective configuration, shown by /v1/agent/self. */
   config: Record<string, unknown>;
+  /** `enable_debug`: with ACLs off, the pprof routes answer only when set (Nomad's rule). */
+  enableDebug?: boolean;
+  /** The active file of `log_file`, which /v1/agent/monitor/export?on_disk=true reads; undefined without one. */
+  logFile?: string;
 }
 
 /** Shared state of the route modules. */

@@ -137,6 +137,12 @@ export interface ServerApi {
   schedulerWorkers?(): SchedulerWorkers;
   /** The servers of the cluster with their state (the leadership's members). */
   members?(): ServerMember[];
+  /** The IDs of the servers in the order they would lead (leader first); absent with one server (embedded log). */
+  leadershipOrder?(): string[] | undefined;
+  /** Gives up this server's leadership and campaigns again behind the others; false when the backend cannot (embedded log). */
+  resignLeadership?(): boolean;
+  /** Removes failed server `id` from the member list; false when it is alive, unknown, or the backend keeps none. */
+  forgetServer?(id: string): Promise<boolean>;
   /** Milliseconds since this server last heard from the leader (0 on the leader): X-Nomad-LastContact. */
   lastContactMs?(): number;
   /**

@@ -260,6 +260,20 @@ export class Server implements ServerApi {
     return this.leadership.members();
   }
 
+  leadershipOrder(): string[] | undefined {
+    return this.leadership.candidateOrder?.();
+  }
+
+  resignLeadership(): boolean {
+    if (!this.leadership.resign) return false;
+    this.leadership.resign();
+    return true;
+  }
+
+  async forgetServer(id: string): Promise<boolean> {
+    return (await this.leadership.forget?.(id)) ?? false;
+  }
+
   peers(): string[] {
     return this.members()
       .filter((m) => m.status === 'alive')

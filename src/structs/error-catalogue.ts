@@ -225,6 +225,19 @@ export const ErrorCatalogue = {
   HTTP_ACL_DISABLED: e(400, 'ACL support disabled'),
   /** An agent-to-agent route called without a verified client certificate (tls { rpc = true }). */
   HTTP_CLIENT_CERT_REQUIRED: e(403, 'Permission denied: {path} needs a client certificate signed by the cluster CA (tls.rpc)'),
+  /**
+   * A gossip keyring operation while gossip encryption is off — always, for Caravan's servers do
+   * not gossip: every server "reports failure", in Serf's words, and Nomad answers 500.
+   */
+  HTTP_GOSSIP_KEYRING_DISABLED: e(500, '{failed}/{nodes} nodes reported failure'),
+  /** A gossip key that is not base64 (Go's base64 error, which Nomad answers 500). */
+  HTTP_GOSSIP_KEY_INVALID: e(500, 'illegal base64 data at input byte {offset}'),
+  /** A /v1/agent/pprof profile Caravan has no Node.js equivalent of (Nomad's text and status). */
+  HTTP_UNKNOWN_PROFILE: e(404, 'Unknown profile: {name}'),
+  /** A well-formed request the server will not act on; the reason names the value (Nomad's 422). */
+  HTTP_UNPROCESSABLE: e(422, '{reason}'),
+  /** A request naming both a node and a server to act on (Nomad's text). */
+  HTTP_NODE_AND_SERVER: e(400, 'Cannot target node and server simultaneously'),
   /** A request for a region this agent is not in (Nomad's text; there is one region). */
   HTTP_NO_REGION_PATH: e(400, 'No path to region "{region}"'),
   /** An allocation this agent cannot find (Nomad's "Unknown allocation"). */

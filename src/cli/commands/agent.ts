@@ -4,10 +4,13 @@
  * `-config FILE` (repeatable), `-data-dir`, `-bind`, `-http-port`, `-node`, `-dc`, `-region`
  * as Nomad's, and `-node-pool`, `-client-intro-token` (or NOMAD_CLIENT_INTRO_TOKEN) for a
  * client; `-etcd-endpoints`, `-etcd-prefix` put a server's log and leadership on etcd. Logs go
- * to stderr (pino); the startup banner to stdout.
+ * to stderr in Nomad's text format, or JSON with `-log-json`, and to `-log-file` when set
+ * (agent-logger.ts); the startup banner to stdout.
  */
 import type { Command } from 'commander';
-import { pino, destination, multistream, type Logger } from 'pino';
+import { createAgentLogger, type AgentLog } from '../../agent/agent-logger.js';
+import { LogFileError } from '../../agent/log-file.js';
+import { NANOS_PER_MS, parseDuration } from '../../structs/duration.js';
 import { Agent } from '../../agent/agent.js';
 import {
   AgentConfigError,
@@ -44,9 +47,20 @@ export interface AgentFlags {
   clientIntroToken?: string;
   meta?: string[];
   logLevel?: string;
+  logJson?: boolean;
+  logFile?: string;
+  logRotateBytes?: string;
+  logRotateDuration?: string;
+  logRotateMaxFiles?: string;
   bootstrapExpect?: string;
   etcdEndpoints?: string;
   etcdPrefix?: string;
+}
+
+/** A flag's whole-number value (negative allowed); AgentConfigError naming the flag otherwise. */
+function wholeNumber(flag: string, v: string): number {
+  if (!/^-?\d+$/.test(v.trim())) throw new AgentConfigError(flag, `must be a whole number, got ${JSON.stringify(v)}`);
+  return Number(v.trim());
 }
 
 /** The configuration layer the command line gives; throws AgentConfigError naming the flag. */
@@ -62,6 +76,17 @@ export function flagsLayer(f: AgentFlags): AgentConfigLayer {
   if (f.dc !== undefined) layer.datacenter = f.dc;
   if (f.region !== undefined) layer.region = f.region;
   if (f.logLevel !== undefined) layer.logLevel = f.logLevel;
+  if (f.logJson !== undefined) layer.logJson = f.logJson;
+  if (f.logFile !== undefined) layer.logFile = f.logFile;
+  if (f.logRotateBytes !== undefined) layer.logRotateBytes = wholeNumber('-log-rotate-bytes', f.logRotateBytes);
+  if (f.logRotateMaxFiles !== undefined) layer.logRotateMaxFiles = wholeNumber('-log-rotate-max-files', f.logRotateMaxFiles);
+  if (f.logRotateDuration !== undefined) {
+    try {
+      layer.logRotateDurationMs = parseDuration(f.logRotateDuration) / NANOS_PER_MS;
+    } catch {
+      throw new AgentConfigError('-log-rotate-duration', `invalid duration ${JSON.stringify(f.logRotateDuration)} (want e.g. 24h)`);
+    }
+  }
   if (f.server) layer.server = { enabled: true };
   if (f.etcdEndpoints !== undefined || f.etcdPrefix !== undefined) {
     const etcd: NonNullable<NonNullable<AgentConfigLayer['server']>['etcd']> = {};
@@ -150,9 +175,18 @@ export async function runAgent(ctx: CliContext, f: AgentFlags, roles: RoleFactor
     }
     throw err;
   }
-  // On a multistream, so /v1/agent/monitor can follow the lines (src/http/log-monitor.ts).
-  const logDest = destination({ fd: 2, sync: false });
-  const logger: Logger = pino({ level: config.logLevel, base: { agent: config.name } }, multistream([{ level: 'trace', stream: logDest }]));
+  // On a multistream, so /v1/agent/monitor can follow the lines (src/agent/agent-logger.ts).
+  let log: AgentLog;
+  try {
+    log = createAgentLogger(config, { agent: config.name });
+  } catch (err) {
+    if (err instanceof LogFileError) {
+      ctx.stderr.write(`==> Error loading configuration: ${err.message}\n`);
+      return ExitCode.Error;
+    }
+    throw err;
+  }
+  const logger = log.logger;
   for (const file of config.files) ctx.stdout.write(`==> Loaded configuration from ${file}\n`);
   ctx.stdout.write('==> Starting Caravan agent...\n');
   let agent: Agent;
@@ -161,7 +195,7 @@ export async function runAgent(ctx: CliContext, f: AgentFlags, roles: RoleFactor
   } catch (err) {
     const msg = err instanceof AgentRoleError ? `${err.role}: ${err.message}` : err instanceof Error ? err.message : String(err);
     ctx.stderr.write(`==> Error starting agent: ${msg}\n`);
-    logDest.flush();
+    log.close();
     return ExitCode.Error;
   }
   ctx.stdout.write(`==> Caravan agent configuration:\n\n${banner(agent)}\n\n`);
@@ -170,7 +204,7 @@ export async function runAgent(ctx: CliContext, f: AgentFlags, roles: RoleFactor
   const sig = await stop;
   ctx.stdout.write(`==> Caught signal: ${sig.toLowerCase().replace(/^sig/, '')}\n==> Gracefully shutting down agent...\n`);
   await agent.shutdown();
-  logDest.flush();
+  log.close();
   return ExitCode.Ok;
 }
 
@@ -196,6 +230,11 @@ export const agentCommand: CommandModule = {
       .option('--client-intro-token <jwt>', 'the introduction token the client presents when it first registers (see `node intro create`)')
       .option('--meta <key=value>', 'client node metadata (repeatable)', collect, [])
       .option('--log-level <level>', 'trace, debug, info, warn or error')
+      .option('--log-json', 'write the log as JSON lines instead of text (log_json)')
+      .option('--log-file <path>', 'also write the log to this file, rotated (log_file; a path ending in / is a directory)')
+      .option('--log-rotate-bytes <n>', 'rotate the log file at this many bytes (log_rotate_bytes; 0: no limit)')
+      .option('--log-rotate-duration <duration>', 'rotate the log file at this age (log_rotate_duration; default 24h)')
+      .option('--log-rotate-max-files <n>', 'rotated log files to keep (log_rotate_max_files; 0: all)')
       .option('--etcd-endpoints <urls>', 'comma-separated etcd client URLs: the server keeps its log and leadership in etcd (several servers)')
       .option('--etcd-prefix <prefix>', 'key prefix of this cluster in etcd (default /caravan/)')
       .action(async (opts: AgentFlags) => {

@@ -1,5 +1,5 @@
 /**
- * `caravan deployment list|status|promote|fail|pause|resume` and `caravan job promote`, as
+ * `caravan deployment list|status|promote|fail|pause|resume|unblock` and `caravan job promote`, as
  * Nomad's: IDs may be prefixes; promote takes `-group` (repeatable, default all groups); the
  * writes print the evaluation they created and, unless `-detach`, monitor the deployment.
  */
@@ -106,6 +106,8 @@ export const deploymentCommands: CommandModule = {
     writeCommand('fail', 'Mark a deployment as failed', 'fail', {}, (id) => `Deployment "${id}" failed`);
     writeCommand('pause', 'Pause a deployment', 'pause', { Pause: true }, (id) => `Deployment "${id}" paused`);
     writeCommand('resume', 'Resume a paused deployment', 'pause', { Pause: false }, (id) => `Deployment "${id}" resumed`);
+    // A multiregion deployment's unblock; with one region Nomad CE (and Caravan) answer success doing nothing.
+    writeCommand('unblock', 'Unblock a blocked multiregion deployment', 'unblock', {}, (id) => `Deployment "${id}" unblocked`);
 
     addApiFlags(
       group

@@ -47,7 +47,8 @@ export interface ServerProxyOptions {
 /**
  * True for routes a client-only agent answers itself: its own allocations (/v1/client/…),
  * its own facts, health, host, servers and scheduler workers (/v1/agent/self, /health, /host, /servers,
- * /schedulers: a client-only agent answers "Server only endpoint" as Nomad) and its metrics. Everything
+ * /schedulers: a client-only agent answers "Server only endpoint" as Nomad), its profiles and log
+ * (/v1/agent/pprof/*, /v1/agent/monitor, /v1/agent/monitor/export) and its metrics. Everything
  * else under /v1/ belongs to the servers.
  */
 export function isLocalRoute(url: string): boolean {
@@ -60,6 +61,9 @@ export function isLocalRoute(url: string): boolean {
     path === '/v1/agent/host' ||
     path === '/v1/agent/servers' ||
     path.startsWith('/v1/agent/schedulers') ||
+    // The agent's own profiles and log (a server named by ?server_id= is reached from here).
+    path.startsWith('/v1/agent/pprof/') ||
+    path.startsWith('/v1/agent/monitor') ||
     path === '/v1/metrics'
   );
 }

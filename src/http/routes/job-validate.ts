@@ -30,7 +30,9 @@ export function registerJobValidateRoutes(app: FastifyInstance, ctx: RouteContex
   const validate = async (req: FastifyRequest, reply: FastifyReply) => {
     const body = objectBody(req.body);
     const job = objectField(body, 'Job');
-    const out: JobValidateResponse = { DriverConfigValidated: false, ValidationErrors: null, Error: '', Warnings: '' };
+    // The server answered, so the job was checked here: Nomad's server sets DriverConfigValidated
+    // whenever it answers (its CLI prints "not validated" only when no agent could be reached).
+    const out: JobValidateResponse = { DriverConfigValidated: true, ValidationErrors: null, Error: '', Warnings: '' };
     try {
       const limits = ctx.server?.jobLimits?.();
       admitJob(job, { region: ctx.agent.region, namespace: queryOptions(req).namespace, ...(limits ? { limits } : {}) });

@@ -39,13 +39,25 @@ function canaryGroupsReady(groups: [string, DeploymentState][], healthyOf: (id: 
 }
 
 /**
+ * Checks an unblock (Nomad's Deployment.Unblock): the deployment must exist and not be terminal.
+ * Unblocking is for a multiregion deployment waiting on its peer regions; Nomad CE does nothing
+ * beyond this check (its deployment watcher's UnblockDeployment is a no-op) and answers success,
+ * and Caravan, with one region, does the same: there is no command to apply.
+ */
+export function checkUnblock(state: Pick<ActionState, 'deploymentById'>, deploymentId: string): void {
+  const d = state.deploymentById(deploymentId);
+  if (!d) throw new ServerError('DEPLOYMENT_NOT_FOUND', { deployment: deploymentId });
+  if (isTerminalDeploymentStatus(d.Status)) throw invalid("can't unblock terminal deployment");
+}
+
+/**
  * Checks an action against the deployment and builds its command. `newEval` makes the
- * evaluation that lets the scheduler act on the change.
+ * evaluation that lets the scheduler act on the change. Unblock has no command (checkUnblock).
  */
 export function planDeploymentAction(
   state: ActionState,
   deploymentId: string,
-  action: DeploymentAction,
+  action: Exclude<DeploymentAction, { Type: 'unblock' }>,
   nowNanos: number,
   newEval: (job: Job, deploymentId: string) => Evaluation,
 ): ActionPlan {
@@ -53,17 +65,6 @@ export function planDeploymentAction(
   if (!d) throw new ServerError('DEPLOYMENT_NOT_FOUND', { deployment: deploymentId });
   const job = state.jobById(d.Namespace, d.JobID);
   if (!job) throw new ServerError('JOB_NOT_FOUND', { job: d.JobID });
-  if (action.Type === 'unblock') {
-    // Only a multiregion deployment waiting on its peers is blocked; Caravan has one region, so
-    // none ever is, but the check and the answer are Nomad's.
-    if (isTerminalDeploymentStatus(d.Status)) throw invalid("can't unblock terminal deployment");
-    if (d.Status !== 'blocked') throw invalid(`can't unblock deployment that is not blocked (status "${d.Status}")`);
-    return {
-      command: { Type: 'DeploymentStatusUpdate', Update: { DeploymentID: d.ID, Status: 'successful', StatusDescription: 'Deployment completed successfully' }, Eval: null, Now: nowNanos },
-      evaluation: null,
-      revertTo: null,
-    };
-  }
   const active = isOperableDeployment(d);
   if (!active) throw invalid(`can't ${action.Type === 'alloc-health' ? 'set health of allocations of' : action.Type} terminal deployment`);
   const evaluation = newEval(job, d.ID);

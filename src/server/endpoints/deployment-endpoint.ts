@@ -1,5 +1,5 @@
 /** The deployment endpoint: promote, fail, pause/resume, and allocation health set by hand. */
-import { planDeploymentAction } from '../deployment/deployment-actions.js';
+import { checkUnblock, planDeploymentAction } from '../deployment/deployment-actions.js';
 import { newEvaluation } from '../new-eval.js';
 import type { DeploymentAction } from '../server-api.js';
 import type { EndpointContext } from './endpoint-context.js';
@@ -13,6 +13,11 @@ export class DeploymentEndpoint {
 
   /** Promotes, fails, pauses/resumes a deployment or sets its allocations' health. */
   async deploymentAction(deploymentId: string, action: DeploymentAction): Promise<{ evalId: string; index: number }> {
+    if (action.Type === 'unblock') {
+      // Nomad CE answers an unblock of a live deployment with an empty success, changing nothing.
+      checkUnblock(this.ctx.store, deploymentId);
+      return { evalId: '', index: 0 };
+    }
     const now = this.ctx.nowNanos();
     const plan = planDeploymentAction(this.ctx.store, deploymentId, action, now, (job, id) =>
       newEvaluation(job, 'deployment-watcher', now, { DeploymentID: id }),

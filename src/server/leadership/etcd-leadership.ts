@@ -5,7 +5,9 @@
  * each result back as an event with the time, and tells listeners when leadership changes.
  *
  * Each server also registers `<prefix>members/<id>` with its lease (the member list; a
- * registration gone with its lease shows the server as failed).
+ * registration gone with its lease shows the server as failed, until force-leave removes it).
+ * Leadership is handed over by resigning (leader-election.ts): see transfer in
+ * http/routes/operator-raft-peers.ts.
  *
  * Nothing the etcd client does may end the process: every callback from it is guarded, every
  * watch runs on its own stream whose failures end that watch only (then the prefix is read
@@ -37,11 +39,12 @@ export interface EtcdLeadershipOptions {
   openWatch?: typeof EtcdWatch.open;
 }
 
-/** What the candidate and member keys hold. */
+/** What the candidate and member keys hold; `left` marks a member removed by force-leave. */
 interface MemberValue {
   id: string;
   name: string;
   address: string;
+  left?: boolean;
 }
 
 /** How often time-based rules (lease confirmation, retries) are evaluated (ms). */
@@ -169,6 +172,34 @@ export class EtcdLeadership implements Leadership {
         status: alive ? ('alive' as const) : ('failed' as const),
       }))
       .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  candidateOrder(): string[] {
+    return this.election.candidates().map((k) => parseMember(k.value)?.id ?? '').filter((id) => id !== '');
+  }
+
+  resign(): void {
+    this.log?.info({ id: this.self.id }, 'etcd leadership: resigning');
+    this.step({ type: 'resign' });
+  }
+
+  /**
+   * Removes failed server `id` from every server's member list: a "left" value put under its
+   * member key (without a lease) is seen by every watcher, then deleted, so a later read finds
+   * nothing. A live server (its registration present) is not touched.
+   */
+  async forget(id: string): Promise<boolean> {
+    const m = this.known.get(id);
+    if (!m || m.alive) return false;
+    const key = this.keys.members + id;
+    const res = await this.client
+      .if(key, 'Create', '==', 0)
+      .then(this.client.put(key).value(JSON.stringify({ ...m.value, left: true })))
+      .commit();
+    if (!res.succeeded) return false; // it registered again meanwhile: alive
+    await this.client.delete().key(key).exec();
+    this.known.delete(id);
+    return true;
   }
 
   async close(): Promise<void> {
@@ -409,7 +440,7 @@ export class EtcdLeadership implements Leadership {
     for (const kv of kvs) {
       const id = kv.key.toString().slice(this.keys.members.length);
       const value = parseMember(kv.value.toString());
-      if (!value) continue;
+      if (!value || value.left) continue;
       present.add(id);
       this.known.set(id, { value, alive: true });
     }
@@ -424,7 +455,8 @@ export class EtcdLeadership implements Leadership {
     const id = e.kv.key.toString().slice(this.keys.members.length);
     if (e.kind === 'put') {
       const value = parseMember(e.kv.value.toString());
-      if (value) this.known.set(id, { value, alive: true });
+      if (value?.left) this.known.delete(id);
+      else if (value) this.known.set(id, { value, alive: true });
     } else {
       const m = this.known.get(id);
       if (m) m.alive = false;
@@ -443,7 +475,7 @@ function toChange(e: WatchEvent): ElectionChange {
 function parseMember(text: string): MemberValue | null {
   try {
     const v = JSON.parse(text) as Partial<MemberValue>;
-    return typeof v.id === 'string' ? { id: v.id, name: v.name ?? '', address: v.address ?? '' } : null;
+    return typeof v.id === 'string' ? { id: v.id, name: v.name ?? '', address: v.address ?? '', ...(v.left === true ? { left: true } : {}) } : null;
   } catch {
     return null;
   }

@@ -36,7 +36,7 @@
  *
  *   no lease ──grant──▶ lease, no key ──campaign──▶ lease + key ──lowest & confirmed──▶ leader
  *       ▲                                               │
- *       └──── lease lost, or own key gone (revoke) ◀────┘
+ *       └─ lease lost, own key gone, or resign (revoke) ◀┘
  */
 
 /** A key under the election prefix, as a read or a put event shows it. */
@@ -72,6 +72,12 @@ export type ElectionEvent =
   | { type: 'changes'; changes: ElectionChange[] }
   /** The watch ended: the view is no longer kept up to date. */
   | { type: 'watch-lost' }
+  /**
+   * Give up this lease (and so any leadership) and campaign again with a new one, whose key is
+   * created after every key now in the prefix: the next-lowest key's owner leads (Nomad's
+   * leadership transfer, done by every server ahead of the chosen one resigning).
+   */
+  | { type: 'resign' }
   | { type: 'close' };
 
 export type ElectionAction =
@@ -219,6 +225,9 @@ export class LeaderElection {
         return;
       case 'watch-lost':
         this.synced = false;
+        return;
+      case 'resign':
+        this.dropSession(actions, now);
         return;
       case 'close':
         this.closed = true;

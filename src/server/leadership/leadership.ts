@@ -40,6 +40,18 @@ export interface Leadership {
   advertise?(address: string): void;
   /** The servers currently registered, this one included. */
   members(): ServerMember[];
+  /**
+   * The IDs of the servers campaigning, in the order they would lead (the leader first).
+   * Optional: the embedded port has one server.
+   */
+  candidateOrder?(): string[];
+  /** Gives up this server's leadership (if it leads) and campaigns again behind the others. Optional, as candidateOrder. */
+  resign?(): void;
+  /**
+   * Removes a failed server from the member list every server keeps (Nomad's force-leave and
+   * raft remove-peer). Resolves false when the server is alive or unknown (nothing removed).
+   */
+  forget?(id: string): Promise<boolean>;
   /** Resigns if leader, stops campaigning and deregisters. */
   close(): Promise<void>;
 }

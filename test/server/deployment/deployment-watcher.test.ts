@@ -4,7 +4,7 @@ import { StateStore } from '../../../src/server/state/state-store.js';
 import { Fsm } from '../../../src/server/fsm/fsm.js';
 import type { Command } from '../../../src/server/fsm/commands.js';
 import { DeploymentWatcher } from '../../../src/server/deployment/deployment-watcher.js';
-import { planDeploymentAction } from '../../../src/server/deployment/deployment-actions.js';
+import { checkUnblock, planDeploymentAction } from '../../../src/server/deployment/deployment-actions.js';
 import { newDeployment, newDeploymentState } from '../../../src/scheduler/deployment-rollout.js';
 import { FakeClock, type Clock } from '../../../src/time/clock.js';
 import { LONG_MS, pause, realTimersAt } from '../../time/real-timers.js';
@@ -194,8 +194,10 @@ test('pause, resume and fail are refused on a terminal deployment', () => {
   const t = setup();
   const { d } = t.rollout('a');
   const newEval = (j: Job, id: string) => mockEval(j, { DeploymentID: id });
-  // Unblock is for a multiregion deployment waiting on its peers: refused for a running one.
-  assert.throws(() => planDeploymentAction(t.store, d.ID, { Type: 'unblock' }, NOW, newEval), /can't unblock deployment that is not blocked \(status "running"\)/);
+  // Unblock is for a multiregion deployment waiting on its peers: a no-op success on a live one
+  // (Nomad CE), refused on a terminal or unknown one.
+  assert.doesNotThrow(() => checkUnblock(t.store, d.ID));
+  assert.throws(() => checkUnblock(t.store, 'nope'), /not found/);
   const pause = planDeploymentAction(t.store, d.ID, { Type: 'pause', Pause: true }, NOW, newEval);
   t.apply(pause.command);
   assert.equal(t.store.deploymentById(d.ID)!.Status, 'paused');
@@ -204,6 +206,7 @@ test('pause, resume and fail are refused on a terminal deployment', () => {
   t.apply(planDeploymentAction(t.store, d.ID, { Type: 'fail' }, NOW, newEval).command);
   assert.equal(t.store.deploymentById(d.ID)!.StatusDescription, 'Deployment marked as failed');
   assert.throws(() => planDeploymentAction(t.store, d.ID, { Type: 'fail' }, NOW, newEval), /terminal deployment/);
+  assert.throws(() => checkUnblock(t.store, d.ID), /can't unblock terminal deployment/);
   assert.throws(() => planDeploymentAction(t.store, 'nope', { Type: 'fail' }, NOW, newEval), /not found/);
 });
 
