@@ -22,7 +22,7 @@ import { ClientError, ClientErrorCode, errorMessage, isRecoverable } from '../cl
 import { RestartDecision, RestartTracker } from './restarts/restart-tracker.js';
 import { appendTaskEvent, newTaskEvent, newTaskState } from './task-event.js';
 import { killWithBackoff } from './kill-backoff.js';
-import type { AnyTaskHook, TaskHookRequest, TaskLifecycle, TaskPrep, TaskVariableReader } from './interfaces.js';
+import type { AnyTaskHook, TaskHookRequest, TaskLifecycle, TaskIdentitySigner, TaskPrep, TaskVariableReader } from './interfaces.js';
 import { ValidateHook } from './hooks/validate-hook.js';
 import { TaskDirHook } from './hooks/task-dir-hook.js';
 import { DispatchPayloadHook } from './hooks/dispatch-payload-hook.js';
@@ -31,6 +31,7 @@ import { EnvHook } from './hooks/env-hook.js';
 import { StatsHook } from './hooks/stats-hook.js';
 import { ArtifactHook } from './hooks/artifact-hook.js';
 import { TemplateHook } from './hooks/template-hook.js';
+import { IdentityHook } from './hooks/identity-hook.js';
 import { TaskSetupError } from './task-setup-error.js';
 import type { TaskUserPolicy } from './task-user-policy.js';
 import { ExitCause, restoredExit, type RestoredExit } from './restored-exit.js';
@@ -60,6 +61,8 @@ export interface TaskRunnerConfig {
   hooks?: AnyTaskHook[];
   /** Reads variables for the task's templates from the servers. */
   variables?: TaskVariableReader;
+  /** Signs the task's workload identities on the servers. */
+  identities?: TaskIdentitySigner;
   /** The client's user.denylist / user.checked_drivers; Nomad's defaults when not given. */
   userPolicy?: TaskUserPolicy;
 }
@@ -120,7 +123,7 @@ export class TaskRunner {
       this.stats = null;
     } else {
       this.stats = new StatsHook(cfg.clock);
-      this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats];
+      this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new IdentityHook(cfg.clock), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats];
     }
   }
 
@@ -535,6 +538,7 @@ export class TaskRunner {
       signal: this.stopSignal(),
       lifecycle: this.lifecycle,
       ...(this.cfg.variables ? { variables: this.cfg.variables } : {}),
+      ...(this.cfg.identities ? { identities: this.cfg.identities } : {}),
     };
   }
 
