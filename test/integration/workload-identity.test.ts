@@ -76,7 +76,7 @@ test('a task calls the API with its workload identity: its own variable yes, oth
   try {
     const aclConfig = join(tmp, 'acl.hcl');
     await writeFile(aclConfig, 'acl {\n  enabled = true\n}\n');
-    agent = await startAgent({ roleArgs: ['-dev'], dataDir: join(tmp, 'a'), extraArgs: ['-config', aclConfig] });
+    agent = await startAgent({ roleArgs: ['-dev'], dataDir: join(tmp, 'a'), extraArgs: ['-config', aclConfig], readyTimeoutMs: 60_000 });
     const a = agent.address;
     const boot = await runCli(a, ['acl', 'bootstrap', '-json']);
     assert.equal(boot.code, 0, boot.stderr);
