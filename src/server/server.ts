@@ -121,6 +121,8 @@ export class Server implements ServerApi {
       },
       nowNanos: () => this.clock.now() * 1_000_000,
     };
+    this.keyring = new KeyringEndpoint(ctx);
+    this.workloadIdentities = new WorkloadIdentityEndpoint(ctx, this.keyring);
     this.jobs = new JobEndpoint(ctx);
     this.scaling = new ScalingEndpoint(ctx, this.jobs);
     this.clientIntroduction = new ClientIntroductionEndpoint(ctx);
@@ -129,12 +131,10 @@ export class Server implements ServerApi {
     this.deployments = new DeploymentEndpoint(ctx, this.jobs);
     this.system = new SystemEndpoint(ctx);
     this.namespaceEndpoint = new NamespaceEndpoint(ctx);
-    this.keyring = new KeyringEndpoint(ctx);
-    this.workloadIdentities = new WorkloadIdentityEndpoint(ctx, this.keyring);
     this.acl = new AclEndpoint(ctx, this.workloadIdentities);
     this.nodePools = new NodePoolEndpoint(ctx);
     this.variables = new VariableEndpoint(ctx);
-    this.taskVariables = new TaskVariablesEndpoint(ctx);
+    this.taskVariables = new TaskVariablesEndpoint(ctx, this.workloadIdentities);
     this.evalEndpoint = new EvalEndpoint(ctx);
     this.versionTags = new VersionTagEndpoint(ctx);
     this.snapshotter = new Snapshotter({

@@ -32,6 +32,7 @@ import { StatsHook } from './hooks/stats-hook.js';
 import { ArtifactHook } from './hooks/artifact-hook.js';
 import { TemplateHook } from './hooks/template-hook.js';
 import { IdentityHook } from './hooks/identity-hook.js';
+import { DefaultIdentity } from './default-identity.js';
 import { TaskSetupError } from './task-setup-error.js';
 import type { TaskUserPolicy } from './task-user-policy.js';
 import { ExitCause, restoredExit, type RestoredExit } from './restored-exit.js';
@@ -79,6 +80,8 @@ export function effectiveRestartPolicy(task: Task, group: TaskGroup | undefined,
 /** Runs one task. Create, optionally `restore()`, then `run()`. */
 export class TaskRunner {
   readonly taskName: string;
+  /** The template variable reader, presenting the task's default identity when the servers sign one. */
+  private readonly variables: TaskVariableReader | undefined;
   private alloc: Allocation;
   private readonly task: Task;
   private readonly group: TaskGroup;
@@ -113,6 +116,12 @@ export class TaskRunner {
     this.alloc = cfg.alloc;
     this.task = cfg.task;
     this.taskName = cfg.task.Name;
+    if (cfg.variables) {
+      const read = cfg.variables;
+      // Template reads go under the task's own identity (Nomad's way) when its servers sign one.
+      const identity = cfg.identities ? new DefaultIdentity(cfg.identities, cfg.alloc.ID, cfg.task.Name, cfg.clock) : null;
+      this.variables = identity ? async (req, signal) => read({ ...req, Identity: await identity.get(signal) }, signal) : read;
+    }
     const group = cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup);
     this.group = group ?? ({ Name: cfg.alloc.TaskGroup, Meta: null, RestartPolicy: null } as unknown as TaskGroup);
     const jobType = cfg.alloc.Job?.Type ?? 'service';
@@ -537,7 +546,7 @@ export class TaskRunner {
       driver: this.cfg.driver,
       signal: this.stopSignal(),
       lifecycle: this.lifecycle,
-      ...(this.cfg.variables ? { variables: this.cfg.variables } : {}),
+      ...(this.variables ? { variables: this.variables } : {}),
       ...(this.cfg.identities ? { identities: this.cfg.identities } : {}),
     };
   }
