@@ -5,8 +5,8 @@
  * cluster's public key; a token of its own RSA key with an unknown kid and with the cluster's
  * kid; claims edited to another namespace or job; an expired identity; the third party's token
  * replayed against Nomad's API; its own identity against another namespace's and another job's
- * variables; the internal signing route without the node's secret; the identity of a stopped
- * allocation. Every one is refused (403), and neither the JWKS nor the keyring list carries any
+ * variables; the internal signing route without the node's secret; template reads with a
+ * forged, mismatched or third-party identity; the identity of a stopped allocation. Every one is refused (403), and neither the JWKS nor the keyring list carries any
  * private key material.
  */
 import { after, before, describe, it } from 'node:test';
@@ -173,6 +173,27 @@ describe('workload identity forgery', () => {
       const r = await call(a, 'PUT', '/v1/internal/task/identities', token, { AllocID: alloc, Task: 't', Identities: [] });
       assert.equal(r.status, 403, r.text);
       assert.doesNotMatch(r.text, /eyJ/);
+    }
+  });
+
+  it('template reads under an identity get that workload\'s grant only; a forged or mismatched identity is refused', async () => {
+    const read = (identity: string, allocId: string, path: string) =>
+      call<{ Results: { Error?: string; Variable?: { Items: Record<string, string> } | null }[] }>(a, 'PUT', '/v1/internal/task/variables', undefined, {
+        AllocID: allocId,
+        Task: 't',
+        Identity: identity,
+        Reads: [{ Op: 'get', Path: path }],
+      });
+    const mine = await read(tokens['default']!, alloc, 'nomad/jobs/wi');
+    assert.equal(mine.status, 200, mine.text);
+    assert.deepEqual(mine.body.Results[0]?.Variable?.Items, { secret: 'default-nomad/jobs/wi' });
+    const theirs = await read(tokens['default']!, alloc, 'nomad/jobs/victim');
+    assert.deepEqual(theirs.body.Results, [{ Error: 'Permission denied' }]);
+    const [h, p] = tokens['default']!.split('.');
+    for (const [identity, allocId] of [[`${h}.${p}.AAAA`, alloc], [tokens['default']!, '00000000-0000-0000-0000-000000000000'], [tokens['vault']!, alloc]] as const) {
+      const r = await read(identity, allocId, 'nomad/jobs/wi');
+      assert.equal(r.status, 403, r.text);
+      assert.doesNotMatch(r.text, /default-nomad/);
     }
   });
 
