@@ -8,6 +8,15 @@
 import { mergeDisposition, type Disposition } from './capabilities.js';
 import type { PolicyRules } from './policy-parser.js';
 
+/**
+ * What a workload identity may do without any policy (Nomad's implicit workload policy), asked
+ * before the rules: a grant only, never a denial.
+ */
+export interface ImplicitGrant {
+  /** Whether the workload may `op` the variable at `path` in `ns`. */
+  variable(ns: string, path: string, op: string): boolean;
+}
+
 interface CapSet {
   caps: Set<string>;
   variables: { path: string; caps: Set<string> }[];
@@ -16,10 +25,13 @@ interface CapSet {
 /** What a token may do. Build with Acl.compile or use Acl.management. */
 export class Acl {
   /** The ACL of a management token. */
-  static readonly management = new Acl(true, new Map(), new Map(), {});
+  static readonly management = new Acl(true, new Map(), new Map(), {}, null);
 
-  /** The ACL of a token with these policies' rules (no rules: nothing is allowed). */
-  static compile(policies: readonly PolicyRules[]): Acl {
+  /**
+   * The ACL of a token with these policies' rules (no rules: nothing is allowed); a workload
+   * identity's also has its implicit grant.
+   */
+  static compile(policies: readonly PolicyRules[], implicit: ImplicitGrant | null = null): Acl {
     const namespaces = new Map<string, CapSet>();
     const hostVolumes = new Map<string, CapSet>();
     const coarse: Coarse = {};
@@ -41,7 +53,7 @@ export class Acl {
     }
     // Deny overrides every other capability of the same pattern.
     for (const m of [namespaces, hostVolumes]) for (const s of m.values()) if (s.caps.has('deny')) s.caps = new Set(['deny']);
-    return new Acl(false, namespaces, hostVolumes, coarse);
+    return new Acl(false, namespaces, hostVolumes, coarse, implicit);
   }
 
   private constructor(
@@ -49,6 +61,7 @@ export class Acl {
     private readonly namespaces: Map<string, CapSet>,
     private readonly hostVolumes: Map<string, CapSet>,
     private readonly coarse: Coarse,
+    private readonly implicit: ImplicitGrant | null,
   ) {}
 
   /** May the token use `capability` in namespace `ns`? */
@@ -88,6 +101,7 @@ export class Acl {
   /** May the token use variables `op` (read, write, list, destroy) at `path` in `ns`? */
   allowVariableOperation(ns: string, path: string, op: string): boolean {
     if (this.isManagement) return true;
+    if (this.implicit?.variable(ns, path, op)) return true;
     const set = matching(this.namespaces, ns);
     if (!set || set.caps.has('deny')) return false;
     const byPath = new Map(set.variables.map((v) => [v.path, v]));

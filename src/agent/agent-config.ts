@@ -25,6 +25,8 @@ export interface ServerConfig {
   snapshotThreshold?: number;
   /** `client_introduction { enforcement, default_identity_ttl, max_identity_ttl }` (Nomad's; default enforcement "warn"). */
   clientIntroduction: ClientIntroductionConfig;
+  /** `oidc_issuer` (Nomad's): the `iss` of workload identities and the OIDC discovery document's issuer; undefined for none. */
+  oidcIssuer?: string;
   /** `job_max_count`: the most a job's group counts may sum to (0: no limit); undefined for Nomad's 50,000. */
   jobMaxCount?: number;
   /** `job_max_priority`: the highest job priority admitted, 100..32766; undefined (or 0) for Nomad's 100. */
@@ -206,6 +208,7 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
         ? { snapshotThreshold: layer.server?.snapshotThreshold ?? base.server.snapshotThreshold }
         : {}),
       ...mergeJobLimits(base.server, layer.server),
+      ...((layer.server?.oidcIssuer ?? base.server.oidcIssuer) !== undefined ? { oidcIssuer: layer.server?.oidcIssuer ?? base.server.oidcIssuer } : {}),
     },
     client: {
       enabled: def(layer.client?.enabled, base.client.enabled),
@@ -308,6 +311,9 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
   }
   if (c.server.snapshotThreshold !== undefined && (!Number.isInteger(c.server.snapshotThreshold) || c.server.snapshotThreshold < 1)) {
     throw new AgentConfigError('server.raft_snapshot_threshold', `must be a positive integer, got ${String(c.server.snapshotThreshold)}`);
+  }
+  if (c.server.oidcIssuer !== undefined && !/^https?:\/\/[^\s/]+/.test(c.server.oidcIssuer)) {
+    throw new AgentConfigError('server.oidc_issuer', `must be an http(s) URL, got ${JSON.stringify(c.server.oidcIssuer)}`);
   }
   const intro = clientIntroductionConfigProblem(c.server.clientIntroduction);
   if (intro) throw new AgentConfigError(`server.client_introduction.${intro[0]}`, intro[1]);

@@ -48,6 +48,8 @@ export interface OpenServerOptions {
   snapshotThreshold?: number;
   /** The `client_introduction` block. */
   clientIntroduction?: ClientIntroductionConfig;
+  /** `oidc_issuer`: the issuer of workload identities (undefined: none). */
+  oidcIssuer?: string;
   /** job_max_count, job_max_priority, job_default_priority as configured (Nomad's defaults for the rest). */
   jobLimits?: Partial<JobLimits>;
   logger: Logger;

@@ -80,6 +80,7 @@ export class Agent {
           ...(config.server.etcd ? { etcd: config.server.etcd } : {}),
           ...(config.server.snapshotThreshold !== undefined ? { snapshotThreshold: config.server.snapshotThreshold } : {}),
           clientIntroduction: config.server.clientIntroduction,
+          ...(config.server.oidcIssuer !== undefined ? { oidcIssuer: config.server.oidcIssuer } : {}),
           jobLimits: jobLimitsOf(config.server),
           logger: logger.child({ component: 'server' }),
         });

@@ -115,6 +115,8 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     if (maxPriority !== undefined) layer.server.jobMaxPriority = maxPriority;
     const defaultPriority = int(server, 'job_default_priority', 'server.job_default_priority');
     if (defaultPriority !== undefined) layer.server.jobDefaultPriority = defaultPriority;
+    const issuer = str(server, 'oidc_issuer', 'server.oidc_issuer');
+    if (issuer !== undefined) layer.server.oidcIssuer = issuer;
     const etcd = etcdBlock(server);
     if (etcd) layer.server.etcd = etcd;
     const intro = clientIntroductionBlock(server);

@@ -25,6 +25,7 @@ export const defaultRoles: RoleFactories = {
         logger: opts.logger,
         ...(opts.snapshotThreshold !== undefined ? { snapshotThreshold: opts.snapshotThreshold } : {}),
         ...(opts.clientIntroduction ? { clientIntroduction: opts.clientIntroduction } : {}),
+        ...(opts.oidcIssuer !== undefined ? { oidcIssuer: opts.oidcIssuer } : {}),
         ...(opts.jobLimits ? { jobLimits: opts.jobLimits } : {}),
         ...(etcd ? { logBackend: etcd.log, leadership: etcd.leadership } : {}),
       });

@@ -47,6 +47,7 @@ import { allocChecksCommand } from './commands/alloc-checks.js';
 import { deploymentCommands } from './commands/deployment-commands.js';
 import { serverMembersCommand } from './commands/server-members.js';
 import { operatorRaftCommands } from './commands/operator-raft.js';
+import { operatorRootKeyringCommands } from './commands/operator-root-keyring.js';
 import { statusCommand } from './commands/status.js';
 import { jobValidateCommand } from './commands/job-validate.js';
 import { CARAVAN_VERSION } from '../structs/version.js';
@@ -118,6 +119,7 @@ export const COMMANDS: readonly CommandModule[] = [
   operatorRaftCommands,
   operatorGossipKeyringCommands,
   operatorDebugCommand,
+  operatorRootKeyringCommands,
   operatorApiCommand,
   operatorMetricsCommand,
   agentInfoCommand,

@@ -456,6 +456,7 @@ export class Client implements ClientHttpApi {
       hostEnv: process.env,
       userPolicy: this.userPolicy,
       variables: (req, signal) => this.config.connection.readTaskVariables(req, signal),
+      identities: (req, signal) => this.config.connection.signTaskIdentities(req, signal),
     });
   }
 

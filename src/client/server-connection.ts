@@ -14,6 +14,7 @@ import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
 import { withScheme, type OutboundTls } from '../tls/tls-config.js';
 import { tlsFetch } from '../tls/tls-fetch.js';
 import type { TaskVariablesRequest, TaskVariablesResponse } from '../structs/task-variables.js';
+import type { SignIdentitiesRequest, SignedIdentity } from '../structs/signed-identity.js';
 
 /** The client's view of the servers. Errors are ClientError (NodeUnknown, ServerUnreachable, ServerRejected). */
 export interface ServerConnection {
@@ -29,6 +30,8 @@ export interface ServerConnection {
   updateAllocs(updates: AllocClientUpdate[]): Promise<void>;
   /** A task's template reads of variables (blocking when req.MinIndex > 0). */
   readTaskVariables(req: TaskVariablesRequest, signal: AbortSignal): Promise<TaskVariablesResponse>;
+  /** Signs a task's workload identities (Nomad's Alloc.SignIdentities). */
+  signTaskIdentities(req: SignIdentitiesRequest, signal: AbortSignal): Promise<SignedIdentity[]>;
   /** The servers this client talks to ("host:port"), configured first, then learned ones. */
   servers(): string[];
   /** Replaces the configured servers (`node config -update-servers`); ClientError when not possible. */
@@ -95,6 +98,14 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
         return await server.taskVariables.read(req, secretId, signal);
       } catch (err) {
         return fromServerError(err, 'read variables');
+      }
+    },
+    async signTaskIdentities(req) {
+      if (!server.workloadIdentities) throw new ClientError(ClientErrorCode.ServerRejected, 'the server signs no workload identities');
+      try {
+        return await server.workloadIdentities.sign(req, secretId);
+      } catch (err) {
+        return fromServerError(err, 'sign workload identities');
       }
     },
   };
@@ -207,6 +218,10 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
     async readTaskVariables(req, signal) {
       const { json } = await request('PUT', '/v1/internal/task/variables', req, signal, secretId);
       return json as TaskVariablesResponse;
+    },
+    async signTaskIdentities(req, signal) {
+      const { json } = await request('PUT', '/v1/internal/task/identities', req, signal, secretId);
+      return ((json as { Identities?: SignedIdentity[] } | null)?.Identities ?? []);
     },
   };
 }

@@ -236,7 +236,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerAgentSchedulerRoutes(app, ctx);
   registerHostVolumeOffRoutes(app);
   registerClientIdentityRoutes(app, ctx);
-  registerWorkloadIdentityKeyringRoutes(app);
+  registerWorkloadIdentityKeyringRoutes(app, ctx);
   registerAllocRoutes(app, ctx);
   registerEvalRoutes(app, ctx);
   registerNodeRoutes(app, ctx);

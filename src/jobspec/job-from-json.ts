@@ -8,7 +8,7 @@ import { DecodeContext } from './decode-context.js';
 import { JobspecParseError } from './jobspec-error.js';
 import type { JobDraft } from '../structs/job-draft.js';
 
-type Kind = 'string' | 'number' | 'bool' | 'duration' | 'strings' | 'stringMap' | 'object' | 'array' | 'freeObject' | 'free';
+type Kind = 'string' | 'number' | 'bool' | 'duration' | 'strings' | 'stringMap' | 'object' | 'array' | 'freeObject' | 'free' | 'identity' | 'identities';
 
 /** Expected kinds of the job model's fields, by field name (names mean the same everywhere). */
 const KINDS: Record<string, Kind> = {
@@ -36,7 +36,30 @@ const KINDS: Record<string, Kind> = {
   CPU: 'number', Cores: 'number', MemoryMB: 'number', MemoryMaxMB: 'number', DiskMB: 'number', IOPS: 'number', SecretsMB: 'number',
   ReservedPorts: 'array', DynamicPorts: 'array', Label: 'string', To: 'number', HostNetwork: 'string',
   MBits: 'number', Hostname: 'string', DNS: 'free', Device: 'string', CIDR: 'string', IP: 'string',
+  // A workload identity's Env and File are booleans, unlike the task's: checked by their own table.
+  Identity: 'identity', Identities: 'identities',
 };
+
+/** The fields of a WorkloadIdentity (Nomad's names). */
+const IDENTITY_KINDS: Record<string, Kind> = {
+  Name: 'string', Audience: 'strings', ChangeMode: 'string', ChangeSignal: 'string', Env: 'bool', File: 'bool',
+  Filepath: 'string', TTL: 'duration', ServiceName: 'string',
+};
+
+function checkIdentity(value: unknown, path: string, ctx: DecodeContext): unknown {
+  if (!isObject(value)) {
+    ctx.report(path, 'an identity must be an object', 'Identity');
+    return undefined;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const kind = IDENTITY_KINDS[k];
+    if (kind === undefined) continue;
+    const checked = check(v, k, path, ctx, kind);
+    if (checked !== undefined) out[k] = checked;
+  }
+  return out;
+}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -50,8 +73,7 @@ function segment(key: string, v: unknown): string {
   return key;
 }
 
-function check(value: unknown, key: string, path: string, ctx: DecodeContext): unknown {
-  const kind = KINDS[key];
+function check(value: unknown, key: string, path: string, ctx: DecodeContext, kind: Kind | undefined = KINDS[key]): unknown {
   if (kind === undefined || kind === 'free' || value === null || value === undefined) return value;
   const bad = (what: string): undefined => {
     ctx.report(path, `${key} must be ${what}, got ${JSON.stringify(value)}`, key);
@@ -84,6 +106,11 @@ function check(value: unknown, key: string, path: string, ctx: DecodeContext): u
       return value;
     case 'freeObject':
       return isObject(value) ? value : bad('an object');
+    case 'identity':
+      return checkIdentity(value, path ? `${path}: ${key}` : key, ctx);
+    case 'identities':
+      if (!Array.isArray(value)) return bad('a list');
+      return value.map((item, i) => checkIdentity(item, `${path}: ${key}[${i}]`, ctx));
     case 'object':
       return isObject(value) ? walkObject(value, path ? `${path}: ${key}` : key, ctx) : bad('an object');
     case 'array':

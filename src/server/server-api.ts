@@ -10,6 +10,9 @@ import type { JobSubmission, SubmittedSource } from './state/job-submissions.js'
 import type { SchedulerConfiguration } from '../structs/scheduler-config.js';
 import type { AutopilotConfig, AutopilotConfigFields } from '../structs/autopilot-config.js';
 import type { TaskVariablesResponse } from '../structs/task-variables.js';
+import type { RootKeyMeta } from '../structs/root-key.js';
+import type { SignedIdentity } from '../structs/signed-identity.js';
+import type { PublicJwk } from './endpoints/keyring-endpoint.js';
 import type { ClientIntroductionTokenResponse } from '../structs/client-introduction.js';
 import type { Variable } from '../structs/variable.js';
 import type { JobDiff } from '../structs/job-diff/index.js';
@@ -286,6 +289,22 @@ export interface ServerApi {
    */
   readonly taskVariables?: {
     read(raw: unknown, secretId: string, signal?: AbortSignal): Promise<TaskVariablesResponse>;
+  };
+  /**
+   * The workload identity keyring (Nomad's Keyring RPCs). Answers carry key metadata and public
+   * keys only. Optional: servers without it answer the keyring routes 501.
+   */
+  readonly keyring?: {
+    list(): { keys: RootKeyMeta[]; index: number };
+    rotate(opts: { full?: boolean; prepublish?: string }): Promise<{ key: RootKeyMeta; index: number }>;
+    remove(keyId: string): Promise<number>;
+    jwks(): { keys: PublicJwk[]; index: number };
+    /** The server's `oidc_issuer` ("" for none). */
+    issuer(): string;
+  };
+  /** Signs a task's workload identities for its node's client (`secretId`: the node's SecretID). */
+  readonly workloadIdentities?: {
+    sign(raw: unknown, secretId: string): Promise<SignedIdentity[]>;
   };
   /**
    * Admits and applies a batch of client allocation updates; creates evals for failed allocs.

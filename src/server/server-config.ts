@@ -15,6 +15,8 @@ import type { ClientIntroductionConfig } from '../structs/client-introduction.js
 export interface ServerConfig {
   dataDir: string;
   region?: string;
+  /** Nomad's `oidc_issuer`: the `iss` of workload identities and the OIDC discovery document's issuer ("" or absent: none). */
+  oidcIssuer?: string;
   datacenter?: string;
   numWorkers?: number;
   /** The agent's job_max_count, job_max_priority and job_default_priority (job-limits.ts); Nomad's defaults when absent. */

@@ -43,6 +43,8 @@ import { AclEndpoint } from './endpoints/acl-endpoint.js';
 import { ClientIntroductionEndpoint } from './endpoints/client-introduction-endpoint.js';
 import { NodePoolEndpoint } from './endpoints/node-pool-endpoint.js';
 import { TaskVariablesEndpoint } from './endpoints/task-variables-endpoint.js';
+import { KeyringEndpoint } from './endpoints/keyring-endpoint.js';
+import { WorkloadIdentityEndpoint } from './endpoints/workload-identity-endpoint.js';
 import { VariableEndpoint } from './endpoints/variable-endpoint.js';
 import { EvalEndpoint } from './endpoints/eval-endpoint.js';
 import { VersionTagEndpoint } from './endpoints/version-tag-endpoint.js';
@@ -74,6 +76,10 @@ export class Server implements ServerApi {
   /** Variable writes (reads go through `state`). */
   readonly variables: VariableEndpoint;
   readonly taskVariables: TaskVariablesEndpoint;
+  /** The workload identity keyring (root keys, JWKS). */
+  readonly keyring: KeyringEndpoint;
+  /** Signs tasks' workload identities and resolves them as tokens. */
+  readonly workloadIdentities: WorkloadIdentityEndpoint;
   private readonly evalEndpoint: EvalEndpoint;
   /** Job version tags (PUT/DELETE /v1/job/:id/versions/:tag/tag). */
   readonly versionTags: VersionTagEndpoint;
@@ -115,6 +121,8 @@ export class Server implements ServerApi {
       },
       nowNanos: () => this.clock.now() * 1_000_000,
     };
+    this.keyring = new KeyringEndpoint(ctx);
+    this.workloadIdentities = new WorkloadIdentityEndpoint(ctx, this.keyring);
     this.jobs = new JobEndpoint(ctx);
     this.scaling = new ScalingEndpoint(ctx, this.jobs);
     this.clientIntroduction = new ClientIntroductionEndpoint(ctx);
@@ -123,10 +131,10 @@ export class Server implements ServerApi {
     this.deployments = new DeploymentEndpoint(ctx, this.jobs);
     this.system = new SystemEndpoint(ctx);
     this.namespaceEndpoint = new NamespaceEndpoint(ctx);
-    this.acl = new AclEndpoint(ctx);
+    this.acl = new AclEndpoint(ctx, this.workloadIdentities);
     this.nodePools = new NodePoolEndpoint(ctx);
     this.variables = new VariableEndpoint(ctx);
-    this.taskVariables = new TaskVariablesEndpoint(ctx);
+    this.taskVariables = new TaskVariablesEndpoint(ctx, this.workloadIdentities);
     this.evalEndpoint = new EvalEndpoint(ctx);
     this.versionTags = new VersionTagEndpoint(ctx);
     this.snapshotter = new Snapshotter({
@@ -200,6 +208,8 @@ export class Server implements ServerApi {
     });
     this.leader = duties;
     duties.start();
+    // Nomad's leader makes the keyring's first key when it takes office (its identities need one).
+    this.keyring.ensureActiveKey().catch((err: unknown) => this.config.logger?.warn({ err: String(err) }, 'server: making the first workload identity root key failed'));
     this.config.logger?.info({ index: this.replicated.appliedIndex() }, 'server: leadership established');
   }
 

@@ -103,6 +103,16 @@ export const ErrorCatalogue = {
   INTRODUCTION_TOKEN_INVALID: e(403, 'introduction token {reason}'),
   /** A request for an introduction token of the wrong shape (PUT /v1/acl/identity/client-introduction-token). */
   INTRODUCTION_REQUEST_INVALID: e(400, '{reason}'),
+  /** A workload identity JWT that does not verify against the keyring, or whose allocation is gone. */
+  WORKLOAD_IDENTITY_INVALID: e(403, 'workload identity {reason}'),
+  /** No root key of that ID in the keyring (DELETE /v1/operator/keyring/key/:id). */
+  ROOT_KEY_NOT_FOUND: e(404, 'root key "{keyId}" not found'),
+  /** The active root key signs every new identity: rotate first (Nomad refuses it too). */
+  ROOT_KEY_ACTIVE: e(400, 'active root key "{keyId}" cannot be deleted: rotate the keyring first'),
+  /** A keyring request of the wrong shape (rotate options). */
+  KEYRING_REQUEST_INVALID: e(400, '{reason}'),
+  /** The keyring has no active key yet (the leader makes one when it takes office). */
+  ROOT_KEY_UNAVAILABLE: e(503, 'no active root key to sign workload identities: {reason}', true),
   /** No node of that ID. */
   NODE_NOT_FOUND: e(404, 'node "{node}" not found'),
   /** A node pool of the wrong shape (name, description, meta, scheduler configuration). */

@@ -24,6 +24,7 @@ import {
 import type { NetworkResource, Port, Resources } from './resources.js';
 import { canonicalizeService, type Service, type ServiceInput } from './service.js';
 import { canonicalizeArtifact, canonicalizeTemplate } from './template.js';
+import { canonicalizeIdentity, type WorkloadIdentity } from './workload-identity.js';
 
 const S = NANOS_PER_SECOND;
 const MIN = 60 * S;
@@ -196,6 +197,9 @@ function task(t: TaskDraft, groupRestart: RestartPolicy, jobName: string, groupN
     ShutdownDelay: t.ShutdownDelay ?? 0,
     KillSignal: t.KillSignal ?? '',
     Kind: t.Kind ?? '',
+    // Only when declared: a task without identity blocks keeps the shape it always had.
+    ...(t.Identity ? { Identity: canonicalizeIdentity(t.Identity as Partial<WorkloadIdentity>) } : {}),
+    ...(t.Identities && t.Identities.length > 0 ? { Identities: t.Identities.map((i) => canonicalizeIdentity(i as Partial<WorkloadIdentity>)) } : {}),
   };
 }
 

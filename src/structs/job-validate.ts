@@ -23,6 +23,7 @@ import { DEFAULT_JOB_MAX_PRIORITY, JOB_MIN_PRIORITY } from './job-defaults.js';
 import type { NetworkResource } from './resources.js';
 import { posix } from 'node:path';
 import { scalingPolicyProblems } from './scaling-policy.js';
+import { identityProblems } from './workload-identity.js';
 import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
 
 /** One validation problem: where (path) and what (message). */
@@ -251,6 +252,7 @@ function checkTask(p: Problems, path: string, t: Task, groupRestart: RestartPoli
   checkConstraints(p, path, t.Affinities, 'affinity');
   checkTemplates(p, path, t.Templates);
   checkArtifacts(p, path, t.Artifacts);
+  for (const [at, message] of identityProblems(path, t.Identity, t.Identities)) p.add(at, message);
   if (t.DispatchPayload && t.DispatchPayload.File.includes('..')) {
     p.add(`${path}: dispatch_payload`, 'file must stay inside the task directory (no "..")');
   }

@@ -9,6 +9,7 @@ import type { Resources } from './resources.js';
 import type { Service } from './service.js';
 import type { TaskArtifact, Template } from './template.js';
 import type { ScalingPolicy } from './scaling-policy.js';
+import type { WorkloadIdentity } from './workload-identity.js';
 
 /** Job types, as Nomad names them. */
 export const JobType = {
@@ -171,6 +172,10 @@ export interface Task {
   ShutdownDelay: Nanos;
   KillSignal: string;
   Kind: string;
+  /** The default workload identity as declared (null or absent: Nomad's, not exposed to the task). */
+  Identity?: WorkloadIdentity | null;
+  /** Named workload identities (Nomad's Task.Identities). */
+  Identities?: WorkloadIdentity[] | null;
 }
 
 /** A group of tasks placed together on one node; the unit of scheduling. */

@@ -20,6 +20,12 @@ export interface TaskVariablesRequest {
   /** Blocking: answer once the variables table is past this index (or WaitMs passed). */
   MinIndex: number;
   WaitMs: number;
+  /**
+   * The task's workload identity (its default identity's JWT): when present, it alone decides
+   * which workload reads, as Nomad's servers authorize template reads. Absent: the node's
+   * SecretID and AllocID/Task (clients that sign no identities).
+   */
+  Identity?: string;
 }
 
 /** One read's answer: the variable (null: none at that path), the list, or why it was refused. */
@@ -59,5 +65,14 @@ export function admitTaskVariablesRequest(raw: unknown): TaskVariablesRequest {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) return bad(`${k} must be a non-negative integer`);
     return v;
   };
-  return { AllocID: r['AllocID'], Task: r['Task'], Reads: out, MinIndex: num('MinIndex'), WaitMs: Math.min(num('WaitMs'), MAX_TASK_VARIABLE_WAIT_MS) };
+  const identity = r['Identity'];
+  if (identity !== undefined && (typeof identity !== 'string' || identity === '')) return bad('Identity must be a non-empty string');
+  return {
+    AllocID: r['AllocID'],
+    Task: r['Task'],
+    Reads: out,
+    MinIndex: num('MinIndex'),
+    WaitMs: Math.min(num('WaitMs'), MAX_TASK_VARIABLE_WAIT_MS),
+    ...(identity !== undefined ? { Identity: identity } : {}),
+  };
 }

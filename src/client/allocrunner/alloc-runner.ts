@@ -22,7 +22,7 @@ import type { ClientStateStore, StoredAlloc } from '../state/state-db.js';
 import { TaskRunner } from '../taskrunner/task-runner.js';
 import { MissingDriver } from '../taskrunner/missing-driver.js';
 import { newTaskEvent } from '../taskrunner/task-event.js';
-import type { AnyTaskHook, TaskVariableReader } from '../taskrunner/interfaces.js';
+import type { AnyTaskHook, TaskIdentitySigner, TaskVariableReader } from '../taskrunner/interfaces.js';
 import { Coordinator, LifecycleStage, taskLifecycleStage } from './tasklifecycle/coordinator.js';
 import { allocClientStatus } from './alloc-status.js';
 import { HealthTracker, healthSettings, mainTaskNames } from './health-tracker.js';
@@ -45,6 +45,8 @@ export interface AllocRunnerConfig {
   hostEnv?: Record<string, string | undefined>;
   /** Reads variables for the tasks' templates from the servers. */
   variables?: TaskVariableReader;
+  /** Signs the tasks' workload identities on the servers. */
+  identities?: TaskIdentitySigner;
   /** Hooks factory override for tests. */
   hooks?: (task: Task) => AnyTaskHook[] | undefined;
   /** The client's user.denylist / user.checked_drivers; Nomad's defaults when not given. */
@@ -105,6 +107,7 @@ export class AllocRunner {
         hostEnv: cfg.hostEnv,
         hooks: cfg.hooks?.(task),
         ...(cfg.variables ? { variables: cfg.variables } : {}),
+        ...(cfg.identities ? { identities: cfg.identities } : {}),
         ...(cfg.userPolicy ? { userPolicy: cfg.userPolicy } : {}),
       });
       this.runners.set(task.Name, tr);

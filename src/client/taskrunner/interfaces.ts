@@ -17,6 +17,7 @@
  */
 import type { Allocation, TaskEvent } from '../../structs/alloc.js';
 import type { TaskVariablesRequest, TaskVariablesResponse } from '../../structs/task-variables.js';
+import type { SignIdentitiesRequest, SignedIdentity } from '../../structs/signed-identity.js';
 import type { Task, TaskGroup } from '../../structs/job.js';
 import type { Driver, ExitResult, TaskDirs, TaskHandle, TaskLogConfig } from '../../drivers/driver.js';
 import type { AllocDir } from '../allocdir/alloc-dir.js';
@@ -36,6 +37,8 @@ export interface TaskHookRequest {
   lifecycle: TaskLifecycle;
   /** Variables read for the task's templates from its servers (undefined: none reachable). */
   variables?: TaskVariableReader;
+  /** Signs the task's workload identities on its servers (undefined: none reachable). */
+  identities?: TaskIdentitySigner;
 }
 
 /** Acting on the running task from a hook. */
@@ -51,6 +54,9 @@ export interface TaskLifecycle {
   /** Kills the task, `reason` first in its events (FailsTask marks the task failed). */
   kill(reason: TaskEvent): Promise<void>;
 }
+
+/** Asks the servers to sign a task's workload identities (ServerConnection.signTaskIdentities). */
+export type TaskIdentitySigner = (req: SignIdentitiesRequest, signal: AbortSignal) => Promise<SignedIdentity[]>;
 
 /** Reads variables for a task (ServerConnection.readTaskVariables). */
 export type TaskVariableReader = (req: TaskVariablesRequest, signal: AbortSignal) => Promise<TaskVariablesResponse>;

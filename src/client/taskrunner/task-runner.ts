@@ -22,7 +22,7 @@ import { ClientError, ClientErrorCode, errorMessage, isRecoverable } from '../cl
 import { RestartDecision, RestartTracker } from './restarts/restart-tracker.js';
 import { appendTaskEvent, newTaskEvent, newTaskState } from './task-event.js';
 import { killWithBackoff } from './kill-backoff.js';
-import type { AnyTaskHook, TaskHookRequest, TaskLifecycle, TaskPrep, TaskVariableReader } from './interfaces.js';
+import type { AnyTaskHook, TaskHookRequest, TaskLifecycle, TaskIdentitySigner, TaskPrep, TaskVariableReader } from './interfaces.js';
 import { ValidateHook } from './hooks/validate-hook.js';
 import { TaskDirHook } from './hooks/task-dir-hook.js';
 import { DispatchPayloadHook } from './hooks/dispatch-payload-hook.js';
@@ -31,6 +31,8 @@ import { EnvHook } from './hooks/env-hook.js';
 import { StatsHook } from './hooks/stats-hook.js';
 import { ArtifactHook } from './hooks/artifact-hook.js';
 import { TemplateHook } from './hooks/template-hook.js';
+import { IdentityHook } from './hooks/identity-hook.js';
+import { DefaultIdentity } from './default-identity.js';
 import { TaskSetupError } from './task-setup-error.js';
 import type { TaskUserPolicy } from './task-user-policy.js';
 import { ExitCause, restoredExit, type RestoredExit } from './restored-exit.js';
@@ -60,6 +62,8 @@ export interface TaskRunnerConfig {
   hooks?: AnyTaskHook[];
   /** Reads variables for the task's templates from the servers. */
   variables?: TaskVariableReader;
+  /** Signs the task's workload identities on the servers. */
+  identities?: TaskIdentitySigner;
   /** The client's user.denylist / user.checked_drivers; Nomad's defaults when not given. */
   userPolicy?: TaskUserPolicy;
 }
@@ -76,6 +80,8 @@ export function effectiveRestartPolicy(task: Task, group: TaskGroup | undefined,
 /** Runs one task. Create, optionally `restore()`, then `run()`. */
 export class TaskRunner {
   readonly taskName: string;
+  /** The template variable reader, presenting the task's default identity when the servers sign one. */
+  private readonly variables: TaskVariableReader | undefined;
   private alloc: Allocation;
   private readonly task: Task;
   private readonly group: TaskGroup;
@@ -110,6 +116,12 @@ export class TaskRunner {
     this.alloc = cfg.alloc;
     this.task = cfg.task;
     this.taskName = cfg.task.Name;
+    if (cfg.variables) {
+      const read = cfg.variables;
+      // Template reads go under the task's own identity (Nomad's way) when its servers sign one.
+      const identity = cfg.identities ? new DefaultIdentity(cfg.identities, cfg.alloc.ID, cfg.task.Name, cfg.clock) : null;
+      this.variables = identity ? async (req, signal) => read({ ...req, Identity: await identity.get(signal) }, signal) : read;
+    }
     const group = cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup);
     this.group = group ?? ({ Name: cfg.alloc.TaskGroup, Meta: null, RestartPolicy: null } as unknown as TaskGroup);
     const jobType = cfg.alloc.Job?.Type ?? 'service';
@@ -120,7 +132,7 @@ export class TaskRunner {
       this.stats = null;
     } else {
       this.stats = new StatsHook(cfg.clock);
-      this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats];
+      this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new IdentityHook(cfg.clock), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats];
     }
   }
 
@@ -534,7 +546,8 @@ export class TaskRunner {
       driver: this.cfg.driver,
       signal: this.stopSignal(),
       lifecycle: this.lifecycle,
-      ...(this.cfg.variables ? { variables: this.cfg.variables } : {}),
+      ...(this.variables ? { variables: this.variables } : {}),
+      ...(this.cfg.identities ? { identities: this.cfg.identities } : {}),
     };
   }
 

@@ -30,7 +30,7 @@ export function stateTokenSource(server: ServerApi, acl: AclEndpoint): TokenWatc
     resolve: (secret) => acl.resolve(secret),
     cursor: index,
     next: (cursor, signal) => server.waitForChange(ACL_TABLES, cursor, STATE_WAIT_MS, signal),
-    exists: (secret) => secret === '' || secret === ANONYMOUS_TOKEN.SecretID || acl.tables.tokenBySecret(secret) !== undefined,
+    exists: (secret) => secret === '' || secret === ANONYMOUS_TOKEN.SecretID || acl.secretExists(secret),
   };
 }
 

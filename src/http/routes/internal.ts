@@ -62,4 +62,12 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext):
     reply.header('X-Nomad-Index', String(res.Index));
     return res;
   });
+
+  // A task's workload identities (Nomad: Alloc.SignIdentities), signed for the client of the
+  // allocation's node, authenticated by that node's SecretID.
+  app.put('/v1/internal/task/identities', acl.nodeSecret(), async (req) => {
+    const server = requireServer(ctx);
+    if (!server.workloadIdentities) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'workload identities' });
+    return { Identities: await server.workloadIdentities.sign(req.body, tokenFromHeaders(req.headers)) };
+  });
 }

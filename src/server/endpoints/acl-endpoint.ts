@@ -8,7 +8,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Acl } from '../../acl/acl.js';
+import { Acl, type ImplicitGrant } from '../../acl/acl.js';
 import { parsePolicy, PolicyParseError, type PolicyRules } from '../../acl/policy-parser.js';
 import {
   ANONYMOUS_POLICY,
@@ -26,6 +26,14 @@ import type { Command } from '../fsm/commands.js';
 import type { StateStore } from '../state/state-store.js';
 import type { AclTables } from '../state/acl-tables.js';
 import type { EndpointContext } from './endpoint-context.js';
+import { implicitlyAllowed, jobAclApplies } from '../../acl/workload-variables.js';
+import { looksLikeJwt } from '../identity/workload-identity-token.js';
+import type { ResolvedWorkload } from './workload-identity-endpoint.js';
+
+/** Resolves a workload identity JWT into its workload (WorkloadIdentityEndpoint). */
+export interface WorkloadTokenResolver {
+  resolve(token: string): ResolvedWorkload;
+}
 
 /** A token resolved: the token itself and what it may do. */
 export interface ResolvedToken {
@@ -94,7 +102,11 @@ export class AclEndpoint {
 
   private readonly d: AclEndpointDeps;
 
-  constructor(ctx: EndpointContext) {
+  constructor(
+    ctx: EndpointContext,
+    /** Workload identities presented as tokens (absent: a JWT is an unknown token). */
+    private readonly workloads?: WorkloadTokenResolver,
+  ) {
     this.d = { store: ctx.store, apply: (cmd) => ctx.apply(cmd), nowMs: () => ctx.clock.now(), dataDir: ctx.config.dataDir };
   }
 
@@ -112,11 +124,52 @@ export class AclEndpoint {
    */
   async resolve(secret: string): Promise<ResolvedToken> {
     if (secret === '' || secret === ANONYMOUS_TOKEN.SecretID) return { token: ANONYMOUS_TOKEN, acl: await this.compile([ANONYMOUS_POLICY]) };
+    if (this.workloads && looksLikeJwt(secret)) return this.resolveWorkload(secret);
     const token = this.d.store.acl.tokenBySecret(secret);
     if (!token) throw new ServerError('ACL_TOKEN_NOT_FOUND', {});
     if (aclTokenExpired(token, this.d.nowMs())) throw new ServerError('ACL_TOKEN_EXPIRED', {});
     if (token.Type === 'management') return { token, acl: Acl.management };
     return { token, acl: await this.compile(this.policiesOf(token)) };
+  }
+
+  /**
+   * A workload identity as a token (Nomad's ResolveClaims): the workload's implicit grant (its
+   * own variables) plus the policies attached to its job, group or task. The token it answers
+   * is made up for the request: it has no accessor in the ACL tables and expires with the JWT.
+   * Throws WORKLOAD_IDENTITY_INVALID (403) when the JWT does not verify or its allocation stopped.
+   */
+  private async resolveWorkload(jwt: string): Promise<ResolvedToken> {
+    const w = this.workloads!.resolve(jwt);
+    const attached = this.d.store.acl.allPolicies().filter((p) => jobAclApplies(p.JobACL, w.claim)).map((p) => p.Name);
+    const acl = await this.compile(attached, { variable: (ns, path, op) => implicitlyAllowed(w.claim, ns, path, op) });
+    const token: AclToken = {
+      AccessorID: '',
+      SecretID: jwt,
+      Name: `workload identity of task "${w.claim.task}" of allocation ${w.allocId}`,
+      Type: 'client',
+      Policies: attached,
+      Roles: null,
+      Global: false,
+      Hash: '',
+      CreateTime: new Date(0).toISOString(),
+      ExpirationTime: w.expiresAtMs !== undefined ? new Date(w.expiresAtMs).toISOString() : null,
+      ExpirationTTL: 0,
+      CreateIndex: 0,
+      ModifyIndex: 0,
+    };
+    return { token, acl };
+  }
+
+  /** Whether `secret` is still a token of this cluster, without I/O: a known secret, or a workload identity that verifies. */
+  secretExists(secret: string): boolean {
+    if (this.d.store.acl.tokenBySecret(secret) !== undefined) return true;
+    if (!this.workloads || !looksLikeJwt(secret)) return false;
+    try {
+      this.workloads.resolve(secret);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** The policy names a token holds, directly and through its roles. */
@@ -126,13 +179,13 @@ export class AclEndpoint {
     return [...names];
   }
 
-  private async compile(names: string[]): Promise<Acl> {
+  private async compile(names: string[], implicit: ImplicitGrant | null = null): Promise<Acl> {
     const rules: PolicyRules[] = [];
     for (const n of names) {
       const parsed = await this.parsedRules(n);
       if (parsed?.rules) rules.push(parsed.rules);
     }
-    return Acl.compile(rules);
+    return Acl.compile(rules, implicit);
   }
 
   /**

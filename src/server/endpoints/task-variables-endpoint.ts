@@ -1,11 +1,13 @@
 /**
  * Variables read for a task's templates (Nomad's Variables.Read/List called with a workload
- * identity). The client authenticates with its node's SecretID and names an allocation of that
- * node and one of its tasks; the task's claim (namespace, job — the parent's for a dispatched
- * or periodic child —, group, task) decides what it may read (src/acl/workload-variables.ts):
- * a refused `get` answers "Permission denied" for that read, a `list` keeps only what the task
- * may list. A terminal allocation reads nothing, as Nomad treats its identity as expired.
- * Reads may block on the variables table so templates re-render when a variable changes.
+ * identity). The client presents the task's workload identity (its default identity's JWT),
+ * which alone names the workload; a client that signs no identities authenticates with its
+ * node's SecretID and names an allocation of that node and one of its tasks instead. The task's
+ * claim (namespace, job — the parent's for a dispatched or periodic child —, group, task)
+ * decides what it may read (src/acl/workload-variables.ts): a refused `get` answers "Permission
+ * denied" for that read, a `list` keeps only what the task may list. A terminal allocation
+ * reads nothing, as Nomad treats its identity as expired. Reads may block on the variables
+ * table so templates re-render when a variable changes.
  */
 import { Acl } from '../../acl/acl.js';
 import { parsePolicy } from '../../acl/policy-parser.js';
@@ -16,23 +18,21 @@ import { ServerError } from '../server-error.js';
 import { Table } from '../state/state-reader.js';
 import { authenticateNode } from './node-endpoint.js';
 import type { EndpointContext } from './endpoint-context.js';
+import type { ResolvedWorkload } from './workload-identity-endpoint.js';
 
 const PERMISSION_DENIED = 'Permission denied';
 
 export class TaskVariablesEndpoint {
-  constructor(private readonly ctx: EndpointContext) {}
+  constructor(
+    private readonly ctx: EndpointContext,
+    /** Resolves a task's workload identity (absent: only the node-secret path). */
+    private readonly workloads?: { resolve(token: string): ResolvedWorkload },
+  ) {}
 
   async read(raw: unknown, secretId: string, signal?: AbortSignal): Promise<TaskVariablesResponse> {
     const req = admitTaskVariablesRequest(raw);
     const { store } = this.ctx;
-    // An unknown allocation is refused as a wrong secret is: a caller learns nothing without one.
-    const alloc = store.allocById(req.AllocID);
-    const node = alloc ? store.nodeById(alloc.NodeID) : undefined;
-    if (!alloc || !node) throw new ServerError('NODE_SECRET_MISMATCH', {});
-    authenticateNode(node, secretId);
-    const group = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
-    if (!group?.Tasks.some((t) => t.Name === req.Task)) throw new ServerError('ACL_PERMISSION_DENIED', {});
-    const claim: WorkloadClaim = { namespace: alloc.Namespace, job: alloc.Job?.ParentID || alloc.JobID, group: alloc.TaskGroup, task: req.Task };
+    const claim = req.Identity !== undefined ? this.claimOfIdentity(req.Identity, req.AllocID, req.Task) : this.claimOfNode(req.AllocID, req.Task, secretId);
 
     // The answer's index covers the job's policies too: attaching one may grant a read.
     const watched = [Table.Variables, Table.AclPolicies];
@@ -58,6 +58,30 @@ export class TaskVariablesEndpoint {
       return { List: list };
     });
     return { Index: indexOf(), Results: results };
+  }
+
+  /**
+   * The workload of a task's identity (Nomad's way): the JWT decides, and must be the identity of
+   * the allocation and task the request names. Refused (403) when it does not verify.
+   */
+  private claimOfIdentity(identity: string, allocId: string, task: string): WorkloadClaim {
+    if (!this.workloads) throw new ServerError('ACL_PERMISSION_DENIED', {});
+    const w = this.workloads.resolve(identity);
+    if (w.allocId !== allocId || w.claim.task !== task) throw new ServerError('ACL_PERMISSION_DENIED', {});
+    return w.claim;
+  }
+
+  /** The workload of a node's allocation and task, for a client that presents no identity (its node's SecretID). */
+  private claimOfNode(allocId: string, task: string, secretId: string): WorkloadClaim {
+    const { store } = this.ctx;
+    // An unknown allocation is refused as a wrong secret is: a caller learns nothing without one.
+    const alloc = store.allocById(allocId);
+    const node = alloc ? store.nodeById(alloc.NodeID) : undefined;
+    if (!alloc || !node) throw new ServerError('NODE_SECRET_MISMATCH', {});
+    authenticateNode(node, secretId);
+    const group = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
+    if (!group?.Tasks.some((t) => t.Name === task)) throw new ServerError('ACL_PERMISSION_DENIED', {});
+    return { namespace: alloc.Namespace, job: alloc.Job?.ParentID || alloc.JobID, group: alloc.TaskGroup, task };
   }
 
   /** The ACL of the policies attached to the claim's job, group or task (null: none). */

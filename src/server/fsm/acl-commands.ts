@@ -5,6 +5,7 @@
  */
 import type { AclPolicy, AclRole, AclToken } from '../../structs/acl.js';
 import type { IntroductionSigningKey } from '../../structs/client-introduction.js';
+import type { RootKey } from '../../structs/root-key.js';
 import { Table } from '../state/state-reader.js';
 import type { StateStore } from '../state/state-store.js';
 
@@ -49,6 +50,25 @@ export interface AclIntroductionKeySetCommand {
   Key: IntroductionSigningKey;
 }
 
+/**
+ * Adds a root key to the workload identity keyring as its active key; the key active before
+ * becomes inactive (it still verifies what it signed). With OnlyIfNoneActive (the leader's
+ * first key, made on taking office) nothing changes when a key is already active, so two racing
+ * first keys end with one. The key material is made by the endpoint so replay reproduces it.
+ */
+export interface RootKeyUpsertCommand {
+  Type: 'RootKeyUpsert';
+  Key: RootKey;
+  OnlyIfNoneActive?: boolean;
+  Now: number;
+}
+
+/** Removes an inactive root key; an active one is kept (the endpoint refused it already). */
+export interface RootKeyDeleteCommand {
+  Type: 'RootKeyDelete';
+  KeyID: string;
+}
+
 export type AclCommand =
   | AclBootstrapCommand
   | AclTokenUpsertCommand
@@ -57,9 +77,11 @@ export type AclCommand =
   | AclPolicyDeleteCommand
   | AclRoleUpsertCommand
   | AclRoleDeleteCommand
-  | AclIntroductionKeySetCommand;
+  | AclIntroductionKeySetCommand
+  | RootKeyUpsertCommand
+  | RootKeyDeleteCommand;
 
-const ACL_TYPES = new Set<string>(['AclBootstrap', 'AclTokenUpsert', 'AclTokenDelete', 'AclPolicyUpsert', 'AclPolicyDelete', 'AclRoleUpsert', 'AclRoleDelete', 'AclIntroductionKeySet']);
+const ACL_TYPES = new Set<string>(['AclBootstrap', 'AclTokenUpsert', 'AclTokenDelete', 'AclPolicyUpsert', 'AclPolicyDelete', 'AclRoleUpsert', 'AclRoleDelete', 'AclIntroductionKeySet', 'RootKeyUpsert', 'RootKeyDelete']);
 
 /** True for the ACL commands. */
 export function isAclCommand(cmd: { Type: string }): cmd is AclCommand {
@@ -87,6 +109,10 @@ export function aclCommandProblem(cmd: AclCommand): string | undefined {
       return strings(cmd.RoleIDs) ? undefined : 'RoleIDs';
     case 'AclIntroductionKeySet':
       return list([cmd.Key], 'KeyID') && list([cmd.Key], 'Key') ? undefined : 'Key';
+    case 'RootKeyUpsert':
+      return list([cmd.Key], 'KeyID') && list([cmd.Key], 'PublicKey') && list([cmd.Key], 'PrivateKey') ? undefined : 'Key';
+    case 'RootKeyDelete':
+      return typeof cmd.KeyID === 'string' ? undefined : 'KeyID';
     default:
       return undefined;
   }
@@ -129,6 +155,21 @@ export function applyAclCommand(state: StateStore, cmd: AclCommand, index: numbe
     case 'AclIntroductionKeySet':
       acl.introductionKey ??= { ...cmd.Key, CreateIndex: index };
       break;
+    case 'RootKeyUpsert': {
+      const active = acl.activeRootKey();
+      if (cmd.OnlyIfNoneActive && active) break;
+      if (active) acl.putRootKey({ ...active, State: 'inactive', ModifyIndex: index });
+      acl.putRootKey({ ...cmd.Key, State: 'active', CreateTime: cmd.Now, CreateIndex: index, ModifyIndex: index });
+      state.touch(index, Table.RootKeys);
+      break;
+    }
+    case 'RootKeyDelete': {
+      const key = acl.rootKey(cmd.KeyID);
+      if (!key || key.State === 'active') break;
+      acl.deleteRootKey(cmd.KeyID);
+      state.touch(index, Table.RootKeys);
+      break;
+    }
     default: {
       const never: never = cmd;
       throw new Error(`unknown ACL command ${(never as { Type: string }).Type}`);

@@ -61,6 +61,8 @@ export const CommandType = {
   AclRoleUpsert: 'AclRoleUpsert',
   AclRoleDelete: 'AclRoleDelete',
   AclIntroductionKeySet: 'AclIntroductionKeySet',
+  RootKeyUpsert: 'RootKeyUpsert',
+  RootKeyDelete: 'RootKeyDelete',
   SnapshotRestore: 'SnapshotRestore',
   NodePoolUpsert: 'NodePoolUpsert',
   JobVersionTag: 'JobVersionTag',

@@ -96,6 +96,8 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'AclRoleUpsert':
     case 'AclRoleDelete':
     case 'AclIntroductionKeySet':
+    case 'RootKeyUpsert':
+    case 'RootKeyDelete':
     case 'JobVersionTag':
     case 'NodePoolUpsert':
     case 'NodePoolDelete':

@@ -7,6 +7,7 @@
  */
 import type { AclPolicy, AclRole, AclToken } from '../../structs/acl.js';
 import type { IntroductionSigningKey } from '../../structs/client-introduction.js';
+import type { RootKey } from '../../structs/root-key.js';
 
 /** The ACL tables as persisted in snapshots. */
 export interface SerializedAcl {
@@ -16,6 +17,8 @@ export interface SerializedAcl {
   bootstrapIndex: number;
   /** Absent before client introduction, or before the first introduction token was minted. */
   introductionKey?: IntroductionSigningKey;
+  /** The workload identity keyring; absent before the first leader made a key. */
+  rootKeys?: RootKey[];
 }
 
 /** Tokens, policies, roles. */
@@ -28,6 +31,8 @@ export class AclTables {
   bootstrapIndex = 0;
   /** The key introduction tokens are signed with; undefined until the first is minted. Secret. */
   introductionKey: IntroductionSigningKey | undefined = undefined;
+  /** The workload identity keyring by KeyID (root-key.ts). Holds private keys: never answered as is. */
+  private readonly rootKeys = new Map<string, RootKey>();
 
   // ---- reads ----
 
@@ -66,7 +71,30 @@ export class AclTables {
     return [...this.roles.values()].sort((a, b) => (a.Name < b.Name ? -1 : 1));
   }
 
+  rootKey(id: string): RootKey | undefined {
+    return this.rootKeys.get(id);
+  }
+
+  /** Every root key, newest first. */
+  allRootKeys(): RootKey[] {
+    return [...this.rootKeys.values()].sort((a, b) => b.CreateIndex - a.CreateIndex || (a.KeyID < b.KeyID ? -1 : 1));
+  }
+
+  /** The key that signs new identities (undefined before the first leader made one). */
+  activeRootKey(): RootKey | undefined {
+    for (const k of this.rootKeys.values()) if (k.State === 'active') return k;
+    return undefined;
+  }
+
   // ---- writes (FSM only) ----
+
+  putRootKey(k: RootKey): void {
+    this.rootKeys.set(k.KeyID, k);
+  }
+
+  deleteRootKey(id: string): void {
+    this.rootKeys.delete(id);
+  }
 
   putToken(t: AclToken): void {
     const prev = this.tokens.get(t.AccessorID);
@@ -107,6 +135,7 @@ export class AclTables {
       roles: [...this.roles.values()],
       bootstrapIndex: this.bootstrapIndex,
       ...(this.introductionKey ? { introductionKey: this.introductionKey } : {}),
+      ...(this.rootKeys.size > 0 ? { rootKeys: [...this.rootKeys.values()] } : {}),
     };
   }
 
@@ -115,6 +144,8 @@ export class AclTables {
     this.bySecret.clear();
     this.policies.clear();
     this.roles.clear();
+    this.rootKeys.clear();
+    for (const k of s?.rootKeys ?? []) this.rootKeys.set(k.KeyID, k);
     this.bootstrapIndex = s?.bootstrapIndex ?? 0;
     this.introductionKey = s?.introductionKey;
     for (const t of s?.tokens ?? []) this.putToken(t);

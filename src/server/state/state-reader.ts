@@ -24,6 +24,7 @@ export const Table = {
   AclRoles: 'acl_role',
   NodePools: 'node_pools',
   Variables: 'variables',
+  RootKeys: 'root_keys',
 } as const;
 export type Table = (typeof Table)[keyof typeof Table];
 
