@@ -35,7 +35,8 @@ export interface TaskHookRequest {
   /** What hooks may do to the running task (templates re-rendered by change_mode). */
   lifecycle: TaskLifecycle;
   /** Variables read for the task's templates from its servers (undefined: none reachable). */
-  variables?: TaskVariableReader;
+  variables?: TaskVariableReader;  /** The allocation's address in its group network namespace (bridge, cni/*), for NOMAD_ALLOC_IP_*. */
+  allocAddress?: string;
 }
 
 /** Acting on the running task from a hook. */
