@@ -165,7 +165,9 @@ export class AllocNetworkConfigurator {
       await iptables(['-N', DEFAULT_ADMIN_CHAIN]);
       const admin = [DEFAULT_ADMIN_CHAIN, '-o', this.cfg.bridgeName, '-d', this.cfg.bridgeSubnet, '-j', 'ACCEPT'];
       if (!(await iptables(['-C', ...admin]))) await iptables(['-A', ...admin]);
-      const guard = ['INPUT', '-i', this.cfg.bridgeName, '-d', '127.0.0.0/8', '-j', 'DROP'];
+      // New connections only: replies to the host's own connections through a port mapped on
+      // 127.0.0.1 come back from the bridge to a loopback address too.
+      const guard = ['INPUT', '-i', this.cfg.bridgeName, '-d', '127.0.0.0/8', '-m', 'conntrack', '!', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'DROP'];
       if (!(await iptables(['-C', ...guard]))) await iptables(['-I', ...guard]);
     })();
     return this.forwardingReady;
