@@ -2,15 +2,17 @@
  * A bridge-mode allocation attacks the agent's HTTP API, which listens on the host's loopback
  * only: through its own 127.0.0.1 (its namespace's loopback, not the host's), through the
  * bridge gateway and the host's address (nothing listens there), and — as root in its
- * namespace, as a raw_exec task is — by routing 127.0.0.0/8 through the gateway after deleting
- * its own loopback route (the portmap plugin turns route_localnet on for the bridge, so the host
- * would take such packets without the client's guard rule). Every attempt must fail.
+ * namespace, as a raw_exec task is — by routing 127.0.0.0/8 through the gateway after flushing
+ * its own loopback (the portmap plugin turns route_localnet on for the bridge, so without the
+ * client's guard rule the host takes such packets: a UDP datagram reaches a service bound to
+ * 127.0.0.1). Every attempt must fail and no datagram may arrive.
  *
  * Needs root, iproute2, iptables, nsenter and the CNI plugins (fails saying what is missing).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createSocket } from 'node:dgram';
 import { api, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
 import { runJob, teardown, waitFor } from '../integration/helpers/client-agent.js';
 import { bridgeConfigFile, hostAddress, removeTestBridge, requireGroupNetworking, testBridge, type TestBridge } from '../integration/helpers/group-network.js';
@@ -57,15 +59,21 @@ def attempt(target):
         print(target, 'FAILED', type(e).__name__)
     finally:
         s.close()
-gateway, port = sys.argv[1], sys.argv[2]
-for t in sys.argv[3:]:
+gateway, port, udp_port = sys.argv[1], sys.argv[2], sys.argv[3]
+for t in sys.argv[4:]:
     attempt(t)
-# Root in its namespace: send loopback addresses to the gateway instead of its own lo.
-cmds = [['ip', 'route', 'del', 'local', '127.0.0.0/8', 'dev', 'lo', 'table', 'local'],
+# Root in its namespace: drop its own loopback and send 127.0.0.0/8 to the gateway.
+cmds = [['ip', 'addr', 'flush', 'dev', 'lo'],
         ['ip', 'route', 'add', '127.0.0.0/8', 'via', gateway, 'dev', 'eth0']]
 for c in cmds:
     r = subprocess.run(c, capture_output=True, text=True)
     print('ROUTE', ' '.join(c[1:3]), r.returncode, r.stderr.strip())
+with open('/proc/sys/net/ipv4/conf/eth0/route_localnet', 'w') as f:
+    f.write('1')
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(5):
+    u.sendto(b'from-the-namespace', ('127.0.0.1', int(udp_port)))
+print('UDP sent')
 attempt('127.0.0.1:' + port)
 `;
 
@@ -73,7 +81,13 @@ test('a bridge allocation cannot reach the agent API on the host loopback', asyn
   if (setupError) throw setupError;
   const a = agent!;
   const host = hostAddress();
-  const args = [bridge.gateway, String(a.port), `127.0.0.1:${a.port}`, `${bridge.gateway}:${a.port}`, `${host}:${a.port}`];
+  // A host service on loopback only (UDP: one datagram delivered is already a breach).
+  const received: string[] = [];
+  const udp = createSocket('udp4');
+  udp.on('message', (m) => received.push(m.toString()));
+  await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r));
+  const udpPort = udp.address().port;
+  const args = [bridge.gateway, String(a.port), String(udpPort), `127.0.0.1:${a.port}`, `${bridge.gateway}:${a.port}`, `${host}:${a.port}`];
   const hcl = `
 job "attack" {
   datacenters = ["dc1"]
@@ -81,6 +95,10 @@ job "attack" {
   group "g" {
     network {
       mode = "bridge"
+      # A mapped port: the portmap plugin then turns route_localnet on for the bridge.
+      port "http" {
+        to = 8080
+      }
     }
     restart {
       attempts = 0
@@ -105,6 +123,10 @@ job "attack" {
   assert.equal(alloc.ClientStatus, 'complete', out);
   // The route change itself worked (the attack was really tried) …
   assert.match(out, /^ROUTE route add 0/m, out);
+  assert.match(out, /^UDP sent$/m, out);
+  await new Promise((r) => setTimeout(r, 1_000));
+  udp.close();
+  assert.deepEqual(received, [], 'a datagram from the namespace reached a service bound to the host loopback');
   // … and no attempt got an answer from the agent.
   const attempts = out.split('\n').filter((l) => /^\S+:\d+ /.test(l));
   assert.equal(attempts.length, 4, out);
