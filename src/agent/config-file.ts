@@ -4,7 +4,8 @@
  * log_level, ports { http }, server { enabled, num_schedulers, raft_snapshot_threshold, job_max_count,
  * job_max_priority, job_default_priority, etcd { endpoints, prefix, lease_ttl, tls { ca_file, cert_file, key_file } },
  * client_introduction { enforcement, default_identity_ttl, max_identity_ttl } }, client { enabled, servers,
- * node_class, node_pool, meta, options }, acl { enabled, token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
+ * node_class, node_pool, meta, options, chroot_env, bridge_network_name, bridge_network_subnet,
+ * bridge_network_hairpin_mode, cni_path, cni_config_dir }, acl { enabled, token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
  * verify_server_hostname, verify_https_client }, plugin "<name>" { config { … } } (kept as given, for the driver
  * to read). Other Nomad settings are ignored, so existing files load.
  */
