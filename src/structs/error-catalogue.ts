@@ -284,6 +284,8 @@ export const ErrorCatalogue = {
   CLIENT_NODE_UNKNOWN: e(500, '{reason}', true),
   /** An allocation's group network (namespace, CNI plugins) could not be set up; a retry may succeed. */
   CLIENT_NETWORK_SETUP: e(500, 'network {mode} of allocation {alloc}: {reason}', true),
+  /** A CNI plugin failed (its own error message when it printed one); retrying may help. */
+  CLIENT_CNI_PLUGIN: e(500, 'CNI plugin "{plugin}" {command} failed: {reason}', true),
   /** A group network the client cannot provide as configured (unknown mode or CNI network, bad conflist). */
   CLIENT_NETWORK_CONFIG: e(500, 'network {mode} of allocation {alloc}: {reason}'),
   /** A task's setup failed before it started. */

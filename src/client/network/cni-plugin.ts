@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CaravanError } from '../../structs/caravan-error.js';
 
 /** The CNI operations Caravan uses. */
 export const CniCommand = { Add: 'ADD', Del: 'DEL', Check: 'CHECK' } as const;
@@ -22,15 +23,15 @@ export interface CniInvocation {
   cniPath: string[];
 }
 
-/** A plugin that failed: its own error code and message when it printed one. */
-export class CniPluginError extends Error {
+/** A plugin that failed: its own CNI error code (`cniCode`, 0 when it printed none) and message. */
+export class CniPluginError extends CaravanError<'CLIENT_CNI_PLUGIN'> {
   constructor(
     readonly plugin: string,
     readonly command: CniCommand,
     readonly cniCode: number,
-    message: string,
+    reason: string,
   ) {
-    super(`CNI plugin "${plugin}" ${command} failed: ${message}`);
+    super('CLIENT_CNI_PLUGIN', { plugin, command, reason });
     this.name = 'CniPluginError';
   }
 }
