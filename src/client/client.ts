@@ -30,6 +30,7 @@ import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { taskUserPolicy, type TaskUserPolicy } from './taskrunner/task-user-policy.js';
 import { loadIntroToken } from './node/intro-token.js';
 import { AllocNetworkConfigurator, clientNetworkConfig, type ClientNetworkConfig } from './network/alloc-network-configurator.js';
+import { fingerprintCniPlugins } from './network/cni-fingerprint.js';
 
 export type { ServerConnection } from './server-connection.js';
 
@@ -308,7 +309,8 @@ export class Client implements ClientHttpApi {
     this.hostStatsCollector = new HostStatsCollector(this.config.dataDir, host.resources.Cpu.CpuShares);
     const dc = this.config.datacenter ?? 'dc1';
     const ip = advertisedIp(this.config.httpAddr);
-    const attributes = { ...host.attributes, ...drv.attributes, 'unique.network.ip-address': ip };
+    const cni = await fingerprintCniPlugins(clientNetworkConfig(this.config.network).cniPath);
+    const attributes = { ...host.attributes, ...drv.attributes, ...cni, 'unique.network.ip-address': ip };
     this.node = newNode({
       ID: id.id,
       SecretID: id.secretId,
