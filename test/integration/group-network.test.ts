@@ -10,17 +10,20 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Allocation } from '../../src/structs/index.js';
 import { api, startAgent, type AgentProcess } from './helpers/agent-process.js';
 import { getAlloc, runJob, teardown, waitFor, waitRunning } from './helpers/client-agent.js';
-import { bridgeConfigFile, bridgePorts, hostAddress, netnsNames, removeTestBridge, requireGroupNetworking, rulesMentioning, testBridge, type TestBridge } from './helpers/group-network.js';
+import { bridgeConfigFile, bridgePorts, hostAddress, netnsNames, removeTestBridge, requireGroupNetworking, rulesMentioning, testBridge, writeCniConflist, type TestBridge } from './helpers/group-network.js';
 
 let agent: AgentProcess | undefined;
 let dataDir: string;
 let jobsDir: string;
 let configFile: string;
 let bridge: TestBridge;
+/** The bridge of the `cni/cvtestnet` network (an operator's conflist in cni_config_dir). */
+let cniBridge: TestBridge;
 let setupError: Error | null = null;
 
 before(async () => {
@@ -31,9 +34,14 @@ before(async () => {
     return;
   }
   bridge = testBridge();
+  do cniBridge = testBridge();
+  while (cniBridge.subnet === bridge.subnet);
+  cniBridge.name = `${cniBridge.name.slice(0, 13)}c`;
   dataDir = await mkdtemp('/tmp/cv-gn-');
   jobsDir = await mkdtemp('/tmp/cv-gn-jobs-');
-  configFile = await bridgeConfigFile(jobsDir, bridge);
+  await mkdir(join(jobsDir, 'cni'));
+  await writeCniConflist(join(jobsDir, 'cni'), 'cvtestnet', cniBridge);
+  configFile = await bridgeConfigFile(jobsDir, bridge, join(jobsDir, 'cni'));
   agent = await startAgent({ roleArgs: ['-dev'], dataDir, readyTimeoutMs: 120_000, extraArgs: ['-config', configFile] });
 });
 
@@ -41,6 +49,7 @@ after(async () => {
   if (setupError) return;
   await teardown(agent, dataDir);
   removeTestBridge(bridge);
+  removeTestBridge(cniBridge);
   await rm(jobsDir, { recursive: true, force: true });
 });
 
@@ -248,6 +257,21 @@ job "named" {
   assert.match(out, /^options ndots:2$/m, out);
   assert.match(out, /^HOST web-one$/m, out);
   assert.match(out, /inet 172\.31\./, out);
+});
+
+test('a cni/<name> network comes from the conflist of that name in cni_config_dir, its port mapped', async () => {
+  const a = ready();
+  await runJob(a.address, jobsDir, 'cniweb', webJob('cniweb', 'hello-cni').replace('mode = "bridge"', 'mode = "cni/cvtestnet"'));
+  const [web] = await runningAlloc(a.address, 'cniweb');
+  assert.ok(web!.NetworkStatus?.Address.startsWith(cniBridge.subnet.replace('0/24', '')), JSON.stringify(web!.NetworkStatus));
+  assert.equal(bridgePorts(cniBridge).length, 1, 'the allocation is on the conflist\'s bridge');
+  const port = hostPort(web!, 'http');
+  assert.equal(await waitFor('cni web', () => fetchText(`http://127.0.0.1:${port}/`), 10_000), 'hello-cni');
+  const stop = await api(a.address, 'DELETE', '/v1/job/cniweb');
+  assert.equal(stop.status, 200, stop.text);
+  await waitFor('cni namespace removed', () => (netnsNames().includes(web!.ID) ? undefined : true), 90_000);
+  assert.deepEqual(bridgePorts(cniBridge), []);
+  assert.deepEqual(rulesMentioning(web!.ID), []);
 });
 
 test('kill -9 of the agent and a restart keep the network of running allocations', async () => {

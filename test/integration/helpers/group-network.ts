@@ -47,14 +47,31 @@ export function testBridge(): TestBridge {
   return { name, subnet: `172.31.${n}.0/24`, gateway: `172.31.${n}.1` };
 }
 
-/** Writes the agent config file naming the bridge and Debian's plugin directory; returns its path. */
-export async function bridgeConfigFile(dir: string, b: TestBridge): Promise<string> {
+/**
+ * Writes the agent config file naming the bridge and Debian's plugin directory, and with
+ * `cniConfigDir` that directory for `cni/<name>` networks; returns its path.
+ */
+export async function bridgeConfigFile(dir: string, b: TestBridge, cniConfigDir?: string): Promise<string> {
   const file = join(dir, 'group-network.hcl');
+  const cni = cniConfigDir ? `  cni_config_dir        = "${cniConfigDir}"\n` : '';
   await writeFile(
     file,
-    `client {\n  bridge_network_name   = "${b.name}"\n  bridge_network_subnet = "${b.subnet}"\n  cni_path              = "${CNI_PLUGIN_DIR}"\n}\n`,
+    `client {\n  bridge_network_name   = "${b.name}"\n  bridge_network_subnet = "${b.subnet}"\n  cni_path              = "${CNI_PLUGIN_DIR}"\n${cni}}\n`,
   );
   return file;
+}
+
+/** A conflist for `cni/<name>`: a bridge of its own (the second test bridge), host-local, portmap. */
+export async function writeCniConflist(dir: string, name: string, b: TestBridge): Promise<void> {
+  const list = {
+    cniVersion: '0.4.0',
+    name,
+    plugins: [
+      { type: 'bridge', bridge: b.name, isGateway: true, ipMasq: true, ipam: { type: 'host-local', ranges: [[{ subnet: b.subnet }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: join(dir, 'ipam') } },
+      { type: 'portmap', capabilities: { portMappings: true }, snat: true },
+    ],
+  };
+  await writeFile(join(dir, `${name}.conflist`), JSON.stringify(list));
 }
 
 function quiet(cmd: string, args: string[]): void {
