@@ -181,6 +181,10 @@ export class AllocNetworkConfigurator {
     const net = groupNetwork(alloc);
     const mode = net?.Mode || 'host';
     if (!isolatedMode(mode)) return null;
+    // The ID names the namespace and the record file: never a path or an option.
+    if (!/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(alloc.ID)) {
+      throw new NetworkError(NetworkErrorCode.Config, { mode, alloc: alloc.ID, reason: 'the allocation ID cannot name a network namespace' });
+    }
     const prior = await this.readRecord(alloc.ID);
     if (prior?.complete && (await netnsExists(alloc.ID))) return publicView(prior);
     if (prior) await this.undo(prior);
