@@ -86,6 +86,8 @@ export class AllocRunner {
   private net: AllocNetwork | null = null;
   /** The set-up in flight or done; a failed one is forgotten so the next task start retries. */
   private netSetup: Promise<AllocNetwork | null> | null = null;
+  /** The teardown in flight or done (null again after a failed one). */
+  private netTeardown: Promise<void> | null = null;
   /** Set by shutdown(): runners return with tasks left running, so the network stays. */
   private shuttingDown = false;
 
@@ -232,16 +234,24 @@ export class AllocRunner {
     };
   }
 
-  /** Removes the group network (CNI DEL, namespace); idempotent, failures logged (a later start sweeps). */
-  private async teardownNetwork(): Promise<void> {
+  /**
+   * Removes the group network (CNI DEL, namespace). The end of the last task and destroy() both
+   * call it, possibly at once: one teardown runs, the other waits for it; after a failure
+   * (logged) the next call tries again, and an agent start sweeps what is still recorded.
+   */
+  private teardownNetwork(): Promise<void> {
     const network = this.cfg.network;
-    if (!network || !isolatedMode(groupNetwork(this.current)?.Mode)) return;
-    await this.netSetup?.catch(() => undefined);
-    try {
-      await network.teardown(this.allocId);
-    } catch (err) {
-      this.cfg.logger.warn({ alloc: this.allocId, err: (err as Error).message }, 'group network teardown failed; the next agent start retries');
-    }
+    if (!network || !isolatedMode(groupNetwork(this.current)?.Mode)) return Promise.resolve();
+    this.netTeardown ??= (async () => {
+      await this.netSetup?.catch(() => undefined);
+      try {
+        await network.teardown(this.allocId);
+      } catch (err) {
+        this.netTeardown = null;
+        this.cfg.logger.warn({ alloc: this.allocId, err: (err as Error).message }, 'group network teardown failed; the next agent start retries');
+      }
+    })();
+    return this.netTeardown;
   }
 
   private dnsStatus(): { Servers: string[]; Searches: string[]; Options: string[] } | null {

@@ -48,5 +48,10 @@ export async function createNetns(name: string, loopbackUp: boolean): Promise<st
 /** Removes the named namespace (its interfaces go with it); a missing one is not an error. */
 export async function deleteNetns(name: string): Promise<void> {
   if (!(await netnsExists(name))) return;
-  await ip(['netns', 'delete', name]);
+  try {
+    await ip(['netns', 'delete', name]);
+  } catch (err) {
+    // Gone in between (another teardown of the same allocation): what was asked is done.
+    if (await netnsExists(name)) throw err;
+  }
 }
