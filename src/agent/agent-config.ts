@@ -53,6 +53,11 @@ export interface ClientConfig {
   options: Record<string, string>;
   /** `chroot_env`: host path → path inside exec tasks; undefined for Nomad's default. */
   chrootEnv?: Record<string, string>;
+  /**
+   * Group networking: `bridge_network_name`, `bridge_network_subnet`, `bridge_network_hairpin_mode`,
+   * `cni_path` (':'-separated), `cni_config_dir`; Nomad's defaults for what is not set.
+   */
+  network?: { bridgeName?: string; bridgeSubnet?: string; hairpinMode?: boolean; cniPath?: string[]; cniConfigDir?: string };
 }
 
 /** The complete, validated agent configuration. */
@@ -219,6 +224,7 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
       meta: { ...base.client.meta, ...layer.client?.meta },
       options: { ...base.client.options, ...layer.client?.options },
       ...((layer.client?.chrootEnv ?? base.client.chrootEnv) ? { chrootEnv: layer.client?.chrootEnv ?? base.client.chrootEnv } : {}),
+      ...(layer.client?.network || base.client.network ? { network: { ...base.client.network, ...layer.client?.network } } : {}),
     },
     // A later file's plugin block replaces an earlier one's for the same plugin, as in Nomad.
     plugins: { ...base.plugins, ...layer.plugins },

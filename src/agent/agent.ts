@@ -137,6 +137,7 @@ export class Agent {
           options: config.client.options,
           plugins: config.plugins,
           ...(config.client.chrootEnv ? { chrootEnv: config.client.chrootEnv } : {}),
+          ...(config.client.network ? { network: config.client.network } : {}),
           logger: logger.child({ component: 'client' }),
         });
         lateClient.bind(client.http);

@@ -5,7 +5,8 @@
  * enable_debug, ports { http }, server { enabled, num_schedulers, raft_snapshot_threshold, job_max_count,
  * job_max_priority, job_default_priority, etcd { endpoints, prefix, lease_ttl, tls { ca_file, cert_file, key_file } },
  * client_introduction { enforcement, default_identity_ttl, max_identity_ttl } }, client { enabled, servers,
- * node_class, node_pool, meta, options }, acl { enabled, token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
+ * node_class, node_pool, meta, options, chroot_env, bridge_network_name, bridge_network_subnet,
+ * bridge_network_hairpin_mode, cni_path, cni_config_dir }, acl { enabled, token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
  * verify_server_hostname, verify_https_client }, plugin "<name>" { config { … } } (kept as given, for the driver
  * to read). Other Nomad settings are ignored, so existing files load.
  */
@@ -147,6 +148,8 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     if (options) layer.client.options = options;
     const chrootEnv = stringMap(client, 'chroot_env', 'client.chroot_env');
     if (chrootEnv) layer.client.chrootEnv = chrootEnv;
+    const network = clientNetworkSettings(client);
+    if (network) layer.client.network = network;
   }
   const plugins = pluginBlocks(tree);
   if (plugins) layer.plugins = plugins;
@@ -181,6 +184,32 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     layer.tls = t;
   }
   return layer;
+}
+
+/** The client's group networking settings, with Nomad's names; undefined when none is set. */
+function clientNetworkSettings(client: Obj): NonNullable<AgentConfigLayer['client']>['network'] {
+  const out: NonNullable<NonNullable<AgentConfigLayer['client']>['network']> = {};
+  const name = str(client, 'bridge_network_name', 'client.bridge_network_name');
+  if (name !== undefined) {
+    // A Linux interface name: at most 15 bytes, no '/', whitespace or ':' (iptables reads it too).
+    if (!/^[A-Za-z0-9_.-]{1,15}$/.test(name)) throw new AgentConfigError('client.bridge_network_name', `${JSON.stringify(name)} is not an interface name (1-15 of A-Z a-z 0-9 _ . -)`);
+    out.bridgeName = name;
+  }
+  const subnet = str(client, 'bridge_network_subnet', 'client.bridge_network_subnet');
+  if (subnet !== undefined) {
+    const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(subnet);
+    if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 30) {
+      throw new AgentConfigError('client.bridge_network_subnet', `${JSON.stringify(subnet)} is not an IPv4 CIDR block (e.g. "172.26.64.0/20")`);
+    }
+    out.bridgeSubnet = subnet;
+  }
+  const hairpin = bool(client, 'bridge_network_hairpin_mode', 'client.bridge_network_hairpin_mode');
+  if (hairpin !== undefined) out.hairpinMode = hairpin;
+  const cniPath = str(client, 'cni_path', 'client.cni_path');
+  if (cniPath !== undefined) out.cniPath = cniPath.split(':').filter((p) => p !== '');
+  const cniConfigDir = str(client, 'cni_config_dir', 'client.cni_config_dir');
+  if (cniConfigDir !== undefined) out.cniConfigDir = cniConfigDir;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** `server { etcd { endpoints = [...], prefix = "...", lease_ttl = "2s", tls { ... } } }`. */

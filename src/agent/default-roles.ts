@@ -59,6 +59,7 @@ export const defaultRoles: RoleFactories = {
         options: opts.options,
         plugins: opts.plugins,
         ...(opts.chrootEnv ? { chrootEnv: opts.chrootEnv } : {}),
+        ...(opts.network ? { network: opts.network } : {}),
         logger: opts.logger,
       });
       return { http: client, shutdown: (o) => client.shutdown(o) };

@@ -29,6 +29,8 @@ import { applyMetaChanges, loadDynamicMeta, mergedMeta, saveDynamicMeta, type No
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { taskUserPolicy, type TaskUserPolicy } from './taskrunner/task-user-policy.js';
 import { loadIntroToken } from './node/intro-token.js';
+import { AllocNetworkConfigurator, clientNetworkConfig, type ClientNetworkConfig } from './network/alloc-network-configurator.js';
+import { fingerprintCniPlugins } from './network/cni-fingerprint.js';
 
 export type { ServerConnection } from './server-connection.js';
 
@@ -58,6 +60,8 @@ export interface ClientConfig {
   plugins?: Record<string, Record<string, unknown>>;
   /** `client { chroot_env { … } }`: host path → path inside exec tasks; Nomad's default when undefined. */
   chrootEnv?: Record<string, string>;
+  /** Group networking options (bridge_network_name, bridge_network_subnet, cni_path, …); Nomad's defaults when absent. */
+  network?: Partial<ClientNetworkConfig>;
   /** Randomness for heartbeat jitter and restart delays (tests). */
   random?: RandomSource;
   /** State store override (tests); default SQLite under `<dataDir>/client/state.db`. */
@@ -91,6 +95,8 @@ export class Client implements ClientHttpApi {
   private heartbeatTtlMs = 10_000;
   private loops: Promise<void>[] = [];
   private hostStatsCollector!: HostStatsCollector;
+  /** Group networks of this client's allocations (namespaces, CNI). */
+  private readonly network: AllocNetworkConfigurator;
 
   private constructor(
     private readonly config: ClientConfig,
@@ -102,6 +108,7 @@ export class Client implements ClientHttpApi {
     this.logger = config.logger ?? pino({ level: 'silent' });
     this.drivers = new Map(drivers.map((d) => [d.name, d]));
     this.userPolicy = taskUserPolicy(config.options);
+    this.network = new AllocNetworkConfigurator(clientNetworkConfig(config.network), join(config.dataDir, 'network'));
     this.batcher = new AllocUpdateBatcher(
       (u) => this.config.connection.updateAllocs(u),
       this.clock,
@@ -302,7 +309,8 @@ export class Client implements ClientHttpApi {
     this.hostStatsCollector = new HostStatsCollector(this.config.dataDir, host.resources.Cpu.CpuShares);
     const dc = this.config.datacenter ?? 'dc1';
     const ip = advertisedIp(this.config.httpAddr);
-    const attributes = { ...host.attributes, ...drv.attributes, 'unique.network.ip-address': ip };
+    const cni = await fingerprintCniPlugins(clientNetworkConfig(this.config.network).cniPath);
+    const attributes = { ...host.attributes, ...drv.attributes, ...cni, 'unique.network.ip-address': ip };
     this.node = newNode({
       ID: id.id,
       SecretID: id.secretId,
@@ -455,6 +463,7 @@ export class Client implements ClientHttpApi {
       restored,
       hostEnv: process.env,
       userPolicy: this.userPolicy,
+      network: this.network,
       variables: (req, signal) => this.config.connection.readTaskVariables(req, signal),
       identities: (req, signal) => this.config.connection.signTaskIdentities(req, signal),
     });
@@ -468,7 +477,11 @@ export class Client implements ClientHttpApi {
 
   /** Recreates runners for every allocation in the state DB; they reattach to running tasks. */
   private async restore(): Promise<void> {
-    for (const sa of this.store.allAllocs()) {
+    const stored = this.store.allAllocs();
+    // Networks recorded for allocations this client no longer holds (a dead agent's leftovers).
+    const swept = await this.network.sweep(new Set(stored.map((sa) => sa.alloc.ID)));
+    if (swept.length > 0) this.logger.info({ allocs: swept }, 'removed group networks left by allocations no longer held');
+    for (const sa of stored) {
       try {
         this.addRunner(sa.alloc, sa);
       } catch (err) {

@@ -74,6 +74,24 @@ export interface TaskConfig {
   logs: TaskLogConfig;
   /** The group's `network { mode }` ("host" when unset), for drivers that isolate the network. */
   networkMode?: string;
+  /**
+   * The allocation's network namespace (modes bridge, none, cni/*), created by the client before
+   * the first task starts: the task joins it instead of making one (Nomad's NetworkIsolationSpec).
+   */
+  networkIsolation?: NetworkIsolation;
+}
+
+/** A group network namespace a task joins, with the name files its network asks for. */
+export interface NetworkIsolation {
+  /** The namespace's path, e.g. /var/run/netns/<alloc id>. */
+  path: string;
+  /** The allocation's address inside it ('' in mode none). */
+  address: string;
+  /** resolv.conf from the group's `dns` block, to mount at /etc/resolv.conf (absent without one). */
+  resolvConf?: string;
+  /** hosts file naming `hostname`, to mount at /etc/hosts. */
+  hostsFile?: string;
+  hostname?: string;
 }
 
 /**

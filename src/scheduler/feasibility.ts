@@ -10,7 +10,11 @@ import { computedClass, constraintEscapesClass } from './node-class.js';
 /** Reason keys for filters that are not user constraints. */
 export const FilterReason = {
   MissingDrivers: 'missing drivers',
+  MissingNetwork: 'missing network',
 } as const;
+
+/** The CNI plugins a bridge-mode group needs on its node (the client fingerprints them as attributes). */
+const BRIDGE_PLUGIN_ATTRIBUTES = ['bridge', 'host-local', 'loopback', 'firewall', 'portmap'].map((p) => `plugins.cni.version.${p}`);
 
 /** True when the node can take new allocations at all: ready, eligible, not draining. */
 export function nodeIsReady(node: Node): boolean {
@@ -95,6 +99,10 @@ export class ClassFeasibility {
     for (const t of this.group.Tasks) {
       const d = node.Drivers?.[t.Driver];
       if (!d || !d.Detected || !d.Healthy) return { reason: FilterReason.MissingDrivers, at: -1 };
+    }
+    // Bridge mode runs Nomad's conflist: a node without its plugins cannot set it up.
+    if (this.group.Networks?.[0]?.Mode === 'bridge' && BRIDGE_PLUGIN_ATTRIBUTES.some((a) => !node.Attributes?.[a])) {
+      return { reason: FilterReason.MissingNetwork, at: -1 };
     }
     for (const { c, at } of this.classWide) {
       if (!nodeMeetsConstraint(c, node)) return { reason: constraintString(c), at };

@@ -140,7 +140,30 @@ function admitAllocUpdate(raw: unknown, i: number): AllocClientUpdate {
     // Checked by checkTaskStates / checkDeploymentStatus above.
     TaskStates: (ts ?? {}) as AllocClientUpdate['TaskStates'],
     DeploymentStatus: (u['DeploymentStatus'] ?? null) as AllocClientUpdate['DeploymentStatus'],
+    ...(u['NetworkStatus'] !== undefined && u['NetworkStatus'] !== null ? { NetworkStatus: admitNetworkStatus(u['NetworkStatus'], where) } : {}),
   };
+}
+
+/** Checks an update's NetworkStatus: an interface name and an address (strings), DNS lists of strings or null. */
+function admitNetworkStatus(raw: unknown, where: string): NonNullable<AllocClientUpdate['NetworkStatus']> {
+  const n = requireObject(raw, `${where}.NetworkStatus`);
+  const str = (k: string): string => {
+    const v = n[k] ?? '';
+    if (typeof v !== 'string') throw badRequest(`${where}.NetworkStatus.${k} must be a string`);
+    return v;
+  };
+  const dnsRaw = n['DNS'];
+  let dns: NonNullable<AllocClientUpdate['NetworkStatus']>['DNS'] = null;
+  if (dnsRaw !== undefined && dnsRaw !== null) {
+    const d = requireObject(dnsRaw, `${where}.NetworkStatus.DNS`);
+    const list = (k: string): string[] => {
+      const v = d[k] ?? [];
+      if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw badRequest(`${where}.NetworkStatus.DNS.${k} must be a list of strings`);
+      return v as string[];
+    };
+    dns = { Servers: list('Servers'), Searches: list('Searches'), Options: list('Options') };
+  }
+  return { InterfaceName: str('InterfaceName'), Address: str('Address'), DNS: dns };
 }
 
 /** Admits a batch of alloc updates (the Allocs of an update request). */

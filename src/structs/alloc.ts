@@ -209,6 +209,15 @@ export interface AllocClientUpdate {
   ClientDescription: string;
   TaskStates: Record<string, TaskState>;
   DeploymentStatus?: AllocDeploymentStatus | null;
+  /** The group network the client set up (bridge, cni/*, none), as Nomad's AllocNetworkStatus. */
+  NetworkStatus?: AllocNetworkStatus | null;
+}
+
+/** Where an allocation's own network namespace is reachable (Nomad's AllocNetworkStatus). */
+export interface AllocNetworkStatus {
+  InterfaceName: string;
+  Address: string;
+  DNS: { Servers: string[]; Searches: string[]; Options: string[] } | null;
 }
 
 /** An allocation: one instance of a task group on a node. */
@@ -232,6 +241,8 @@ export interface Allocation {
   TaskStates: Record<string, TaskState> | null;
   DeploymentID: string;
   DeploymentStatus: AllocDeploymentStatus | null;
+  /** The allocation's own network (group network bridge, cni/*, none) as its client reported it. */
+  NetworkStatus?: AllocNetworkStatus | null;
   FollowupEvalID: string;
   PreviousAllocation: string;
   NextAllocation: string;

@@ -305,6 +305,12 @@ export const ErrorCatalogue = {
   CLIENT_NO_SERVERS: e(500, 'no servers configured'),
   /** The servers do not know this node. */
   CLIENT_NODE_UNKNOWN: e(500, '{reason}', true),
+  /** An allocation's group network (namespace, CNI plugins) could not be set up; a retry may succeed. */
+  CLIENT_NETWORK_SETUP: e(500, 'network {mode} of allocation {alloc}: {reason}', true),
+  /** A CNI plugin failed (its own error message when it printed one); retrying may help. */
+  CLIENT_CNI_PLUGIN: e(500, 'CNI plugin "{plugin}" {command} failed: {reason}', true),
+  /** A group network the client cannot provide as configured (unknown mode or CNI network, bad conflist). */
+  CLIENT_NETWORK_CONFIG: e(500, 'network {mode} of allocation {alloc}: {reason}'),
   /** A task's setup failed before it started. */
   TASK_SETUP_FAILED: e(500, '{reason}'),
   /** A template could not be rendered. */

@@ -169,6 +169,25 @@ function checkNetworks(p: Problems, path: string, nets: NetworkResource[] | null
   }
 }
 
+const NETWORK_MODE = /^(host|bridge|none|cni\/[A-Za-z0-9._-]+)$/;
+const DNS_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/**
+ * The group network's mode, hostname and dns block (group networking): a mode the client can
+ * provide, a hostname that is a DNS name (unless interpolated at the client), dns entries
+ * without whitespace (each becomes a resolv.conf line).
+ */
+function checkGroupNetworkSettings(p: Problems, path: string, nets: NetworkResource[] | null): void {
+  const n = nets?.[0];
+  if (!n) return;
+  const at = `${path}: network`;
+  if (n.Mode && !NETWORK_MODE.test(n.Mode)) p.add(at, `mode ${JSON.stringify(n.Mode)} is not one of "host", "bridge", "none" or "cni/<name>"`);
+  if (n.Hostname && !n.Hostname.includes('${') && !DNS_NAME.test(n.Hostname)) p.add(at, `hostname ${JSON.stringify(n.Hostname)} is not a valid DNS name`);
+  for (const [key, list] of [['servers', n.DNS?.Servers], ['searches', n.DNS?.Searches], ['options', n.DNS?.Options]] as const) {
+    for (const v of list ?? []) if (v === '' || /\s/.test(v)) p.add(`${at}: dns`, `${key} entry ${JSON.stringify(v)} must be non-empty without whitespace`);
+  }
+}
+
 /** A task's templates as the server sees them (JSON jobs bypass the HCL decoder's checks). */
 function checkTemplates(p: Problems, path: string, templates: Template[] | null): void {
   (templates ?? []).forEach((t, i) => {
@@ -270,6 +289,7 @@ function checkGroup(p: Problems, path: string, g: TaskGroup): void {
   if (g.ShutdownDelay !== null) checkDuration(p, path, 'shutdown_delay', g.ShutdownDelay);
   const ports = new Map<string, string>();
   checkNetworks(p, path, g.Networks, ports);
+  checkGroupNetworkSettings(p, path, g.Networks);
   const names = new Set<string>();
   let leaders = 0;
   g.Tasks.forEach((t, i) => {

@@ -267,3 +267,26 @@ test('server { job_max_count, job_max_priority, job_default_priority }: read, de
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('client group networking options, as Nomad names them; bad values name the field', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
+  try {
+    const f = join(dir, 'net.hcl');
+    await writeFile(f, 'client {\n  bridge_network_name = "br-test"\n  bridge_network_subnet = "10.99.0.0/24"\n  bridge_network_hairpin_mode = true\n  cni_path = "/opt/cni/bin:/usr/lib/cni"\n  cni_config_dir = "/etc/cni/net.d"\n}\n');
+    const c = await buildAgentConfig({ dev: true, config: [f] });
+    assert.deepEqual(c.client.network, { bridgeName: 'br-test', bridgeSubnet: '10.99.0.0/24', hairpinMode: true, cniPath: ['/opt/cni/bin', '/usr/lib/cni'], cniConfigDir: '/etc/cni/net.d' });
+    assert.equal((await buildAgentConfig({ dev: true })).client.network, undefined, 'unset: the client applies Nomad\'s defaults');
+    for (const [body, field] of [
+      ['client {\n  bridge_network_name = "a name/with slash"\n}\n', 'client.bridge_network_name'],
+      ['client {\n  bridge_network_subnet = "10.0.0.300/24"\n}\n', 'client.bridge_network_subnet'],
+      ['client {\n  bridge_network_subnet = "fd00::/64"\n}\n', 'client.bridge_network_subnet'],
+      ['client {\n  bridge_network_hairpin_mode = "yes"\n}\n', 'client.bridge_network_hairpin_mode'],
+    ] as const) {
+      const bad = join(dir, 'bad.hcl');
+      await writeFile(bad, body);
+      await assert.rejects(buildAgentConfig({ dev: true, config: [bad] }), (err: unknown) => err instanceof AgentConfigError && err.field === field, body);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

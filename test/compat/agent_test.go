@@ -41,7 +41,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer stop()
-	devAddr, stopDev, err := startAgent(root, "-dev")
+	// The -dev agent's bridge-mode allocations go on a bridge of the suite's own (network_test.go).
+	netConfig, removeBridge, err := compatBridgeConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer removeBridge()
+	devAddr, stopDev, err := startAgent(root, "-dev", "-config", netConfig)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -31,6 +31,7 @@ const CASES: Case[] = [
   { name: 'periodic system job', file: 'bad-periodic-system.hcl', kind: 'validate', expect: ['job "web": periodic: periodic can not be used with "system" jobs'] },
   { name: 'parameterized payload value', file: 'bad-payload.hcl', kind: 'validate', expect: ['job "web": parameterized: payload must be one of optional, required, forbidden'] },
   { name: 'invalid static port, duplicate label', file: 'bad-ports.hcl', kind: 'validate', expect: ['port "http": static port must be within 1..65535, got 70000', 'port label "http" is already used'] },
+  { name: 'group network mode, hostname and dns', file: 'bad-network.hcl', kind: 'validate', expect: ['group "api": network: mode "overlay" is not one of "host", "bridge", "none" or "cni/<name>"', 'group "api": network: hostname "not a host" is not a valid DNS name', 'group "api": network: dns: servers entry'] },
   { name: 'ID with a space', file: 'bad-id.hcl', kind: 'validate', expect: ['job "my web": job ID "my web" contains a space'] },
   { name: 'syntax error with line', file: 'bad-syntax.hcl', kind: 'parse', line: 3, expect: ['syntax error'] },
   { name: 'undeclared variable', file: 'bad-undeclared-var.hcl', kind: 'parse', line: 3, expect: ['reference to undeclared variable "var.replicas"'] },

@@ -279,6 +279,30 @@ test('missing drivers are reported as such', async () => {
   assert.deepEqual(h.lastEval().FailedTGAllocs?.web?.ConstraintFiltered, { 'missing drivers': 2 });
 });
 
+test('bridge-mode groups go only to nodes with the bridge CNI plugins; their `to` ports do not collide', async () => {
+  const bridgeGroup = (job: Job, count: number): Job => withCount({
+    ...job,
+    TaskGroups: job.TaskGroups.map((g) => ({
+      ...g,
+      Networks: [{ Mode: 'bridge', Device: '', CIDR: '', IP: '', MBits: 0, DNS: null, ReservedPorts: null, DynamicPorts: [{ Label: 'http', Value: 0, To: 8080, HostNetwork: 'default' }] }],
+    })),
+  }, count);
+  const { h } = cluster(2);
+  await register(h, bridgeGroup(mockJob(), 1));
+  assert.deepEqual(h.lastEval().FailedTGAllocs?.web?.ConstraintFiltered, { 'missing network': 2 });
+
+  const cni = Object.fromEntries(['bridge', 'host-local', 'loopback', 'firewall', 'portmap'].map((p) => [`plugins.cni.version.${p}`, 'v1.1.1']));
+  const one = mockNode({ ID: 'node-cni' });
+  const { h: h2 } = cluster(0);
+  h2.state.upsertNode({ ...one, Attributes: { ...one.Attributes, ...cni } });
+  await register(h2, bridgeGroup(mockJob(), 3));
+  const placed = planPlaced(h2.lastPlan());
+  assert.equal(placed.length, 3, 'three allocations asking for to = 8080 fit on one node');
+  const ports = placed.map((a) => a.AllocatedResources!.Shared.Ports![0]!);
+  assert.equal(new Set(ports.map((p) => p.Value)).size, 3, 'each has a host port of its own');
+  assert.ok(ports.every((p) => p.To === 8080));
+});
+
 test('a partial commit makes the scheduler refresh and retry', async () => {
   const { h, nodes } = cluster(3);
   const job = withCount(mockJob(), 6);

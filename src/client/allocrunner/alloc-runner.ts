@@ -27,6 +27,8 @@ import { Coordinator, LifecycleStage, taskLifecycleStage } from './tasklifecycle
 import { allocClientStatus } from './alloc-status.js';
 import { HealthTracker, healthSettings, mainTaskNames } from './health-tracker.js';
 import type { TaskUserPolicy } from '../taskrunner/task-user-policy.js';
+import type { NetworkIsolation } from '../../drivers/driver.js';
+import { groupNetwork, isolatedMode, type AllocNetwork, type AllocNetworkConfigurator } from '../network/alloc-network-configurator.js';
 
 /** Everything an alloc runner depends on. */
 export interface AllocRunnerConfig {
@@ -51,6 +53,8 @@ export interface AllocRunnerConfig {
   hooks?: (task: Task) => AnyTaskHook[] | undefined;
   /** The client's user.denylist / user.checked_drivers; Nomad's defaults when not given. */
   userPolicy?: TaskUserPolicy;
+  /** Sets up group networks (bridge, none, cni/*); without it every allocation runs in host mode. */
+  network?: AllocNetworkConfigurator;
 }
 
 interface StartWaiter {
@@ -80,6 +84,14 @@ export class AllocRunner {
   /** Decides the deployment health of an allocation placed by a deployment. */
   private health: HealthTracker | null = null;
   private deploymentStatus: AllocDeploymentStatus | null = null;
+  /** The group network once set up (or restored); null in host mode or before. */
+  private net: AllocNetwork | null = null;
+  /** The set-up in flight or done; a failed one is forgotten so the next task start retries. */
+  private netSetup: Promise<AllocNetwork | null> | null = null;
+  /** The teardown in flight or done (null again after a failed one). */
+  private netTeardown: Promise<void> | null = null;
+  /** Set by shutdown(): runners return with tasks left running, so the network stays. */
+  private shuttingDown = false;
 
   constructor(private readonly cfg: AllocRunnerConfig) {
     this.current = cfg.alloc;
@@ -109,6 +121,7 @@ export class AllocRunner {
         ...(cfg.variables ? { variables: cfg.variables } : {}),
         ...(cfg.identities ? { identities: cfg.identities } : {}),
         ...(cfg.userPolicy ? { userPolicy: cfg.userPolicy } : {}),
+        ...(cfg.network && isolatedMode(groupNetwork(cfg.alloc)?.Mode) ? { groupNetwork: () => this.networkIsolation() } : {}),
       });
       this.runners.set(task.Name, tr);
       this.states[task.Name] = tr.state();
@@ -157,6 +170,7 @@ export class AllocRunner {
       ClientStatus: st.status,
       ClientDescription: st.description,
       TaskStates: structuredClone(this.states),
+      ...(this.net ? { NetworkStatus: { InterfaceName: this.net.interfaceName, Address: this.net.address, DNS: this.dnsStatus() } } : {}),
       ...(this.deploymentStatus ? { DeploymentStatus: { ...this.deploymentStatus } } : {}),
     };
   }
@@ -186,6 +200,66 @@ export class AllocRunner {
       this.health?.update(this.states);
     }
     await Promise.all([...this.runners.values()].map((tr) => tr.run()));
+    // Every task has stopped for good (not an agent shutdown, which leaves them running).
+    if (!this.shuttingDown && this.isDone()) await this.teardownNetwork();
+  }
+
+  /**
+   * The namespace tasks join: set up before the first task starts (once; again after a failed
+   * attempt), restored after an agent restart. Throws the set-up's NetworkError.
+   */
+  private async networkIsolation(): Promise<NetworkIsolation | null> {
+    const network = this.cfg.network;
+    if (!network) return null;
+    this.netSetup ??= (async () => {
+      const restored = this.cfg.restored ? await network.restore(this.allocId) : null;
+      const net = restored ?? (await network.setup(this.current));
+      this.net = net;
+      if (net && !restored) this.cfg.logger.info({ alloc: this.allocId, mode: net.mode, address: net.address }, 'group network set up');
+      this.report();
+      return net;
+    })();
+    const pending = this.netSetup;
+    let net: AllocNetwork | null;
+    try {
+      net = await pending;
+    } catch (err) {
+      if (this.netSetup === pending) this.netSetup = null;
+      throw err;
+    }
+    if (!net) return null;
+    return {
+      path: net.netnsPath,
+      address: net.address,
+      ...(net.resolvConf ? { resolvConf: net.resolvConf } : {}),
+      ...(net.hostsFile ? { hostsFile: net.hostsFile } : {}),
+      ...(net.hostname ? { hostname: net.hostname } : {}),
+    };
+  }
+
+  /**
+   * Removes the group network (CNI DEL, namespace). The end of the last task and destroy() both
+   * call it, possibly at once: one teardown runs, the other waits for it; after a failure
+   * (logged) the next call tries again, and an agent start sweeps what is still recorded.
+   */
+  private teardownNetwork(): Promise<void> {
+    const network = this.cfg.network;
+    if (!network || !isolatedMode(groupNetwork(this.current)?.Mode)) return Promise.resolve();
+    this.netTeardown ??= (async () => {
+      await this.netSetup?.catch(() => undefined);
+      try {
+        await network.teardown(this.allocId);
+      } catch (err) {
+        this.netTeardown = null;
+        this.cfg.logger.warn({ alloc: this.allocId, err: (err as Error).message }, 'group network teardown failed; the next agent start retries');
+      }
+    })();
+    return this.netTeardown;
+  }
+
+  private dnsStatus(): { Servers: string[]; Searches: string[]; Options: string[] } | null {
+    const dns = groupNetwork(this.current)?.DNS;
+    return dns ? { Servers: [...dns.Servers], Searches: [...dns.Searches], Options: [...dns.Options] } : null;
   }
 
   /** Builds the alloc dir and, for a restored alloc, reattaches its task runners. Once. */
@@ -193,6 +267,10 @@ export class AllocRunner {
     this.prepared ??= (async () => {
       await this.allocDir.build();
       if (!this.cfg.restored) return;
+      // The namespace of a running allocation outlives the agent: find it again.
+      if (this.cfg.network && isolatedMode(groupNetwork(this.current)?.Mode) && !this.isDone()) {
+        await this.networkIsolation().catch((err: unknown) => this.cfg.logger.warn({ alloc: this.allocId, err: (err as Error).message }, 'restoring group network failed'));
+      }
       for (const tr of this.runners.values()) await tr.restore();
       for (const [name, tr] of this.runners) this.states[name] = tr.state();
       this.coordinator.restore(this.states);
@@ -250,12 +328,14 @@ export class AllocRunner {
     await this.kill();
     // Poststop tasks that never ran (alloc destroyed before it got that far) are killed too.
     await Promise.all([...this.runners.values()].map((tr) => tr.kill()));
+    await this.teardownNetwork();
     await this.allocDir.destroy();
     this.cfg.store.deleteAlloc(this.allocId);
   }
 
   /** Stops the runners and leaves the tasks running (agent shutdown). */
   async shutdown(): Promise<void> {
+    this.shuttingDown = true;
     this.health?.stop();
     for (const w of this.waiters) w.resolve();
     await Promise.all([...this.runners.values()].map((tr) => tr.shutdown()));

@@ -29,7 +29,11 @@ export interface TaskEnvInput {
   /** Paths as the task sees them. */
   dirs: TaskDirs;
   /** The agent's own environment, for `${env.X}` of variables the task does not set. */
-  hostEnv?: Record<string, string | undefined>;
+  hostEnv?: Record<string, string | undefined>;  /**
+   * The allocation's address in its own network namespace (group network bridge or cni/*):
+   * NOMAD_ALLOC_IP_* and NOMAD_ALLOC_ADDR_* name it; else they name the host's.
+   */
+  allocAddress?: string;
 }
 
 /** The built environment and the scope to interpolate task config with. */
@@ -91,6 +95,11 @@ export function buildTaskEnv(input: TaskEnvInput): TaskEnv {
     env[`NOMAD_ADDR_${label}`] = `${p.ip}:${p.value}`;
     env[`NOMAD_HOST_IP_${label}`] = p.ip;
     env[`NOMAD_HOST_ADDR_${label}`] = `${p.ip}:${p.value}`;
+    // The port as the allocation's own address serves it: `to` inside a namespace.
+    const allocIp = input.allocAddress || p.ip;
+    env[`NOMAD_ALLOC_PORT_${label}`] = String(to);
+    env[`NOMAD_ALLOC_IP_${label}`] = allocIp;
+    env[`NOMAD_ALLOC_ADDR_${label}`] = `${allocIp}:${input.allocAddress ? to : p.value}`;
   }
 
   const hostEnv: Record<string, string> = {};

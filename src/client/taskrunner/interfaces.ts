@@ -39,6 +39,8 @@ export interface TaskHookRequest {
   variables?: TaskVariableReader;
   /** Signs the task's workload identities on its servers (undefined: none reachable). */
   identities?: TaskIdentitySigner;
+  /** The allocation's address in its group network namespace (bridge, cni/*), for NOMAD_ALLOC_IP_*. */
+  allocAddress?: string;
 }
 
 /** Acting on the running task from a hook. */

@@ -13,7 +13,7 @@ import { TaskEventType } from '../../structs/alloc.js';
 import type { JobType, RestartPolicy, Task, TaskGroup } from '../../structs/job.js';
 import { formatDuration, msToNanos, nanosToMs, parseDuration } from '../../structs/duration.js';
 import type { Clock, RandomSource } from '../../time/clock.js';
-import type { Driver, ExitResult, TaskConfig, TaskHandle, TaskResourceUsage } from '../../drivers/driver.js';
+import type { Driver, ExitResult, NetworkIsolation, TaskConfig, TaskHandle, TaskResourceUsage } from '../../drivers/driver.js';
 import { runExecSpec } from '../../drivers/run-exec-spec.js';
 import type { AllocDir } from '../allocdir/alloc-dir.js';
 import type { NodeInfo } from '../taskenv/task-env.js';
@@ -66,6 +66,11 @@ export interface TaskRunnerConfig {
   identities?: TaskIdentitySigner;
   /** The client's user.denylist / user.checked_drivers; Nomad's defaults when not given. */
   userPolicy?: TaskUserPolicy;
+  /**
+   * The allocation's group network namespace for the task to join (null in host mode), asked
+   * before each start; throws when the alloc runner could not set it up (the start fails).
+   */
+  groupNetwork?: () => Promise<NetworkIsolation | null>;
 }
 
 /** The restart policy of a task: its own, else its group's, else Nomad's default for the job type. */
@@ -392,10 +397,20 @@ export class TaskRunner {
     if (this.taskState.Events.every((e) => e.Type !== TaskEventType.Setup)) {
       this.emitEvent(newTaskEvent(TaskEventType.Setup, this.now(), { Message: 'Building Task Directory' }));
     }
+    let isolation: NetworkIsolation | null = null;
+    try {
+      isolation = (await this.cfg.groupNetwork?.()) ?? null;
+    } catch (err) {
+      const msg = `pre-run hook "network" failed: ${errorMessage(err)}`;
+      this.cfg.logger.error({ task: this.taskName, err: msg }, 'group network set-up failed');
+      this.emitEvent(newTaskEvent(TaskEventType.SetupFailure, this.now(), { SetupError: msg, FailsTask: !isRecoverable(err) }));
+      this.tracker.setStartError({ recoverable: isRecoverable(err) });
+      return false;
+    }
     for (const hook of this.hooks) {
       if (!hook.prestart) continue;
       try {
-        prep = { ...prep, ...(await hook.prestart(this.hookRequest(), prep)) };
+        prep = { ...prep, ...(await hook.prestart({ ...this.hookRequest(), ...(isolation ? { allocAddress: isolation.address } : {}) }, prep)) };
       } catch (err) {
         const msg = `prestart hook "${hook.name}" failed: ${errorMessage(err)}`;
         this.cfg.logger.error({ task: this.taskName, err: msg }, 'prestart failed');
@@ -422,6 +437,7 @@ export class TaskRunner {
       resources: this.resources(),
       logs: prep.logs ?? { dir: dirs.logDir, maxFiles: 10, maxFileSizeMB: 10 },
       networkMode: this.group.Networks?.[0]?.Mode || 'host',
+      ...(isolation ? { networkIsolation: isolation } : {}),
     };
     try {
       const handle = await this.cfg.driver.startTask(config, {

@@ -170,6 +170,12 @@ export class DockerDriver implements Driver {
     if (existing && existing.status.state === TaskRunState.Running) {
       throw new DriverError(DriverErrorCode.StartFailed, `docker: task "${config.id}" is already running`, false);
     }
+    if (config.networkIsolation) {
+      // Nomad joins docker tasks to the group namespace through a pause container (infra_image);
+      // Caravan does not have it yet, and a container on docker's own network would silently
+      // escape the group network the job asked for.
+      throw new DriverError(DriverErrorCode.BadConfig, `docker: group network mode ${JSON.stringify(config.networkMode ?? '')} is not supported by the docker driver yet (use network mode "host", or the exec or raw_exec driver)`, false);
+    }
     const task = parseDockerTask(config, this.config, this.opts.clientId ? { [LABEL_CLIENT]: this.opts.clientId } : {});
     const imageId = await this.images.ensure(task.image, { forcePull: task.forcePull, auth: task.auth, emit: (m) => events?.emit(m) });
     const name = containerName(config.allocId, config.taskName);

@@ -150,8 +150,9 @@ export class ExecDriver extends RawExecDriver {
     const caps = taskCapabilities(task, this.plugin);
     const user = lookupUser(config.user || NOBODY);
     const networkMode = config.networkMode || 'host';
-    if (networkMode !== 'none' && networkMode !== 'host') {
-      throw new DriverError(DriverErrorCode.BadConfig, `exec: network mode ${JSON.stringify(networkMode)} is not supported (only "none" and "host")`, false);
+    const isolation = config.networkIsolation;
+    if (networkMode !== 'none' && networkMode !== 'host' && !isolation) {
+      throw new DriverError(DriverErrorCode.BadConfig, `exec: network mode ${JSON.stringify(networkMode)} needs the client's group network (none was set up)`, false);
     }
     // The task's user writes its own local/ and tmp/ (Nomad makes them world-writable too).
     for (const d of [config.dirs.localDir, config.dirs.tmpDir]) await chmod(d, 0o777).catch(() => {});
@@ -178,11 +179,15 @@ export class ExecDriver extends RawExecDriver {
       taskDir: config.dirs.dir,
       sharedAllocDir: config.dirs.sharedAllocDir,
       chrootEnv: this.plugin.chrootEnv,
-      networkNone: networkMode === 'none',
+      // The group's namespace when the client made one; else a private one for mode "none".
+      networkNone: networkMode === 'none' && !isolation,
+      ...(isolation ? { netnsPath: isolation.path, nsenter: tools.nsenter } : {}),
+      ...(isolation?.resolvConf ? { resolvConf: isolation.resolvConf } : {}),
+      ...(isolation?.hostsFile ? { hostsFile: isolation.hostsFile } : {}),
       task,
       user,
       caps,
-      hostname: config.taskName.replace(/[^A-Za-z0-9-]/g, '-').slice(0, 63) || 'task',
+      hostname: isolation?.hostname ?? (config.taskName.replace(/[^A-Za-z0-9-]/g, '-').slice(0, 63) || 'task'),
       procsFiles: cg.procsFiles,
       procConfinement: this.procConfinement,
       ...(seccompFile ? { seccompFile } : {}),
@@ -194,7 +199,8 @@ export class ExecDriver extends RawExecDriver {
       gid: user.gid,
       user: user.name,
       caps,
-      networkNone: networkMode === 'none',
+      // An exec session enters the task's network namespace whenever it is not the host's.
+      networkNone: networkMode === 'none' || Boolean(isolation),
       pidMode: task.pidMode,
       ipcMode: task.ipcMode,
       workDir: task.workDir,

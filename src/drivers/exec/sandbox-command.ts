@@ -48,6 +48,14 @@ export interface SandboxSpec {
   /** Host path → path inside, bound read-only. */
   chrootEnv: Record<string, string>;
   networkNone: boolean;
+  /** The allocation's network namespace to join (group network), entered with nsenter before bwrap. */
+  netnsPath?: string;
+  /** nsenter's path, with netnsPath. */
+  nsenter?: string;
+  /** Mounted read-only at /etc/resolv.conf (the group network's `dns` block). */
+  resolvConf?: string;
+  /** Mounted read-only at /etc/hosts (the group network's `hostname`). */
+  hostsFile?: string;
   task: ExecTaskConfig;
   user: TaskUser;
   caps: string[];
@@ -100,10 +108,14 @@ export function sandboxStartArgv(tools: SandboxTools, spec: SandboxSpec): string
   if (spec.networkNone) bw.push('--unshare-net');
   bw.push('--bind', spec.taskDir, '/');
   for (const [src, dest] of Object.entries(spec.chrootEnv)) bw.push('--ro-bind-try', src, dest);
+  if (spec.resolvConf) bw.push('--ro-bind', spec.resolvConf, '/etc/resolv.conf');
+  if (spec.hostsFile) bw.push('--ro-bind', spec.hostsFile, '/etc/hosts');
   bw.push('--bind', spec.sharedAllocDir, '/alloc', '--proc', '/proc', '--dev', '/dev', ...spec.procConfinement);
   if (spec.seccompFile) bw.push('--seccomp', String(SECCOMP_FD));
   bw.push('--hostname', spec.hostname, '--chdir', t.workDir || '/', '--');
-  return joinCgroups(tools, spec.procsFiles, spec.seccompFile, [...bw, ...dropPrivileges(tools, spec), t.command, ...t.args]);
+  // bwrap without --unshare-net stays in the namespace nsenter put it in.
+  const join = spec.netnsPath ? [spec.nsenter ?? tools.nsenter, `--net=${spec.netnsPath}`, '--'] : [];
+  return joinCgroups(tools, spec.procsFiles, spec.seccompFile, [...join, ...bw, ...dropPrivileges(tools, spec), t.command, ...t.args]);
 }
 
 /** The shell script(1) runs a command line with (it takes $SHELL, which the task may set to anything). */

@@ -36,6 +36,7 @@ import {
 } from '../supervisor/protocol.js';
 import { signalNumber } from '../supervisor/signals.js';
 import { buildTaskEnv, DEFAULT_ENV_DENYLIST, parseRawExecConfig, resolveCommand } from './raw-exec-config.js';
+import { joinNetnsArgv, nsenterPath } from '../net-join.js';
 
 /** The driver's name, as in jobspecs. */
 export const RAW_EXEC_DRIVER_NAME = 'raw_exec';
@@ -179,6 +180,11 @@ export class RawExecDriver implements Driver {
       this.opts.envDenylist ?? DEFAULT_ENV_DENYLIST,
     );
     const file = resolveCommand(cfg.command, config.dirs.dir, env['PATH']);
+    if (config.networkIsolation) {
+      // A group network (bridge, none, cni/*): the task runs in the allocation's namespace, as Nomad's raw_exec.
+      const [ns, ...nsArgs] = joinNetnsArgv(nsenterPath(), config.networkIsolation.path);
+      return { file: ns!, args: [...nsArgs, resolve(file), ...cfg.args], cwd: resolve(config.dirs.dir), env, state: {}, cleanup: () => {} };
+    }
     // Absolute: the supervisor does not share the agent's working directory.
     return { file: resolve(file), args: cfg.args, cwd: resolve(config.dirs.dir), env, state: {}, cleanup: () => {} };
   }
@@ -332,6 +338,11 @@ export class RawExecDriver implements Driver {
     const cfg = t.handle.config;
     const env = buildTaskEnv(cfg.env ?? {}, this.opts.inheritHostEnv === false ? null : process.env, this.opts.envDenylist);
     const [file, ...args] = command.length > 0 ? command : ['/bin/sh'];
+    if (cfg.networkIsolation) {
+      // An exec into the task sees the task's network.
+      const [ns, ...nsArgs] = joinNetnsArgv(nsenterPath(), cfg.networkIsolation.path);
+      return { file: ns!, args: [...nsArgs, file!, ...args], cwd: cfg.dirs.dir, env };
+    }
     return { file: file!, args, cwd: cfg.dirs.dir, env };
   }
 

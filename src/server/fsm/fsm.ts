@@ -463,6 +463,7 @@ export class Fsm {
         ClientStatus: u.ClientStatus,
         ClientDescription: u.ClientDescription,
         TaskStates: u.TaskStates,
+        ...(u.NetworkStatus ? { NetworkStatus: u.NetworkStatus } : {}),
         // The server owns Canary (a promotion clears it); the client reports health only.
         DeploymentStatus: u.DeploymentStatus ? { ...u.DeploymentStatus, Canary: prev.DeploymentStatus?.Canary ?? u.DeploymentStatus.Canary } : prev.DeploymentStatus,
         ModifyIndex: index,

@@ -14,7 +14,7 @@ export class EnvHook implements PrestartHook {
 
   async prestart(req: TaskHookRequest, prep: Readonly<TaskPrep>): Promise<Partial<TaskPrep>> {
     if (!prep.dirs) throw new ClientError(ClientErrorCode.HookFailed, 'env hook needs the task directories');
-    const te = buildTaskEnv({ alloc: req.alloc, group: req.group, task: req.task, node: req.node, dirs: prep.dirs, hostEnv: this.hostEnv });
+    const te = buildTaskEnv({ alloc: req.alloc, group: req.group, task: req.task, node: req.node, dirs: prep.dirs, hostEnv: this.hostEnv, ...(req.allocAddress ? { allocAddress: req.allocAddress } : {}) });
     return { env: te.env, driverConfig: interpolateTaskConfig(req.task.Config ?? {}, te) };
   }
 }

@@ -1,0 +1,83 @@
+/**
+ * Group network set-up and teardown on this machine (issue 29: a bridge allocation's network
+ * set up in ≤ 30 ms median, torn down in ≤ 30 ms): the client's AllocNetworkConfigurator with
+ * the real kernel and Debian's CNI plugins, on a bridge and subnet of the benchmark's own
+ * (removed at the end), for modes bridge (namespace + loopback, bridge/host-local, firewall,
+ * portmap with one mapped port) and none (namespace, loopback up).
+ *
+ * Usage (root): node dist/bench/network/network-setup.js [-n N]   (default 20 per mode)
+ * Prints the medians and p90s beside the goal and writes bench/results/network.json.
+ */
+import { randomUUID } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Allocation } from '../../src/structs/index.js';
+import { AllocNetworkConfigurator, clientNetworkConfig } from '../../src/client/network/alloc-network-configurator.js';
+import { percentile } from '../percentile.js';
+
+const GOAL_MS = 30;
+const BRIDGE = 'cvbench0';
+const SUBNET = '172.31.251.0/24';
+
+function alloc(mode: string, port: number): Allocation {
+  return {
+    ID: randomUUID(),
+    TaskGroup: 'g',
+    Job: { TaskGroups: [{ Name: 'g', Networks: [{ Mode: mode, DNS: null }] }] },
+    AllocatedResources: { Shared: { Networks: null, DiskMB: 0, Ports: mode === 'bridge' ? [{ Label: 'http', Value: port, To: 8080, HostIP: '' }] : [] } },
+  } as unknown as Allocation;
+}
+
+function summary(samples: number[]): { median: number; p90: number } {
+  const s = [...samples].sort((a, b) => a - b);
+  return { median: percentile(s, 50), p90: percentile(s, 90) };
+}
+
+async function main(): Promise<void> {
+  const nArg = process.argv.indexOf('-n');
+  const n = nArg > 0 ? Number(process.argv[nArg + 1]) : 20;
+  if (process.getuid?.() !== 0) throw new Error('the network benchmark needs root (network namespaces, iptables)');
+  const stateDir = mkdtempSync(join(tmpdir(), 'cv-netbench-'));
+  const c = new AllocNetworkConfigurator(clientNetworkConfig({ bridgeName: BRIDGE, bridgeSubnet: SUBNET, cniPath: ['/usr/lib/cni'] }), stateDir);
+  const results: Record<string, { setup: { median: number; p90: number }; teardown: { median: number; p90: number } }> = {};
+  try {
+    // One warm-up: the first set-up creates the bridge and the admin chain.
+    const warm = alloc('bridge', 29000);
+    await c.setup(warm);
+    await c.teardown(warm.ID);
+    for (const mode of ['bridge', 'none']) {
+      const setup: number[] = [];
+      const teardown: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const a = alloc(mode, 29001 + i);
+        let t = performance.now();
+        await c.setup(a);
+        setup.push(performance.now() - t);
+        t = performance.now();
+        await c.teardown(a.ID);
+        teardown.push(performance.now() - t);
+      }
+      results[mode] = { setup: summary(setup), teardown: summary(teardown) };
+    }
+  } finally {
+    spawnSync('iptables', ['-w', '-D', 'INPUT', '-i', BRIDGE, '-d', '127.0.0.0/8', '-m', 'conntrack', '!', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'DROP'], { stdio: 'ignore' });
+    spawnSync('iptables', ['-w', '-D', 'NOMAD-ADMIN', '-o', BRIDGE, '-d', SUBNET, '-j', 'ACCEPT'], { stdio: 'ignore' });
+    spawnSync('ip', ['link', 'delete', BRIDGE], { stdio: 'ignore' });
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+  const f = (x: number) => `${x.toFixed(1)} ms`;
+  console.log(`group network, ${n} allocations per mode (goal: median ≤ ${GOAL_MS} ms each way)`);
+  for (const [mode, r] of Object.entries(results)) {
+    console.log(`  ${mode.padEnd(7)} set-up   median ${f(r.setup.median)}  p90 ${f(r.setup.p90)}  ${r.setup.median <= GOAL_MS ? 'within' : 'OVER'} the goal`);
+    console.log(`  ${mode.padEnd(7)} teardown median ${f(r.teardown.median)}  p90 ${f(r.teardown.p90)}  ${r.teardown.median <= GOAL_MS ? 'within' : 'OVER'} the goal`);
+  }
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/network.json', JSON.stringify({ n, goalMs: GOAL_MS, results }, null, 2) + '\n');
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+});

@@ -1,0 +1,87 @@
+/**
+ * Submit → running of an `exec` task in a bridge-mode group beside the same task in host mode
+ * (issue 29: bridge within 2× of host). Starts its own `caravan agent -dev` with a bridge and
+ * subnet of the benchmark's own (removed at the end), registers N service jobs of each mode
+ * alternately through PUT /v1/jobs, times each from the request until its allocation reports
+ * "running" (polled every 10 ms), then purges it.
+ *
+ * Usage (root): node dist/bench/network/submit-bridge-vs-host.js [-n N]   (default 5 per mode)
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBenchAgent } from '../dev-agent.js';
+import { percentile } from '../percentile.js';
+
+const BRIDGE = 'cvbench1';
+const SUBNET = '172.31.253.0/24';
+
+function job(id: string, mode: 'host' | 'bridge'): unknown {
+  return {
+    Job: {
+      ID: id,
+      Name: id,
+      Type: 'service',
+      Datacenters: ['dc1'],
+      TaskGroups: [
+        {
+          Name: 'g',
+          Count: 1,
+          Networks: mode === 'bridge' ? [{ Mode: 'bridge', DynamicPorts: [{ Label: 'http', To: 8080 }] }] : [],
+          Tasks: [{ Name: 't', Driver: 'exec', Config: { command: '/bin/sleep', args: ['300'] }, Resources: { CPU: 100, MemoryMB: 64 } }],
+        },
+      ],
+    },
+  };
+}
+
+async function submitToRunning(address: string, id: string, mode: 'host' | 'bridge'): Promise<number> {
+  const t0 = performance.now();
+  const put = await fetch(`${address}/v1/jobs`, { method: 'PUT', body: JSON.stringify(job(id, mode)) });
+  if (!put.ok) throw new Error(`register ${id}: ${put.status} ${await put.text()}`);
+  for (;;) {
+    const allocs = (await (await fetch(`${address}/v1/job/${id}/allocations`)).json()) as { ClientStatus: string }[];
+    if (allocs.some((a) => a.ClientStatus === 'running')) return performance.now() - t0;
+    if (allocs.some((a) => a.ClientStatus === 'failed')) throw new Error(`${id}: allocation failed`);
+    if (performance.now() - t0 > 120_000) throw new Error(`${id}: not running after 120 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function main(): Promise<void> {
+  const nArg = process.argv.indexOf('-n');
+  const n = nArg > 0 ? Number(process.argv[nArg + 1]) : 5;
+  if (process.getuid?.() !== 0) throw new Error('the benchmark needs root (exec sandboxes, network namespaces)');
+  const dir = mkdtempSync(join(tmpdir(), 'cv-netbench-'));
+  const config = join(dir, 'network.hcl');
+  writeFileSync(config, `client {\n  bridge_network_name   = "${BRIDGE}"\n  bridge_network_subnet = "${SUBNET}"\n  cni_path              = "/usr/lib/cni"\n}\n`);
+  const agent = await startBenchAgent(['-config', config]);
+  const samples: Record<'host' | 'bridge', number[]> = { host: [], bridge: [] };
+  try {
+    for (let i = 0; i < n; i++) {
+      for (const mode of ['host', 'bridge'] as const) {
+        const id = `bench-${mode}-${i}`;
+        samples[mode].push(await submitToRunning(agent.address, id, mode));
+        await fetch(`${agent.address}/v1/job/${id}?purge=true`, { method: 'DELETE' });
+      }
+    }
+  } finally {
+    await agent.stop();
+    spawnSync('iptables', ['-w', '-D', 'INPUT', '-i', BRIDGE, '-d', '127.0.0.0/8', '-m', 'conntrack', '!', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'DROP'], { stdio: 'ignore' });
+    spawnSync('iptables', ['-w', '-D', 'NOMAD-ADMIN', '-o', BRIDGE, '-d', SUBNET, '-j', 'ACCEPT'], { stdio: 'ignore' });
+    spawnSync('ip', ['link', 'delete', BRIDGE], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+  const host = median(samples.host);
+  const bridge = median(samples.bridge);
+  console.log(`submit → running of an exec task, ${n} jobs per mode (goal: bridge ≤ 2× host)`);
+  console.log(`  host   median ${host.toFixed(0)} ms`);
+  console.log(`  bridge median ${bridge.toFixed(0)} ms  (${(bridge / host).toFixed(2)}× host: ${bridge <= 2 * host ? 'within' : 'OVER'} the goal)`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+});

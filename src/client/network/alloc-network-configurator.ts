@@ -1,0 +1,322 @@
+/**
+ * Gives an allocation the group network its `network { mode }` asks for, on this client:
+ *
+ *   host       nothing: the tasks share the host's network (setup answers null)
+ *   none       a named network namespace with only its loopback
+ *   bridge     a namespace on the client's bridge through Nomad's conflist (bridgeConflist),
+ *              its ports forwarded by the portmap plugin
+ *   cni/<name> a namespace set up by the conflist named <name> in cni_config_dir
+ *
+ * What was set up is recorded in `<stateDir>/<alloc id>.json` before anything is created, so
+ * an agent that restarts finds the namespace of a running allocation again (restore), and one
+ * that starts removes what allocations it no longer holds left behind (sweep): the CNI DEL
+ * chain (veth, IPAM lease, iptables chains) with the recorded conflist, then the namespace.
+ * Calls for one allocation are not concurrent (its alloc runner serializes them).
+ */
+import { mkdir, readdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import type { Allocation } from '../../structs/alloc.js';
+import type { NetworkResource } from '../../structs/resources.js';
+import { bridgeConflist, DEFAULT_ADMIN_CHAIN, loadConflist, type CniConflist } from './cni-conflist.js';
+import { addCniNetwork, delCniNetwork, type CniAttachment, type CniPortMapping } from './cni-network.js';
+import { createNetns, deleteNetns, netnsExists, netnsPath } from './net-namespace.js';
+import { NetworkError, NetworkErrorCode } from './network-error.js';
+import { hostsText, resolvConfText } from './resolv-conf.js';
+
+/** The client's network options (Nomad's names), with defaults applied. */
+export interface ClientNetworkConfig {
+  /** `bridge_network_name` (default "nomad"). */
+  bridgeName: string;
+  /** `bridge_network_subnet` (default 172.26.64.0/20). */
+  bridgeSubnet: string;
+  /** `bridge_network_hairpin_mode` (default false). */
+  hairpinMode: boolean;
+  /** `cni_path`, split on ':' (default /opt/cni/bin, then Debian's /usr/lib/cni). */
+  cniPath: string[];
+  /** `cni_config_dir` (default /opt/cni/config). */
+  cniConfigDir: string;
+}
+
+/** The interface the namespace gets on a bridge or CNI network (Nomad's "eth" + index). */
+export const ALLOC_IFNAME = 'eth0';
+
+/** An allocation's group network as set up: what tasks join and what the servers are told. */
+export interface AllocNetwork {
+  mode: string;
+  /** The namespace's path (/var/run/netns/<alloc id>). */
+  netnsPath: string;
+  /** The allocation's address in its namespace ('' in mode none). */
+  address: string;
+  interfaceName: string;
+  /** A resolv.conf written from the `dns` block, for drivers that mount one; absent without it. */
+  resolvConf?: string;
+  /** A hosts file naming `hostname`, when the network sets one. */
+  hostsFile?: string;
+  hostname?: string;
+}
+
+/** What is recorded per allocation (AllocNetwork plus what DEL needs). */
+interface NetworkRecord extends AllocNetwork {
+  allocId: string;
+  conflist: CniConflist | null;
+  portMappings: CniPortMapping[];
+  cniResult: Record<string, unknown> | null;
+  /** false until the set-up finished (a crash before leaves a record for sweep to undo). */
+  complete: boolean;
+}
+
+/** Whether a group network mode isolates the allocation in a namespace of its own. */
+export function isolatedMode(mode: string | undefined): boolean {
+  return mode !== undefined && mode !== '' && mode !== 'host';
+}
+
+/** The group's network block, if any (Nomad allows one). */
+export function groupNetwork(alloc: Allocation): NetworkResource | undefined {
+  return alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Networks?.[0];
+}
+
+/** The portmap entries of the allocation's ports: host port → `to` (the host port when `to` < 1), TCP and UDP, as Nomad's. */
+export function allocPortMappings(alloc: Allocation): CniPortMapping[] {
+  const shared = alloc.AllocatedResources?.Shared;
+  const pairs: { value: number; to: number }[] = [];
+  if (shared?.Ports && shared.Ports.length > 0) for (const p of shared.Ports) pairs.push({ value: p.Value, to: p.To });
+  else for (const n of shared?.Networks ?? []) for (const p of [...(n.ReservedPorts ?? []), ...(n.DynamicPorts ?? [])]) pairs.push({ value: p.Value, to: p.To });
+  const out: CniPortMapping[] = [];
+  for (const { value, to } of pairs) {
+    if (value <= 0) continue;
+    const containerPort = to > 0 ? to : value;
+    out.push({ hostPort: value, containerPort, protocol: 'tcp' }, { hostPort: value, containerPort, protocol: 'udp' });
+  }
+  return out;
+}
+
+function iptables(args: string[]): Promise<boolean> {
+  return new Promise((resolve) => execFile('iptables', ['-w', ...args], { timeout: 30_000 }, (err) => resolve(!err)));
+}
+
+/** Sets up, restores and removes allocations' group networks on this client. */
+export class AllocNetworkConfigurator {
+  private forwardingReady: Promise<void> | null = null;
+
+  constructor(
+    private readonly cfg: ClientNetworkConfig,
+    /** Where records, leases and generated files live (`<data_dir>/network`). */
+    private readonly stateDir: string,
+  ) {}
+
+  private recordPath(allocId: string): string {
+    return join(this.stateDir, `${allocId}.json`);
+  }
+
+  private filesDir(allocId: string): string {
+    return join(this.stateDir, allocId);
+  }
+
+  private async writeRecord(r: NetworkRecord): Promise<void> {
+    await mkdir(this.stateDir, { recursive: true, mode: 0o700 });
+    const tmp = `${this.recordPath(r.allocId)}.tmp`;
+    await writeFile(tmp, JSON.stringify(r), { mode: 0o600 });
+    await rename(tmp, this.recordPath(r.allocId));
+  }
+
+  private async readRecord(allocId: string): Promise<NetworkRecord | null> {
+    try {
+      return JSON.parse(await readFile(this.recordPath(allocId), 'utf8')) as NetworkRecord;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The conflist for a mode; throws NetworkError(Config) for a mode the client cannot provide. */
+  private async conflistFor(mode: string, allocId: string): Promise<CniConflist | null> {
+    if (mode === 'none') return null;
+    if (mode === 'bridge') {
+      return bridgeConflist({
+        bridgeName: this.cfg.bridgeName,
+        subnet: this.cfg.bridgeSubnet,
+        hairpinMode: this.cfg.hairpinMode,
+        adminChain: DEFAULT_ADMIN_CHAIN,
+        ipamDataDir: join(this.stateDir, 'ipam'),
+      });
+    }
+    if (mode.startsWith('cni/')) {
+      const name = mode.slice('cni/'.length);
+      let list: CniConflist | undefined;
+      try {
+        list = await loadConflist(this.cfg.cniConfigDir, name);
+      } catch (err) {
+        throw new NetworkError(NetworkErrorCode.Config, { mode, alloc: allocId, reason: (err as Error).message }, { cause: err });
+      }
+      if (!list) throw new NetworkError(NetworkErrorCode.Config, { mode, alloc: allocId, reason: `no CNI network "${name}" in cni_config_dir ${this.cfg.cniConfigDir}` });
+      return list;
+    }
+    throw new NetworkError(NetworkErrorCode.Config, { mode, alloc: allocId, reason: 'unknown network mode (want "host", "bridge", "none" or "cni/<name>")' });
+  }
+
+  /**
+   * Nomad's forwarding rule for the bridge (`-o <bridge> -d <subnet> -j ACCEPT` in NOMAD-ADMIN),
+   * and a guard Nomad lacks: packets from the bridge to 127.0.0.0/8 are dropped, so a task that
+   * routes loopback addresses through its gateway (portmap turns route_localnet on for the
+   * bridge) still cannot reach services bound to the host's loopback. Once per process.
+   */
+  private ensureForwarding(): Promise<void> {
+    this.forwardingReady ??= (async () => {
+      await iptables(['-N', DEFAULT_ADMIN_CHAIN]);
+      const admin = [DEFAULT_ADMIN_CHAIN, '-o', this.cfg.bridgeName, '-d', this.cfg.bridgeSubnet, '-j', 'ACCEPT'];
+      if (!(await iptables(['-C', ...admin]))) await iptables(['-A', ...admin]);
+      // New connections only: replies to the host's own connections through a port mapped on
+      // 127.0.0.1 come back from the bridge to a loopback address too.
+      const guard = ['INPUT', '-i', this.cfg.bridgeName, '-d', '127.0.0.0/8', '-m', 'conntrack', '!', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'DROP'];
+      if (!(await iptables(['-C', ...guard]))) await iptables(['-I', ...guard]);
+    })();
+    return this.forwardingReady;
+  }
+
+  /**
+   * Creates the allocation's namespace and network; null for host mode. Idempotent: a network
+   * already complete for this allocation is returned as it is.
+   */
+  async setup(alloc: Allocation): Promise<AllocNetwork | null> {
+    const net = groupNetwork(alloc);
+    const mode = net?.Mode || 'host';
+    if (!isolatedMode(mode)) return null;
+    // The ID names the namespace and the record file: never a path or an option.
+    if (!/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(alloc.ID)) {
+      throw new NetworkError(NetworkErrorCode.Config, { mode, alloc: alloc.ID, reason: 'the allocation ID cannot name a network namespace' });
+    }
+    const prior = await this.readRecord(alloc.ID);
+    if (prior?.complete && (await netnsExists(alloc.ID))) return publicView(prior);
+    if (prior) await this.undo(prior);
+    const conflist = await this.conflistFor(mode, alloc.ID);
+    const rec: NetworkRecord = {
+      allocId: alloc.ID,
+      mode,
+      netnsPath: netnsPath(alloc.ID),
+      address: '',
+      interfaceName: conflist ? ALLOC_IFNAME : '',
+      conflist,
+      portMappings: conflist ? allocPortMappings(alloc) : [],
+      cniResult: null,
+      complete: false,
+    };
+    await this.writeRecord(rec);
+    try {
+      if (mode === 'bridge') await this.ensureForwarding();
+      await createNetns(alloc.ID, conflist === null);
+      if (conflist) {
+        const added = await addCniNetwork(conflist, this.attachment(rec));
+        rec.address = added.address;
+        rec.cniResult = added.result;
+      }
+      await this.writeNameFiles(rec, net!);
+      rec.complete = true;
+      await this.writeRecord(rec);
+    } catch (err) {
+      await this.undo(rec).catch(() => undefined);
+      if (err instanceof NetworkError) throw err;
+      throw new NetworkError(NetworkErrorCode.Setup, { mode, alloc: alloc.ID, reason: (err as Error).message }, { cause: err });
+    }
+    return publicView(rec);
+  }
+
+  private async writeNameFiles(rec: NetworkRecord, net: NetworkResource): Promise<void> {
+    const dir = this.filesDir(rec.allocId);
+    if (net.DNS) {
+      await mkdir(dir, { recursive: true, mode: 0o755 });
+      rec.resolvConf = join(dir, 'resolv.conf');
+      await writeFile(rec.resolvConf, resolvConfText(net.DNS), { mode: 0o644 });
+    }
+    if (net.Hostname) {
+      await mkdir(dir, { recursive: true, mode: 0o755 });
+      rec.hostname = net.Hostname;
+      rec.hostsFile = join(dir, 'hosts');
+      await writeFile(rec.hostsFile, hostsText(net.Hostname, rec.address), { mode: 0o644 });
+    }
+  }
+
+  private attachment(rec: NetworkRecord): CniAttachment {
+    return { containerId: rec.allocId, netnsPath: rec.netnsPath, ifName: rec.interfaceName || ALLOC_IFNAME, cniPath: this.cfg.cniPath, portMappings: rec.portMappings };
+  }
+
+  /**
+   * The network of an allocation restored after an agent restart, when its namespace is still
+   * there; null when nothing was recorded or the namespace is gone (the caller sets up again).
+   */
+  async restore(allocId: string): Promise<AllocNetwork | null> {
+    const rec = await this.readRecord(allocId);
+    if (!rec?.complete || !(await netnsExists(allocId))) return null;
+    return publicView(rec);
+  }
+
+  /** Removes the allocation's network: CNI DEL, the namespace, its files and record. Idempotent. */
+  async teardown(allocId: string): Promise<void> {
+    const rec = await this.readRecord(allocId);
+    if (rec) await this.undo(rec);
+  }
+
+  private async undo(rec: NetworkRecord): Promise<void> {
+    let first: unknown = null;
+    if (rec.conflist) {
+      // DEL needs the namespace path even when the namespace is gone (plugins then skip it).
+      await delCniNetwork(rec.conflist, this.attachment(rec), rec.cniResult).catch((err: unknown) => (first ??= err));
+    }
+    await deleteNetns(rec.allocId).catch((err: unknown) => (first ??= err));
+    await rm(this.filesDir(rec.allocId), { recursive: true, force: true });
+    if (first) {
+      throw new NetworkError(NetworkErrorCode.Setup, { mode: rec.mode, alloc: rec.allocId, reason: `teardown: ${(first as Error).message}` }, { cause: first });
+    }
+    await rm(this.recordPath(rec.allocId), { force: true });
+  }
+
+  /**
+   * Removes the networks recorded for allocations not in `keep` (allocations a dead agent left
+   * behind). Returns the IDs removed; one that fails is left recorded for the next start.
+   */
+  async sweep(keep: ReadonlySet<string>): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.stateDir);
+    } catch {
+      return [];
+    }
+    const removed: string[] = [];
+    for (const f of names) {
+      if (!f.endsWith('.json')) continue;
+      const id = f.slice(0, -'.json'.length);
+      if (keep.has(id)) continue;
+      const rec = await this.readRecord(id);
+      if (!rec) continue;
+      try {
+        await this.undo(rec);
+        removed.push(id);
+      } catch {
+        // left for the next start
+      }
+    }
+    return removed;
+  }
+}
+
+function publicView(r: NetworkRecord): AllocNetwork {
+  return {
+    mode: r.mode,
+    netnsPath: r.netnsPath,
+    address: r.address,
+    interfaceName: r.interfaceName,
+    ...(r.resolvConf ? { resolvConf: r.resolvConf } : {}),
+    ...(r.hostsFile ? { hostsFile: r.hostsFile } : {}),
+    ...(r.hostname ? { hostname: r.hostname } : {}),
+  };
+}
+
+/** The client network options from Nomad's defaults and the agent's settings. */
+export function clientNetworkConfig(o: Partial<ClientNetworkConfig> = {}): ClientNetworkConfig {
+  return {
+    bridgeName: o.bridgeName || 'nomad',
+    bridgeSubnet: o.bridgeSubnet || '172.26.64.0/20',
+    hairpinMode: o.hairpinMode ?? false,
+    cniPath: o.cniPath && o.cniPath.length > 0 ? o.cniPath : ['/opt/cni/bin', '/usr/lib/cni'],
+    cniConfigDir: o.cniConfigDir || '/opt/cni/config',
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * Applies a CNI conflist to a network namespace, as libcni does: ADD runs the plugins in order,
+ * each given the previous one's result (`prevResult`) and, when it declares the capability,
+ * the runtime config (`portMappings`); DEL runs them in reverse with the ADD's result; CHECK
+ * runs them in order with it.
+ */
+import type { CniConflist } from './cni-conflist.js';
+import { CniCommand, invokeCniPlugin, type CniInvocation } from './cni-plugin.js';
+
+/** One host port forwarded to a port inside the namespace (the portmap plugin's capability). */
+export interface CniPortMapping {
+  hostPort: number;
+  containerPort: number;
+  protocol: 'tcp' | 'udp';
+  hostIP?: string;
+}
+
+/** Where the conflist is applied. */
+export interface CniAttachment {
+  containerId: string;
+  netnsPath: string;
+  ifName: string;
+  cniPath: string[];
+  portMappings: CniPortMapping[];
+}
+
+/** The address the namespace got on the interface, and the plugins' final result. */
+export interface CniAddResult {
+  address: string;
+  interfaceName: string;
+  result: Record<string, unknown> | null;
+}
+
+function pluginConf(list: CniConflist, plugin: Record<string, unknown>, a: CniAttachment, prev: Record<string, unknown> | null): Record<string, unknown> {
+  const conf: Record<string, unknown> = { ...plugin, cniVersion: list.cniVersion, name: list.name };
+  const caps = plugin['capabilities'] as Record<string, unknown> | undefined;
+  if (caps?.['portMappings'] === true) conf['runtimeConfig'] = { portMappings: a.portMappings };
+  if (prev) conf['prevResult'] = prev;
+  return conf;
+}
+
+function invocation(command: CniCommand, a: CniAttachment): CniInvocation {
+  return { command, containerId: a.containerId, netnsPath: a.netnsPath, ifName: a.ifName, cniPath: a.cniPath };
+}
+
+/** The IPv4 (else first) address of the interface in the namespace, without its prefix length. */
+export function sandboxAddress(result: Record<string, unknown> | null, ifName: string): string {
+  const ifaces = (result?.['interfaces'] as { name?: string; sandbox?: string }[] | undefined) ?? [];
+  const ips = (result?.['ips'] as { address?: string; interface?: number; version?: string }[] | undefined) ?? [];
+  const mine = ips.filter((ip) => ip.interface === undefined || ifaces[ip.interface]?.name === ifName || Boolean(ifaces[ip.interface]?.sandbox));
+  const pick = mine.find((ip) => !String(ip.address).includes(':')) ?? mine[0];
+  return pick?.address ? String(pick.address).split('/')[0]! : '';
+}
+
+/** Runs ADD through the list; on a failure, DELs what was added (best effort) and rethrows. */
+export async function addCniNetwork(list: CniConflist, a: CniAttachment): Promise<CniAddResult> {
+  let prev: Record<string, unknown> | null = null;
+  const done: Record<string, unknown>[] = [];
+  try {
+    for (const plugin of list.plugins) {
+      const out = await invokeCniPlugin(pluginConf(list, plugin, a, prev), invocation(CniCommand.Add, a));
+      done.push(plugin);
+      if (out) prev = out;
+    }
+  } catch (err) {
+    await delCniNetwork({ ...list, plugins: done }, a, prev).catch(() => undefined);
+    throw err;
+  }
+  return { address: sandboxAddress(prev, a.ifName), interfaceName: a.ifName, result: prev };
+}
+
+/**
+ * Runs DEL through the list in reverse. Every plugin runs even when one fails (DEL must free
+ * what it can); the first failure is thrown at the end.
+ */
+export async function delCniNetwork(list: CniConflist, a: CniAttachment, prev: Record<string, unknown> | null): Promise<void> {
+  let first: unknown = null;
+  for (const plugin of [...list.plugins].reverse()) {
+    try {
+      await invokeCniPlugin(pluginConf(list, plugin, a, prev), invocation(CniCommand.Del, a));
+    } catch (err) {
+      first ??= err;
+    }
+  }
+  if (first) throw first;
+}
+
+/** Runs CHECK through the list: resolves when every plugin finds its part in place. */
+export async function checkCniNetwork(list: CniConflist, a: CniAttachment, prev: Record<string, unknown> | null): Promise<void> {
+  for (const plugin of list.plugins) await invokeCniPlugin(pluginConf(list, plugin, a, prev), invocation(CniCommand.Check, a));
+}

@@ -1,0 +1,57 @@
+/**
+ * Named network namespaces, as iproute2 keeps them: a bind mount of the namespace at
+ * /var/run/netns/<name>, which holds it alive with no process inside and lets any process
+ * join it by path (nsenter --net=<path>, setns). Caravan names an allocation's after its ID,
+ * as Nomad does.
+ */
+import { execFile } from 'node:child_process';
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Where iproute2 mounts named namespaces. */
+export const NETNS_DIR = '/var/run/netns';
+
+/** The path of the named namespace. */
+export function netnsPath(name: string): string {
+  return join(NETNS_DIR, name);
+}
+
+function ip(args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile('ip', args, { timeout: 30_000 }, (err, _out, stderr) => {
+      if (err) reject(new Error(`ip ${args.join(' ')}: ${String(stderr).trim() || err.message}`));
+      else resolve();
+    });
+  });
+}
+
+/** Whether the named namespace exists. */
+export async function netnsExists(name: string): Promise<boolean> {
+  try {
+    await access(netnsPath(name));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Creates the named namespace; an existing one is kept (idempotent). `loopbackUp` brings its
+ * loopback up here (mode "none": no CNI loopback plugin runs there).
+ */
+export async function createNetns(name: string, loopbackUp: boolean): Promise<string> {
+  if (!(await netnsExists(name))) await ip(['netns', 'add', name]);
+  if (loopbackUp) await ip(['-n', name, 'link', 'set', 'lo', 'up']);
+  return netnsPath(name);
+}
+
+/** Removes the named namespace (its interfaces go with it); a missing one is not an error. */
+export async function deleteNetns(name: string): Promise<void> {
+  if (!(await netnsExists(name))) return;
+  try {
+    await ip(['netns', 'delete', name]);
+  } catch (err) {
+    // Gone in between (another teardown of the same allocation): what was asked is done.
+    if (await netnsExists(name)) throw err;
+  }
+}
