@@ -50,6 +50,15 @@ export interface ClientConfig {
   options: Record<string, string>;
   /** `chroot_env`: host path → path inside exec tasks; undefined for Nomad's default. */
   chrootEnv?: Record<string, string>;
+  /** `host_volume "<name>" { path read_only }` blocks: the host paths tasks may mount, by name. */
+  hostVolumes?: Record<string, HostVolumeConfig>;
+}
+
+/** One `host_volume` block of the client configuration. */
+export interface HostVolumeConfig {
+  /** Absolute host path. */
+  path: string;
+  readOnly: boolean;
 }
 
 /** The complete, validated agent configuration. */
@@ -182,6 +191,8 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
       meta: { ...base.client.meta, ...layer.client?.meta },
       options: { ...base.client.options, ...layer.client?.options },
       ...((layer.client?.chrootEnv ?? base.client.chrootEnv) ? { chrootEnv: layer.client?.chrootEnv ?? base.client.chrootEnv } : {}),
+      // Later files add volumes; a name given again replaces the earlier block, as Nomad merges them.
+      ...(layer.client?.hostVolumes || base.client.hostVolumes ? { hostVolumes: { ...base.client.hostVolumes, ...layer.client?.hostVolumes } } : {}),
     },
     // A later file's plugin block replaces an earlier one's for the same plugin, as in Nomad.
     plugins: { ...base.plugins, ...layer.plugins },

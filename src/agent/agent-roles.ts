@@ -12,6 +12,7 @@ import type { ServerApi } from '../server/server-api.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 import type { ClientIntroductionConfig } from '../structs/client-introduction.js';
 import type { JobLimits } from '../server/job-limits.js';
+import type { HostVolumeConfig } from './agent-config.js';
 
 /** What the agent asks of a server it opened. */
 export interface ServerRole {
@@ -75,6 +76,8 @@ export interface StartClientOptions {
   plugins?: Record<string, Record<string, unknown>>;
   /** `client { chroot_env }` for the exec driver. */
   chrootEnv?: Record<string, string>;
+  /** `client { host_volume "<name>" { … } }` blocks, fingerprinted into the node. */
+  hostVolumes?: Record<string, HostVolumeConfig>;
   logger: Logger;
 }
 

@@ -133,6 +133,7 @@ export class Agent {
           options: config.client.options,
           plugins: config.plugins,
           ...(config.client.chrootEnv ? { chrootEnv: config.client.chrootEnv } : {}),
+          ...(config.client.hostVolumes ? { hostVolumes: config.client.hostVolumes } : {}),
           logger: logger.child({ component: 'client' }),
         });
         lateClient.bind(client.http);

@@ -58,6 +58,7 @@ export const defaultRoles: RoleFactories = {
         options: opts.options,
         plugins: opts.plugins,
         ...(opts.chrootEnv ? { chrootEnv: opts.chrootEnv } : {}),
+        ...(opts.hostVolumes ? { hostVolumes: opts.hostVolumes } : {}),
         logger: opts.logger,
       });
       return { http: client, shutdown: (o) => client.shutdown(o) };

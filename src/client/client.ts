@@ -29,6 +29,7 @@ import { applyMetaChanges, loadDynamicMeta, mergedMeta, saveDynamicMeta, type No
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { taskUserPolicy, type TaskUserPolicy } from './taskrunner/task-user-policy.js';
 import { loadIntroToken } from './node/intro-token.js';
+import { fingerprintHostVolumes, type HostVolumeSetting } from './node/host-volumes.js';
 
 export type { ServerConnection } from './server-connection.js';
 
@@ -58,6 +59,8 @@ export interface ClientConfig {
   plugins?: Record<string, Record<string, unknown>>;
   /** `client { chroot_env { … } }`: host path → path inside exec tasks; Nomad's default when undefined. */
   chrootEnv?: Record<string, string>;
+  /** `client { host_volume "<name>" { path read_only } }`: the host paths tasks may mount. */
+  hostVolumes?: Record<string, HostVolumeSetting>;
   /** Randomness for heartbeat jitter and restart delays (tests). */
   random?: RandomSource;
   /** State store override (tests); default SQLite under `<dataDir>/client/state.db`. */
@@ -303,6 +306,7 @@ export class Client implements ClientHttpApi {
     const dc = this.config.datacenter ?? 'dc1';
     const ip = advertisedIp(this.config.httpAddr);
     const attributes = { ...host.attributes, ...drv.attributes, 'unique.network.ip-address': ip };
+    const hostVolumes = fingerprintHostVolumes(this.config.hostVolumes);
     this.node = newNode({
       ID: id.id,
       SecretID: id.secretId,
@@ -315,6 +319,7 @@ export class Client implements ClientHttpApi {
       NodeClass: this.config.nodeClass ?? '',
       NodePool: this.config.nodePool ?? 'default',
       Drivers: drv.drivers,
+      HostVolumes: hostVolumes,
       StatusUpdatedAt: Math.floor(this.clock.now() / 1000),
     });
     this.nodeInfo = {
@@ -325,6 +330,7 @@ export class Client implements ClientHttpApi {
       nodeClass: this.node.NodeClass,
       attributes,
       meta: this.node.Meta,
+      hostVolumes,
     };
   }
 

@@ -21,7 +21,7 @@ const KINDS: Record<string, Kind> = {
   SpreadTarget: 'array', Percent: 'number', Value: 'free',
   Count: 'number', RestartPolicy: 'object', ReschedulePolicy: 'object', EphemeralDisk: 'object',
   Migrate: 'free', Networks: 'array', ShutdownDelay: 'duration', StopAfterClientDisconnect: 'duration',
-  MaxClientDisconnect: 'duration', Services: 'free', Volumes: 'free', Templates: 'free', Artifacts: 'free',
+  MaxClientDisconnect: 'duration', Services: 'free', Volumes: 'free', Templates: 'free', Artifacts: 'free', VolumeMounts: 'array',
   Driver: 'string', User: 'string', Lifecycle: 'object', Config: 'freeObject', Resources: 'object',
   KillTimeout: 'duration', LogConfig: 'object', DispatchPayload: 'object', Leader: 'bool', KillSignal: 'string',
   Kind: 'string', Hook: 'string', Sidecar: 'bool',
@@ -36,6 +36,7 @@ const KINDS: Record<string, Kind> = {
   CPU: 'number', Cores: 'number', MemoryMB: 'number', MemoryMaxMB: 'number', DiskMB: 'number', IOPS: 'number', SecretsMB: 'number',
   ReservedPorts: 'array', DynamicPorts: 'array', Label: 'string', To: 'number', HostNetwork: 'string',
   MBits: 'number', Hostname: 'string', DNS: 'free', Device: 'string', CIDR: 'string', IP: 'string',
+  Volume: 'string', Destination: 'string', ReadOnly: 'bool', PropagationMode: 'string', SELinuxLabel: 'string',
 };
 
 function isObject(v: unknown): v is Record<string, unknown> {

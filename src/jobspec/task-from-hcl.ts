@@ -5,6 +5,7 @@ import { placementFromHcl } from './placement-from-hcl.js';
 import { lifecycleFromHcl, logsFromHcl, networkFromHcl, restartFromHcl } from './policies-from-hcl.js';
 import { serviceFromHcl } from './service-from-hcl.js';
 import { artifactFromHcl, templateFromHcl } from './template-from-hcl.js';
+import { volumeMountsFromHcl } from './volume-from-hcl.js';
 
 
 /** `resources { cpu, cores, memory, memory_max, disk, network }`. */
@@ -75,6 +76,8 @@ export function taskFromHcl(name: string, b: HclBody): TaskDraft {
   if (templates.length > 0) t.Templates = templates;
   const artifacts = b.blocks('artifact').map(artifactFromHcl);
   if (artifacts.length > 0) t.Artifacts = artifacts;
+  const mounts = volumeMountsFromHcl(b);
+  if (mounts) t.VolumeMounts = mounts;
   b.finish();
   return t;
 }

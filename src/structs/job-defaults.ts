@@ -24,6 +24,7 @@ import {
 import type { NetworkResource, Port, Resources } from './resources.js';
 import { canonicalizeService, type Service, type ServiceInput } from './service.js';
 import { canonicalizeArtifact, canonicalizeTemplate } from './template.js';
+import { canonicalizeVolumeMounts, canonicalizeVolumes } from './host-volume.js';
 
 const S = NANOS_PER_SECOND;
 const MIN = 60 * S;
@@ -196,6 +197,7 @@ function task(t: TaskDraft, groupRestart: RestartPolicy, jobName: string, groupN
     ShutdownDelay: t.ShutdownDelay ?? 0,
     KillSignal: t.KillSignal ?? '',
     Kind: t.Kind ?? '',
+    VolumeMounts: canonicalizeVolumeMounts(t.VolumeMounts),
   };
 }
 
@@ -232,7 +234,7 @@ function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateSt
     ShutdownDelay: g.ShutdownDelay ?? null,
     StopAfterClientDisconnect: g.StopAfterClientDisconnect ?? null,
     MaxClientDisconnect: g.MaxClientDisconnect ?? null,
-    Volumes: (g.Volumes as Record<string, unknown> | undefined) ?? null,
+    Volumes: canonicalizeVolumes(g.Volumes),
     Scaling: canonicalizeScalingPolicy(g.Scaling, count),
   };
 }

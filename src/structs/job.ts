@@ -9,6 +9,7 @@ import type { Resources } from './resources.js';
 import type { Service } from './service.js';
 import type { TaskArtifact, Template } from './template.js';
 import type { ScalingPolicy } from './scaling-policy.js';
+import type { VolumeMount, VolumeRequest } from './host-volume.js';
 
 /** Job types, as Nomad names them. */
 export const JobType = {
@@ -171,6 +172,8 @@ export interface Task {
   ShutdownDelay: Nanos;
   KillSignal: string;
   Kind: string;
+  /** `volume_mount` blocks: where the group's volumes appear in the task (null: none). Optional only for tasks built before they were kept. */
+  VolumeMounts?: VolumeMount[] | null;
 }
 
 /** A group of tasks placed together on one node; the unit of scheduling. */
@@ -192,7 +195,8 @@ export interface TaskGroup {
   ShutdownDelay: Nanos | null;
   StopAfterClientDisconnect: Nanos | null;
   MaxClientDisconnect: Nanos | null;
-  Volumes: Record<string, unknown> | null;
+  /** `volume "name" { … }` blocks by name. */
+  Volumes: Record<string, VolumeRequest> | null;
   /** The group's scaling block (null: none). Optional only for groups built before it was kept. */
   Scaling?: ScalingPolicy | null;
 }
