@@ -261,7 +261,7 @@ function hostVolumeBlocks(client: Obj): Record<string, HostVolumeConfig> | undef
     if (typeof byName !== 'object' || byName === null || Array.isArray(byName)) throw new AgentConfigError('client.host_volume', 'must be labelled blocks: host_volume "<name>" { path = "…" }');
     for (const [name, bodies] of Object.entries(byName as Obj)) {
       const field = `client.host_volume "${name}"`;
-      if (name === '' || /[\s/[\]]/.test(name)) throw new AgentConfigError(field, 'name must be non-empty, without spaces, "/" or brackets');
+      if (name === '') throw new AgentConfigError(field, 'name must not be empty');
       if (out[name]) throw new AgentConfigError(field, 'is given more than once');
       const body = block({ [name]: bodies }, name) ?? {};
       for (const key of Object.keys(body)) {

@@ -12,7 +12,6 @@ export const ClientErrorCode = {
   NodeUnknown: 'CLIENT_NODE_UNKNOWN',
   TaskNotRunning: 'CLIENT_TASK_NOT_RUNNING',
   HostVolumeInvalid: 'CLIENT_HOST_VOLUME_INVALID',
-  VolumeMountRefused: 'CLIENT_VOLUME_MOUNT_REFUSED',
 } as const;
 export type ClientErrorCode = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
 

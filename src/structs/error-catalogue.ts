@@ -272,8 +272,6 @@ export const ErrorCatalogue = {
   CLIENT_BAD_TASK: e(500, '{reason}'),
   /** A `host_volume` of the client's configuration it cannot offer (missing path). */
   CLIENT_HOST_VOLUME_INVALID: e(500, '{reason}'),
-  /** A task's `volume_mount` the client refuses: unknown volume, escaping destination, rw on a read-only volume. */
-  CLIENT_VOLUME_MOUNT_REFUSED: e(500, '{reason}'),
   /** The task's driver is not available on this client. */
   CLIENT_NO_DRIVER: e(500, '{reason}'),
   /** The client's state database failed. */
