@@ -95,6 +95,8 @@ test('the client fingerprints its host volumes into Node.HostVolumes', async () 
     state: { Name: 'state', Path: stateDir, ReadOnly: false },
     ro: { Name: 'ro', Path: roDir, ReadOnly: true },
   });
+  const status = await runCli(agent.address, ['node', 'status', id]);
+  assert.match(status.stdout, /^Host Volumes\s+= ro,state$/m);
 });
 
 test('a stateful job writes to its host volume, is stopped, runs again on the same node and reads its data back', async () => {
