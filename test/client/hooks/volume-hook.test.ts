@@ -5,6 +5,7 @@ import type { TaskHookRequest } from '../../../src/client/taskrunner/interfaces.
 import { VolumeHook } from '../../../src/client/taskrunner/hooks/volume-hook.js';
 import { TaskSetupError } from '../../../src/client/taskrunner/task-setup-error.js';
 import { FsIsolation } from '../../../src/drivers/driver.js';
+import { mockAlloc, mockJob, mockNode } from '../../mock/factories.js';
 
 
 function request(driver: string, fsIsolation: FsIsolation, mounts: unknown[] | null): TaskHookRequest {
@@ -43,4 +44,19 @@ test('a mount the client cannot honour fails the setup, naming the mount', async
     new VolumeHook().prestart(request('exec', FsIsolation.Chroot, [{ ...dataMount, Volume: 'other' }])),
     /task "t" volume_mount\[0\]: the group has no volume "other"/,
   );
+});
+
+test('the destination and volume may use the task\'s ${NOMAD_*} values, as Nomad interpolates them', async () => {
+  const alloc = mockAlloc(mockJob(), mockNode());
+  const group = { ...alloc.Job!.TaskGroups[0]!, Volumes: { data: { Name: 'data', Type: 'host', Source: 'db', ReadOnly: false, Sticky: false, AccessMode: '', AttachmentMode: '', MountOptions: null, PerAlloc: false } } };
+  const task = { ...group.Tasks[0]!, VolumeMounts: [{ ...dataMount, Destination: '${NOMAD_ALLOC_DIR}/db-${NOMAD_ALLOC_INDEX}' }] };
+  const req = {
+    alloc,
+    group,
+    task,
+    node: { id: 'n', name: 'n', datacenter: 'dc1', region: 'global', nodeClass: '', attributes: {}, meta: {}, hostVolumes: { db: { Name: 'db', Path: '/srv/db', ReadOnly: false } } },
+    driver: { name: 'exec', capabilities: () => ({ fsIsolation: FsIsolation.Chroot }) },
+  } as unknown as TaskHookRequest;
+  const out = await new VolumeHook().prestart(req);
+  assert.deepEqual(out.mounts?.map((m) => m.taskPath), ['/alloc/db-0']);
 });
