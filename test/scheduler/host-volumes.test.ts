@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mockEval, mockJob, mockNode } from '../mock/factories.js';
+import { mockEval, mockJob, mockNode, mockSystemJob } from '../mock/factories.js';
 import type { ClientHostVolumeConfig, Job, Node, VolumeRequest } from '../../src/structs/index.js';
 import { SchedulerHarness, planPlaced } from './harness.js';
 
@@ -77,4 +77,12 @@ test('per_alloc: an index without its volume is unplaced, the others are placed'
   const placed = planPlaced(h.lastPlan());
   assert.deepEqual(placed.map((a) => [a.Name, a.NodeID]), [['web.web[0]', 'node-0']]);
   assert.deepEqual(h.lastEval().FailedTGAllocs?.web?.ConstraintFiltered, { 'missing compatible host volumes': 2 });
+});
+
+test('a system job with a host volume runs only on the nodes offering it', async () => {
+  const h = cluster([[vol('logs')], undefined, [vol('logs')]]);
+  const sys = mockSystemJob();
+  const job: Job = { ...sys, TaskGroups: sys.TaskGroups.map((g) => ({ ...g, Volumes: { data: request('logs') } })) };
+  await register(h, job);
+  assert.deepEqual(planPlaced(h.lastPlan()).map((a) => a.NodeID).sort(), ['node-0', 'node-2']);
 });
