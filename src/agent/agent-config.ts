@@ -58,6 +58,15 @@ export interface ClientConfig {
    * `cni_path` (':'-separated), `cni_config_dir`; Nomad's defaults for what is not set.
    */
   network?: { bridgeName?: string; bridgeSubnet?: string; hairpinMode?: boolean; cniPath?: string[]; cniConfigDir?: string };
+  /** `host_volume "<name>" { path read_only }` blocks: the host paths tasks may mount, by name. */
+  hostVolumes?: Record<string, HostVolumeConfig>;
+}
+
+/** One `host_volume` block of the client configuration. */
+export interface HostVolumeConfig {
+  /** Absolute host path. */
+  path: string;
+  readOnly: boolean;
 }
 
 /** The complete, validated agent configuration. */
@@ -225,6 +234,8 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
       options: { ...base.client.options, ...layer.client?.options },
       ...((layer.client?.chrootEnv ?? base.client.chrootEnv) ? { chrootEnv: layer.client?.chrootEnv ?? base.client.chrootEnv } : {}),
       ...(layer.client?.network || base.client.network ? { network: { ...base.client.network, ...layer.client?.network } } : {}),
+      // Later files add volumes; a name given again replaces the earlier block, as Nomad merges them.
+      ...(layer.client?.hostVolumes || base.client.hostVolumes ? { hostVolumes: { ...base.client.hostVolumes, ...layer.client?.hostVolumes } } : {}),
     },
     // A later file's plugin block replaces an earlier one's for the same plugin, as in Nomad.
     plugins: { ...base.plugins, ...layer.plugins },

@@ -12,7 +12,7 @@ import type { ServerApi } from '../server/server-api.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 import type { ClientIntroductionConfig } from '../structs/client-introduction.js';
 import type { JobLimits } from '../server/job-limits.js';
-import type { ClientConfig } from './agent-config.js';
+import type { ClientConfig, HostVolumeConfig } from './agent-config.js';
 
 /** What the agent asks of a server it opened. */
 export interface ServerRole {
@@ -80,6 +80,8 @@ export interface StartClientOptions {
   chrootEnv?: Record<string, string>;
   /** Group networking options (bridge_network_*, cni_path, cni_config_dir). */
   network?: ClientConfig['network'];
+  /** `client { host_volume "<name>" { … } }` blocks, fingerprinted into the node. */
+  hostVolumes?: Record<string, HostVolumeConfig>;
   logger: Logger;
 }
 

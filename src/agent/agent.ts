@@ -138,6 +138,7 @@ export class Agent {
           plugins: config.plugins,
           ...(config.client.chrootEnv ? { chrootEnv: config.client.chrootEnv } : {}),
           ...(config.client.network ? { network: config.client.network } : {}),
+          ...(config.client.hostVolumes ? { hostVolumes: config.client.hostVolumes } : {}),
           logger: logger.child({ component: 'client' }),
         });
         lateClient.bind(client.http);

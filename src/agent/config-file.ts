@@ -6,13 +6,14 @@
  * job_max_priority, job_default_priority, etcd { endpoints, prefix, lease_ttl, tls { ca_file, cert_file, key_file } },
  * client_introduction { enforcement, default_identity_ttl, max_identity_ttl } }, client { enabled, servers,
  * node_class, node_pool, meta, options, chroot_env, bridge_network_name, bridge_network_subnet,
- * bridge_network_hairpin_mode, cni_path, cni_config_dir }, acl { enabled, token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
+ * bridge_network_hairpin_mode, cni_path, cni_config_dir, host_volume "<name>" { path, read_only } },
+ * acl { enabled, token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
  * verify_server_hostname, verify_https_client }, plugin "<name>" { config { … } } (kept as given, for the driver
  * to read). Other Nomad settings are ignored, so existing files load.
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseHcl } from '@cdktf/hcl2json';
-import { AgentConfigError, type AgentConfigLayer } from './agent-config.js';
+import { AgentConfigError, type AgentConfigLayer, type HostVolumeConfig } from './agent-config.js';
 import type { TlsConfig } from '../tls/tls-config.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 import { NANOS_PER_MS, parseDuration } from '../structs/duration.js';
@@ -150,6 +151,8 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     if (chrootEnv) layer.client.chrootEnv = chrootEnv;
     const network = clientNetworkSettings(client);
     if (network) layer.client.network = network;
+    const hostVolumes = hostVolumeBlocks(client);
+    if (hostVolumes) layer.client.hostVolumes = hostVolumes;
   }
   const plugins = pluginBlocks(tree);
   if (plugins) layer.plugins = plugins;
@@ -279,6 +282,34 @@ function pluginBlocks(tree: Obj): Record<string, Obj> | undefined {
       const body = bodies === null || bodies === undefined ? {} : block({ [name]: bodies }, name);
       const config = body ? block(body, 'config') : undefined;
       out[name] = config ?? {};
+    }
+  }
+  return out;
+}
+
+/**
+ * `client { host_volume "name" { path = "/abs" read_only = false } }` blocks (hcl2json: `{host_volume:
+ * [{name: [{…}]}]}`; JSON configs may give plain objects). The path must be absolute: it is the
+ * only host path a task of this client may be given through the volume.
+ */
+function hostVolumeBlocks(client: Obj): Record<string, HostVolumeConfig> | undefined {
+  const v = client['host_volume'];
+  if (v === undefined || v === null) return undefined;
+  const out: Record<string, HostVolumeConfig> = {};
+  for (const byName of Array.isArray(v) ? v : [v]) {
+    if (typeof byName !== 'object' || byName === null || Array.isArray(byName)) throw new AgentConfigError('client.host_volume', 'must be labelled blocks: host_volume "<name>" { path = "…" }');
+    for (const [name, bodies] of Object.entries(byName as Obj)) {
+      const field = `client.host_volume "${name}"`;
+      if (name === '') throw new AgentConfigError(field, 'name must not be empty');
+      if (out[name]) throw new AgentConfigError(field, 'is given more than once');
+      const body = block({ [name]: bodies }, name) ?? {};
+      for (const key of Object.keys(body)) {
+        if (key !== 'path' && key !== 'read_only') throw new AgentConfigError(`${field}.${key}`, 'is not a host_volume setting (path, read_only)');
+      }
+      const path = str(body, 'path', `${field}.path`);
+      if (path === undefined || path === '') throw new AgentConfigError(`${field}.path`, 'is required');
+      if (!path.startsWith('/')) throw new AgentConfigError(`${field}.path`, `must be an absolute path, got ${JSON.stringify(path)}`);
+      out[name] = { path, readOnly: bool(body, 'read_only', `${field}.read_only`) ?? false };
     }
   }
   return out;

@@ -60,6 +60,7 @@ export const defaultRoles: RoleFactories = {
         plugins: opts.plugins,
         ...(opts.chrootEnv ? { chrootEnv: opts.chrootEnv } : {}),
         ...(opts.network ? { network: opts.network } : {}),
+        ...(opts.hostVolumes ? { hostVolumes: opts.hostVolumes } : {}),
         logger: opts.logger,
       });
       return { http: client, shutdown: (o) => client.shutdown(o) };

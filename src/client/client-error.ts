@@ -11,6 +11,7 @@ export const ClientErrorCode = {
   ServerRejected: 'CLIENT_SERVER_REJECTED',
   NodeUnknown: 'CLIENT_NODE_UNKNOWN',
   TaskNotRunning: 'CLIENT_TASK_NOT_RUNNING',
+  HostVolumeInvalid: 'CLIENT_HOST_VOLUME_INVALID',
 } as const;
 export type ClientErrorCode = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
 

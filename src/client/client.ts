@@ -31,6 +31,7 @@ import { taskUserPolicy, type TaskUserPolicy } from './taskrunner/task-user-poli
 import { loadIntroToken } from './node/intro-token.js';
 import { AllocNetworkConfigurator, clientNetworkConfig, type ClientNetworkConfig } from './network/alloc-network-configurator.js';
 import { fingerprintCniPlugins } from './network/cni-fingerprint.js';
+import { fingerprintHostVolumes, type HostVolumeSetting } from './node/host-volumes.js';
 
 export type { ServerConnection } from './server-connection.js';
 
@@ -62,6 +63,8 @@ export interface ClientConfig {
   chrootEnv?: Record<string, string>;
   /** Group networking options (bridge_network_name, bridge_network_subnet, cni_path, …); Nomad's defaults when absent. */
   network?: Partial<ClientNetworkConfig>;
+  /** `client { host_volume "<name>" { path read_only } }`: the host paths tasks may mount. */
+  hostVolumes?: Record<string, HostVolumeSetting>;
   /** Randomness for heartbeat jitter and restart delays (tests). */
   random?: RandomSource;
   /** State store override (tests); default SQLite under `<dataDir>/client/state.db`. */
@@ -311,6 +314,7 @@ export class Client implements ClientHttpApi {
     const ip = advertisedIp(this.config.httpAddr);
     const cni = await fingerprintCniPlugins(clientNetworkConfig(this.config.network).cniPath);
     const attributes = { ...host.attributes, ...drv.attributes, ...cni, 'unique.network.ip-address': ip };
+    const hostVolumes = fingerprintHostVolumes(this.config.hostVolumes);
     this.node = newNode({
       ID: id.id,
       SecretID: id.secretId,
@@ -323,6 +327,7 @@ export class Client implements ClientHttpApi {
       NodeClass: this.config.nodeClass ?? '',
       NodePool: this.config.nodePool ?? 'default',
       Drivers: drv.drivers,
+      HostVolumes: hostVolumes,
       StatusUpdatedAt: Math.floor(this.clock.now() / 1000),
     });
     this.nodeInfo = {
@@ -333,6 +338,7 @@ export class Client implements ClientHttpApi {
       nodeClass: this.node.NodeClass,
       attributes,
       meta: this.node.Meta,
+      hostVolumes,
     };
   }
 

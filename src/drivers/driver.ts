@@ -57,6 +57,21 @@ export interface TaskDirs {
   logDir: string;
 }
 
+/**
+ * A host path bound into the task (Nomad's drivers.MountConfig), resolved by the client from a
+ * `volume_mount` and the host volume it names: the host path is one the client's configuration
+ * offers, never one the job chose.
+ */
+export interface TaskMount {
+  /** The host volume's resolved path. */
+  hostPath: string;
+  /** Where it appears in the task: absolute, normalized, without "..". */
+  taskPath: string;
+  readOnly: boolean;
+  /** "private", "host-to-task" or "bidirectional" (Nomad's propagation modes). */
+  propagationMode: string;
+}
+
 /** Everything a driver needs to start a task. Config and env are already interpolated. */
 export interface TaskConfig {
   /** Unique per task instance: `<allocId>/<taskName>`. */
@@ -74,6 +89,8 @@ export interface TaskConfig {
   logs: TaskLogConfig;
   /** The group's `network { mode }` ("host" when unset), for drivers that isolate the network. */
   networkMode?: string;
+  /** Host volumes to bind into the task; only drivers with filesystem isolation are given any. */
+  mounts?: TaskMount[];
   /**
    * The allocation's network namespace (modes bridge, none, cni/*), created by the client before
    * the first task starts: the task joins it instead of making one (Nomad's NetworkIsolationSpec).

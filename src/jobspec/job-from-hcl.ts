@@ -20,10 +20,11 @@ import {
 } from './policies-from-hcl.js';
 import { serviceFromHcl } from './service-from-hcl.js';
 import { taskFromHcl } from './task-from-hcl.js';
+import { volumesFromHcl } from './volume-from-hcl.js';
 import type { ScalingPolicyDraft } from '../structs/scaling-policy.js';
 
-/** Group-level blocks kept as given but not acted on (volumes). */
-const PASSTHROUGH_GROUP_KEYS = ['volume', 'consul', 'disconnect'] as const;
+/** Group-level blocks kept as given but not acted on. */
+const PASSTHROUGH_GROUP_KEYS = ['consul', 'disconnect'] as const;
 
 /**
  * A group's `scaling { enabled min max type policy {…} }` block. The policy body is free-form
@@ -76,10 +77,10 @@ function groupFromHcl(name: string, b: HclBody): TaskGroupDraft {
   const scaling = b.block('scaling');
   if (scaling) g.Scaling = scalingFromHcl(scaling);
 
+  const volumes = volumesFromHcl(b);
+  if (volumes) g.Volumes = volumes;
   for (const key of PASSTHROUGH_GROUP_KEYS) {
-    if (!b.has(key)) continue;
-    const v = b.rawValue(key);
-    if (key === 'volume') g.Volumes = v as Record<string, unknown>;
+    if (b.has(key)) b.rawValue(key);
   }
 
   const tasks = b.labelled('task');

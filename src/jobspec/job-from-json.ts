@@ -21,7 +21,7 @@ const KINDS: Record<string, Kind> = {
   SpreadTarget: 'array', Percent: 'number', Value: 'free',
   Count: 'number', RestartPolicy: 'object', ReschedulePolicy: 'object', EphemeralDisk: 'object',
   Migrate: 'free', Networks: 'array', ShutdownDelay: 'duration', StopAfterClientDisconnect: 'duration',
-  MaxClientDisconnect: 'duration', Services: 'free', Volumes: 'free', Templates: 'free', Artifacts: 'free',
+  MaxClientDisconnect: 'duration', Services: 'free', Volumes: 'free', Templates: 'free', Artifacts: 'free', VolumeMounts: 'array',
   Driver: 'string', User: 'string', Lifecycle: 'object', Config: 'freeObject', Resources: 'object',
   KillTimeout: 'duration', LogConfig: 'object', DispatchPayload: 'object', Leader: 'bool', KillSignal: 'string',
   Kind: 'string', Hook: 'string', Sidecar: 'bool',
@@ -38,6 +38,7 @@ const KINDS: Record<string, Kind> = {
   MBits: 'number', Hostname: 'string', DNS: 'free', Device: 'string', CIDR: 'string', IP: 'string',
   // A workload identity's Env and File are booleans, unlike the task's: checked by their own table.
   Identity: 'identity', Identities: 'identities',
+  Volume: 'string', Destination: 'string', ReadOnly: 'bool', PropagationMode: 'string', SELinuxLabel: 'string',
 };
 
 /** The fields of a WorkloadIdentity (Nomad's names). */

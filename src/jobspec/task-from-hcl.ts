@@ -6,6 +6,7 @@ import { lifecycleFromHcl, logsFromHcl, networkFromHcl, restartFromHcl } from '.
 import { serviceFromHcl } from './service-from-hcl.js';
 import { artifactFromHcl, templateFromHcl } from './template-from-hcl.js';
 import { identitiesFromHcl } from './identity-from-hcl.js';
+import { volumeMountsFromHcl } from './volume-from-hcl.js';
 
 
 /** `resources { cpu, cores, memory, memory_max, disk, network }`. */
@@ -77,6 +78,8 @@ export function taskFromHcl(name: string, b: HclBody): TaskDraft {
   const artifacts = b.blocks('artifact').map(artifactFromHcl);
   if (artifacts.length > 0) t.Artifacts = artifacts;
   Object.assign(t, identitiesFromHcl(b));
+  const mounts = volumeMountsFromHcl(b);
+  if (mounts) t.VolumeMounts = mounts;
   b.finish();
   return t;
 }

@@ -6,11 +6,14 @@
 import type { Constraint, Job, Node, TaskGroup } from '../structs/index.js';
 import { constraintString, datacenterMatches, DistinctOperator, nodeMeetsConstraint } from './constraint-check.js';
 import { computedClass, constraintEscapesClass } from './node-class.js';
+import { hostVolumeRequests, nodeHasHostVolumes, type VolumeRequest } from '../structs/host-volume.js';
 
 /** Reason keys for filters that are not user constraints. */
 export const FilterReason = {
   MissingDrivers: 'missing drivers',
   MissingNetwork: 'missing network',
+  /** Nomad's FilterConstraintHostVolumes. */
+  MissingHostVolumes: 'missing compatible host volumes',
 } as const;
 
 /** The CNI plugins a bridge-mode group needs on its node (the client fingerprints them as attributes). */
@@ -67,17 +70,23 @@ export class ClassFeasibility {
   /** Per-node constraints with their positions in the group's order. */
   private readonly escaped: { c: Constraint; at: number }[] = [];
   private readonly classWide: { c: Constraint; at: number }[] = [];
+  /**
+   * The group's host volumes that do not depend on the allocation (per_alloc ones are checked
+   * per placement, PlacementStack.score). Checked per node: a node's volumes are not in its class.
+   */
+  private readonly hostVolumes: VolumeRequest[];
 
   constructor(constraints: readonly Constraint[], private readonly group: TaskGroup) {
     constraints.forEach((c, at) => {
       if (isDistinct(c)) return;
       (constraintEscapesClass(c) ? this.escaped : this.classWide).push({ c, at });
     });
+    this.hostVolumes = hostVolumeRequests(group.Volumes).filter((v) => !v.PerAlloc);
   }
 
-  /** True when some constraint must be checked per node: then equal classes may answer differently. */
+  /** True when some check must be made per node: then equal classes may answer differently. */
   get perNode(): boolean {
-    return this.escaped.length > 0;
+    return this.escaped.length > 0 || this.hostVolumes.length > 0;
   }
 
   /** The reason the node cannot run the group regardless of load, or null when it can. */
@@ -92,6 +101,8 @@ export class ClassFeasibility {
       if (at > answer.at && answer.reason !== null) break;
       if (!nodeMeetsConstraint(c, node)) return constraintString(c);
     }
+    // Nomad checks host volumes after drivers and constraints.
+    if (answer.reason === null && !nodeHasHostVolumes(node.HostVolumes, this.hostVolumes)) return FilterReason.MissingHostVolumes;
     return answer.reason;
   }
 

@@ -137,7 +137,7 @@ export class GenericScheduler implements Scheduler {
         continue;
       }
       const penalty = p.kind === PlacementKind.Reschedule && p.previous ? new Set([p.previous.NodeID]) : undefined;
-      const { selection, metric } = st.select(p.group, penalty ? { penaltyNodeIds: penalty } : {});
+      const { selection, metric } = st.select(p.group, { allocName: p.name, ...(penalty ? { penaltyNodeIds: penalty } : {}) });
       if (!selection) {
         failedGroups.add(groupName);
         attempt.failedTGAllocs[groupName] = metric as AllocMetric;

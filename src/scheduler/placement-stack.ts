@@ -13,7 +13,8 @@ import type { Affinity, AllocMetric, Allocation, Job, Node, Spread, TaskGroup } 
 import type { SchedulerState } from './interfaces.js';
 import { FilterTally, newAllocMetric, recordExhausted, recordFiltered } from './alloc-metrics.js';
 import { constraintString, DistinctOperator, resolveTarget } from './constraint-check.js';
-import { ClassFeasibility, distinctConstraints, groupConstraints } from './feasibility.js';
+import { ClassFeasibility, distinctConstraints, FilterReason, groupConstraints } from './feasibility.js';
+import { hostVolumeRequests, nodeHasHostVolumes, type VolumeRequest } from '../structs/host-volume.js';
 import { groupAsk, type GroupAsk } from '../structs/group-ask.js';
 import { isLiveAlloc } from '../structs/alloc.js';
 import { computedClass } from './node-class.js';
@@ -39,6 +40,8 @@ export interface Selection {
 export interface SelectOptions {
   /** Nodes to score down (the node a failed allocation ran on). */
   penaltyNodeIds?: ReadonlySet<string>;
+  /** The name of the allocation placed ("job.group[N]"): its index picks per_alloc host volumes. */
+  allocName?: string;
 }
 
 /** Nomad's floor on the candidates scored when affinities or spreads apply. */
@@ -58,6 +61,8 @@ interface GroupCache {
   ask: GroupAsk;
   feasibility: ClassFeasibility;
   distinct: ReturnType<typeof distinctConstraints>;
+  /** per_alloc host volumes: which node has them depends on the allocation's index (score()). */
+  perAllocVolumes: VolumeRequest[];
   affinities: Affinity[];
   spreads: Spread[];
   spreadScorer: SpreadScorer | null;
@@ -178,6 +183,7 @@ export class PlacementStack {
         ask: groupAsk(group),
         feasibility: new ClassFeasibility(groupConstraints(this.job, group), group),
         distinct: distinctConstraints(this.job, group),
+        perAllocVolumes: [],
         affinities,
         spreads,
         spreadScorer:
@@ -206,7 +212,8 @@ export class PlacementStack {
         g.shared = this.shared.staticAnswers(groupShapeKey(this.job, group));
         if (g.shared.skip) g.skip = g.shared.skip;
       }
-      g.fast = g.distinct.length === 0 && g.ask.networks.length === 0;
+      g.perAllocVolumes = hostVolumeRequests(group.Volumes).filter((v) => v.PerAlloc);
+      g.fast = g.distinct.length === 0 && g.ask.networks.length === 0 && g.perAllocVolumes.length === 0;
       this.groups.set(group.Name, g);
     }
     return g;
@@ -502,6 +509,10 @@ export class PlacementStack {
    * it cannot take the group and answers false. `at` is the node's candidate position (-1: none).
    */
   private score(node: Node, at: number, group: TaskGroup, g: GroupCache, metric: AllocMetric, opts: SelectOptions): boolean {
+    if (g.perAllocVolumes.length > 0 && !nodeHasHostVolumes(node.HostVolumes, g.perAllocVolumes, opts.allocName ?? '')) {
+      recordFiltered(metric, node.NodeClass, FilterReason.MissingHostVolumes);
+      return false;
+    }
     if (g.distinct.length > 0 && !this.distinctAllows(node, group, g, this.jobAllocsOnNode.get(node.ID), metric)) return false;
     const ask = g.ask;
     let capCpu: number;
@@ -655,5 +666,6 @@ export class PlacementStack {
  */
 function groupShapeKey(job: Job, group: TaskGroup): string {
   const cs = groupConstraints(job, group).map((c) => [c.LTarget, c.Operand, c.RTarget]);
-  return JSON.stringify([cs, group.Tasks.map((t) => t.Driver)]);
+  const volumes = hostVolumeRequests(group.Volumes).map((v) => [v.Source, v.ReadOnly, v.PerAlloc]);
+  return JSON.stringify([cs, group.Tasks.map((t) => t.Driver), volumes]);
 }

@@ -67,6 +67,7 @@ function taskChanged(jobA: Job, tgA: TaskGroup, a: Task, jobB: Job, tgB: TaskGro
   if (!deepEqual(a.Templates, b.Templates)) return true;
   if (!deepEqual(a.DispatchPayload, b.DispatchPayload)) return true;
   if (!deepEqual(a.Identity, b.Identity) || !deepEqual(a.Identities, b.Identities)) return true;
+  if (!deepEqual(a.VolumeMounts ?? null, b.VolumeMounts ?? null)) return true;
   if (!deepEqual(combinedMeta(jobA, tgA, a), combinedMeta(jobB, tgB, b))) return true;
   if (!deepEqual(a.Affinities, b.Affinities)) return true;
   const ra = a.Resources;

@@ -67,6 +67,15 @@ function checkNodeRegistration(node: Obj): void {
       }
     }
   }
+  // The scheduler places host-volume groups by these (host-volume.ts).
+  const volumes = node['HostVolumes'];
+  if (volumes !== undefined && volumes !== null) {
+    for (const [name, info] of Object.entries(requireObject(volumes, 'Node.HostVolumes'))) {
+      const v = requireObject(info, `Node.HostVolumes.${name}`);
+      if (typeof v['Path'] !== 'string') throw badRequest(`Node.HostVolumes.${name}.Path must be a string`);
+      if (v['ReadOnly'] !== undefined && typeof v['ReadOnly'] !== 'boolean') throw badRequest(`Node.HostVolumes.${name}.ReadOnly must be a boolean`);
+    }
+  }
 }
 
 /** Checks the TaskStates map of one alloc update (`where` names the update, e.g. "Allocs[0]"). */

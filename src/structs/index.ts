@@ -12,3 +12,4 @@ export * from './service.js';
 export * from './template.js';
 export * from './version.js';
 export * from './job-draft.js';
+export * from './host-volume.js';

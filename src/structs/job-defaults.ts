@@ -25,6 +25,7 @@ import type { NetworkResource, Port, Resources } from './resources.js';
 import { canonicalizeService, type Service, type ServiceInput } from './service.js';
 import { canonicalizeArtifact, canonicalizeTemplate } from './template.js';
 import { canonicalizeIdentity, type WorkloadIdentity } from './workload-identity.js';
+import { canonicalizeVolumeMounts, canonicalizeVolumes } from './host-volume.js';
 
 const S = NANOS_PER_SECOND;
 const MIN = 60 * S;
@@ -200,6 +201,7 @@ function task(t: TaskDraft, groupRestart: RestartPolicy, jobName: string, groupN
     // Only when declared: a task without identity blocks keeps the shape it always had.
     ...(t.Identity ? { Identity: canonicalizeIdentity(t.Identity as Partial<WorkloadIdentity>) } : {}),
     ...(t.Identities && t.Identities.length > 0 ? { Identities: t.Identities.map((i) => canonicalizeIdentity(i as Partial<WorkloadIdentity>)) } : {}),
+    VolumeMounts: canonicalizeVolumeMounts(t.VolumeMounts),
   };
 }
 
@@ -236,7 +238,7 @@ function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateSt
     ShutdownDelay: g.ShutdownDelay ?? null,
     StopAfterClientDisconnect: g.StopAfterClientDisconnect ?? null,
     MaxClientDisconnect: g.MaxClientDisconnect ?? null,
-    Volumes: (g.Volumes as Record<string, unknown> | undefined) ?? null,
+    Volumes: canonicalizeVolumes(g.Volumes),
     Scaling: canonicalizeScalingPolicy(g.Scaling, count),
   };
 }

@@ -24,6 +24,7 @@ import type { NetworkResource } from './resources.js';
 import { posix } from 'node:path';
 import { scalingPolicyProblems } from './scaling-policy.js';
 import { identityProblems } from './workload-identity.js';
+import { PROPAGATION_MODES, VolumeType } from './host-volume.js';
 import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
 
 /** One validation problem: where (path) and what (message). */
@@ -277,7 +278,49 @@ function checkTask(p: Problems, path: string, t: Task, groupRestart: RestartPoli
   }
 }
 
-function checkGroup(p: Problems, path: string, g: TaskGroup): void {
+/**
+ * A group's volumes and its tasks' volume mounts (Nomad's VolumeRequest.Validate and the mount
+ * checks of TaskGroup.Validate). Only host volumes run on Caravan; a CSI volume is parsed and
+ * left for registration to refuse by name.
+ */
+function checkVolumes(p: Problems, path: string, g: TaskGroup, jobType: string): void {
+  const volumes = g.Volumes ?? {};
+  for (const [name, v] of Object.entries(volumes)) {
+    const vp = `${path}: volume "${name}"`;
+    for (const key of ['Type', 'Source', 'AccessMode', 'AttachmentMode'] as const) {
+      if (typeof v[key] !== 'string') p.add(vp, `${key} must be a string, got ${JSON.stringify(v[key])}`);
+    }
+    for (const key of ['ReadOnly', 'Sticky', 'PerAlloc'] as const) {
+      if (typeof v[key] !== 'boolean') p.add(vp, `${key} must be a boolean, got ${JSON.stringify(v[key])}`);
+    }
+    if (v.Type !== VolumeType.Host && v.Type !== VolumeType.Csi) {
+      p.add(vp, `volume has unrecognized type ${JSON.stringify(v.Type)} (expected "host" or "csi")`);
+      continue;
+    }
+    if (v.Source === '') p.add(vp, `Volume ${name} has an empty source`);
+    if (v.Type === VolumeType.Host) {
+      if (v.MountOptions !== null) p.add(vp, 'host volumes cannot have mount options');
+      if (v.AccessMode !== '' || v.AttachmentMode !== '') p.add(vp, 'host volumes cannot have an access mode or attachment mode');
+    }
+    if (v.PerAlloc && (jobType === JobType.System || jobType === JobType.SysBatch)) p.add(vp, `volume cannot be per_alloc for "${jobType}" jobs`);
+    if (v.PerAlloc && !v.ReadOnly && (g.Update?.Canary ?? 0) > 0) p.add(vp, 'volume cannot be per_alloc when canaries are in use');
+  }
+  for (const t of g.Tasks) {
+    (t.VolumeMounts ?? []).forEach((m, i) => {
+      const mp = `${path}: task "${t.Name}": volume_mount[${i}]`;
+      if (typeof m.Volume !== 'string' || m.Volume === '') p.add(mp, `Task ${t.Name} has a volume mount (${i}) referencing an empty volume`);
+      else if (!Object.prototype.hasOwnProperty.call(volumes, m.Volume)) p.add(mp, `Task ${t.Name} has a volume mount (${i}) referencing undefined volume ${m.Volume}`);
+      if (typeof m.Destination !== 'string' || m.Destination === '') p.add(mp, 'destination is required');
+      else if (m.Destination.split('/').includes('..')) p.add(mp, `destination ${JSON.stringify(m.Destination)} must not contain ".."`);
+      if (typeof m.ReadOnly !== 'boolean') p.add(mp, `read_only must be a boolean, got ${JSON.stringify(m.ReadOnly)}`);
+      if (!(PROPAGATION_MODES as readonly unknown[]).includes(m.PropagationMode)) {
+        p.add(mp, `propagation_mode must be one of ${PROPAGATION_MODES.join(', ')}, got ${JSON.stringify(m.PropagationMode)}`);
+      }
+    });
+  }
+}
+
+function checkGroup(p: Problems, path: string, g: TaskGroup, jobType = ''): void {
   if (!Number.isInteger(g.Count) || g.Count < 0) p.add(path, `count must be a non-negative whole number, got ${g.Count}`);
   if (g.Tasks.length === 0) p.add(path, 'group has no tasks: add a task block');
   if (g.RestartPolicy) checkRestart(p, path, g.RestartPolicy);
@@ -302,6 +345,7 @@ function checkGroup(p: Problems, path: string, g: TaskGroup): void {
     checkTask(p, tp, t, g.RestartPolicy);
   });
   if (leaders > 1) p.add(path, `only one task may be the leader, found ${leaders}`);
+  checkVolumes(p, path, g, jobType);
   if (g.Scaling) for (const problem of scalingPolicyProblems(g.Scaling, g.Count)) p.add(`${path}: scaling`, problem);
 }
 
@@ -369,7 +413,7 @@ export function validateJob(job: Job, opts: ValidateJobOptions = {}): Validation
     if (job.Type === JobType.Batch || job.Type === JobType.SysBatch) {
       if (g.Update && g.Update.MaxParallel > 0 && g.Update.Canary > 0) p.add(`${gp}: update`, `canary is not supported for "${job.Type}" jobs`);
     }
-    checkGroup(p, gp, g);
+    checkGroup(p, gp, g, job.Type);
   });
   return p.list;
 }

@@ -10,6 +10,7 @@ import type { Service } from './service.js';
 import type { TaskArtifact, Template } from './template.js';
 import type { ScalingPolicy } from './scaling-policy.js';
 import type { WorkloadIdentity } from './workload-identity.js';
+import type { VolumeMount, VolumeRequest } from './host-volume.js';
 
 /** Job types, as Nomad names them. */
 export const JobType = {
@@ -176,6 +177,8 @@ export interface Task {
   Identity?: WorkloadIdentity | null;
   /** Named workload identities (Nomad's Task.Identities). */
   Identities?: WorkloadIdentity[] | null;
+  /** `volume_mount` blocks: where the group's volumes appear in the task (null: none). Optional only for tasks built before they were kept. */
+  VolumeMounts?: VolumeMount[] | null;
 }
 
 /** A group of tasks placed together on one node; the unit of scheduling. */
@@ -197,7 +200,8 @@ export interface TaskGroup {
   ShutdownDelay: Nanos | null;
   StopAfterClientDisconnect: Nanos | null;
   MaxClientDisconnect: Nanos | null;
-  Volumes: Record<string, unknown> | null;
+  /** `volume "name" { … }` blocks by name. */
+  Volumes: Record<string, VolumeRequest> | null;
   /** The group's scaling block (null: none). Optional only for groups built before it was kept. */
   Scaling?: ScalingPolicy | null;
 }

@@ -1,6 +1,7 @@
 /**
  * Client nodes as the servers know them: identity, attributes, resources, drivers, status.
  */
+import type { ClientHostVolumeConfig } from './host-volume.js';
 import { noReservedResources, type NodeReservedResources, type NodeResources } from './resources.js';
 
 export const NodeStatus = {
@@ -72,6 +73,8 @@ export interface Node {
   NodePool: string;
   ComputedClass: string;
   Drivers: Record<string, DriverInfo>;
+  /** The host volumes the client offers, by name (Nomad's Node.HostVolumes); absent or null: none. */
+  HostVolumes?: Record<string, ClientHostVolumeConfig> | null;
   Status: NodeStatus;
   StatusDescription: string;
   /** Unix seconds, as Nomad reports it. */

@@ -68,3 +68,22 @@ test('docker image names: tag defaults to latest, a registry port is not a tag',
   assert.deepEqual(splitImage('registry:5000/team/app:v2'), { repo: 'registry:5000/team/app', tag: 'v2' });
   assert.deepEqual(splitImage('app@sha256:abc'), { repo: 'app@sha256:abc', tag: '' });
 });
+
+test('docker task config: host volume mounts become bind mounts, without needing volumes enabled', () => {
+  const root = tempRoot('caravan-docker-hv-');
+  try {
+    const cfg = mockTaskConfig(root, { image: 'x' }, {
+      mounts: [
+        { hostPath: '/srv/db', taskPath: '/var/lib/db', readOnly: false, propagationMode: 'private' },
+        { hostPath: '/srv/certs', taskPath: '/certs', readOnly: true, propagationMode: 'host-to-task' },
+      ],
+    });
+    const hc = parseDockerTask(cfg, parseDockerPluginConfig({})).create.HostConfig as Obj;
+    assert.deepEqual(hc.Mounts, [
+      { Type: 'bind', Source: '/srv/db', Target: '/var/lib/db', ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
+      { Type: 'bind', Source: '/srv/certs', Target: '/certs', ReadOnly: true, BindOptions: { Propagation: 'rslave' } },
+    ]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -189,3 +189,15 @@ test("the CLI prints a diff as Nomad's job plan does", async () => {
   annotateJobDiff(unchanged, { api: updates({ Ignore: 1 }) });
   assert.equal(formatJobDiff(unchanged, false), 'Job: "web"\nTask Group: "api" (1 ignore)\n  Task: "server"\n\n');
 });
+
+test('a task\'s volume_mount edits are VolumeMount objects, as Nomad\'s plan shows them', async () => {
+  const base = await job();
+  const withMount = structuredClone(base);
+  withMount.TaskGroups[0]!.Volumes = { data: { Name: 'data', Type: 'host', Source: 'db', ReadOnly: false, Sticky: false, AccessMode: '', AttachmentMode: '', MountOptions: null, PerAlloc: false } };
+  withMount.TaskGroups[0]!.Tasks[0]!.VolumeMounts = [{ Volume: 'data', Destination: '/data', ReadOnly: false, PropagationMode: 'private', SELinuxLabel: '' }];
+  const task = diffJob(base, withMount, false).TaskGroups![0]!.Tasks![0]!;
+  const mount = object(task, 'VolumeMount');
+  assert.equal(mount?.Type, 'Added');
+  assert.ok(mount?.Fields?.some((f) => f.Name === 'Destination' && f.New === '/data'), JSON.stringify(mount));
+  assert.deepEqual(task.Fields, null, 'the mount is not also listed as flattened task fields');
+});

@@ -31,6 +31,7 @@ export function formatNodeDetail(n: Node, allocs: Allocation[], nowMs: number, v
     ['Eligibility', n.SchedulingEligibility],
     ['Status', n.Status],
     ['HTTP Addr', n.HTTPAddr],
+    ['Host Volumes', Object.keys(n.HostVolumes ?? {}).sort().join(',') || '<none>'],
     ['Drivers', Object.keys(n.Drivers ?? {}).filter((d) => n.Drivers[d]!.Detected).sort().join(',')],
   ]);
   return `${kv}\n\nAllocations\n${formatAllocTable(allocs.map(allocStub), nowMs, verbose)}`;

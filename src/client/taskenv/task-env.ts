@@ -5,6 +5,7 @@
  */
 import type { Allocation } from '../../structs/alloc.js';
 import type { Task, TaskGroup } from '../../structs/job.js';
+import type { ClientHostVolumeConfig } from '../../structs/host-volume.js';
 import type { Port } from '../../structs/resources.js';
 import type { TaskDirs } from '../../drivers/driver.js';
 import { interpolateString, interpolateValue, type InterpolationScope } from './interpolate.js';
@@ -18,6 +19,8 @@ export interface NodeInfo {
   nodeClass: string;
   attributes: Record<string, string>;
   meta: Record<string, string>;
+  /** The host volumes this client offers (Node.HostVolumes); absent: none. */
+  hostVolumes?: Record<string, ClientHostVolumeConfig>;
 }
 
 /** Inputs of buildTaskEnv. */

@@ -19,7 +19,7 @@ import type { Allocation, TaskEvent } from '../../structs/alloc.js';
 import type { TaskVariablesRequest, TaskVariablesResponse } from '../../structs/task-variables.js';
 import type { SignIdentitiesRequest, SignedIdentity } from '../../structs/signed-identity.js';
 import type { Task, TaskGroup } from '../../structs/job.js';
-import type { Driver, ExitResult, TaskDirs, TaskHandle, TaskLogConfig } from '../../drivers/driver.js';
+import type { Driver, ExitResult, TaskDirs, TaskHandle, TaskLogConfig, TaskMount } from '../../drivers/driver.js';
 import type { AllocDir } from '../allocdir/alloc-dir.js';
 import type { NodeInfo } from '../taskenv/task-env.js';
 
@@ -69,6 +69,8 @@ export interface TaskPrep {
   env: Record<string, string>;
   driverConfig: Record<string, unknown>;
   logs: TaskLogConfig | null;
+  /** Host volumes bound into the task (the volume hook's). */
+  mounts?: TaskMount[];
 }
 
 /** Every hook has a name used in errors and logs. */

@@ -24,6 +24,7 @@ import { appendTaskEvent, newTaskEvent, newTaskState } from './task-event.js';
 import { killWithBackoff } from './kill-backoff.js';
 import type { AnyTaskHook, TaskHookRequest, TaskLifecycle, TaskIdentitySigner, TaskPrep, TaskVariableReader } from './interfaces.js';
 import { ValidateHook } from './hooks/validate-hook.js';
+import { VolumeHook } from './hooks/volume-hook.js';
 import { TaskDirHook } from './hooks/task-dir-hook.js';
 import { DispatchPayloadHook } from './hooks/dispatch-payload-hook.js';
 import { LogsHook } from './hooks/logs-hook.js';
@@ -137,7 +138,7 @@ export class TaskRunner {
       this.stats = null;
     } else {
       this.stats = new StatsHook(cfg.clock);
-      this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new IdentityHook(cfg.clock), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats];
+      this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new VolumeHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new IdentityHook(cfg.clock), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats];
     }
   }
 
@@ -438,6 +439,7 @@ export class TaskRunner {
       logs: prep.logs ?? { dir: dirs.logDir, maxFiles: 10, maxFileSizeMB: 10 },
       networkMode: this.group.Networks?.[0]?.Mode || 'host',
       ...(isolation ? { networkIsolation: isolation } : {}),
+      ...(prep.mounts && prep.mounts.length > 0 ? { mounts: prep.mounts } : {}),
     };
     try {
       const handle = await this.cfg.driver.startTask(config, {

@@ -106,6 +106,24 @@ function parseVolumes(o: Obj, cfg: TaskConfig, plugin: DockerPluginConfig): stri
   });
 }
 
+/** Docker's bind propagation for Nomad's volume_mount propagation modes. */
+const BIND_PROPAGATION: Record<string, string> = { private: 'rprivate', 'host-to-task': 'rslave', bidirectional: 'rshared' };
+
+/**
+ * The task's host volumes (resolved by the client from its own host_volume configuration, so
+ * not subject to the plugin's `volumes { enabled }`, which governs paths the job names) as bind
+ * mounts. A bind mount of a missing source fails rather than creating it, as it should.
+ */
+function hostVolumeMounts(cfg: TaskConfig): Obj[] {
+  return (cfg.mounts ?? []).map((m) => ({
+    Type: 'bind',
+    Source: m.hostPath,
+    Target: m.taskPath,
+    ReadOnly: m.readOnly,
+    BindOptions: { Propagation: BIND_PROPAGATION[m.propagationMode] ?? 'rprivate' },
+  }));
+}
+
 function parseMounts(o: Obj, cfg: TaskConfig, plugin: DockerPluginConfig): Obj[] {
   return blocksOf(o, 'mount', 'mount').map((m, i) => {
     const f = `mount[${i}]`;
@@ -253,7 +271,7 @@ export function parseDockerTask(cfg: TaskConfig, plugin: DockerPluginConfig, ext
 
   const { exposed, bindings } = parsePorts(o, cfg.env ?? {});
   const volumes = parseVolumes(o, cfg, plugin);
-  const mounts = parseMounts(o, cfg, plugin);
+  const mounts = [...parseMounts(o, cfg, plugin), ...hostVolumeMounts(cfg)];
   const binds = [`${cfg.dirs.sharedAllocDir}:/alloc`, `${cfg.dirs.localDir}:/local`, `${cfg.dirs.secretsDir}:/secrets`, ...volumes];
 
   const memHard = intOf(o, 'memory_hard_limit', 'memory_hard_limit') ?? 0;

@@ -34,6 +34,7 @@ import { type CgroupSystem, type TaskCgroup } from './cgroups.js';
 import { parseExecPluginConfig, parseExecTaskConfig, taskCapabilities, type ExecPluginConfig } from './exec-config.js';
 import { probeExecSupport, type ExecSupport } from './exec-fingerprint.js';
 import { procConfinementArgs } from './proc-confinement.js';
+import { prepareMountPoints } from './mount-points.js';
 import { sandboxExecArgv, sandboxStartArgv, type SandboxTools, type TaskUser } from './sandbox-command.js';
 import { writeSeccompFiles, type SeccompFiles } from './seccomp/seccomp-files.js';
 
@@ -154,6 +155,7 @@ export class ExecDriver extends RawExecDriver {
     if (networkMode !== 'none' && networkMode !== 'host' && !isolation) {
       throw new DriverError(DriverErrorCode.BadConfig, `exec: network mode ${JSON.stringify(networkMode)} needs the client's group network (none was set up)`, false);
     }
+    if (config.mounts && config.mounts.length > 0) prepareMountPoints(config.dirs.dir, config.dirs.sharedAllocDir, this.plugin.chrootEnv, config.mounts);
     // The task's user writes its own local/ and tmp/ (Nomad makes them world-writable too).
     for (const d of [config.dirs.localDir, config.dirs.tmpDir]) await chmod(d, 0o777).catch(() => {});
     const memMB = config.resources.memoryMaxMB > 0 ? config.resources.memoryMaxMB : config.resources.memoryMB;
@@ -191,6 +193,7 @@ export class ExecDriver extends RawExecDriver {
       procsFiles: cg.procsFiles,
       procConfinement: this.procConfinement,
       ...(seccompFile ? { seccompFile } : {}),
+      ...(config.mounts ? { mounts: config.mounts } : {}),
     });
     const state: ExecState = {
       cgroupDirs: cg.dirs,

@@ -4,7 +4,7 @@
  * Start:  sh (joins the task's cgroups by writing its own pid, opens the seccomp filter on fd 9,
  *           then execs)
  *           → bwrap (new pid/mount/uts/ipc[/net] namespaces, the task directory as `/`, the
- *             chroot_env bound read-only over it, /alloc, its own /proc with the kernel's
+ *             chroot_env bound read-only over it, /alloc, the host volumes, its own /proc with the kernel's
  *             global knobs read-only or masked, a minimal /dev; the seccomp filter loaded last)
  *             → setpriv (the task's user, capability bounding set, no_new_privs) → the command
  * Exec:   sh (joins the same cgroups, opens the exec filter on fd 9)
@@ -20,7 +20,7 @@
  * no mount(8) per bind (see the README's design section). The filter reaches bwrap as an open
  * file descriptor because that is how `--seccomp` takes it; the shell's redirection opens it.
  */
-import { RELAY_READY_FD } from '../driver.js';
+import { RELAY_READY_FD, type TaskMount } from '../driver.js';
 import { shellQuote } from '../../http/exec/shell-words.js';
 import { ExecTaskConfig, NamespaceMode } from './exec-config.js';
 
@@ -66,6 +66,8 @@ export interface SandboxSpec {
   procConfinement: string[];
   /** The compiled seccomp filter bwrap loads for the task; none when the client turned it off. */
   seccompFile?: string;
+  /** Host volumes, bound after /alloc (their mount points made by prepareMountPoints). */
+  mounts?: readonly TaskMount[];
 }
 
 /** The descriptor the shell opens the seccomp filter on for bwrap (dash takes single digits). */
@@ -110,7 +112,9 @@ export function sandboxStartArgv(tools: SandboxTools, spec: SandboxSpec): string
   for (const [src, dest] of Object.entries(spec.chrootEnv)) bw.push('--ro-bind-try', src, dest);
   if (spec.resolvConf) bw.push('--ro-bind', spec.resolvConf, '/etc/resolv.conf');
   if (spec.hostsFile) bw.push('--ro-bind', spec.hostsFile, '/etc/hosts');
-  bw.push('--bind', spec.sharedAllocDir, '/alloc', '--proc', '/proc', '--dev', '/dev', ...spec.procConfinement);
+  bw.push('--bind', spec.sharedAllocDir, '/alloc');
+  for (const m of spec.mounts ?? []) bw.push(m.readOnly ? '--ro-bind' : '--bind', m.hostPath, m.taskPath);
+  bw.push('--proc', '/proc', '--dev', '/dev', ...spec.procConfinement);
   if (spec.seccompFile) bw.push('--seccomp', String(SECCOMP_FD));
   bw.push('--hostname', spec.hostname, '--chdir', t.workDir || '/', '--');
   // bwrap without --unshare-net stays in the namespace nsenter put it in.

@@ -39,6 +39,7 @@ export function nodeView(node: Node): NodeView {
     SecretID: '',
     ReservedResources: reserved,
     Links: node.Links ?? {},
+    HostVolumes: node.HostVolumes ?? {},
     CgroupParent: '',
     CSIControllerPlugins: {},
     CSINodePlugins: {},

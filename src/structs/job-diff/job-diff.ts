@@ -71,6 +71,7 @@ export function diffTask(older: Task | null, newer: Task | null, contextual: boo
     primitiveObjectDiff(older?.Lifecycle, newer?.Lifecycle, [], 'Lifecycle', contextual),
     primitiveObjectDiff(older?.RestartPolicy, newer?.RestartPolicy, [], 'RestartPolicy', contextual),
     ...primitiveObjectSetDiff(older?.Artifacts, newer?.Artifacts, [], 'Artifact', contextual),
+    ...primitiveObjectSetDiff(older?.VolumeMounts, newer?.VolumeMounts, [], 'VolumeMount', contextual),
     ...serviceDiffs(older?.Services, newer?.Services, contextual),
     vaultDiff((older as { Vault?: unknown } | null)?.Vault, (newer as { Vault?: unknown } | null)?.Vault, contextual),
     ...templateDiffs(older?.Templates, newer?.Templates, contextual),
