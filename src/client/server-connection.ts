@@ -14,6 +14,7 @@ import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
 import { withScheme, type OutboundTls } from '../tls/tls-config.js';
 import { tlsFetch } from '../tls/tls-fetch.js';
 import type { TaskVariablesRequest, TaskVariablesResponse } from '../structs/task-variables.js';
+import type { ServiceRegistrationInput } from '../structs/service-registration.js';
 
 /** The client's view of the servers. Errors are ClientError (NodeUnknown, ServerUnreachable, ServerRejected). */
 export interface ServerConnection {
@@ -29,6 +30,10 @@ export interface ServerConnection {
   updateAllocs(updates: AllocClientUpdate[]): Promise<void>;
   /** A task's template reads of variables (blocking when req.MinIndex > 0). */
   readTaskVariables(req: TaskVariablesRequest, signal: AbortSignal): Promise<TaskVariablesResponse>;
+  /** Registers (or re-registers) native service instances of this node's allocations. */
+  registerServices(services: ServiceRegistrationInput[]): Promise<void>;
+  /** Removes native service registrations of this node's allocations, by ID. */
+  deregisterServices(ids: string[]): Promise<void>;
   /** The servers this client talks to ("host:port"), configured first, then learned ones. */
   servers(): string[];
   /** Replaces the configured servers (`node config -update-servers`); ClientError when not possible. */
@@ -87,6 +92,22 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
         await server.updateAllocsFromClient(updates, secretId);
       } catch (err) {
         fromServerError(err, 'update allocs');
+      }
+    },
+    async registerServices(services) {
+      if (!server.serviceRegistrations) throw new ClientError(ClientErrorCode.ServerRejected, 'the server has no service registrations');
+      try {
+        await server.serviceRegistrations.upsertFromClient({ Services: services }, secretId);
+      } catch (err) {
+        fromServerError(err, 'register services');
+      }
+    },
+    async deregisterServices(ids) {
+      if (!server.serviceRegistrations) throw new ClientError(ClientErrorCode.ServerRejected, 'the server has no service registrations');
+      try {
+        await server.serviceRegistrations.deleteFromClient({ IDs: ids }, secretId);
+      } catch (err) {
+        fromServerError(err, 'deregister services');
       }
     },
     async readTaskVariables(req, signal) {
@@ -203,6 +224,12 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
     },
     async updateAllocs(updates) {
       await request('PUT', '/v1/internal/allocs/update', { Allocs: updates }, undefined, secretId);
+    },
+    async registerServices(services) {
+      await request('PUT', '/v1/internal/services/register', { Services: services }, undefined, secretId);
+    },
+    async deregisterServices(ids) {
+      await request('PUT', '/v1/internal/services/deregister', { IDs: ids }, undefined, secretId);
     },
     async readTaskVariables(req, signal) {
       const { json } = await request('PUT', '/v1/internal/task/variables', req, signal, secretId);

@@ -46,6 +46,7 @@ import { TaskVariablesEndpoint } from './endpoints/task-variables-endpoint.js';
 import { VariableEndpoint } from './endpoints/variable-endpoint.js';
 import { EvalEndpoint } from './endpoints/eval-endpoint.js';
 import { VersionTagEndpoint } from './endpoints/version-tag-endpoint.js';
+import { ServiceRegistrationEndpoint } from './endpoints/service-registration-endpoint.js';
 
 export type { ServerConfig } from './server-config.js';
 
@@ -77,6 +78,8 @@ export class Server implements ServerApi {
   private readonly evalEndpoint: EvalEndpoint;
   /** Job version tags (PUT/DELETE /v1/job/:id/versions/:tag/tag). */
   readonly versionTags: VersionTagEndpoint;
+  /** Native service registration writes (reads go through `state`). */
+  readonly serviceRegistrations: ServiceRegistrationEndpoint;
   private readonly snapshotter: Snapshotter;
   private replicated!: ReplicatedLog;
   /** The running leader duties; null on a follower (and while a new leader catches up). */
@@ -129,6 +132,7 @@ export class Server implements ServerApi {
     this.taskVariables = new TaskVariablesEndpoint(ctx);
     this.evalEndpoint = new EvalEndpoint(ctx);
     this.versionTags = new VersionTagEndpoint(ctx);
+    this.serviceRegistrations = new ServiceRegistrationEndpoint(ctx);
     this.snapshotter = new Snapshotter({
       log,
       store: this.store,

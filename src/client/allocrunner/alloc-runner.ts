@@ -27,6 +27,8 @@ import { Coordinator, LifecycleStage, taskLifecycleStage } from './tasklifecycle
 import { allocClientStatus } from './alloc-status.js';
 import { HealthTracker, healthSettings, mainTaskNames } from './health-tracker.js';
 import type { TaskUserPolicy } from '../taskrunner/task-user-policy.js';
+import type { ServiceRegistrationInput } from '../../structs/service-registration.js';
+import { allocServiceRegistrations, hasNomadServices } from '../serviceregistration/alloc-service-registrations.js';
 
 /** Everything an alloc runner depends on. */
 export interface AllocRunnerConfig {
@@ -47,6 +49,11 @@ export interface AllocRunnerConfig {
   variables?: TaskVariableReader;
   /** Hooks factory override for tests. */
   hooks?: (task: Task) => AnyTaskHook[] | undefined;
+  /**
+   * Receives the native service registrations the allocation should have, after every change
+   * (the client's ServiceRegistrar writes the difference to the servers).
+   */
+  onServices?: (allocId: string, regs: ServiceRegistrationInput[]) => void;
   /** The client's user.denylist / user.checked_drivers; Nomad's defaults when not given. */
   userPolicy?: TaskUserPolicy;
 }
@@ -202,6 +209,8 @@ export class AllocRunner {
     this.current = alloc;
     this.cfg.store.putAlloc(alloc);
     if (alloc.DesiredStatus !== 'run') {
+      // Deregistered before the shutdown delay, so callers stop finding it while it drains (Nomad's order).
+      this.syncServices();
       // The stopping version decides how the tasks stop (DesiredTransition.NoShutdownDelay).
       for (const tr of this.runners.values()) tr.takeStoppingAlloc(alloc);
       if (alloc.DesiredTransition?.NoShutdownDelay) this.groupDelayCut.abort();
@@ -249,6 +258,7 @@ export class AllocRunner {
     await Promise.all([...this.runners.values()].map((tr) => tr.kill()));
     await this.allocDir.destroy();
     this.cfg.store.deleteAlloc(this.allocId);
+    this.cfg.onServices?.(this.allocId, []);
   }
 
   /** Stops the runners and leaves the tasks running (agent shutdown). */
@@ -319,6 +329,13 @@ export class AllocRunner {
 
   private report(): void {
     this.cfg.onUpdate(this.clientUpdate());
+    this.syncServices();
+  }
+
+  /** Tells the registrar what the allocation should have registered now. */
+  private syncServices(): void {
+    if (!this.cfg.onServices || !hasNomadServices(this.current.Job?.TaskGroups.find((g) => g.Name === this.current.TaskGroup))) return;
+    this.cfg.onServices(this.allocId, this.destroyed ? [] : allocServiceRegistrations(this.current, this.cfg.node, this.states));
   }
 
   private groupTasks(): Task[] {

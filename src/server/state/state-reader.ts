@@ -5,6 +5,7 @@
 import type { Namespace } from '../../structs/namespace.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import type { Variable } from '../../structs/variable.js';
+import type { ServiceRegistration } from '../../structs/service-registration.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 
 /** State tables that blocking queries watch. */
@@ -24,6 +25,7 @@ export const Table = {
   AclRoles: 'acl_role',
   NodePools: 'node_pools',
   Variables: 'variables',
+  Services: 'service_registrations',
 } as const;
 export type Table = (typeof Table)[keyof typeof Table];
 
@@ -61,4 +63,13 @@ export interface StateReader {
   /** Variables of `namespace` (`*`: all) whose path starts with `prefix`, by namespace then path. */
   variables(namespace: string, prefix?: string): Variable[];
   variableByPath(namespace: string, path: string): Variable | undefined;
+  /** Service registrations of `namespace` (`*`: all), by namespace, name, then ID. */
+  serviceRegistrations(namespace: string): ServiceRegistration[];
+  /** The instances of one service of a namespace, by ID. */
+  serviceRegistrationsByName(namespace: string, name: string): ServiceRegistration[];
+  serviceRegistrationById(id: string): ServiceRegistration | undefined;
+  serviceRegistrationsByAlloc(allocId: string): ServiceRegistration[];
+  serviceRegistrationsByJob(namespace: string, jobId: string): ServiceRegistration[];
+  /** The index at which the instances of one service last changed (0: never); see ServiceRegistrationTable. */
+  serviceIndex(namespace: string, name: string): number;
 }
