@@ -60,8 +60,8 @@ export class ServiceRegistrationInvalidError extends CaravanError<'SERVICE_REGIS
   }
 }
 
-/** Service names Nomad accepts (RFC 1123 labels with dots: its validation of `service.name`). */
-const SERVICE_NAME = /^[a-zA-Z0-9](?:[a-zA-Z0-9.-]{0,61}[a-zA-Z0-9])?$/;
+/** Service names Nomad accepts (an RFC 1123 label: letters, digits and dashes; its validation of `service.name`). */
+const SERVICE_NAME = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;
 /** Bounds on what one registration may carry, so a client cannot grow the replicated state without limit. */
 const MAX_TAGS = 64;
 const MAX_TEXT = 512;
@@ -148,4 +148,21 @@ export function chooseServices(services: readonly ServiceRegistration[], paramet
     .sort((a, b) => (a.h < b.h ? -1 : a.h > b.h ? 1 : 0))
     .slice(0, n)
     .map((p) => p.s);
+}
+
+/** Each namespace's services with the union of their instances' tags (what `GET /v1/services` answers), in the order met. */
+export function serviceListStubs(regs: Iterable<ServiceRegistration>): ServiceRegistrationListStub[] {
+  const byNs = new Map<string, Map<string, Set<string>>>();
+  for (const r of regs) {
+    let names = byNs.get(r.Namespace);
+    if (!names) byNs.set(r.Namespace, (names = new Map()));
+    let tags = names.get(r.ServiceName);
+    if (!tags) names.set(r.ServiceName, (tags = new Set()));
+    for (const t of r.Tags ?? []) tags.add(t);
+  }
+  const out: ServiceRegistrationListStub[] = [];
+  for (const [ns, names] of byNs) {
+    out.push({ Namespace: ns, Services: [...names].map(([ServiceName, tags]) => ({ ServiceName, Tags: [...tags].sort() })) });
+  }
+  return out;
 }

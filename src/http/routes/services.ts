@@ -10,36 +10,13 @@ import type { FastifyInstance } from 'fastify';
 import { Table } from '../../server/state/state-reader.js';
 import type { StateReader } from '../../server/state/state-reader.js';
 import { CaravanError } from '../../structs/caravan-error.js';
-import {
-  chooseServices,
-  type ServiceRegistration,
-  type ServiceRegistrationListStub,
-  type ServiceRegistrationStub,
-} from '../../structs/service-registration.js';
+import { chooseServices, serviceListStubs, type ServiceRegistration } from '../../structs/service-registration.js';
 import { acl } from '../acl/route-acl.js';
 import { evaluateFilter } from '../filter/bexpr-eval.js';
 import { HttpError } from '../http-errors.js';
 import { parseListOptions } from '../list-options.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import { answerRead, answerWrite, queryOptions, requireServer, type RouteContext } from '../route-context.js';
-
-/** Each namespace's services with the union of their instances' tags, by namespace then name. */
-export function serviceListStubs(state: StateReader, namespace: string): ServiceRegistrationListStub[] {
-  const byNs = new Map<string, Map<string, Set<string>>>();
-  for (const r of state.serviceRegistrations(namespace)) {
-    let names = byNs.get(r.Namespace);
-    if (!names) byNs.set(r.Namespace, (names = new Map()));
-    let tags = names.get(r.ServiceName);
-    if (!tags) names.set(r.ServiceName, (tags = new Set()));
-    for (const t of r.Tags ?? []) tags.add(t);
-  }
-  const out: ServiceRegistrationListStub[] = [];
-  for (const [ns, names] of byNs) {
-    const services: ServiceRegistrationStub[] = [...names].map(([ServiceName, tags]) => ({ ServiceName, Tags: [...tags].sort() }));
-    out.push({ Namespace: ns, Services: services });
-  }
-  return out;
-}
 
 /** The instances of one service as `GET /v1/service/:name` answers them (see the file comment). */
 function serviceInstances(state: StateReader, q: RawQuery, namespace: string, name: string): ServiceRegistration[] {
@@ -60,7 +37,7 @@ function serviceInstances(state: StateReader, q: RawQuery, namespace: string, na
 /** Registers the service routes. */
 export function registerServiceRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get('/v1/services', acl.ns('read-job'), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Services], (server, opts) => serviceListStubs(server.state, opts.namespace)),
+    answerRead(ctx, req, reply, [Table.Services], (server, opts) => serviceListStubs(server.state.serviceRegistrations(opts.namespace))),
   );
 
   app.get<{ Params: { name: string } }>('/v1/service/:name', acl.ns('read-job'), (req, reply) => {

@@ -6,12 +6,15 @@
  * a refused `get` answers "Permission denied" for that read, a `list` keeps only what the task
  * may list. A terminal allocation reads nothing, as Nomad treats its identity as expired.
  * Reads may block on the variables table so templates re-render when a variable changes.
+ * The same request carries a template's native service reads (`nomadService`, `nomadServices`),
+ * limited to the allocation's namespace, and then also blocks on the service table.
  */
 import { Acl } from '../../acl/acl.js';
 import { parsePolicy } from '../../acl/policy-parser.js';
 import { jobAclApplies, workloadMayAccessVariable, type WorkloadClaim } from '../../acl/workload-variables.js';
 import { admitTaskVariablesRequest, type TaskVariableResult, type TaskVariablesResponse } from '../../structs/task-variables.js';
 import { publicVariable, variableMetadata } from '../../structs/variable.js';
+import { chooseServices, serviceListStubs } from '../../structs/service-registration.js';
 import { ServerError } from '../server-error.js';
 import { Table } from '../state/state-reader.js';
 import { authenticateNode } from './node-endpoint.js';
@@ -34,8 +37,10 @@ export class TaskVariablesEndpoint {
     if (!group?.Tasks.some((t) => t.Name === req.Task)) throw new ServerError('ACL_PERMISSION_DENIED', {});
     const claim: WorkloadClaim = { namespace: alloc.Namespace, job: alloc.Job?.ParentID || alloc.JobID, group: alloc.TaskGroup, task: req.Task };
 
-    // The answer's index covers the job's policies too: attaching one may grant a read.
-    const watched = [Table.Variables, Table.AclPolicies];
+    // The answer's index covers the job's policies too: attaching one may grant a read. Service
+    // reads (nomadService) watch the service table as well; variable-only templates do not.
+    const readsServices = req.Reads.some((r) => r.Op === 'service' || r.Op === 'services');
+    const watched = readsServices ? [Table.Variables, Table.AclPolicies, Table.Services] : [Table.Variables, Table.AclPolicies];
     const indexOf = (): number => Math.max(1, ...watched.map((t) => store.tableIndex(t)));
     if (req.MinIndex > 0 && indexOf() <= req.MinIndex && req.WaitMs > 0) {
       await store.waitForChange(watched, req.MinIndex, req.WaitMs, signal);
@@ -46,6 +51,19 @@ export class TaskVariablesEndpoint {
     const attached = await this.attachedAcl(claim);
     const results: TaskVariableResult[] = req.Reads.map((r) => {
       const ns = r.Namespace || claim.namespace;
+      if (r.Op === 'service' || r.Op === 'services') {
+        // A workload identity reads the services of its own namespace (Nomad's implicit policy).
+        if (ns !== claim.namespace) return { Error: PERMISSION_DENIED };
+        if (r.Op === 'services') return { ServiceList: serviceListStubs(store.serviceRegistrations(ns)) };
+        let regs = store.serviceRegistrationsByName(ns, r.Path);
+        if (r.Tag) regs = regs.filter((x) => x.Tags?.includes(r.Tag!) ?? false);
+        if (r.Choose) {
+          const chosen = chooseServices(regs, r.Choose);
+          if (!chosen) return { Error: 'invalid format for choose parameter' };
+          regs = chosen;
+        }
+        return { Services: regs };
+      }
       if (r.Op === 'get') {
         if (!workloadMayAccessVariable(claim, attached, ns, r.Path, 'read')) return { Error: PERMISSION_DENIED };
         const v = store.variableByPath(ns, r.Path);
