@@ -21,6 +21,7 @@ import { AllocRunner } from './allocrunner/alloc-runner.js';
 import type { TaskRunner } from './taskrunner/task-runner.js';
 import { AllocUpdateBatcher } from './alloc-update-batcher.js';
 import { ServiceRegistrar } from './serviceregistration/service-registrar.js';
+import type { CheckQueryResult } from './serviceregistration/alloc-check-runner.js';
 import { StateDb, type ClientStateStore, type StoredAlloc } from './state/state-db.js';
 import { loadNodeIdentity } from './node/node-identity.js';
 import { driversChanged, fingerprintDrivers, fingerprintHost, hostNetwork, withDriverAttributes } from './node/fingerprint.js';
@@ -222,6 +223,10 @@ export class Client implements ClientHttpApi {
       if (tr.driverHandle()) await tr.signal(signal, 'User requested signal');
       else if (task) throw new ClientApiError(ClientApiErrorCode.TaskNotRunning, `task "${task}" is not running`);
     }
+  }
+
+  allocChecks(allocId: string): Record<string, CheckQueryResult> {
+    return this.requireRunner(allocId).checkResults();
   }
 
   async allocStats(allocId: string): Promise<Record<string, TaskResourceUsage>> {

@@ -28,7 +28,8 @@ import { allocClientStatus } from './alloc-status.js';
 import { HealthTracker, healthSettings, mainTaskNames } from './health-tracker.js';
 import type { TaskUserPolicy } from '../taskrunner/task-user-policy.js';
 import type { ServiceRegistrationInput } from '../../structs/service-registration.js';
-import { allocServiceRegistrations, hasNomadServices } from '../serviceregistration/alloc-service-registrations.js';
+import { allocActiveServices, hasNomadServices } from '../serviceregistration/alloc-service-registrations.js';
+import { AllocCheckRunner, type CheckQueryResult } from '../serviceregistration/alloc-check-runner.js';
 
 /** Everything an alloc runner depends on. */
 export interface AllocRunnerConfig {
@@ -85,6 +86,8 @@ export class AllocRunner {
   /** Decides the deployment health of an allocation placed by a deployment. */
   private health: HealthTracker | null = null;
   private deploymentStatus: AllocDeploymentStatus | null = null;
+  /** The native service checks of the allocation (null: its group has no native services). */
+  private readonly checks: AllocCheckRunner | null = null;
 
   constructor(private readonly cfg: AllocRunnerConfig) {
     this.current = cfg.alloc;
@@ -118,12 +121,26 @@ export class AllocRunner {
       this.states[task.Name] = tr.state();
     }
     cfg.store.putAlloc(cfg.alloc);
+    const group = cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup);
+    if (hasNomadServices(group)) {
+      this.checks = new AllocCheckRunner({
+        allocId: cfg.alloc.ID,
+        group: cfg.alloc.TaskGroup,
+        clock: cfg.clock,
+        logger: cfg.logger,
+        onRestart: (task, reason) => {
+          void this.runners.get(task)?.restart(reason, true).catch((err: unknown) => cfg.logger.warn({ alloc: this.allocId, task, err: String(err) }, 'check_restart: restart failed'));
+        },
+        onChange: () => this.health?.checksChanged(this.checks?.allPassing() ?? true),
+      });
+    }
     const settings = healthSettings(cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup)?.Update ?? null);
     if (cfg.alloc.DeploymentID && settings && (cfg.alloc.DeploymentStatus?.Healthy ?? null) === null) {
       this.health = new HealthTracker({
         clock: cfg.clock,
         ...settings,
         mainTasks: mainTaskNames(tasks),
+        checksRequired: group?.Update?.HealthCheck === 'checks' && this.checks !== null,
         onHealth: (healthy) => {
           this.deploymentStatus = {
             Healthy: healthy,
@@ -231,6 +248,7 @@ export class AllocRunner {
 
   private async killTasks(): Promise<void> {
     this.health?.stop();
+    this.checks?.stop();
     // A restored alloc may be reattaching to live tasks (driver recovery can take seconds);
     // killing before that finishes would mark them dead and leave the processes running.
     if (this.prepared || this.cfg.restored) {
@@ -264,6 +282,7 @@ export class AllocRunner {
   /** Stops the runners and leaves the tasks running (agent shutdown). */
   async shutdown(): Promise<void> {
     this.health?.stop();
+    this.checks?.stop();
     for (const w of this.waiters) w.resolve();
     await Promise.all([...this.runners.values()].map((tr) => tr.shutdown()));
   }
@@ -332,10 +351,17 @@ export class AllocRunner {
     this.syncServices();
   }
 
-  /** Tells the registrar what the allocation should have registered now. */
+  /** The latest result of each native service check (GET /v1/client/allocation/:id/checks). */
+  checkResults(): Record<string, CheckQueryResult> {
+    return this.checks?.results() ?? {};
+  }
+
+  /** Tells the registrar what the allocation should have registered now, and runs their checks. */
   private syncServices(): void {
-    if (!this.cfg.onServices || !hasNomadServices(this.current.Job?.TaskGroups.find((g) => g.Name === this.current.TaskGroup))) return;
-    this.cfg.onServices(this.allocId, this.destroyed ? [] : allocServiceRegistrations(this.current, this.cfg.node, this.states));
+    if (!this.checks) return;
+    const active = this.destroyed ? [] : allocActiveServices(this.current, this.cfg.node, this.states);
+    this.cfg.onServices?.(this.allocId, active.map((a) => a.reg));
+    this.checks.sync(active);
   }
 
   private groupTasks(): Task[] {

@@ -13,7 +13,7 @@
  */
 import type { Allocation, TaskState } from '../../structs/alloc.js';
 import type { Task, TaskGroup } from '../../structs/job.js';
-import type { Service } from '../../structs/service.js';
+import type { Service, ServiceCheck } from '../../structs/service.js';
 import { ServiceProvider } from '../../structs/service.js';
 import { groupServiceOwner, serviceRegistrationId, type ServiceRegistrationInput } from '../../structs/service-registration.js';
 import type { TaskDirs } from '../../drivers/driver.js';
@@ -102,21 +102,44 @@ export function hasNomadServices(group: TaskGroup | undefined): boolean {
   return (group.Services ?? []).some(isNomad) || group.Tasks.some((t) => (t.Services ?? []).some(isNomad));
 }
 
+/** A registered service instance with the service block it came from and the task that owns it (null: the group). */
+export interface ActiveService {
+  reg: ServiceRegistrationInput;
+  service: Service;
+  task: string | null;
+  /** The service's checks with where each one probes (its own port label or address mode, else the service's). */
+  checks: { check: ServiceCheck; address: string; port: number }[];
+}
+
+function checkTargets(service: Service, reg: ServiceRegistrationInput, alloc: Allocation, node: NodeInfo, scope: InterpolationScope): ActiveService['checks'] {
+  const out: ActiveService['checks'] = [];
+  for (const check of service.Checks ?? []) {
+    if (!check.PortLabel && !check.AddressMode) {
+      out.push({ check, address: reg.Address, port: reg.Port });
+      continue;
+    }
+    const at = serviceAddress({ ...service, PortLabel: check.PortLabel || service.PortLabel, AddressMode: check.AddressMode || service.AddressMode }, alloc, node, scope);
+    if (at) out.push({ check, address: at.address, port: at.port });
+  }
+  return out;
+}
+
 /**
- * The registrations the allocation should have now (see the file comment). A service whose
- * port label the allocation does not have is left out (the scheduler placed no such port).
+ * The services the allocation should have registered now, with their blocks (see the file
+ * comment). A service whose port label the allocation does not have is left out (the
+ * scheduler placed no such port).
  */
-export function allocServiceRegistrations(alloc: Allocation, node: NodeInfo, states: Readonly<Record<string, TaskState>>): ServiceRegistrationInput[] {
+export function allocActiveServices(alloc: Allocation, node: NodeInfo, states: Readonly<Record<string, TaskState>>): ActiveService[] {
   const group = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
   if (!group || alloc.DesiredStatus !== 'run' || !hasNomadServices(group)) return [];
-  const out: ServiceRegistrationInput[] = [];
+  const out: ActiveService[] = [];
   const running = (t: Task): boolean => states[t.Name]?.State === 'running';
   const poststop = (t: Task): boolean => t.Lifecycle?.Hook === 'poststop';
   if (group.Tasks.some((t) => !poststop(t) && running(t))) {
     const scope = buildTaskEnv({ alloc, group, task: { Name: '', Env: null, Meta: null, Resources: null } as unknown as Task, node, dirs: NO_DIRS }).scope;
     for (const s of (group.Services ?? []).filter(isNomad)) {
       const r = registration(s, groupServiceOwner(group.Name), alloc, node, scope);
-      if (r) out.push(r);
+      if (r) out.push({ reg: r, service: s, task: null, checks: checkTargets(s, r, alloc, node, scope) });
     }
   }
   for (const task of group.Tasks) {
@@ -125,8 +148,13 @@ export function allocServiceRegistrations(alloc: Allocation, node: NodeInfo, sta
     const scope = buildTaskEnv({ alloc, group, task, node, dirs: NO_DIRS }).scope;
     for (const s of services) {
       const r = registration(s, task.Name, alloc, node, scope);
-      if (r) out.push(r);
+      if (r) out.push({ reg: r, service: s, task: task.Name, checks: checkTargets(s, r, alloc, node, scope) });
     }
   }
   return out;
+}
+
+/** The registrations of allocActiveServices. */
+export function allocServiceRegistrations(alloc: Allocation, node: NodeInfo, states: Readonly<Record<string, TaskState>>): ServiceRegistrationInput[] {
+  return allocActiveServices(alloc, node, states).map((a) => a.reg);
 }
