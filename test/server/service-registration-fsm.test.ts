@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { StateStore } from '../../src/server/state/state-store.js';
 import { Fsm } from '../../src/server/fsm/fsm.js';
-import { Table } from '../../src/server/state/state-reader.js';
+import { serviceTableKey, Table } from '../../src/server/state/state-reader.js';
 import type { Command } from '../../src/server/fsm/commands.js';
 import type { StreamEvent } from '../../src/server/events/event.js';
 import {
@@ -80,6 +80,24 @@ describe('service registrations in the FSM', () => {
     assert.equal(state.serviceRegistrationsByName('default', 'api').length, 1);
     assert.equal(state.serviceIndex('default', 'db'), dbIndex);
     assert.ok(state.serviceIndex('default', 'api') > dbIndex);
+    assert.equal(state.tableIndex(serviceTableKey('default', 'db')), dbIndex);
+    assert.equal(state.tableIndex(serviceTableKey('default', 'api')), state.serviceIndex('default', 'api'));
+  });
+
+  it('a blocking wait on one service is woken by a change to that service only', async () => {
+    const { state, apply, allocIds } = cluster();
+    apply({ Type: 'ServiceRegistrationUpsert', Services: [reg(state, allocIds[0]!, 'api'), reg(state, allocIds[1]!, 'db')], Now: NOW });
+    const dbKey = serviceTableKey('default', 'db');
+    let woke = false;
+    const wait = state.waitForChange([dbKey], state.tableIndex(dbKey), 60_000).then((i) => {
+      woke = true;
+      return i;
+    });
+    apply({ Type: 'ServiceRegistrationUpsert', Services: [{ ...reg(state, allocIds[0]!, 'api'), Port: 1 }], Now: NOW });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(woke, false, 'a change to api does not wake a wait on db');
+    apply({ Type: 'ServiceRegistrationDelete', IDs: [reg(state, allocIds[1]!, 'db').ID], Now: NOW });
+    assert.equal(await wait, state.serviceIndex('default', 'db'));
   });
 
   it('removes an allocation\'s registrations when it ends, and a node\'s when it is marked down', () => {

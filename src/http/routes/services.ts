@@ -4,10 +4,10 @@
  * /v1/service/:name` (the instances; `?tag=` keeps those with the tag, `?filter=` filters them,
  * then `?choose=N|key` picks N by rendezvous hashing) and `DELETE /v1/service/:name/:id`
  * (submit-job). Reads need read-job and block: the list on the service table, one service on
- * its own index (a change to another service never answers it).
+ * its own index (a change to another service never wakes it).
  */
 import type { FastifyInstance } from 'fastify';
-import { Table } from '../../server/state/state-reader.js';
+import { serviceTableKey, Table } from '../../server/state/state-reader.js';
 import type { StateReader } from '../../server/state/state-reader.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { chooseServices, serviceListStubs, type ServiceRegistration } from '../../structs/service-registration.js';
@@ -47,9 +47,10 @@ export function registerServiceRoutes(app: FastifyInstance, ctx: RouteContext): 
       ctx,
       req,
       reply,
-      [Table.Services],
+      // The service's own pseudo-table and index: the query waits for, and is woken by, a change
+      // to this service only.
+      [serviceTableKey(namespace, name)],
       (server) => serviceInstances(server.state, req.query as RawQuery, namespace, name),
-      // The service's own index: the query waits for a change to this service only.
       () => requireServer(ctx).state.serviceIndex(namespace, name),
     );
   });

@@ -29,6 +29,18 @@ export const Table = {
 } as const;
 export type Table = (typeof Table)[keyof typeof Table];
 
+/** The prefix of the per-service pseudo-tables (serviceTableKey). */
+export const SERVICE_TABLE_PREFIX = 'service_registrations/';
+
+/**
+ * A pseudo-table for blocking on one service: its index is the index at which that service's
+ * instances last changed (StateReader.serviceIndex), so a query waiting on it is woken by a
+ * change to that service only, not by every change to the service table.
+ */
+export function serviceTableKey(namespace: string, name: string): Table {
+  return `${SERVICE_TABLE_PREFIX}${namespace}\u0000${name}` as Table;
+}
+
 /** Read access to the current state. Objects returned must not be mutated. */
 export interface StateReader {
   /** The latest applied log index. */

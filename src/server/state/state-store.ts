@@ -19,7 +19,7 @@ import { AclTables, type SerializedAcl } from './acl-tables.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import { defaultAutopilotConfig, type AutopilotConfig, type AutopilotConfigFields } from '../../structs/autopilot-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
-import { Table, type StateReader } from './state-reader.js';
+import { SERVICE_TABLE_PREFIX, Table, type StateReader } from './state-reader.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
 import { computeJobStatus, emptyTgSummary, summaryForJob, summaryWithAlloc } from './job-status.js';
 import { isTerminalAlloc, isTerminalClientStatus } from '../../structs/alloc.js';
@@ -128,7 +128,12 @@ export class StateStore implements StateReader, SnapshotTables {
   }
 
   tableIndex(table: Table): number {
-    return this.tableIdx.get(table) ?? 0;
+    const i = this.tableIdx.get(table);
+    if (i !== undefined || !table.startsWith(SERVICE_TABLE_PREFIX)) return i ?? 0;
+    // A per-service pseudo-table (serviceTableKey): the service's own index.
+    const key = table.slice(SERVICE_TABLE_PREFIX.length);
+    const sep = key.indexOf('\u0000');
+    return this.serviceTable.serviceIndex(key.slice(0, sep), key.slice(sep + 1));
   }
 
   /** Every table's index, as a plain record (for snapshots). */
