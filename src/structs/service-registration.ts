@@ -150,19 +150,24 @@ export function chooseServices(services: readonly ServiceRegistration[], paramet
     .map((p) => p.s);
 }
 
-/** Each namespace's services with the union of their instances' tags (what `GET /v1/services` answers), in the order met. */
-export function serviceListStubs(regs: Iterable<ServiceRegistration>): ServiceRegistrationListStub[] {
+/**
+ * Each namespace's services with the union of their instances' tags (what `GET /v1/services`
+ * answers), by namespace then service name; `each` calls its argument with every registration.
+ */
+export function serviceListStubs(each: Iterable<ServiceRegistration> | ((fn: (r: ServiceRegistration) => void) => void)): ServiceRegistrationListStub[] {
   const byNs = new Map<string, Map<string, Set<string>>>();
-  for (const r of regs) {
+  const add = (r: ServiceRegistration): void => {
     let names = byNs.get(r.Namespace);
     if (!names) byNs.set(r.Namespace, (names = new Map()));
     let tags = names.get(r.ServiceName);
     if (!tags) names.set(r.ServiceName, (tags = new Set()));
     for (const t of r.Tags ?? []) tags.add(t);
-  }
-  const out: ServiceRegistrationListStub[] = [];
-  for (const [ns, names] of byNs) {
-    out.push({ Namespace: ns, Services: [...names].map(([ServiceName, tags]) => ({ ServiceName, Tags: [...tags].sort() })) });
-  }
-  return out;
+  };
+  if (typeof each === 'function') each(add);
+  else for (const r of each) add(r);
+  const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  return [...byNs.keys()].sort(byName).map((ns) => {
+    const names = byNs.get(ns)!;
+    return { Namespace: ns, Services: [...names.keys()].sort(byName).map((ServiceName) => ({ ServiceName, Tags: [...names.get(ServiceName)!].sort() })) };
+  });
 }

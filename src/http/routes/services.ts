@@ -10,13 +10,31 @@ import type { FastifyInstance } from 'fastify';
 import { serviceTableKey, Table } from '../../server/state/state-reader.js';
 import type { StateReader } from '../../server/state/state-reader.js';
 import { CaravanError } from '../../structs/caravan-error.js';
-import { chooseServices, serviceListStubs, type ServiceRegistration } from '../../structs/service-registration.js';
+import { chooseServices, serviceListStubs, type ServiceRegistration, type ServiceRegistrationListStub } from '../../structs/service-registration.js';
 import { acl } from '../acl/route-acl.js';
 import { evaluateFilter } from '../filter/bexpr-eval.js';
 import { HttpError } from '../http-errors.js';
 import { parseListOptions } from '../list-options.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import { answerRead, answerWrite, queryOptions, requireServer, type RouteContext } from '../route-context.js';
+
+/**
+ * The list's answers by state and namespace, kept until the service table moves: a fleet of
+ * load balancers polling `GET /v1/services` between changes costs one walk of the table.
+ */
+const stubCache = new WeakMap<StateReader, Map<string, { index: number; stubs: ServiceRegistrationListStub[] }>>();
+
+function cachedStubs(state: StateReader, namespace: string): ServiceRegistrationListStub[] {
+  const index = state.tableIndex(Table.Services);
+  let byNs = stubCache.get(state);
+  if (!byNs) stubCache.set(state, (byNs = new Map()));
+  const hit = byNs.get(namespace);
+  if (hit && hit.index === index) return hit.stubs;
+  const stubs = serviceListStubs((fn) => state.forEachServiceRegistration(namespace, fn));
+  if (byNs.size > 64) byNs.clear();
+  byNs.set(namespace, { index, stubs });
+  return stubs;
+}
 
 /** The instances of one service as `GET /v1/service/:name` answers them (see the file comment). */
 function serviceInstances(state: StateReader, q: RawQuery, namespace: string, name: string): ServiceRegistration[] {
@@ -37,7 +55,7 @@ function serviceInstances(state: StateReader, q: RawQuery, namespace: string, na
 /** Registers the service routes. */
 export function registerServiceRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get('/v1/services', acl.ns('read-job'), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Services], (server, opts) => serviceListStubs(server.state.serviceRegistrations(opts.namespace))),
+    answerRead(ctx, req, reply, [Table.Services], (server, opts) => cachedStubs(server.state, opts.namespace)),
   );
 
   app.get<{ Params: { name: string } }>('/v1/service/:name', acl.ns('read-job'), (req, reply) => {

@@ -16,7 +16,7 @@ import { admitTaskVariablesRequest, type TaskVariableResult, type TaskVariablesR
 import { publicVariable, variableMetadata } from '../../structs/variable.js';
 import { chooseServices, serviceListStubs } from '../../structs/service-registration.js';
 import { ServerError } from '../server-error.js';
-import { Table } from '../state/state-reader.js';
+import { serviceTableKey, Table } from '../state/state-reader.js';
 import { authenticateNode } from './node-endpoint.js';
 import type { EndpointContext } from './endpoint-context.js';
 
@@ -39,8 +39,12 @@ export class TaskVariablesEndpoint {
 
     // The answer's index covers the job's policies too: attaching one may grant a read. Service
     // reads (nomadService) watch the service table as well; variable-only templates do not.
-    const readsServices = req.Reads.some((r) => r.Op === 'service' || r.Op === 'services');
-    const watched = readsServices ? [Table.Variables, Table.AclPolicies, Table.Services] : [Table.Variables, Table.AclPolicies];
+    // One service read watches that service only (its pseudo-table), a list the whole table.
+    const watched: Table[] = [Table.Variables, Table.AclPolicies];
+    for (const r of req.Reads) {
+      if (r.Op === 'service') watched.push(serviceTableKey(r.Namespace || alloc.Namespace, r.Path));
+      if (r.Op === 'services') watched.push(Table.Services);
+    }
     const indexOf = (): number => Math.max(1, ...watched.map((t) => store.tableIndex(t)));
     if (req.MinIndex > 0 && indexOf() <= req.MinIndex && req.WaitMs > 0) {
       await store.waitForChange(watched, req.MinIndex, req.WaitMs, signal);
@@ -54,7 +58,7 @@ export class TaskVariablesEndpoint {
       if (r.Op === 'service' || r.Op === 'services') {
         // A workload identity reads the services of its own namespace (Nomad's implicit policy).
         if (ns !== claim.namespace) return { Error: PERMISSION_DENIED };
-        if (r.Op === 'services') return { ServiceList: serviceListStubs(store.serviceRegistrations(ns)) };
+        if (r.Op === 'services') return { ServiceList: serviceListStubs((fn) => store.forEachServiceRegistration(ns, fn)) };
         let regs = store.serviceRegistrationsByName(ns, r.Path);
         if (r.Tag) regs = regs.filter((x) => x.Tags?.includes(r.Tag!) ?? false);
         if (r.Choose) {

@@ -50,6 +50,11 @@ export class ServiceRegistrationTable {
     return out.sort(byNamespaceNameId);
   }
 
+  /** Calls `fn` with every registration of `namespace` (`*`: all), in no particular order. */
+  forEach(namespace: string, fn: (r: ServiceRegistration) => void): void {
+    for (const r of this.rows.values()) if (namespace === '*' || r.Namespace === namespace) fn(r);
+  }
+
   /** The instances of one service, by ID. */
   byServiceName(namespace: string, name: string): ServiceRegistration[] {
     return this.lookup(this.byName.get(nameKey(namespace, name)));

@@ -77,6 +77,8 @@ export interface StateReader {
   variableByPath(namespace: string, path: string): Variable | undefined;
   /** Service registrations of `namespace` (`*`: all), by namespace, name, then ID. */
   serviceRegistrations(namespace: string): ServiceRegistration[];
+  /** Every registration of `namespace` (`*`: all) to `fn`, in no particular order (the fast path of GET /v1/services). */
+  forEachServiceRegistration(namespace: string, fn: (r: ServiceRegistration) => void): void;
   /** The instances of one service of a namespace, by ID. */
   serviceRegistrationsByName(namespace: string, name: string): ServiceRegistration[];
   serviceRegistrationById(id: string): ServiceRegistration | undefined;

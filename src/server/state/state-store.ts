@@ -487,6 +487,10 @@ export class StateStore implements StateReader, SnapshotTables {
     return this.serviceTable.list(namespace);
   }
 
+  forEachServiceRegistration(namespace: string, fn: (r: ServiceRegistration) => void): void {
+    this.serviceTable.forEach(namespace, fn);
+  }
+
   serviceRegistrationsByName(namespace: string, name: string): ServiceRegistration[] {
     return this.serviceTable.byServiceName(namespace, name);
   }
