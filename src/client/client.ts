@@ -367,6 +367,8 @@ export class Client implements ClientHttpApi {
     this.heartbeatTtlMs = r.heartbeatTtlMs;
     this.registered = true;
     this.logger.info({ node: this.node.ID }, 'node registered');
+    // Registrations written before (or removed while the node was down) are written again.
+    this.services.resync();
   }
 
   /** Registers, then heartbeats at a random point in the second half of the TTL; re-registers when the server forgot us. */

@@ -49,6 +49,20 @@ export class ServiceRegistrar {
     this.kick();
   }
 
+  /**
+   * Writes every allocation's registrations again (the node has just registered: the servers
+   * may have removed them while it was marked down, or refused them before it was known).
+   * Unchanged registrations change nothing on the servers.
+   */
+  resync(): void {
+    for (const [allocId, want] of this.desired) {
+      // An allocation still to deregister keeps what it must remove; the others send all again.
+      if (want.size > 0) this.acked.delete(allocId);
+      this.dirty.add(allocId);
+    }
+    this.kick();
+  }
+
   /** The registrations the servers acknowledged for an allocation (tests, diagnostics). */
   registered(allocId: string): string[] {
     return [...(this.acked.get(allocId)?.keys() ?? [])];
@@ -91,7 +105,8 @@ export class ServiceRegistrar {
         for (const a of allocs) this.acknowledge(a, upserts, deletes);
       } catch (err) {
         if (err instanceof ClientError && err.code === ClientErrorCode.ServerRejected) {
-          // Refused (the allocation moved on, or is not this node's): retrying changes nothing.
+          // Refused (the allocation moved on, is not this node's, or the node is not registered
+          // yet): retrying now changes nothing; the next node registration resyncs.
           this.logger.error({ err: errorMessage(err), allocs }, 'servers refused service registrations');
           continue;
         }
