@@ -24,6 +24,7 @@ import type { NetworkResource } from './resources.js';
 import { posix } from 'node:path';
 import { scalingPolicyProblems } from './scaling-policy.js';
 import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
+import { nomadServiceProblems } from './nomad-service-validate.js';
 
 /** One validation problem: where (path) and what (message). */
 export interface ValidationProblem {
@@ -251,6 +252,7 @@ function checkTask(p: Problems, path: string, t: Task, groupRestart: RestartPoli
   checkConstraints(p, path, t.Affinities, 'affinity');
   checkTemplates(p, path, t.Templates);
   checkArtifacts(p, path, t.Artifacts);
+  for (const [at, what] of nomadServiceProblems(t.Services)) p.add(`${path}: ${at}`, what);
   if (t.DispatchPayload && t.DispatchPayload.File.includes('..')) {
     p.add(`${path}: dispatch_payload`, 'file must stay inside the task directory (no "..")');
   }
@@ -268,6 +270,7 @@ function checkGroup(p: Problems, path: string, g: TaskGroup): void {
   if (g.ShutdownDelay !== null) checkDuration(p, path, 'shutdown_delay', g.ShutdownDelay);
   const ports = new Map<string, string>();
   checkNetworks(p, path, g.Networks, ports);
+  for (const [at, what] of nomadServiceProblems(g.Services)) p.add(`${path}: ${at}`, what);
   const names = new Set<string>();
   let leaders = 0;
   g.Tasks.forEach((t, i) => {
