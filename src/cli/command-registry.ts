@@ -25,6 +25,7 @@ const GROUP_DESCRIPTIONS: Record<string, string> = {
   system: 'Interact with the system API',
   namespace: 'Interact with namespaces',
   scaling: 'Interact with Nomad scaling endpoints',
+  service: 'Interact with registered services',
 };
 
 /**

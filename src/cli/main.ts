@@ -44,6 +44,7 @@ import { nodeIntroCommands } from './commands/node-intro.js';
 import { varCommands } from './commands/var-commands.js';
 import { operatorSnapshotCommands } from './commands/operator-snapshot.js';
 import { allocChecksCommand } from './commands/alloc-checks.js';
+import { serviceCommands } from './commands/service-commands.js';
 import { deploymentCommands } from './commands/deployment-commands.js';
 import { serverMembersCommand } from './commands/server-members.js';
 import { operatorRaftCommands } from './commands/operator-raft.js';
@@ -105,6 +106,7 @@ export const COMMANDS: readonly CommandModule[] = [
   allocSignalCommand,
   allocStopCommand,
   allocChecksCommand,
+  serviceCommands,
   statusCommand,
   serverMembersCommand,
   jobActionCommands,

@@ -20,6 +20,8 @@ import type { ServerConnection } from './server-connection.js';
 import { AllocRunner } from './allocrunner/alloc-runner.js';
 import type { TaskRunner } from './taskrunner/task-runner.js';
 import { AllocUpdateBatcher } from './alloc-update-batcher.js';
+import { ServiceRegistrar } from './serviceregistration/service-registrar.js';
+import type { CheckQueryResult } from './serviceregistration/alloc-check-runner.js';
 import { StateDb, type ClientStateStore, type StoredAlloc } from './state/state-db.js';
 import { loadNodeIdentity } from './node/node-identity.js';
 import { driversChanged, fingerprintDrivers, fingerprintHost, hostNetwork, withDriverAttributes } from './node/fingerprint.js';
@@ -78,6 +80,8 @@ const DRIVER_FINGERPRINT_MS = 10_000;
 /** Pause after a failed register, heartbeat or watch, doubling up to the cap. */
 const RETRY_BASE_MS = 500;
 const RETRY_MAX_MS = 15_000;
+/** How long a -dev agent stopping waits for its destroyed allocations' deregistrations. */
+const SERVICES_SETTLE_MS = 2_000;
 
 /** A running client agent. Create with `Client.start`. */
 export class Client implements ClientHttpApi {
@@ -86,6 +90,8 @@ export class Client implements ClientHttpApi {
   private readonly seen = new Map<string, number>();
   private readonly stopCtl = new AbortController();
   private readonly batcher: AllocUpdateBatcher;
+  /** Writes the native service registrations of this node's allocations to the servers. */
+  private readonly services: ServiceRegistrar;
   private readonly clock: Clock;
   private readonly random: RandomSource;
   private readonly logger: Logger;
@@ -118,6 +124,7 @@ export class Client implements ClientHttpApi {
       undefined,
       (err) => this.logger.warn({ err: errorMessage(err) }, 'sending allocation updates failed; will retry'),
     );
+    this.services = new ServiceRegistrar(this.config.connection, this.clock, this.logger);
   }
 
   /**
@@ -177,6 +184,10 @@ export class Client implements ClientHttpApi {
     }
     await this.batcher.flush().catch(() => undefined);
     this.batcher.stop();
+    // Destroyed allocations' deregistrations go out if the servers answer soon; otherwise the
+    // servers remove them when the allocations end or the node is marked down.
+    if (opts.destroyAllocs) await Promise.race([this.services.settled(), this.clock.sleep(SERVICES_SETTLE_MS).catch(() => undefined)]);
+    this.services.stop();
     for (const d of this.drivers.values()) await d.shutdown({ stopHelpers: opts.destroyAllocs === true }).catch(() => undefined);
     this.store.close();
   }
@@ -222,6 +233,10 @@ export class Client implements ClientHttpApi {
       if (tr.driverHandle()) await tr.signal(signal, 'User requested signal');
       else if (task) throw new ClientApiError(ClientApiErrorCode.TaskNotRunning, `task "${task}" is not running`);
     }
+  }
+
+  allocChecks(allocId: string): Record<string, CheckQueryResult> {
+    return this.requireRunner(allocId).checkResults();
   }
 
   async allocStats(allocId: string): Promise<Record<string, TaskResourceUsage>> {
@@ -366,6 +381,8 @@ export class Client implements ClientHttpApi {
     this.heartbeatTtlMs = r.heartbeatTtlMs;
     this.registered = true;
     this.logger.info({ node: this.node.ID }, 'node registered');
+    // Registrations written before (or removed while the node was down) are written again.
+    this.services.resync();
   }
 
   /** Registers, then heartbeats at a random point in the second half of the TTL; re-registers when the server forgot us. */
@@ -472,6 +489,7 @@ export class Client implements ClientHttpApi {
       network: this.network,
       variables: (req, signal) => this.config.connection.readTaskVariables(req, signal),
       identities: (req, signal) => this.config.connection.signTaskIdentities(req, signal),
+      onServices: (allocId, regs) => this.services.set(allocId, regs),
     });
   }
 

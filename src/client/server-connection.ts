@@ -15,6 +15,7 @@ import { withScheme, type OutboundTls } from '../tls/tls-config.js';
 import { tlsFetch } from '../tls/tls-fetch.js';
 import type { TaskVariablesRequest, TaskVariablesResponse } from '../structs/task-variables.js';
 import type { SignIdentitiesRequest, SignedIdentity } from '../structs/signed-identity.js';
+import type { ServiceRegistrationInput } from '../structs/service-registration.js';
 
 /** The client's view of the servers. Errors are ClientError (NodeUnknown, ServerUnreachable, ServerRejected). */
 export interface ServerConnection {
@@ -32,6 +33,10 @@ export interface ServerConnection {
   readTaskVariables(req: TaskVariablesRequest, signal: AbortSignal): Promise<TaskVariablesResponse>;
   /** Signs a task's workload identities (Nomad's Alloc.SignIdentities). */
   signTaskIdentities(req: SignIdentitiesRequest, signal: AbortSignal): Promise<SignedIdentity[]>;
+  /** Registers (or re-registers) native service instances of this node's allocations. */
+  registerServices(services: ServiceRegistrationInput[]): Promise<void>;
+  /** Removes native service registrations of this node's allocations, by ID. */
+  deregisterServices(ids: string[]): Promise<void>;
   /** The servers this client talks to ("host:port"), configured first, then learned ones. */
   servers(): string[];
   /** Replaces the configured servers (`node config -update-servers`); ClientError when not possible. */
@@ -90,6 +95,22 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
         await server.updateAllocsFromClient(updates, secretId);
       } catch (err) {
         fromServerError(err, 'update allocs');
+      }
+    },
+    async registerServices(services) {
+      if (!server.serviceRegistrations) throw new ClientError(ClientErrorCode.ServerRejected, 'the server has no service registrations');
+      try {
+        await server.serviceRegistrations.upsertFromClient({ Services: services }, secretId);
+      } catch (err) {
+        fromServerError(err, 'register services');
+      }
+    },
+    async deregisterServices(ids) {
+      if (!server.serviceRegistrations) throw new ClientError(ClientErrorCode.ServerRejected, 'the server has no service registrations');
+      try {
+        await server.serviceRegistrations.deleteFromClient({ IDs: ids }, secretId);
+      } catch (err) {
+        fromServerError(err, 'deregister services');
       }
     },
     async readTaskVariables(req, signal) {
@@ -214,6 +235,12 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
     },
     async updateAllocs(updates) {
       await request('PUT', '/v1/internal/allocs/update', { Allocs: updates }, undefined, secretId);
+    },
+    async registerServices(services) {
+      await request('PUT', '/v1/internal/services/register', { Services: services }, undefined, secretId);
+    },
+    async deregisterServices(ids) {
+      await request('PUT', '/v1/internal/services/deregister', { IDs: ids }, undefined, secretId);
     },
     async readTaskVariables(req, signal) {
       const { json } = await request('PUT', '/v1/internal/task/variables', req, signal, secretId);

@@ -34,6 +34,8 @@ export interface ClientHttpApi {
   signalAlloc(allocId: string, task: string | undefined, signal: string): Promise<void>;
   /** Resource usage of every running task of the allocation, by task name. Throws ClientApiError. */
   allocStats(allocId: string): Promise<Record<string, TaskResourceUsage>>;
+  /** The latest result of each native service check of the allocation, by check ID (Nomad's CheckQueryResult). Optional. */
+  allocChecks?(allocId: string): Record<string, unknown>;
   /** The servers the client talks to (GET /v1/agent/servers on a client-only agent). Optional. */
   servers?(): string[];
   /** Replaces them (PUT /v1/agent/servers). Optional; throws ClientError when not possible. */

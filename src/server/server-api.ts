@@ -307,6 +307,16 @@ export interface ServerApi {
     sign(raw: unknown, secretId: string): Promise<SignedIdentity[]>;
   };
   /**
+   * Native service registration writes: a client's registrations and deregistrations of its
+   * allocations' services (`secretId`: its node's SecretID), and an operator's delete by ID.
+   * Optional: servers without native service discovery 501.
+   */
+  readonly serviceRegistrations?: {
+    upsertFromClient(raw: unknown, secretId: string): Promise<{ index: number }>;
+    deleteFromClient(raw: unknown, secretId: string): Promise<{ index: number }>;
+    deleteById(namespace: string, serviceName: string, id: string): Promise<{ index: number }>;
+  };
+  /**
    * Admits and applies a batch of client allocation updates; creates evals for failed allocs.
    * `secretId` must be the SecretID of the node of every allocation updated (403 otherwise).
    */

@@ -48,6 +48,7 @@ import { WorkloadIdentityEndpoint } from './endpoints/workload-identity-endpoint
 import { VariableEndpoint } from './endpoints/variable-endpoint.js';
 import { EvalEndpoint } from './endpoints/eval-endpoint.js';
 import { VersionTagEndpoint } from './endpoints/version-tag-endpoint.js';
+import { ServiceRegistrationEndpoint } from './endpoints/service-registration-endpoint.js';
 
 export type { ServerConfig } from './server-config.js';
 
@@ -83,6 +84,8 @@ export class Server implements ServerApi {
   private readonly evalEndpoint: EvalEndpoint;
   /** Job version tags (PUT/DELETE /v1/job/:id/versions/:tag/tag). */
   readonly versionTags: VersionTagEndpoint;
+  /** Native service registration writes (reads go through `state`). */
+  readonly serviceRegistrations: ServiceRegistrationEndpoint;
   private readonly snapshotter: Snapshotter;
   private replicated!: ReplicatedLog;
   /** The running leader duties; null on a follower (and while a new leader catches up). */
@@ -137,6 +140,7 @@ export class Server implements ServerApi {
     this.taskVariables = new TaskVariablesEndpoint(ctx, this.workloadIdentities);
     this.evalEndpoint = new EvalEndpoint(ctx);
     this.versionTags = new VersionTagEndpoint(ctx);
+    this.serviceRegistrations = new ServiceRegistrationEndpoint(ctx);
     this.snapshotter = new Snapshotter({
       log,
       store: this.store,

@@ -125,6 +125,12 @@ export const ErrorCatalogue = {
   JOB_VERSION_TAG_NOT_FOUND: e(404, 'tag "{tag}" not found on job "{job}"'),
   /** A variable write or path Nomad refuses (its texts: "invalid path …", "empty variables are invalid"). */
   VARIABLE_INVALID: e(400, '{reason}'),
+  /** A client's service registration of the wrong shape (name, address, port, tags). */
+  SERVICE_REGISTRATION_INVALID: e(400, '{field}: {reason}'),
+  /** No service registration of that ID under that service name (DELETE /v1/service/:name/:id). */
+  SERVICE_REGISTRATION_NOT_FOUND: e(404, 'service registration not found'),
+  /** A `?choose` that is not `<number>|<key>` (Nomad's text). */
+  SERVICE_CHOOSE_INVALID: e(400, 'failed to choose services: invalid format for choose parameter'),
   /** No variable at that path (Nomad's text). */
   VARIABLE_NOT_FOUND: e(404, 'variable not found'),
   /** No node pool of that name. */

@@ -26,6 +26,7 @@ import { scalingPolicyProblems } from './scaling-policy.js';
 import { identityProblems } from './workload-identity.js';
 import { PROPAGATION_MODES, VolumeType } from './host-volume.js';
 import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
+import { nomadServiceProblems } from './nomad-service-validate.js';
 
 /** One validation problem: where (path) and what (message). */
 export interface ValidationProblem {
@@ -273,6 +274,7 @@ function checkTask(p: Problems, path: string, t: Task, groupRestart: RestartPoli
   checkTemplates(p, path, t.Templates);
   checkArtifacts(p, path, t.Artifacts);
   for (const [at, message] of identityProblems(path, t.Identity, t.Identities)) p.add(at, message);
+  for (const [at, what] of nomadServiceProblems(t.Services)) p.add(`${path}: ${at}`, what);
   if (t.DispatchPayload && t.DispatchPayload.File.includes('..')) {
     p.add(`${path}: dispatch_payload`, 'file must stay inside the task directory (no "..")');
   }
@@ -333,6 +335,7 @@ function checkGroup(p: Problems, path: string, g: TaskGroup, jobType = ''): void
   const ports = new Map<string, string>();
   checkNetworks(p, path, g.Networks, ports);
   checkGroupNetworkSettings(p, path, g.Networks);
+  for (const [at, what] of nomadServiceProblems(g.Services)) p.add(`${path}: ${at}`, what);
   const names = new Set<string>();
   let leaders = 0;
   g.Tasks.forEach((t, i) => {

@@ -5,12 +5,18 @@
  * of one path or a `list` under a prefix; an empty Namespace is the allocation's own.
  */
 import type { Variable, VariableMetadata } from './variable.js';
+import type { ServiceRegistration, ServiceRegistrationListStub } from './service-registration.js';
 import { CaravanError } from './caravan-error.js';
 
 export interface TaskVariableRead {
-  Op: 'get' | 'list';
+  /** `service`: the instances of the service named Path; `services`: the namespace's services (templates' nomadService/nomadServices). */
+  Op: 'get' | 'list' | 'service' | 'services';
   Namespace: string;
   Path: string;
+  /** `service` only: keep the instances with this tag. */
+  Tag?: string;
+  /** `service` only: `N|key`, a rendezvous choice of N instances. */
+  Choose?: string;
 }
 
 export interface TaskVariablesRequest {
@@ -29,7 +35,12 @@ export interface TaskVariablesRequest {
 }
 
 /** One read's answer: the variable (null: none at that path), the list, or why it was refused. */
-export type TaskVariableResult = { Variable: Variable | null } | { List: VariableMetadata[] } | { Error: string };
+export type TaskVariableResult =
+  | { Variable: Variable | null }
+  | { List: VariableMetadata[] }
+  | { Services: ServiceRegistration[] }
+  | { ServiceList: ServiceRegistrationListStub[] }
+  | { Error: string };
 
 export interface TaskVariablesResponse {
   Index: number;
@@ -55,10 +66,18 @@ export function admitTaskVariablesRequest(raw: unknown): TaskVariablesRequest {
   if (reads.length > MAX_TASK_VARIABLE_READS) return bad(`Reads: at most ${MAX_TASK_VARIABLE_READS} per request`);
   const out: TaskVariableRead[] = reads.map((x: unknown, i) => {
     const o = (x ?? {}) as Record<string, unknown>;
-    if (o['Op'] !== 'get' && o['Op'] !== 'list') return bad(`Reads[${i}].Op must be "get" or "list"`);
+    const op = o['Op'];
+    if (op !== 'get' && op !== 'list' && op !== 'service' && op !== 'services') return bad(`Reads[${i}].Op must be "get", "list", "service" or "services"`);
     if (typeof o['Path'] !== 'string') return bad(`Reads[${i}].Path must be a string`);
     if (o['Namespace'] !== undefined && typeof o['Namespace'] !== 'string') return bad(`Reads[${i}].Namespace must be a string`);
-    return { Op: o['Op'], Namespace: (o['Namespace'] as string | undefined) ?? '', Path: o['Path'] };
+    const read: TaskVariableRead = { Op: op, Namespace: (o['Namespace'] as string | undefined) ?? '', Path: o['Path'] };
+    for (const k of ['Tag', 'Choose'] as const) {
+      const v = o[k];
+      if (v === undefined || v === '') continue;
+      if (op !== 'service' || typeof v !== 'string') return bad(`Reads[${i}].${k} must be a string, on a "service" read only`);
+      read[k] = v;
+    }
+    return read;
   });
   const num = (k: string): number => {
     const v = r[k] ?? 0;

@@ -69,3 +69,23 @@ test('stop() gives no verdict; manual health_check tracks nothing; lifecycle tas
   ]);
   assert.deepEqual(names, ['web', 'proxy']);
 });
+
+test('health_check "checks": healthy only once the service checks have passed for min_healthy_time too', () => {
+  const clock = new FakeClock();
+  const verdicts: boolean[] = [];
+  const t = new HealthTracker({ clock, minHealthyMs: 1_000, healthyDeadlineMs: 30_000, mainTasks: ['web'], checksRequired: true, onHealth: (h) => verdicts.push(h) });
+  t.start();
+  t.checksChanged(false);
+  t.update({ web: state({}) });
+  clock.advance(5_000);
+  assert.deepEqual(verdicts, [], 'running but its checks failing is not healthy');
+  t.checksChanged(true);
+  clock.advance(600);
+  t.checksChanged(false);
+  clock.advance(600);
+  t.checksChanged(true);
+  clock.advance(999);
+  assert.deepEqual(verdicts, [], 'a failing check starts the streak again');
+  clock.advance(1);
+  assert.deepEqual(verdicts, [true]);
+});

@@ -78,6 +78,7 @@ var shapeRoutes = []shapeRoute{
 	route("GET", "/v1/allocations", as[[]*api.AllocationListStub]()),
 	route("GET", "/v1/allocation/"+seg, as[api.Allocation]()),
 	route("PUT|POST", "/v1/allocation/"+seg+"/stop", as[api.AllocStopResponse]()),
+	route("GET", "/v1/allocation/"+seg+"/services", as[[]*api.ServiceRegistration]()),
 	route("GET", "/v1/client/allocation/"+seg+"/checks", as[api.AllocCheckStatuses]()),
 	route("GET", "/v1/client/allocation/"+seg+"/stats", as[api.AllocResourceUsage]()),
 	route("GET|PUT|POST", "/v1/client/allocation/"+seg+"/(gc|restart|signal)", anyJSON),

@@ -237,3 +237,45 @@ describe('API JSON jobs', () => {
     assert.equal(t.Artifacts![0]!.RelativeDest, 'local/');
   });
 });
+
+describe('provider = "nomad" services, validated as Nomad', () => {
+  it('refuses script checks, expose, ignore_warnings and driver-addressed checks, naming the service and check', async () => {
+    const { validateJob } = await import('../../src/structs/job-validate.js');
+    const j = canonicalizeJob(
+      await parseJobspec(
+        job(`service {
+      name     = "web"
+      provider = "nomad"
+      check {
+        name     = "s"
+        type     = "script"
+        command  = "/bin/true"
+        interval = "5s"
+        timeout  = "2s"
+      }
+      check {
+        name         = "h"
+        type         = "http"
+        path         = "/"
+        expose       = true
+        address_mode = "driver"
+        interval     = "5s"
+        timeout      = "2s"
+        check_restart {
+          limit           = 1
+          ignore_warnings = true
+        }
+      }
+    }`),
+      ),
+    );
+    const msgs = validateJob(j).map((p) => `${p.path}: ${p.message}`);
+    assert.ok(msgs.some((m) => m.includes('service "web": check "s"') && m.includes('must be one of "tcp", "http"')), msgs.join('\n'));
+    assert.ok(msgs.some((m) => m.includes('check "h"') && m.includes('expose may only be set for Consul service checks')), msgs.join('\n'));
+    assert.ok(msgs.some((m) => m.includes('ignore_warnings on check_restart')), msgs.join('\n'));
+    assert.ok(msgs.some((m) => m.includes('address_mode = driver')), msgs.join('\n'));
+    // The same checks on a Consul service are not refused here.
+    const consul = canonicalizeJob(await parseJobspec(job('service {\n name = "web"\n check {\n type = "script"\n command = "/bin/true"\n interval = "5s"\n timeout = "2s"\n }\n }')));
+    assert.deepEqual(validateJob(consul).filter((p) => p.message.includes('tcp')), []);
+  });
+});

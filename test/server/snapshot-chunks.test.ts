@@ -44,6 +44,7 @@ function digest(s: StateStore): unknown {
     deployments: s.deployments(),
     nodePools: s.nodePools(),
     variables: s.variables('*'),
+    services: s.serviceRegistrations('*'),
     byNode: s.nodes().map((n) => [n.ID, s.allocsByNode(n.ID).map((a) => a.ID).sort(), s.nodeUsage.get(n.ID)]),
     byJob: jobs.map((j) => [j.ID, s.allocsByJob(j.Namespace, j.ID).map((a) => a.ID).sort(), s.evalsByJob(j.Namespace, j.ID).map((e) => e.ID).sort()]),
   });
@@ -74,6 +75,8 @@ function populated(): StateStore {
   apply(registerCmd(v1));
   apply(placeCmd(state.jobById('default', 'job-0')!, nodes[1]!, 10));
   const some = state.allocs().slice(0, 5);
+  const a0 = some[0]!;
+  apply({ Type: 'ServiceRegistrationUpsert', Services: [{ ID: `_nomad-task-${a0.ID}-web-api-http`, ServiceName: 'api', Namespace: a0.Namespace, NodeID: a0.NodeID, Datacenter: 'dc1', JobID: a0.JobID, AllocID: a0.ID, Tags: ['v1'], Address: '10.0.0.1', Port: 8080 }], Now: 3 });
   apply({
     Type: 'AllocClientUpdate',
     Allocs: some.map((a) => ({ ID: a.ID, ClientStatus: 'running', ClientDescription: 'up', TaskStates: {} })),
@@ -114,7 +117,7 @@ describe('chunked state snapshots', () => {
     const copy = new StateStore();
     copy.restore(decoded);
     const back = normalized(copy.serialize());
-    for (const k of ['schedulerConfig', 'submissions', 'scalingEvents', 'acl', 'namespaces', 'nodePools', 'variables']) {
+    for (const k of ['schedulerConfig', 'submissions', 'scalingEvents', 'acl', 'namespaces', 'nodePools', 'variables', 'services']) {
       assert.deepEqual(back[k], whole[k], k);
     }
     assert.equal((back['schedulerConfig'] as { SchedulerAlgorithm: string }).SchedulerAlgorithm, 'spread');

@@ -29,6 +29,9 @@ import { HealthTracker, healthSettings, mainTaskNames } from './health-tracker.j
 import type { TaskUserPolicy } from '../taskrunner/task-user-policy.js';
 import type { NetworkIsolation } from '../../drivers/driver.js';
 import { groupNetwork, isolatedMode, type AllocNetwork, type AllocNetworkConfigurator } from '../network/alloc-network-configurator.js';
+import type { ServiceRegistrationInput } from '../../structs/service-registration.js';
+import { allocActiveServices, hasNomadServices } from '../serviceregistration/alloc-service-registrations.js';
+import { AllocCheckRunner, type CheckQueryResult } from '../serviceregistration/alloc-check-runner.js';
 
 /** Everything an alloc runner depends on. */
 export interface AllocRunnerConfig {
@@ -51,6 +54,11 @@ export interface AllocRunnerConfig {
   identities?: TaskIdentitySigner;
   /** Hooks factory override for tests. */
   hooks?: (task: Task) => AnyTaskHook[] | undefined;
+  /**
+   * Receives the native service registrations the allocation should have, after every change
+   * (the client's ServiceRegistrar writes the difference to the servers).
+   */
+  onServices?: (allocId: string, regs: ServiceRegistrationInput[]) => void;
   /** The client's user.denylist / user.checked_drivers; Nomad's defaults when not given. */
   userPolicy?: TaskUserPolicy;
   /** Sets up group networks (bridge, none, cni/*); without it every allocation runs in host mode. */
@@ -92,6 +100,8 @@ export class AllocRunner {
   private netTeardown: Promise<void> | null = null;
   /** Set by shutdown(): runners return with tasks left running, so the network stays. */
   private shuttingDown = false;
+  /** The native service checks of the allocation (null: its group has no native services). */
+  private readonly checks: AllocCheckRunner | null = null;
 
   constructor(private readonly cfg: AllocRunnerConfig) {
     this.current = cfg.alloc;
@@ -127,12 +137,26 @@ export class AllocRunner {
       this.states[task.Name] = tr.state();
     }
     cfg.store.putAlloc(cfg.alloc);
+    const group = cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup);
+    if (hasNomadServices(group)) {
+      this.checks = new AllocCheckRunner({
+        allocId: cfg.alloc.ID,
+        group: cfg.alloc.TaskGroup,
+        clock: cfg.clock,
+        logger: cfg.logger,
+        onRestart: (task, reason) => {
+          void this.runners.get(task)?.restart(reason, true).catch((err: unknown) => cfg.logger.warn({ alloc: this.allocId, task, err: String(err) }, 'check_restart: restart failed'));
+        },
+        onChange: () => this.health?.checksChanged(this.checks?.allPassing() ?? true),
+      });
+    }
     const settings = healthSettings(cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup)?.Update ?? null);
     if (cfg.alloc.DeploymentID && settings && (cfg.alloc.DeploymentStatus?.Healthy ?? null) === null) {
       this.health = new HealthTracker({
         clock: cfg.clock,
         ...settings,
         mainTasks: mainTaskNames(tasks),
+        checksRequired: group?.Update?.HealthCheck === 'checks' && this.checks !== null,
         onHealth: (healthy) => {
           this.deploymentStatus = {
             Healthy: healthy,
@@ -283,6 +307,8 @@ export class AllocRunner {
     this.current = alloc;
     this.cfg.store.putAlloc(alloc);
     if (alloc.DesiredStatus !== 'run') {
+      // Deregistered before the shutdown delay, so callers stop finding it while it drains (Nomad's order).
+      this.syncServices();
       // The stopping version decides how the tasks stop (DesiredTransition.NoShutdownDelay).
       for (const tr of this.runners.values()) tr.takeStoppingAlloc(alloc);
       if (alloc.DesiredTransition?.NoShutdownDelay) this.groupDelayCut.abort();
@@ -303,6 +329,7 @@ export class AllocRunner {
 
   private async killTasks(): Promise<void> {
     this.health?.stop();
+    this.checks?.stop();
     // A restored alloc may be reattaching to live tasks (driver recovery can take seconds);
     // killing before that finishes would mark them dead and leave the processes running.
     if (this.prepared || this.cfg.restored) {
@@ -331,12 +358,14 @@ export class AllocRunner {
     await this.teardownNetwork();
     await this.allocDir.destroy();
     this.cfg.store.deleteAlloc(this.allocId);
+    this.cfg.onServices?.(this.allocId, []);
   }
 
   /** Stops the runners and leaves the tasks running (agent shutdown). */
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
     this.health?.stop();
+    this.checks?.stop();
     for (const w of this.waiters) w.resolve();
     await Promise.all([...this.runners.values()].map((tr) => tr.shutdown()));
   }
@@ -402,6 +431,20 @@ export class AllocRunner {
 
   private report(): void {
     this.cfg.onUpdate(this.clientUpdate());
+    this.syncServices();
+  }
+
+  /** The latest result of each native service check (GET /v1/client/allocation/:id/checks). */
+  checkResults(): Record<string, CheckQueryResult> {
+    return this.checks?.results() ?? {};
+  }
+
+  /** Tells the registrar what the allocation should have registered now, and runs their checks. */
+  private syncServices(): void {
+    if (!this.checks) return;
+    const active = this.destroyed ? [] : allocActiveServices(this.current, this.cfg.node, this.states);
+    this.cfg.onServices?.(this.allocId, active.map((a) => a.reg));
+    this.checks.sync(active);
   }
 
   private groupTasks(): Task[] {

@@ -1,8 +1,9 @@
 /**
  * The deployment health of one allocation, from its task states (update.health_check
- * "task_states"; "checks" is treated the same since there is no Consul): healthy once every
- * main task has been running for min_healthy_time without a restart, unhealthy when a task
- * fails or healthy_deadline passes first. Decides once; time comes from a Clock.
+ * "task_states") and, with "checks", its native service checks too: healthy once every main
+ * task has been running — and every check passing — for min_healthy_time without a restart,
+ * unhealthy when a task fails or healthy_deadline passes first. Decides once; time comes from
+ * a Clock.
  */
 import type { TaskState } from '../../structs/alloc.js';
 import type { Task, UpdateStrategy } from '../../structs/job.js';
@@ -18,6 +19,8 @@ export interface HealthTrackerConfig {
   mainTasks: readonly string[];
   /** Called once with the verdict. */
   onHealth: (healthy: boolean) => void;
+  /** health_check = "checks": the allocation's service checks must pass too (see checksChanged). */
+  checksRequired?: boolean;
 }
 
 /** The tasks whose running state decides health. */
@@ -38,6 +41,9 @@ export class HealthTracker {
   private healthyTimer: Timer | null = null;
   /** The restarts and start times the running streak began with. */
   private streakKey = '';
+  /** Whether every service check passes (fed by checksChanged; true until told otherwise). */
+  private checksPassing = true;
+  private lastStates: Readonly<Record<string, TaskState>> = {};
 
   constructor(private readonly cfg: HealthTrackerConfig) {}
 
@@ -58,12 +64,21 @@ export class HealthTracker {
     return this.decided;
   }
 
+  /** Feeds whether every service check passes now (health_check "checks"). */
+  checksChanged(passing: boolean): void {
+    if (this.checksPassing === passing) return;
+    this.checksPassing = passing;
+    this.update(this.lastStates);
+  }
+
   /** Feeds the latest task states. */
   update(states: Readonly<Record<string, TaskState>>): void {
+    this.lastStates = states;
     if (this.decided) return;
     const main = this.cfg.mainTasks.map((n) => states[n]);
     if (Object.values(states).some((s) => s.Failed)) return this.decide(false);
-    const allRunning = main.length > 0 && main.every((s) => s?.State === 'running');
+    const checksOk = !this.cfg.checksRequired || this.checksPassing;
+    const allRunning = checksOk && main.length > 0 && main.every((s) => s?.State === 'running');
     if (!allRunning) {
       this.healthyTimer?.cancel();
       this.healthyTimer = null;

@@ -1,7 +1,8 @@
 /**
  * Renders a Nomad template: Go's text/template (the subset of go-template-parse.ts) with the
  * functions Nomad templates can use without Consul or Vault — `env`, Nomad Variables
- * (`nomadVar`, `nomadVarExists`, `nomadVarList`, `nomadVarListSafe`), Go's builtins (`and`,
+ * (`nomadVar`, `nomadVarExists`, `nomadVarList`, `nomadVarListSafe`), native services
+ * (`nomadService`, `nomadServices`; a service with no instances renders empty), Go's builtins (`and`,
  * `or`, `not`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`, `len`, `index`, `print`, `printf`,
  * `println`) and a few of consul-template's string helpers. Consul and Vault lookups are
  * rejected by name, never rendered as junk.
@@ -12,6 +13,7 @@
  * list, block until the data is there; `nomadVarExists` and `nomadVarList` never block.
  */
 import type { Variable, VariableMetadata } from '../../structs/variable.js';
+import type { ServiceRegistration, ServiceRegistrationListStub } from '../../structs/service-registration.js';
 import { execTemplate, isTemplateObject, printValue, truthy, type TemplateFn, type TemplateObject } from './go-template-exec.js';
 import { parseTemplate } from './go-template-parse.js';
 import { TemplateRenderError } from './template-error.js';
@@ -26,6 +28,14 @@ export interface NomadVarSource {
   list(namespace: string, prefix: string): VariableMetadata[] | undefined;
 }
 
+/** Where native services come from (nomadService, nomadServices); `namespace` '' is the task's own. */
+export interface NomadServiceSource {
+  /** The instances of a service (with `tag`, those carrying it; with `choose` "N|key", a rendezvous choice), or undefined when not fetched yet. */
+  service(namespace: string, name: string, tag: string, choose: string): ServiceRegistration[] | undefined;
+  /** The services of a namespace, or undefined when not fetched yet. */
+  services(namespace: string): ServiceRegistrationListStub[] | undefined;
+}
+
 /** Inputs of one render. */
 export interface RenderOptions {
   leftDelim?: string;
@@ -34,6 +44,8 @@ export interface RenderOptions {
   env: Readonly<Record<string, string>>;
   /** Variables; without one, the variable functions fail the render. */
   nomad?: NomadVarSource;
+  /** Native services; without one, nomadService and nomadServices fail the render. */
+  services?: NomadServiceSource;
   /** The task's namespace and region, for naming blocked reads as Nomad does. */
   namespace?: string;
   region?: string;
@@ -193,6 +205,30 @@ export function renderTemplateResult(src: string, opts: RenderOptions): RenderRe
     return (list ?? []).map((m) => new VarMeta(m));
   };
 
+  const serviceSource = (name: string): NomadServiceSource => {
+    if (!opts.services) throw new TemplateRenderError(`${name}: Nomad services are not available to this template`);
+    return opts.services;
+  };
+  /** nomadService "[tag.]name[@namespace]", or nomadService N "key" "[tag.]name[@namespace]" (consul-template's forms). */
+  const nomadService = (args: unknown[]): NomadServiceItem[] => {
+    let choose = '';
+    let query: string;
+    if (args.length === 3) {
+      const n = typeof args[0] === 'number' ? args[0] : Number(str('nomadService', args[0]));
+      if (!Number.isInteger(n) || n < 1) throw new TemplateRenderError(`nomadService: the count must be a positive integer, got ${printValue(args[0])}`);
+      choose = `${n}|${str('nomadService', args[1])}`;
+      query = str('nomadService', args[2]);
+    } else if (args.length === 1) {
+      query = str('nomadService', args[0]);
+    } else {
+      throw new TemplateRenderError(`nomadService: expected 1 or 3 arguments, got ${args.length}`);
+    }
+    const q = parseServiceQuery(query);
+    const regs = serviceSource('nomadService').service(q.namespace, q.name, q.tag, choose);
+    if (regs === undefined) blocked.push(`nomad.service(${query})`);
+    return (regs ?? []).map(serviceItem);
+  };
+
   const funcs: Record<string, TemplateFn> = {
     env: arity('env', 1, 1, ([name]) => {
       const n = str('env', name);
@@ -261,6 +297,15 @@ export function renderTemplateResult(src: string, opts: RenderOptions): RenderRe
     }),
     nomadVarList: arity('nomadVarList', 0, 1, (args) => listVars('nomadVarList', args, false)),
     nomadVarListSafe: arity('nomadVarListSafe', 0, 1, (args) => listVars('nomadVarListSafe', args, true)),
+    // Native services.
+    nomadService: nomadService,
+    nomadServices: arity('nomadServices', 0, 1, (args) => {
+      const arg = args.length ? str('nomadServices', args[0]) : '';
+      if (arg !== '' && !arg.startsWith('@')) throw new TemplateRenderError(`nomadServices: expected "@<namespace>", got ${JSON.stringify(arg)}`);
+      const list = serviceSource('nomadServices').services(arg.slice(1));
+      if (list === undefined) blocked.push(`nomad.services(${arg})`);
+      return (list ?? []).flatMap((ns) => ns.Services.map((x) => ({ Name: x.ServiceName, Tags: [...x.Tags] })));
+    }),
   };
   const nodes = parseTemplate(src, opts.leftDelim || '{{', opts.rightDelim || '}}');
   const text = execTemplate(nodes, null, { funcs, errMissingKey });
@@ -270,4 +315,34 @@ export function renderTemplateResult(src: string, opts: RenderOptions): RenderRe
 /** Renders a template that reads no variables; throws TemplateRenderError for anything outside the supported subset. */
 export function renderTemplate(src: string, opts: RenderOptions): string {
   return renderTemplateResult(src, opts).text;
+}
+
+/** What nomadService answers per instance: consul-template's NomadService fields. */
+interface NomadServiceItem {
+  ID: string;
+  Name: string;
+  Node: string;
+  Address: string;
+  Port: number;
+  Datacenter: string;
+  Namespace: string;
+  JobID: string;
+  AllocID: string;
+  Tags: string[];
+}
+
+function serviceItem(r: ServiceRegistration): NomadServiceItem {
+  return { ID: r.ID, Name: r.ServiceName, Node: r.NodeID, Address: r.Address, Port: r.Port, Datacenter: r.Datacenter, Namespace: r.Namespace, JobID: r.JobID, AllocID: r.AllocID, Tags: [...(r.Tags ?? [])] };
+}
+
+/** `[tag.]name[@namespace]`: the tag is what comes before the last dot (service names have none here, as consul-template reads them). */
+export function parseServiceQuery(query: string): { tag: string; name: string; namespace: string } {
+  const at = query.lastIndexOf('@');
+  const namespace = at >= 0 ? query.slice(at + 1) : '';
+  const rest = at >= 0 ? query.slice(0, at) : query;
+  const dot = rest.lastIndexOf('.');
+  const tag = dot >= 0 ? rest.slice(0, dot) : '';
+  const name = dot >= 0 ? rest.slice(dot + 1) : rest;
+  if (name === '' || !/^[A-Za-z0-9_\-/]+$/.test(name)) throw new TemplateRenderError(`nomadService: invalid service query ${JSON.stringify(query)}`);
+  return { tag, name, namespace };
 }

@@ -3,18 +3,20 @@
  * A render records every read it makes (`wanted`); reads not fetched yet answer "undefined"
  * (the render then says it is blocked), and `fetchMissing` gets them in one request. `watch`
  * waits (a blocking query on the variables table) until any wanted read may have changed and
- * refreshes them all. A refused read fails the render with Nomad's text.
+ * refreshes them all. A refused read fails the render with Nomad's text. The same cache answers
+ * the templates' native service reads (`nomadService`, `nomadServices`).
  */
 import type { TaskVariableRead, TaskVariableResult } from '../../structs/task-variables.js';
 import { MAX_TASK_VARIABLE_READS } from '../../structs/task-variables.js';
 import type { Variable, VariableMetadata } from '../../structs/variable.js';
 import type { TaskVariableReader } from '../taskrunner/interfaces.js';
-import type { NomadVarSource } from './render-template.js';
+import type { ServiceRegistration, ServiceRegistrationListStub } from '../../structs/service-registration.js';
+import type { NomadServiceSource, NomadVarSource } from './render-template.js';
 import { TemplateRenderError } from './template-error.js';
 
-const keyOf = (r: TaskVariableRead): string => `${r.Op}\u0000${r.Namespace}\u0000${r.Path}`;
+const keyOf = (r: TaskVariableRead): string => `${r.Op}\u0000${r.Namespace}\u0000${r.Path}\u0000${r.Tag ?? ''}\u0000${r.Choose ?? ''}`;
 
-export class TaskVariableCache implements NomadVarSource {
+export class TaskVariableCache implements NomadVarSource, NomadServiceSource {
   private readonly results = new Map<string, TaskVariableResult>();
   private wanted = new Map<string, TaskVariableRead>();
   /** The index of the last answer (0: nothing fetched yet). */
@@ -49,6 +51,22 @@ export class TaskVariableCache implements NomadVarSource {
     if (!r) return undefined;
     if ('Error' in r) throw new TemplateRenderError(`nomad.var.list(${this.label({ Op: 'list', Namespace: namespace, Path: prefix })}): ${r.Error}`);
     return 'List' in r ? r.List : undefined;
+  }
+
+  service(namespace: string, name: string, tag: string, choose: string): ServiceRegistration[] | undefined {
+    const read: TaskVariableRead = { Op: 'service', Namespace: namespace, Path: name, ...(tag ? { Tag: tag } : {}), ...(choose ? { Choose: choose } : {}) };
+    const r = this.want(read);
+    if (!r) return undefined;
+    if ('Error' in r) throw new TemplateRenderError(`nomad.service(${this.label(read)}): ${r.Error}`);
+    return 'Services' in r ? r.Services : undefined;
+  }
+
+  services(namespace: string): ServiceRegistrationListStub[] | undefined {
+    const read: TaskVariableRead = { Op: 'services', Namespace: namespace, Path: '' };
+    const r = this.want(read);
+    if (!r) return undefined;
+    if ('Error' in r) throw new TemplateRenderError(`nomad.services(${this.label(read)}): ${r.Error}`);
+    return 'ServiceList' in r ? r.ServiceList : undefined;
   }
 
   /** Whether the last render made reads not fetched yet. */

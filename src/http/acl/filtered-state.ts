@@ -39,5 +39,14 @@ export function aclFilteredState(state: StateReader, acl: Acl): StateReader {
     // Variables by the policy's `variables { path … }` rules (list to see one at all).
     variables: (ns, prefix) => state.variables(ns, prefix).filter((v) => acl.allowVariableOperation(v.Namespace, v.Path, 'list')),
     variableByPath: (ns, path) => (acl.allowVariableOperation(ns, path, 'read') ? state.variableByPath(ns, path) : undefined),
+    serviceRegistrations: (ns) => state.serviceRegistrations(ns).filter(ok),
+    forEachServiceRegistration: (ns, fn) => state.forEachServiceRegistration(ns, (r) => {
+      if (ok(r)) fn(r);
+    }),
+    serviceRegistrationsByName: (ns, name) => state.serviceRegistrationsByName(ns, name).filter(ok),
+    serviceRegistrationById: (id) => [state.serviceRegistrationById(id)].find((r) => r && ok(r)),
+    serviceRegistrationsByAlloc: (id) => state.serviceRegistrationsByAlloc(id).filter(ok),
+    serviceRegistrationsByJob: (ns, id) => state.serviceRegistrationsByJob(ns, id).filter(ok),
+    serviceIndex: (ns, name) => state.serviceIndex(ns, name),
   };
 }

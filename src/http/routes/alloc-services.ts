@@ -1,8 +1,7 @@
 /**
  * `GET /v1/allocation/:id/services`: the service registrations of one allocation (Nomad's
- * `Allocations().Services`, `nomad alloc status -verbose`). Caravan registers no services (no
- * service provider runs, see services.ts), so an allocation's list is empty; an unknown
- * allocation is "alloc not found", as Nomad.
+ * `Allocations().Services`, `nomad alloc status -verbose`); blocks on the service table. An
+ * unknown allocation is "alloc not found", as Nomad.
  */
 import type { FastifyInstance } from 'fastify';
 import { Table } from '../../server/state/state-reader.js';
@@ -13,9 +12,9 @@ import { answerRead, type RouteContext } from '../route-context.js';
 /** Registers the allocation services route. */
 export function registerAllocServiceRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get<{ Params: { id: string } }>('/v1/allocation/:id/services', acl.ns('read-job', 'alloc'), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Allocs, Table.Jobs], (server) => {
+    answerRead(ctx, req, reply, [Table.Services, Table.Allocs], (server) => {
       if (!server.state.allocById(req.params.id)) throw notFound('alloc');
-      return [];
+      return server.state.serviceRegistrationsByAlloc(req.params.id);
     }),
   );
 }

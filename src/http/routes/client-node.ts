@@ -67,9 +67,9 @@ export function registerClientNodeRoutes(app: FastifyInstance, ctx: RouteContext
     return sendJson(reply, {}, pretty(req));
   }));
 
-  // Nomad's check results come from checks of `provider = "nomad"` services, which Caravan does
-  // not run: every allocation it holds has none. An unknown allocation is still a 404 (requestTarget).
-  const checks = onAlloc(async (req, reply) => sendJson(reply, {}, pretty(req)));
+  // The latest results of the allocation's native (`provider = "nomad"`) service checks, run by
+  // the client holding it. An unknown allocation is a 404 (requestTarget).
+  const checks = onAlloc(async (req, reply, client) => sendJson(reply, client.allocChecks?.(req.params.id) ?? {}, pretty(req)));
   app.get('/v1/client/allocation/:id/checks', acl.ns('read-job', 'alloc'), checks);
   app.get('/v1/allocation/:id/checks', acl.ns('read-job', 'alloc'), checks);
 }

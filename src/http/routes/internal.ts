@@ -3,7 +3,8 @@
  * these): node registration, heartbeats, and batched allocation updates. Clients then watch
  * GET /v1/node/:id/allocations with blocking queries. The server admits each report and
  * authenticates the node by the SecretID its client sends as token (X-Nomad-Token), as Nomad's
- * clients authenticate their RPCs; this layer only parses the JSON envelope. On a follower these
+ * clients authenticate their RPCs; this layer only parses the JSON envelope. Clients also
+ * register and deregister their allocations' native services here. On a follower these
  * calls are forwarded to the leader (forward-to-leader/leader-forward.ts).
  */
 import type { FastifyInstance } from 'fastify';
@@ -50,6 +51,22 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: RouteContext):
     const server = requireServer(ctx);
     const updates = arrayField(objectBody(req.body), 'Allocs');
     const res = await server.updateAllocsFromClient(updates, tokenFromHeaders(req.headers));
+    return answerWrite(req, reply, res.index, { Index: res.index });
+  });
+
+  // A client's service registrations of its allocations (Nomad: ServiceRegistration.Upsert and
+  // DeleteByID over RPC), authenticated by the node's SecretID.
+  app.put('/v1/internal/services/register', acl.nodeSecret(), async (req, reply) => {
+    const server = requireServer(ctx);
+    if (!server.serviceRegistrations) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'service registrations' });
+    const res = await server.serviceRegistrations.upsertFromClient(objectBody(req.body), tokenFromHeaders(req.headers));
+    return answerWrite(req, reply, res.index, { Index: res.index });
+  });
+
+  app.put('/v1/internal/services/deregister', acl.nodeSecret(), async (req, reply) => {
+    const server = requireServer(ctx);
+    if (!server.serviceRegistrations) throw new HttpError('HTTP_NOT_SUPPORTED', { feature: 'service registrations' });
+    const res = await server.serviceRegistrations.deleteFromClient(objectBody(req.body), tokenFromHeaders(req.headers));
     return answerWrite(req, reply, res.index, { Index: res.index });
   });
 

@@ -266,12 +266,11 @@ async function jobRoute(
         return [];
       });
     case 'services':
-      // Nomad's registrations of the job's `provider = "nomad"` services: Caravan registers none
-      // (services are stored with the job only), so a known job has an empty list.
+      // The registrations of the job's `provider = "nomad"` services; blocks on the service table.
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Jobs], (server, opts) => {
+      return answerRead(ctx, req, reply, [Table.Services, Table.Jobs], (server, opts) => {
         if (!server.state.jobById(opts.namespace, jobId)) throw notFound('job');
-        return [];
+        return server.state.serviceRegistrationsByJob(opts.namespace, jobId);
       });
     default: {
       const never: never = sub;

@@ -8,14 +8,17 @@
  * denied" for that read, a `list` keeps only what the task may list. A terminal allocation
  * reads nothing, as Nomad treats its identity as expired. Reads may block on the variables
  * table so templates re-render when a variable changes.
+ * The same request carries a template's native service reads (`nomadService`, `nomadServices`),
+ * limited to the allocation's namespace, and then also blocks on the service table.
  */
 import { Acl } from '../../acl/acl.js';
 import { parsePolicy } from '../../acl/policy-parser.js';
 import { jobAclApplies, workloadMayAccessVariable, type WorkloadClaim } from '../../acl/workload-variables.js';
 import { admitTaskVariablesRequest, type TaskVariableResult, type TaskVariablesResponse } from '../../structs/task-variables.js';
 import { publicVariable, variableMetadata } from '../../structs/variable.js';
+import { chooseServices, serviceListStubs } from '../../structs/service-registration.js';
 import { ServerError } from '../server-error.js';
-import { Table } from '../state/state-reader.js';
+import { serviceTableKey, Table } from '../state/state-reader.js';
 import { authenticateNode } from './node-endpoint.js';
 import type { EndpointContext } from './endpoint-context.js';
 import type { ResolvedWorkload } from './workload-identity-endpoint.js';
@@ -34,8 +37,14 @@ export class TaskVariablesEndpoint {
     const { store } = this.ctx;
     const claim = req.Identity !== undefined ? this.claimOfIdentity(req.Identity, req.AllocID, req.Task) : this.claimOfNode(req.AllocID, req.Task, secretId);
 
-    // The answer's index covers the job's policies too: attaching one may grant a read.
-    const watched = [Table.Variables, Table.AclPolicies];
+    // The answer's index covers the job's policies too: attaching one may grant a read. Service
+    // reads (nomadService) watch the service table as well; variable-only templates do not.
+    // One service read watches that service only (its pseudo-table), a list the whole table.
+    const watched: Table[] = [Table.Variables, Table.AclPolicies];
+    for (const r of req.Reads) {
+      if (r.Op === 'service') watched.push(serviceTableKey(r.Namespace || claim.namespace, r.Path));
+      if (r.Op === 'services') watched.push(Table.Services);
+    }
     const indexOf = (): number => Math.max(1, ...watched.map((t) => store.tableIndex(t)));
     if (req.MinIndex > 0 && indexOf() <= req.MinIndex && req.WaitMs > 0) {
       await store.waitForChange(watched, req.MinIndex, req.WaitMs, signal);
@@ -46,6 +55,19 @@ export class TaskVariablesEndpoint {
     const attached = await this.attachedAcl(claim);
     const results: TaskVariableResult[] = req.Reads.map((r) => {
       const ns = r.Namespace || claim.namespace;
+      if (r.Op === 'service' || r.Op === 'services') {
+        // A workload identity reads the services of its own namespace (Nomad's implicit policy).
+        if (ns !== claim.namespace) return { Error: PERMISSION_DENIED };
+        if (r.Op === 'services') return { ServiceList: serviceListStubs((fn) => store.forEachServiceRegistration(ns, fn)) };
+        let regs = store.serviceRegistrationsByName(ns, r.Path);
+        if (r.Tag) regs = regs.filter((x) => x.Tags?.includes(r.Tag!) ?? false);
+        if (r.Choose) {
+          const chosen = chooseServices(regs, r.Choose);
+          if (!chosen) return { Error: 'invalid format for choose parameter' };
+          regs = chosen;
+        }
+        return { Services: regs };
+      }
       if (r.Op === 'get') {
         if (!workloadMayAccessVariable(claim, attached, ns, r.Path, 'read')) return { Error: PERMISSION_DENIED };
         const v = store.variableByPath(ns, r.Path);

@@ -1,5 +1,6 @@
 /** Nomad's event stream objects: what every applied command publishes. */
 import type { Allocation, Deployment, Evaluation, Job, Node } from '../../structs/index.js';
+import type { ServiceRegistration } from '../../structs/service-registration.js';
 
 export const EventTopic = {
   Job: 'Job',
@@ -7,6 +8,8 @@ export const EventTopic = {
   Evaluation: 'Evaluation',
   Node: 'Node',
   Deployment: 'Deployment',
+  /** Native service registrations (ServiceRegistration, ServiceDeregistration). */
+  Service: 'Service',
 } as const;
 export type EventTopic = (typeof EventTopic)[keyof typeof EventTopic];
 
@@ -23,7 +26,8 @@ export interface StreamEvent {
     | { Allocation: Allocation }
     | { Evaluation: Evaluation }
     | { Node: Node }
-    | { Deployment: Deployment };
+    | { Deployment: Deployment }
+    | { Service: ServiceRegistration };
 }
 
 /** The events of one log index. */

@@ -109,6 +109,17 @@ export function checkCommand(cmd: Command): void {
     case 'NamespaceDelete':
       if (!Array.isArray(cmd.Names) || !cmd.Names.every((n) => typeof n === 'string')) throw new CommandInvalidError('Names', 'must be a list of names');
       break;
+    case 'ServiceRegistrationUpsert':
+      if (!Array.isArray(cmd.Services)) throw new CommandInvalidError('Services', 'must be a list');
+      cmd.Services.forEach((r, i) => {
+        if (!isObject(r) || typeof r.ID !== 'string' || typeof r.AllocID !== 'string' || typeof r.ServiceName !== 'string' || typeof r.Namespace !== 'string') {
+          throw new CommandInvalidError(`Services[${i}]`, 'must name its ID, AllocID, ServiceName and Namespace');
+        }
+      });
+      break;
+    case 'ServiceRegistrationDelete':
+      if (!Array.isArray(cmd.IDs) || !cmd.IDs.every((x) => typeof x === 'string')) throw new CommandInvalidError('IDs', 'must be a list of IDs');
+      break;
     case 'SnapshotRestore':
       if (typeof cmd.Snapshot !== 'string' || cmd.Snapshot === '') throw new CommandInvalidError('Snapshot', 'must be the snapshot file, base64');
       break;

@@ -10,6 +10,7 @@ import type { AutopilotConfigFields } from '../../structs/autopilot-config.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import type { JobVersionTag } from '../../structs/job.js';
 import type { VariableInput, VariableLock } from '../../structs/variable.js';
+import type { ServiceRegistrationInput } from '../../structs/service-registration.js';
 import type {
   Allocation,
   Deployment,
@@ -70,6 +71,8 @@ export const CommandType = {
   VariableSet: 'VariableSet',
   VariableDelete: 'VariableDelete',
   VariableLock: 'VariableLock',
+  ServiceRegistrationUpsert: 'ServiceRegistrationUpsert',
+  ServiceRegistrationDelete: 'ServiceRegistrationDelete',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -377,6 +380,25 @@ export interface VariableLockReleaseCommand {
 }
 
 /**
+ * Registers (or re-registers) service instances of running allocations, as their node's client
+ * sent them (the endpoint authenticated the node and checked each allocation is on it). At
+ * apply, an instance of an allocation that is gone or client-terminal is skipped, so a
+ * registration racing the allocation's end never outlives it; an unchanged one changes nothing.
+ */
+export interface ServiceRegistrationUpsertCommand {
+  Type: 'ServiceRegistrationUpsert';
+  Services: ServiceRegistrationInput[];
+  Now: number;
+}
+
+/** Removes service registrations by ID (a client deregistering, or DELETE /v1/service/:name/:id). */
+export interface ServiceRegistrationDeleteCommand {
+  Type: 'ServiceRegistrationDelete';
+  IDs: string[];
+  Now: number;
+}
+
+/**
  * Replaces the whole state with a saved snapshot (PUT /v1/operator/snapshot). `Snapshot` is the
  * file as GET /v1/operator/snapshot wrote it (gzipped snapshot lines), base64: the endpoint
  * checked it decodes and restores before proposing, and every server decodes it again when it
@@ -420,4 +442,6 @@ export type Command =
   | VariableSetCommand
   | VariableDeleteCommand
   | VariableLockCommand
+  | ServiceRegistrationUpsertCommand
+  | ServiceRegistrationDeleteCommand
   | SnapshotRestoreCommand;

@@ -23,6 +23,7 @@ import type { DrainMetadata } from '../drain/drain-status.js';
 import { MetricCompactor } from '../state/compact-metric.js';
 import { applyVariableDelete, applyVariableLock, applyVariableSet } from './variable-fsm.js';
 import { readSnapshotFile } from '../snapshot/snapshot-file.js';
+import { applyServiceRegistrationDelete, applyServiceRegistrationUpsert, deleteNodeServices, serviceDeregistrationEvents } from './service-registration-fsm.js';
 import { applyNamespaceDelete, applyNamespaceUpsert, ensureJobNamespace } from './namespace-fsm.js';
 import { applyAclCommand, isAclCommand } from './acl-commands.js';
 import { stampScalingPolicies } from '../../structs/scaling-policy.js';
@@ -108,6 +109,8 @@ export class Fsm {
           };
           this.state.putNode(node, index);
           ev.push(nodeEvent('NodeEvent', node, index));
+          // A node marked down loses its service registrations (nobody vouches for them now).
+          if (cmd.Status === 'down') deleteNodeServices(this.state, node.ID, index);
         }
         for (const e of cmd.Evals) this.putEval(e, index, cmd.Now, ev);
         break;
@@ -130,6 +133,7 @@ export class Fsm {
           const n = this.state.nodeById(id);
           if (!n) continue;
           this.state.deleteNode(id, index);
+          deleteNodeServices(this.state, id, index);
           ev.push(nodeEvent('NodeDeregistration', n, index));
         }
         for (const e of cmd.Evals ?? []) this.putEval(e, index, cmd.Now, ev);
@@ -207,6 +211,12 @@ export class Fsm {
       case 'VariableLock':
         applyVariableLock(this.state, cmd, index);
         break;
+      case 'ServiceRegistrationUpsert':
+        applyServiceRegistrationUpsert(this.state, cmd, index, ev);
+        break;
+      case 'ServiceRegistrationDelete':
+        applyServiceRegistrationDelete(this.state, cmd, index);
+        break;
       case 'SnapshotRestore':
         // Decoded whole before anything changes: a file that does not decode fails the apply
         // with the state untouched (the endpoint already refused such files).
@@ -221,6 +231,7 @@ export class Fsm {
         throw new Error(`unknown command ${(never as { Type: string }).Type}`);
       }
     }
+    for (const e of serviceDeregistrationEvents(this.state, index)) ev.push(e);
     this.state.finishApply(index);
     return ev;
   }

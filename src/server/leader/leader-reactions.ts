@@ -104,6 +104,8 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'VariableSet':
     case 'VariableDelete':
     case 'VariableLock':
+    case 'ServiceRegistrationUpsert':
+    case 'ServiceRegistrationDelete':
       break;
     case 'SnapshotRestore':
       // The server stops the duties before a restore and builds them again from the restored

@@ -111,6 +111,9 @@ class Decoder {
       case 'variables':
         s.variables = l.variables;
         break;
+      case 'services':
+        s.services = l.services;
+        break;
       case 'extras':
         s.schedulerConfig = l.schedulerConfig;
         if (l.autopilotConfig) s.autopilotConfig = l.autopilotConfig;

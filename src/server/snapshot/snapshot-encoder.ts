@@ -9,6 +9,7 @@
  * walks, which makes a long snapshot write quadratic.
  */
 import type { Variable } from '../../structs/variable.js';
+import type { ServiceRegistration } from '../../structs/service-registration.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import type { Namespace } from '../../structs/namespace.js';
 import type { NodePool } from '../../structs/node-pool.js';
@@ -48,6 +49,8 @@ export interface StateCapture {
   nodePools?: NodePool[];
   /** The variables (copied whole at capture). */
   variables?: Variable[];
+  /** The service registrations (copied whole at capture). */
+  services?: ServiceRegistration[];
   /** The scheduler configuration, submitted sources and scaling events (copied whole at capture). */
   schedulerConfig?: SchedulerConfiguration;
   autopilotConfig?: AutopilotConfig;
@@ -74,6 +77,7 @@ export function captureState(store: StateStore): StateCapture {
     acl: store.acl.serialize(),
     nodePools: store.pools.serialize(),
     variables: store.variableTable.serialize(),
+    services: store.serviceTable.serialize(),
     schedulerConfig: store.schedulerConfig(),
     autopilotConfig: store.autopilotConfig(),
     submissions: store.submissions.serialize(),
@@ -119,6 +123,7 @@ export function* encodeSnapshot(c: StateCapture, rowsPerChunk = DEFAULT_ROWS_PER
   if (c.acl) yield line({ t: 'acl', acl: c.acl });
   if (c.nodePools) yield line({ t: 'nodePools', pools: c.nodePools });
   if (c.variables) yield line({ t: 'variables', variables: c.variables });
+  if (c.services) yield line({ t: 'services', services: c.services });
   if (c.schedulerConfig) {
     yield line({ t: 'extras', schedulerConfig: c.schedulerConfig, ...(c.autopilotConfig ? { autopilotConfig: c.autopilotConfig } : {}), submissions: c.submissions ?? [], scalingEvents: c.scalingEvents ?? [] });
   }

@@ -7,6 +7,7 @@
  * rows of a batch share their keys.
  */
 import type { Variable } from '../../structs/variable.js';
+import type { ServiceRegistration } from '../../structs/service-registration.js';
 import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import type { Namespace } from '../../structs/namespace.js';
@@ -96,6 +97,12 @@ export interface VariablesLine {
   variables: Variable[];
 }
 
+/** The service registrations, whole, in one line before the end (absent in older snapshots: none; not counted). */
+export interface ServicesLine {
+  t: 'services';
+  services: ServiceRegistration[];
+}
+
 /**
  * The scheduler configuration, the jobs' submitted sources and their scaling events, whole, in
  * one line before the end (absent in older snapshots, which lost them: defaults and none).
@@ -116,7 +123,7 @@ export interface EndLine {
 }
 
 /** Any line of a chunked snapshot. */
-export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | AclLine | NodePoolsLine | VariablesLine | ExtrasLine | EndLine;
+export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | AclLine | NodePoolsLine | VariablesLine | ServicesLine | ExtrasLine | EndLine;
 
 /** Error reading or writing a snapshot; `code` says which failure. */
 export class SnapshotError extends CaravanError<'SNAPSHOT_ABORTED' | 'SNAPSHOT_CORRUPT'> {

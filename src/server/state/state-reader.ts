@@ -5,6 +5,7 @@
 import type { Namespace } from '../../structs/namespace.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import type { Variable } from '../../structs/variable.js';
+import type { ServiceRegistration } from '../../structs/service-registration.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 
 /** State tables that blocking queries watch. */
@@ -25,8 +26,21 @@ export const Table = {
   NodePools: 'node_pools',
   Variables: 'variables',
   RootKeys: 'root_keys',
+  Services: 'service_registrations',
 } as const;
 export type Table = (typeof Table)[keyof typeof Table];
+
+/** The prefix of the per-service pseudo-tables (serviceTableKey). */
+export const SERVICE_TABLE_PREFIX = 'service_registrations/';
+
+/**
+ * A pseudo-table for blocking on one service: its index is the index at which that service's
+ * instances last changed (StateReader.serviceIndex), so a query waiting on it is woken by a
+ * change to that service only, not by every change to the service table.
+ */
+export function serviceTableKey(namespace: string, name: string): Table {
+  return `${SERVICE_TABLE_PREFIX}${namespace}\u0000${name}` as Table;
+}
 
 /** Read access to the current state. Objects returned must not be mutated. */
 export interface StateReader {
@@ -62,4 +76,15 @@ export interface StateReader {
   /** Variables of `namespace` (`*`: all) whose path starts with `prefix`, by namespace then path. */
   variables(namespace: string, prefix?: string): Variable[];
   variableByPath(namespace: string, path: string): Variable | undefined;
+  /** Service registrations of `namespace` (`*`: all), by namespace, name, then ID. */
+  serviceRegistrations(namespace: string): ServiceRegistration[];
+  /** Every registration of `namespace` (`*`: all) to `fn`, in no particular order (the fast path of GET /v1/services). */
+  forEachServiceRegistration(namespace: string, fn: (r: ServiceRegistration) => void): void;
+  /** The instances of one service of a namespace, by ID. */
+  serviceRegistrationsByName(namespace: string, name: string): ServiceRegistration[];
+  serviceRegistrationById(id: string): ServiceRegistration | undefined;
+  serviceRegistrationsByAlloc(allocId: string): ServiceRegistration[];
+  serviceRegistrationsByJob(namespace: string, jobId: string): ServiceRegistration[];
+  /** The index at which the instances of one service last changed (0: never); see ServiceRegistrationTable. */
+  serviceIndex(namespace: string, name: string): number;
 }

@@ -7,6 +7,8 @@
 import { JobScalingEvents, type StoredScalingEvent } from './job-scaling-events.js';
 import { NodePools } from './node-pools.js';
 import { VariableTable } from './variable-table.js';
+import { ServiceRegistrationTable } from './service-registration-table.js';
+import type { ServiceRegistration } from '../../structs/service-registration.js';
 import type { Variable } from '../../structs/variable.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import type { JobVersionTag } from '../../structs/job.js';
@@ -17,10 +19,10 @@ import { AclTables, type SerializedAcl } from './acl-tables.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import { defaultAutopilotConfig, type AutopilotConfig, type AutopilotConfigFields } from '../../structs/autopilot-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
-import { Table, type StateReader } from './state-reader.js';
+import { SERVICE_TABLE_PREFIX, Table, type StateReader } from './state-reader.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
 import { computeJobStatus, emptyTgSummary, summaryForJob, summaryWithAlloc } from './job-status.js';
-import { isTerminalAlloc } from '../../structs/alloc.js';
+import { isTerminalAlloc, isTerminalClientStatus } from '../../structs/alloc.js';
 import { childrenSummary, sameChildren } from '../dispatch/children-summary.js';
 import { NodeUsageTable } from './node-usage-table.js';
 import { MetricCompactor } from './compact-metric.js';
@@ -69,6 +71,8 @@ export interface SerializedState {
   nodePools?: NodePool[];
   /** Absent in snapshots written before variables: none. */
   variables?: Variable[];
+  /** Absent in snapshots written before native service discovery: none. */
+  services?: ServiceRegistration[];
 }
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
@@ -90,6 +94,8 @@ export class StateStore implements StateReader, SnapshotTables {
   readonly pools = new NodePools();
   /** Variables; written by the FSM only (variable-fsm.ts). */
   readonly variableTable = new VariableTable();
+  /** Service registrations (provider "nomad"); written by the FSM only (service-registration-fsm.ts). */
+  readonly serviceTable = new ServiceRegistrationTable(this.epochs);
   readonly summariesT = new CowTable<string, JobSummary>('job_summary', this.epochs);
   readonly allocsT = new CowTable<string, Allocation>('allocs', this.epochs);
   readonly evalsT = new CowTable<string, Evaluation>('evals', this.epochs);
@@ -112,6 +118,8 @@ export class StateStore implements StateReader, SnapshotTables {
   private readonly touchedJobs = new Set<string>();
   /** Parents (periodic/parameterized) whose children changed in this apply. */
   private readonly touchedParents = new Set<string>();
+  /** Registrations removed in this apply, for the FSM's ServiceDeregistration events. */
+  private removedServices: ServiceRegistration[] = [];
 
   // ---- reads (StateReader) ----
 
@@ -120,7 +128,12 @@ export class StateStore implements StateReader, SnapshotTables {
   }
 
   tableIndex(table: Table): number {
-    return this.tableIdx.get(table) ?? 0;
+    const i = this.tableIdx.get(table);
+    if (i !== undefined || !table.startsWith(SERVICE_TABLE_PREFIX)) return i ?? 0;
+    // A per-service pseudo-table (serviceTableKey): the service's own index.
+    const key = table.slice(SERVICE_TABLE_PREFIX.length);
+    const sep = key.indexOf('\u0000');
+    return this.serviceTable.serviceIndex(key.slice(0, sep), key.slice(sep + 1));
   }
 
   /** Every table's index, as a plain record (for snapshots). */
@@ -298,6 +311,7 @@ export class StateStore implements StateReader, SnapshotTables {
       this.index = index;
       this.touchedJobs.clear();
       this.touchedParents.clear();
+      this.removedServices = [];
       throw err;
     } finally {
       this.epochs.endTxn();
@@ -386,6 +400,7 @@ export class StateStore implements StateReader, SnapshotTables {
     }
     this.touch(index, Table.Allocs);
     this.touchedJobs.add(key);
+    if (isTerminalClientStatus(a.ClientStatus)) this.deleteAllocServices(a.ID, index);
   }
 
   /**
@@ -414,6 +429,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.allocsByJobI.remove(jobKey(a.Namespace, a.JobID), id);
     this.touch(index, Table.Allocs);
     this.touchedJobs.add(jobKey(a.Namespace, a.JobID));
+    this.deleteAllocServices(id, index);
   }
 
   putEval(e: Evaluation, index: number): void {
@@ -465,6 +481,64 @@ export class StateStore implements StateReader, SnapshotTables {
 
   variableByPath(namespace: string, path: string): Variable | undefined {
     return this.variableTable.get(namespace, path);
+  }
+
+  serviceRegistrations(namespace: string): ServiceRegistration[] {
+    return this.serviceTable.list(namespace);
+  }
+
+  forEachServiceRegistration(namespace: string, fn: (r: ServiceRegistration) => void): void {
+    this.serviceTable.forEach(namespace, fn);
+  }
+
+  serviceRegistrationsByName(namespace: string, name: string): ServiceRegistration[] {
+    return this.serviceTable.byServiceName(namespace, name);
+  }
+
+  serviceRegistrationById(id: string): ServiceRegistration | undefined {
+    return this.serviceTable.get(id);
+  }
+
+  serviceRegistrationsByAlloc(allocId: string): ServiceRegistration[] {
+    return this.serviceTable.byAllocId(allocId);
+  }
+
+  serviceRegistrationsByJob(namespace: string, jobId: string): ServiceRegistration[] {
+    return this.serviceTable.byJobId(namespace, jobId);
+  }
+
+  serviceIndex(namespace: string, name: string): number {
+    return this.serviceTable.serviceIndex(namespace, name);
+  }
+
+  /** The registrations removed since the last call (this apply's), emptied. */
+  takeRemovedServices(): ServiceRegistration[] {
+    const out = this.removedServices;
+    this.removedServices = [];
+    return out;
+  }
+
+  /** Removes registrations by ID (those that exist); answers the ones removed. */
+  deleteServiceRegistrations(ids: Iterable<string>, index: number): ServiceRegistration[] {
+    const gone: ServiceRegistration[] = [];
+    for (const id of ids) {
+      const r = this.serviceTable.get(id);
+      if (r && this.serviceTable.delete(id, index)) gone.push(r);
+    }
+    if (gone.length > 0) {
+      this.touch(index, Table.Services);
+      for (const r of gone) this.removedServices.push(r);
+    }
+    return gone;
+  }
+
+  /**
+   * Removes an allocation's registrations (it ended, was lost or collected), as Nomad's state
+   * store does for a client-terminal allocation; answers the ones removed.
+   */
+  deleteAllocServices(allocId: string, index: number): ServiceRegistration[] {
+    const regs = this.serviceTable.byAllocId(allocId);
+    return regs.length === 0 ? regs : this.deleteServiceRegistrations(regs.map((r) => r.ID), index);
   }
 
   /** Creates or replaces node pools (the FSM's NodePoolUpsert, and a node registering in a new pool). */
@@ -586,6 +660,7 @@ export class StateStore implements StateReader, SnapshotTables {
       acl: this.acl.serialize(),
       nodePools: this.pools.serialize(),
       variables: this.variableTable.serialize(),
+      services: this.serviceTable.serialize(),
     };
   }
 
@@ -648,6 +723,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.namespaceTable.restore(s.namespaces ?? implicitNamespaces(s.jobs, s.index));
     this.acl.restore(s.acl);
     this.variableTable.restore(s.variables);
+    this.serviceTable.restore(s.services);
     // Older states: the pools their nodes are in become real, as registering them would have made them.
     this.pools.restore(s.nodePools ?? s.nodes.filter((n) => n.NodePool).map((n) => ({ Name: n.NodePool, Description: '', Meta: null, SchedulerConfiguration: null, CreateIndex: n.CreateIndex, ModifyIndex: n.CreateIndex })));
     this.tableIdx.clear();

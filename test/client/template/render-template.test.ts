@@ -1,6 +1,7 @@
-import { describe, it } from 'node:test';
+import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { renderTemplate, renderTemplateResult, splitVarPath, TemplateRenderError, type NomadVarSource } from '../../../src/client/template/render-template.js';
+import { renderTemplate, renderTemplateResult, splitVarPath, TemplateRenderError, type NomadServiceSource, type NomadVarSource } from '../../../src/client/template/render-template.js';
+import type { ServiceRegistration } from '../../../src/structs/service-registration.js';
 import type { Variable } from '../../../src/structs/variable.js';
 import { EnvFileParseError, parseEnvFile } from '../../../src/client/template/parse-env-file.js';
 
@@ -125,4 +126,31 @@ describe('parseEnvFile', () => {
     assert.throws(() => parseEnvFile('A=1\nnot a pair'), (e: unknown) => e instanceof EnvFileParseError && e.line === 2);
     assert.throws(() => parseEnvFile('1BAD=x'), /invalid variable name/);
   });
+});
+
+test('nomadService and nomadServices: every form Nomad documents, blocked until fetched', () => {
+  const reg = (i: number, tags: string[]): ServiceRegistration => ({
+    ID: `id-${i}`, ServiceName: 'web', Namespace: 'default', NodeID: `node-${i}`, Datacenter: 'dc1', JobID: 'j', AllocID: `a-${i}`, Tags: tags, Address: `10.0.0.${i}`, Port: 8000 + i, CreateIndex: 1, ModifyIndex: 1,
+  });
+  const all = [reg(1, ['v1']), reg(2, ['v2']), reg(3, ['v1'])];
+  const asked: string[] = [];
+  const services: NomadServiceSource = {
+    service(namespace, name, tag, choose) {
+      asked.push(`${namespace}|${name}|${tag}|${choose}`);
+      if (name === 'later') return undefined;
+      const regs = all.filter((r) => !tag || r.Tags?.includes(tag));
+      return choose ? regs.slice(0, Number(choose.split('|')[0])) : regs;
+    },
+    services: () => [{ Namespace: 'default', Services: [{ ServiceName: 'web', Tags: ['v1', 'v2'] }] }],
+  };
+  const render = (src: string) => renderTemplateResult(src, { env: {}, services, namespace: 'default', region: 'global' });
+  assert.equal(render('{{ range nomadService "web" }}{{ .Address }}:{{ .Port }} {{ end }}').text, '10.0.0.1:8001 10.0.0.2:8002 10.0.0.3:8003 ');
+  assert.equal(render('{{ range nomadService "v1.web" }}{{ .Name }}@{{ .Address }} {{ end }}').text, 'web@10.0.0.1 web@10.0.0.3 ');
+  assert.equal(render('{{ range nomadService 1 "k" "web@other" }}{{ .AllocID }}{{ end }}').text, 'a-1');
+  assert.deepEqual(asked.slice(-1), ['other|web||1|k']);
+  assert.equal(render('{{ range nomadServices }}{{ .Name }}={{ join "," .Tags }}{{ end }}').text, 'web=v1,v2');
+  assert.deepEqual(render('{{ range nomadService "later" }}x{{ end }}').blocked, ['nomad.service(later)']);
+  assert.throws(() => render('{{ nomadService "a/../b c" }}'), /invalid service query/);
+  assert.throws(() => render('{{ nomadService 0 "k" "web" }}'), /positive integer/);
+  assert.throws(() => renderTemplateResult('{{ nomadService "web" }}', { env: {} }), /not available/);
 });

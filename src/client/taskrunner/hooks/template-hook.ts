@@ -180,6 +180,7 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
         rightDelim: t.RightDelim,
         env,
         nomad: r.cache,
+        services: r.cache,
         namespace: req.alloc.Namespace,
         region: req.alloc.Job?.Region || req.node.region,
         errMissingKey: t.ErrMissingKey,
