@@ -7,7 +7,7 @@
  * to stderr (pino); the startup banner to stdout.
  */
 import type { Command } from 'commander';
-import { pino, destination, multistream, type Logger } from 'pino';
+import { pino, destination, multistream, type Level, type Logger } from 'pino';
 import { Agent } from '../../agent/agent.js';
 import {
   AgentConfigError,
@@ -150,9 +150,13 @@ export async function runAgent(ctx: CliContext, f: AgentFlags, roles: RoleFactor
     }
     throw err;
   }
-  // On a multistream, so /v1/agent/monitor can follow the lines (src/http/log-monitor.ts).
+  // On a multistream, so /v1/agent/monitor can follow the lines (src/http/log-monitor.ts). As
+  // Nomad's, `monitor -log-level debug` sees debug lines of an agent that writes info: the logger
+  // produces debug and up, and only its stderr stream keeps the configured level.
   const logDest = destination({ fd: 2, sync: false });
-  const logger: Logger = pino({ level: config.logLevel, base: { agent: config.name } }, multistream([{ level: 'trace', stream: logDest }]));
+  const configured = config.logLevel as Level;
+  const produced: Level = configured === 'trace' ? 'trace' : 'debug';
+  const logger: Logger = pino({ level: produced, base: { agent: config.name } }, multistream([{ level: configured, stream: logDest }]));
   for (const file of config.files) ctx.stdout.write(`==> Loaded configuration from ${file}\n`);
   ctx.stdout.write('==> Starting Caravan agent...\n');
   let agent: Agent;

@@ -4,6 +4,7 @@
  * FailedTGAllocs. Returns 0 when everything was placed, 2 when placement failed (Nomad's code).
  */
 import type { AllocListStub, AllocMetric, Evaluation } from '../../structs/index.js';
+import { allocMetricReasons } from '../../structs/alloc-metric-reasons.js';
 import type { ApiClient } from '../api-client.js';
 import type { CliContext } from '../cli-context.js';
 import { short } from '../format/columns.js';
@@ -12,13 +13,7 @@ import { short } from '../format/columns.js';
 export function describeFailedGroup(group: string, m: AllocMetric): string[] {
   const failed = 1 + (m.CoalescedFailures ?? 0);
   const lines = [`Task Group "${group}" (failed to place ${failed} allocation${failed === 1 ? '' : 's'}):`];
-  if (m.NodesEvaluated === 0) lines.push('  * No nodes were eligible for evaluation');
-  for (const [dc, n] of Object.entries(m.NodesAvailable ?? {})) if (n === 0) lines.push(`  * No nodes are available in datacenter "${dc}"`);
-  for (const [cls, n] of Object.entries(m.ClassFiltered ?? {})) lines.push(`  * Class "${cls}": ${n} nodes excluded by filter`);
-  for (const [c, n] of Object.entries(m.ConstraintFiltered ?? {})) lines.push(`  * Constraint "${c}": ${n} nodes excluded by filter`);
-  if (m.NodesExhausted > 0) lines.push(`  * Resources exhausted on ${m.NodesExhausted} nodes`);
-  for (const [cls, n] of Object.entries(m.ClassExhausted ?? {})) lines.push(`  * Class "${cls}" exhausted on ${n} nodes`);
-  for (const [dim, n] of Object.entries(m.DimensionExhausted ?? {})) lines.push(`  * Dimension "${dim}" exhausted on ${n} nodes`);
+  for (const reason of allocMetricReasons(m)) lines.push(`  * ${reason}`);
   return lines;
 }
 
