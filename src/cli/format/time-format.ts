@@ -15,3 +15,11 @@ export function formatAgo(ns: number, nowMs: number): string {
   const diffMs = Math.max(0, nowMs - ns / 1e6);
   return `${formatDuration(Math.round(diffMs / 1000) * 1e9)} ago`;
 }
+
+/** An RFC 3339 timestamp from the API (with or without fractions) as the CLI prints times: whole seconds; "N/A" when unset. */
+export function formatIsoTime(iso: string | null | undefined): string {
+  if (!iso || iso.startsWith('0001-01-01')) return 'N/A';
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
