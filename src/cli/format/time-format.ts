@@ -3,6 +3,14 @@
  */
 import { formatDuration } from '../../structs/duration.js';
 
+/**
+ * A moment (ms since the epoch) as Nomad's formatTime prints every absolute time: RFC 3339 in
+ * whole seconds ("2024-01-02T15:04:05Z"). The one format of the CLI's timestamps.
+ */
+export function formatTimeMs(ms: number): string {
+  return new Date(Math.floor(ms)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
 /** Unix nanoseconds → an RFC 3339 timestamp without fractions; "<none>" for 0. */
 export function formatUnixNanos(ns: number): string {
   if (!ns) return '<none>';
