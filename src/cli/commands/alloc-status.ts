@@ -14,6 +14,7 @@ import { formatDuration } from '../../structs/duration.js';
 import type { CliContext } from '../cli-context.js';
 import { ExitCode } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
+import { boldTitles, styleFor } from '../format/colorize.js';
 import { formatColumns, formatKV, short } from '../format/columns.js';
 import { formatAllocAddresses, formatResourceUsage, formatTaskResources, taskUsage } from '../format/task-resources.js';
 import { formatAgo, formatIsoTime, formatUnixNanos } from '../format/time-format.js';
@@ -134,6 +135,9 @@ export function formatAllocShort(a: Allocation, nowMs: number): string {
   return `${kv}\n\nTasks\n${formatColumns(rows)}`;
 }
 
+/** The section titles `alloc status` bolds on a terminal, as Nomad. */
+const ALLOC_STATUS_TITLES = [/^Task ".*" is ".*"$/, 'Placement Metrics', 'Tasks'];
+
 /** Registers `alloc status`. */
 export const allocStatusCommand: CommandModule = {
   register(program: Command, ctx: CliContext): void {
@@ -155,7 +159,7 @@ export const allocStatusCommand: CommandModule = {
           return ExitCode.Ok;
         }
         if (opts.short) {
-          ctx.stdout.write(`${formatAllocShort(body, Date.now())}\n`);
+          ctx.stdout.write(`${boldTitles(formatAllocShort(body, Date.now()), styleFor(ctx, opts), ALLOC_STATUS_TITLES)}\n`);
           return ExitCode.Ok;
         }
         let stats: AllocResourceUsage | null = null;
@@ -165,7 +169,8 @@ export const allocStatusCommand: CommandModule = {
           // A stopped allocation has nothing to measure; for a live one, say why its usage is missing (as Nomad).
           if (!isTerminalClientStatus(body.ClientStatus)) ctx.stderr.write(`Couldn't retrieve stats: ${err instanceof Error ? err.message : String(err)}\n`);
         }
-        ctx.stdout.write(`${formatAllocDetail(body, Date.now(), { verbose: opts.verbose ?? false, stats, displayStats: opts.stats ?? false })}\n`);
+        const text = formatAllocDetail(body, Date.now(), { verbose: opts.verbose ?? false, stats, displayStats: opts.stats ?? false });
+        ctx.stdout.write(`${boldTitles(text, styleFor(ctx, opts), ALLOC_STATUS_TITLES)}\n`);
         return ExitCode.Ok;
       });
     });

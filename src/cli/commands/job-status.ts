@@ -8,6 +8,7 @@ import type { AllocListStub, Deployment, Evaluation, Job, JobListStub, JobSummar
 import type { CliContext } from '../cli-context.js';
 import { ExitCode } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
+import { boldTitles, styleFor } from '../format/colorize.js';
 import { formatColumns, formatKV, short } from '../format/columns.js';
 import { latestFailedPlacement, formatPlacementFailures } from '../format/placement-failures.js';
 import { formatAgo, formatUnixNanos } from '../format/time-format.js';
@@ -80,6 +81,9 @@ export function formatJobDetail(job: Job, summary: JobSummary | null, allocs: Al
   return parts.join('\n\n');
 }
 
+/** The section titles `job status` bolds on a terminal, as Nomad. */
+const JOB_STATUS_TITLES = ['Summary', 'Placement Failure', 'Latest Deployment', 'Deployed', 'Allocations'];
+
 /** Registers `job status`. */
 export const jobStatusCommand: CommandModule = {
   register(program: Command, ctx: CliContext): void {
@@ -112,7 +116,7 @@ export const jobStatusCommand: CommandModule = {
           ? (await api.get<Deployment | null>(`${path}/deployment`).catch(() => ({ body: null }))).body
           : null;
         if (opts.json) printJson(ctx, { Job: job, Summary: summary, Allocations: allocs, LatestDeployment: deployment });
-        else ctx.stdout.write(`${formatJobDetail(job, summary, allocs, Date.now(), opts.verbose, deployment, evals)}\n`);
+        else ctx.stdout.write(`${boldTitles(formatJobDetail(job, summary, allocs, Date.now(), opts.verbose, deployment, evals), styleFor(ctx, opts), JOB_STATUS_TITLES)}\n`);
         return ExitCode.Ok;
       });
     });

@@ -9,6 +9,7 @@ import { commandGroup, type CommandModule } from '../command-registry.js';
 import type { HostStats } from '../../client/node/host-stats.js';
 import type { AllocResourceUsage } from '../../http/routes/client-alloc.js';
 import type { ApiClient } from '../api-client.js';
+import { boldTitles, styleFor } from '../format/colorize.js';
 import { formatColumns, short } from '../format/columns.js';
 import { formatNodeDetail, type NodeDetailStats } from '../format/node-detail.js';
 import { addApiFlags, apiClient, printJson, resolveIdPrefix, runApiCommand, type ApiFlags } from './api-command.js';
@@ -39,6 +40,9 @@ async function nodeStats(ctx: CliContext, api: ApiClient, node: Node, allocs: Al
   return { host, allocs: usages.every((u) => u !== null) ? (usages as AllocResourceUsage[]) : null };
 }
 
+/** The section titles `node status <id>` bolds on a terminal, as Nomad. */
+const NODE_STATUS_TITLES = ['Node Events', 'Allocated Resources', 'Allocation Resource Utilization', 'Host Resource Utilization', 'Allocations'];
+
 /** Registers `node status` and `node eligibility`. */
 export const nodeCommands: CommandModule = {
   register(program: Command, ctx: CliContext): void {
@@ -67,7 +71,8 @@ export const nodeCommands: CommandModule = {
           printJson(ctx, node);
           return ExitCode.Ok;
         }
-        ctx.stdout.write(`${formatNodeDetail(node, allocs, Date.now(), opts.verbose, await nodeStats(ctx, api, node, allocs))}\n`);
+        const text = formatNodeDetail(node, allocs, Date.now(), opts.verbose, await nodeStats(ctx, api, node, allocs));
+        ctx.stdout.write(`${boldTitles(text, styleFor(ctx, opts), NODE_STATUS_TITLES)}\n`);
         return ExitCode.Ok;
       });
     });
