@@ -200,12 +200,12 @@ export class Server implements ServerApi {
     });
     this.leader = duties;
     duties.start();
-    this.config.logger?.info({ index: this.replicated.appliedIndex() }, 'server: leadership established');
+    this.config.logger?.info({ index: this.replicated.appliedIndex() }, 'cluster leadership acquired');
   }
 
   private async revokeLeadership(): Promise<void> {
     if (await this.stopDuties()) {
-      if (!this.closed) this.config.logger?.info({}, 'server: leadership lost; following');
+      if (!this.closed) this.config.logger?.info({}, 'cluster leadership lost; following the new leader');
     }
   }
 

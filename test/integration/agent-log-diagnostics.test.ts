@@ -101,6 +101,7 @@ test('the agent log tells a crash loop and a placement failure, and monitor -log
       assert.match(String(notRestarting.reason), /Exceeded allowed attempts 1 in interval/);
 
       const server = lines.filter((l) => l.component === 'server');
+      assert.ok(server.some((l) => l.msg === 'cluster leadership acquired'), 'leadership');
       assert.ok(server.some((l) => l.msg === 'job registered' && l.job_id === 'crasher'), 'job registered');
       const processed = server.find((l) => l.msg === 'evaluation processed' && l.job_id === 'crasher' && l.triggered_by === 'job-register')!;
       assert.ok(processed, 'the crasher evaluation is logged');
