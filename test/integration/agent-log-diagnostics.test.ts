@@ -20,6 +20,9 @@ const CRASHER = `job "crasher" {
       attempts  = 0
       unlimited = false
     }
+    network {
+      port "http" {}
+    }
     task "t" {
       driver = "raw_exec"
       config {
@@ -119,6 +122,14 @@ test('the agent log tells a crash loop and a placement failure, and monitor -log
       assert.match(monitor.out, /\[DEBUG\] server: evaluation created: eval_id=/);
       assert.match(monitor.out, /\[INFO\] {2}client: Task event: alloc_id=\S+ task=t type=Terminated message=Exit Code: 3 exit_code=3/);
       assert.match(monitor.out, /\[WARN\] {2}server: failed to place allocations: eval_id=\S+ job_id=nodriver namespace=default task_group=g failed=1 reason=Constraint "missing drivers": 1 nodes excluded by filter/);
+
+      // alloc status shows the group's port and the task's restarts and events, newest first.
+      const crashed = await runCli(a, ['alloc', 'status', String(crasher[0]!.alloc_id)]);
+      assert.equal(crashed.code, 0, crashed.stderr);
+      assert.match(crashed.stdout, /\n\nAllocation Addresses \(mode = "host"\)\nLabel +Dynamic +Address\nhttp +yes +\d+\.\d+\.\d+\.\d+:\d+\n/);
+      assert.match(crashed.stdout, /Task "t" is "dead"\nTask Resources:\nCPU +Memory +Disk +Addresses\n\d+ MHz +32 MiB +\d+ MiB/);
+      assert.match(crashed.stdout, /Total Restarts = 1\n/);
+      assert.match(crashed.stdout, /Recent Events:\nTime +Type +Description\n\S+Z +Not Restarting +Exceeded allowed attempts 1/);
 
       // job status says why nothing was placed, as Nomad's.
       const status = await runCli(a, ['job', 'status', 'nodriver']);
