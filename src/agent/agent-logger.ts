@@ -6,7 +6,7 @@
  * /v1/agent/monitor can follow it (http/log-monitor.ts): a monitor gets the JSON lines and
  * formats them as its caller asks, whatever the agent's own format.
  */
-import { destination, multistream, pino, type Logger } from 'pino';
+import { destination, multistream, pino, type Level, type Logger } from 'pino';
 import { formatLogLine } from '../http/log-monitor.js';
 import { DEFAULT_LOG_ROTATE_DURATION_MS, LogFile } from './log-file.js';
 
@@ -56,7 +56,11 @@ export function createAgentLogger(config: AgentLogConfig, base: Record<string, u
       file?.write(text);
     },
   };
-  const logger = pino({ level: config.logLevel, base }, multistream([{ level: 'trace', stream: sink }]));
+  // As Nomad's, `monitor -log-level debug` sees debug lines of an agent that writes info: the
+  // logger produces debug and up, and only its own stream (stderr, the file) keeps `log_level`.
+  const configured = config.logLevel as Level;
+  const produced: Level = configured === 'trace' ? 'trace' : 'debug';
+  const logger = pino({ level: produced, base }, multistream([{ level: configured, stream: sink }]));
   return {
     logger,
     filePath: file?.path,

@@ -44,6 +44,9 @@ export interface GlobalFlagValues {
   clientKey?: string;
   tlsServerName?: string;
   tlsSkipVerify?: boolean;
+  /** false with `-no-color`; see format/colorize.ts. */
+  color?: boolean;
+  forceColor?: boolean;
 }
 
 /**
@@ -107,5 +110,7 @@ export function addGlobalFlags(cmd: Command): Command {
     .option('--client-cert <file>', 'client certificate for mutual TLS (env CARAVAN_CLIENT_CERT / NOMAD_CLIENT_CERT)')
     .option('--client-key <file>', 'key of the client certificate (env CARAVAN_CLIENT_KEY / NOMAD_CLIENT_KEY)')
     .option('--tls-server-name <name>', "name to verify the agent's certificate against and send as SNI (env CARAVAN_TLS_SERVER_NAME / NOMAD_TLS_SERVER_NAME)")
-    .option('--tls-skip-verify', "do not verify the agent's certificate (env CARAVAN_SKIP_VERIFY / NOMAD_SKIP_VERIFY)");
+    .option('--tls-skip-verify', "do not verify the agent's certificate (env CARAVAN_SKIP_VERIFY / NOMAD_SKIP_VERIFY)")
+    .option('--no-color', 'disable colored output (env NOMAD_CLI_NO_COLOR)')
+    .option('--force-color', 'color the output even when it is not a terminal (env NOMAD_CLI_FORCE_COLOR)');
 }

@@ -4,7 +4,7 @@
  * long flags are accepted (argv is normalised for commander). Exit codes: 0 ok, 1 error or
  * invalid input, 2 usage.
  */
-import { expandTopLevelAlias } from './top-level-aliases.js';
+import { expandTopLevelAlias, shortcutsHelp } from './top-level-aliases.js';
 import { jobActionCommands } from './commands/job-actions.js';
 import { jobScalingEventsCommand } from './commands/job-scaling-events.js';
 import { systemCommands } from './commands/system-commands.js';
@@ -133,11 +133,15 @@ export function buildProgram(ctx: CliContext): Command {
   const program = new Command('caravan')
     .description('Caravan: a Nomad-compatible workload orchestrator')
     .version(CARAVAN_VERSION, '-v, --version', 'print the version')
-    .showHelpAfterError('(run with --help for usage)')
+    .showHelpAfterError('(run with -help for usage)')
+    // Nomad (and the README) write long flags with one dash; both spellings are accepted (normalize-argv.ts).
+    .configureHelp({ optionTerm: (option) => option.flags.replace(/(^|[\s,])--/g, '$1-') })
+    .addHelpText('after', shortcutsHelp())
     .exitOverride()
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
-      writeErr: (s) => ctx.stderr.write(s),
+      // commander names flags as it parsed them (`--nope`); say them as the user wrote them, Nomad's way.
+      writeErr: (s) => ctx.stderr.write(s.replace(/'--([\w-]+)'/g, "'-$1'")),
     });
   for (const mod of COMMANDS) mod.register(program, ctx);
   return program;

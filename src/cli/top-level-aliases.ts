@@ -20,3 +20,10 @@ export function expandTopLevelAlias(args: readonly string[]): string[] {
   const full = first === undefined ? undefined : ALIASES[first];
   return full ? [...full, ...args.slice(1)] : [...args];
 }
+
+/** The "Shortcuts" section of the top-level help: each shortcut and the command it stands for. */
+export function shortcutsHelp(): string {
+  const width = Math.max(...Object.keys(ALIASES).map((k) => k.length));
+  const lines = Object.entries(ALIASES).map(([name, full]) => `  ${name.padEnd(width)}  same as "${full.join(' ')}"`);
+  return `\nShortcuts:\n${lines.join('\n')}\n`;
+}

@@ -2,7 +2,8 @@
  * Live access to the agent's own log lines, for GET /v1/agent/monitor: a subscriber is added as
  * one more stream of the logger's pino multistream (the agent command builds its logger on one)
  * and removed when the request ends. Lines below `level` are not delivered; the logger's own
- * level still applies first, so a monitor sees at most what the agent logs.
+ * level still applies first (the agent command produces debug and up whatever it writes to
+ * stderr, so a monitor may ask for debug; trace only when the agent runs at trace).
  */
 import { symbols, type Level, type Logger } from 'pino';
 

@@ -30,6 +30,15 @@ export class DecodeContext {
     return m.index + m[1]!.length;
   }
 
+  /**
+   * The problems in the order of their lines in the file (decoders finish inner blocks first
+   * and hcl2json sorts keys, so the found order is not the written one); problems without a
+   * line keep their order, after the others.
+   */
+  problemsInLineOrder(): JobspecProblem[] {
+    return [...this.problems].sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
+  }
+
   /** 1-based line of a character offset; undefined for -1. */
   lineAt(offset: number): number | undefined {
     if (offset < 0) return undefined;

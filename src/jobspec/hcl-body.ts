@@ -5,6 +5,7 @@
  * nobody asked for as unknown attributes or blocks, naming the line.
  */
 import { DurationParseError, parseDuration, type Nanos } from '../structs/duration.js';
+import { didYouMean } from '../structs/name-suggestion.js';
 import type { DecodeContext } from './decode-context.js';
 
 type Raw = Record<string, unknown>;
@@ -249,13 +250,17 @@ export class HclBody {
     return out.map(({ label, body }) => ({ label, body }));
   }
 
-  /** Reports every key no getter asked for as unknown. Call once, after reading the block. */
+  /**
+   * Reports every key no getter asked for as unknown, with the closest name a getter did ask
+   * for as Nomad's "Did you mean" (the getters are the block's schema). Call once, after
+   * reading the block.
+   */
   finish(): void {
     for (const key of Object.keys(this.raw)) {
       if (this.used.has(key)) continue;
       const v = this.raw[key];
       const kind = Array.isArray(v) && v.every(isObject) && v.length > 0 ? 'block' : isObject(v) ? 'block' : 'attribute';
-      this.problem(key, `unknown ${kind} "${key}"`);
+      this.problem(key, `unknown ${kind} "${key}".${didYouMean(key, this.used)}`.replace(/\.$/, ''));
     }
   }
 }

@@ -118,7 +118,7 @@ export async function parseJobspec(source: string, opts: JobspecOptions = {}): P
   } else {
     draft = decodeHclTree(await parseHclTree(file, source), ctx, cli, files);
   }
-  if (ctx.problems.length > 0 || draft === undefined) throw new JobspecParseError(ctx.problems);
+  if (ctx.problems.length > 0 || draft === undefined) throw new JobspecParseError(ctx.problemsInLineOrder());
   return draft;
 }
 

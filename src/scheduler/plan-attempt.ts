@@ -79,6 +79,9 @@ export async function runPlanAttempts(
   update.StatusDescription = '';
   update.FailedTGAllocs = failed ? last.failedTGAllocs : null;
   update.QueuedAllocations = last.queued;
+  // As Nomad's setStatus: the evaluation names the deployment it ran in (what `job run`,
+  // `job scale` and `job revert` follow after it).
+  if (last.plan.Deployment) update.DeploymentID = last.plan.Deployment.ID;
   if (failed) {
     const blocked = buildBlockedEval(evaluation, newId(), ctx.now, last.classEligibility);
     await planner.reblockEval(blocked);

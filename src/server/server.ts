@@ -214,12 +214,12 @@ export class Server implements ServerApi {
     duties.start();
     // Nomad's leader makes the keyring's first key when it takes office (its identities need one).
     this.keyring.ensureActiveKey().catch((err: unknown) => this.config.logger?.warn({ err: String(err) }, 'server: making the first workload identity root key failed'));
-    this.config.logger?.info({ index: this.replicated.appliedIndex() }, 'server: leadership established');
+    this.config.logger?.info({ index: this.replicated.appliedIndex() }, 'cluster leadership acquired');
   }
 
   private async revokeLeadership(): Promise<void> {
     if (await this.stopDuties()) {
-      if (!this.closed) this.config.logger?.info({}, 'server: leadership lost; following');
+      if (!this.closed) this.config.logger?.info({}, 'cluster leadership lost; following the new leader');
     }
   }
 

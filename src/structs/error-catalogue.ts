@@ -223,6 +223,11 @@ export const ErrorCatalogue = {
   HTTP_ENTERPRISE_ONLY: e(501, 'Nomad Enterprise only endpoint'),
   /** A token without the capability a route needs (Nomad's text and status). */
   ACL_PERMISSION_DENIED: e(403, 'Permission denied'),
+  /**
+   * A token without a capability the server can name (an exec into a task without filesystem
+   * isolation needs alloc-node-exec): Nomad's text first, so clients matching it still do.
+   */
+  ACL_CAPABILITY_MISSING: e(403, 'Permission denied: the token lacks the "{capability}" capability in namespace "{namespace}"'),
   /** A secret that is no token's (Nomad's text and status). */
   ACL_TOKEN_NOT_FOUND: e(403, 'ACL token not found'),
   /** A token past its ExpirationTime (Nomad's text and status). */

@@ -90,3 +90,17 @@ test('alloc restart and signal reach the client', async () => {
   assert.equal(missing.code, 1);
   assert.match(missing.err, /No allocation with prefix/);
 });
+
+test('alloc status shows the task resources with the client-measured usage; -stats adds the measured tables', async () => {
+  const plain = await run('alloc', 'status', ALLOC.slice(0, 8));
+  assert.equal(plain.code, 0, plain.err);
+  assert.match(plain.out, new RegExp(`^ID\\s+= ${ALLOC}$`, 'm'));
+  // The fake client measures 12.5 ticks and 1 MiB of RSS for every task.
+  assert.match(plain.out, /Task "web" is "running"\nTask Resources:\nCPU\s+Memory\s+Disk\s+Addresses\n12\/\d+ MHz\s+1\.0 MiB\/\d+ MiB/);
+  assert.doesNotMatch(plain.out, /Memory Stats/);
+  const stats = await run('alloc', 'status', '-stats', ALLOC);
+  assert.equal(stats.code, 0, stats.err);
+  assert.match(stats.out, /Memory Stats\nRSS\n1\.0 MiB\n\nCPU Stats\nPercent\s+Total Ticks\n1\.50%\s+12\n/);
+  const short = await run('alloc', 'status', '-short', ALLOC);
+  assert.match(short.out, /Tasks\nName\s+State\s+Last Event\s+Time\s+Lifecycle\nweb\s+running/);
+});

@@ -63,7 +63,7 @@ test('job run registers and monitors; -detach prints the eval', async () => {
       assert.equal(run.code, 0, run.err);
       const [alloc] = server.state.allocsByJob('default', 'j');
       assert.ok(alloc, 'the real scheduler placed the allocation');
-      assert.match(run.out, new RegExp(`==> Monitoring evaluation "${alloc.EvalID.slice(0, 8)}"`));
+      assert.match(run.out, new RegExp(`==> \\S+Z: Monitoring evaluation "${alloc.EvalID.slice(0, 8)}"`));
       assert.match(run.out, new RegExp(`Allocation "${alloc.ID.slice(0, 8)}" created: node "${node.ID.slice(0, 8)}", group "g"`));
       assert.match(run.out, /finished with status "complete"/);
       const detach = await cli(address, ['job', 'run', '-detach', 'j.hcl'], dir);

@@ -181,8 +181,10 @@ test('ACLs enforced through a server and a client-only agent', async () => {
     assert.match((await exec(client.address, web.ID, execer.SecretID)).stdout, /exec-ok/);
     assert.match((await exec(s, hidden.ID, execer.SecretID)).closeReason, /Permission denied/);
     // raw_exec runs on the host unisolated: alloc-exec alone is not enough (Nomad's alloc-node-exec), here or on the client.
-    assert.match((await exec(s, web.ID, isolatedOnly.SecretID)).closeReason, /Permission denied/);
-    assert.match((await exec(client.address, web.ID, isolatedOnly.SecretID)).closeReason, /Permission denied/);
+    // The refusal names the capability that is missing, so the user knows what to ask for.
+    const nodeExec = /^Permission denied: the token lacks the "alloc-node-exec" capability in namespace "default"$/;
+    assert.match((await exec(s, web.ID, isolatedOnly.SecretID)).closeReason, nodeExec);
+    assert.match((await exec(client.address, web.ID, isolatedOnly.SecretID)).closeReason, nodeExec);
 
     // Management: everything.
     assert.match((await exec(s, hidden.ID, mgmt.SecretID)).stdout, /exec-ok/);

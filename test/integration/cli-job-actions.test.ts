@@ -49,6 +49,9 @@ test('CLI: top-level aliases, job scale/revert, system gc, operator scheduler ge
     const scale = await runCli(a, ['job', 'scale', 'web', '3']);
     assert.equal(scale.code, 0, `${scale.stdout}\n${scale.stderr}`);
     assert.match(scale.stdout, /Monitoring evaluation/);
+    // 1 → 3: Nomad's monitor says the one it kept was modified and the two new ones created.
+    assert.equal(scale.stdout.match(/Allocation "[0-9a-f]{8}" created:/g)?.length, 2, scale.stdout);
+    assert.equal(scale.stdout.match(/Allocation "[0-9a-f]{8}" modified:/g)?.length, 1, scale.stdout);
     assert.equal((await api<Job>(a, 'GET', '/v1/job/web')).body.TaskGroups[0]!.Count, 3);
     assert.equal((await runCli(a, ['job', 'scale', '-detach', 'web', 'g', '2'])).code, 0);
     assert.equal((await api<Job>(a, 'GET', '/v1/job/web')).body.TaskGroups[0]!.Count, 2);

@@ -55,7 +55,7 @@ test('server agent: job run places allocations on a registered node, indexes and
     await writeFile(file, jobHcl('web', 2));
     const run = await runCli(agent.address, ['job', 'run', file]);
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
-    assert.match(run.stdout, /==> Monitoring evaluation "[0-9a-f]{8}"/);
+    assert.match(run.stdout, /==> \S+Z: Monitoring evaluation "[0-9a-f]{8}"/);
     assert.match(run.stdout, /Allocation "[0-9a-f]{8}" created: node "[0-9a-f]{8}", group "g"/);
 
     const allocs = await api<AllocListStub[]>(agent.address, 'GET', '/v1/job/web/allocations');

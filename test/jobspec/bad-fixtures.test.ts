@@ -35,6 +35,7 @@ const CASES: Case[] = [
   { name: 'ID with a space', file: 'bad-id.hcl', kind: 'validate', expect: ['job "my web": job ID "my web" contains a space'] },
   { name: 'syntax error with line', file: 'bad-syntax.hcl', kind: 'parse', line: 3, expect: ['syntax error'] },
   { name: 'undeclared variable', file: 'bad-undeclared-var.hcl', kind: 'parse', line: 3, expect: ['reference to undeclared variable "var.replicas"'] },
+  { name: 'typos, in line order with suggestions', file: 'bad-typos.hcl', kind: 'parse', line: 4, expect: ['group "api": unknown attribute "cont". Did you mean "count"?', 'group "api": unknown block "restrat". Did you mean "restart"?', 'resources: unknown attribute "memroy". Did you mean "memory"?'] },
   { name: 'wrong attribute types', file: 'bad-types.hcl', kind: 'parse', expect: ['group "api": "count" must be a number, got "three"', 'task "srv": "leader" must be true or false'] },
 ];
 

@@ -206,10 +206,11 @@ test('several problems are reported together', async () => {
     (e: unknown) => {
       assert.ok(e instanceof JobspecParseError);
       assert.deepEqual(e.problems.map((p) => [p.line, p.message]), [
-        [6, 'unknown attribute "memroy"'],
-        [3, 'unknown attribute "cuont"'],
+        [3, 'unknown attribute "cuont". Did you mean "count"?'],
+        [6, 'unknown attribute "memroy". Did you mean "memory"?'],
       ]);
-      assert.match(e.message, /^m\.hcl:6: job "m": group "g": task "t": resources: unknown attribute "memroy"/);
+      // In line order, each with Nomad's suggestion.
+      assert.match(e.message, /^m\.hcl:3: job "m": group "g": unknown attribute "cuont". Did you mean "count"\?\nm\.hcl:6: job "m": group "g": task "t": resources: unknown attribute "memroy". Did you mean "memory"\?$/);
       return true;
     },
   );

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { ExitCode, type CliContext } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
 import { formatKV } from '../format/columns.js';
+import { formatTimeMs } from '../format/time-format.js';
 import { addApiFlags, apiClient, printJson, resolveIdPrefix, runApiCommand, type ApiFlags } from './api-command.js';
 
 /** Nomad's CheckQueryResult (the fields shown). */
@@ -35,7 +36,7 @@ export function formatChecks(allocId: string, checks: Record<string, CheckResult
       ['Service', c.Service],
       ['Status', c.Status],
       ['Mode', c.Mode],
-      ['Timestamp', new Date(c.Timestamp * 1000).toISOString()],
+      ['Timestamp', formatTimeMs(c.Timestamp * 1000)],
       ['Output', c.Output],
     ]),
   );

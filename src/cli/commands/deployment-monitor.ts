@@ -8,6 +8,7 @@ import { isTerminalDeploymentStatus } from '../../structs/deployment.js';
 import type { ApiClient } from '../api-client.js';
 import type { CliContext } from '../cli-context.js';
 import { short } from '../format/columns.js';
+import { formatTimeMs } from '../format/time-format.js';
 import { formatDeployment } from './deployment-format.js';
 
 function isTerminal(d: Deployment): boolean {
@@ -26,7 +27,7 @@ function progressLine(d: Deployment): string {
 export async function monitorDeployment(ctx: CliContext, api: ApiClient, deploymentId: string, verbose = false): Promise<number> {
   const out = (s: string) => ctx.stdout.write(`${s}\n`);
   out('');
-  out(`==> ${new Date().toISOString()}: Monitoring deployment "${short(deploymentId, verbose)}"`);
+  out(`==> ${formatTimeMs(Date.now())}: Monitoring deployment "${short(deploymentId, verbose)}"`);
   let index = 0;
   let last = '';
   for (;;) {
@@ -36,7 +37,7 @@ export async function monitorDeployment(ctx: CliContext, api: ApiClient, deploym
     );
     const line = progressLine(d);
     if (line !== last) {
-      out(`    ${new Date().toISOString()}: ${line}`);
+      out(`    ${formatTimeMs(Date.now())}: ${line}`);
       last = line;
     }
     if (isTerminal(d)) {

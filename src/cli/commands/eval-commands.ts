@@ -8,6 +8,7 @@ import type { CliContext } from '../cli-context.js';
 import { ExitCode } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
 import { formatColumns, formatKV, short } from '../format/columns.js';
+import { formatUnixNanos } from '../format/time-format.js';
 import { addApiFlags, apiClient, printJson, resolveIdPrefix, runApiCommand, type ApiFlags } from './api-command.js';
 import { describeFailedGroup, monitorEval } from './eval-monitor.js';
 
@@ -15,7 +16,7 @@ import { describeFailedGroup, monitorEval } from './eval-monitor.js';
 export function formatEvalDetail(ev: Evaluation, verbose = false): string {
   const pairs: [string, string][] = [
     ['ID', short(ev.ID, verbose)],
-    ['Create Time', ev.CreateTime ? new Date(Math.floor(ev.CreateTime / 1e6)).toISOString() : '<none>'],
+    ['Create Time', formatUnixNanos(ev.CreateTime)],
     ['Status', ev.Status],
     ['Status Description', ev.StatusDescription || '<none>'],
     ['Type', ev.Type],

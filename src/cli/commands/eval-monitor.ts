@@ -4,21 +4,18 @@
  * FailedTGAllocs. Returns 0 when everything was placed, 2 when placement failed (Nomad's code).
  */
 import type { AllocListStub, AllocMetric, Evaluation } from '../../structs/index.js';
+import { allocMetricReasons } from '../../structs/alloc-metric-reasons.js';
 import type { ApiClient } from '../api-client.js';
 import type { CliContext } from '../cli-context.js';
 import { short } from '../format/columns.js';
+import { formatTimeMs } from '../format/time-format.js';
+import { monitorDeployment } from './deployment-monitor.js';
 
 /** Lines explaining why a task group could not be placed, indented under its header. */
 export function describeFailedGroup(group: string, m: AllocMetric): string[] {
   const failed = 1 + (m.CoalescedFailures ?? 0);
   const lines = [`Task Group "${group}" (failed to place ${failed} allocation${failed === 1 ? '' : 's'}):`];
-  if (m.NodesEvaluated === 0) lines.push('  * No nodes were eligible for evaluation');
-  for (const [dc, n] of Object.entries(m.NodesAvailable ?? {})) if (n === 0) lines.push(`  * No nodes are available in datacenter "${dc}"`);
-  for (const [cls, n] of Object.entries(m.ClassFiltered ?? {})) lines.push(`  * Class "${cls}": ${n} nodes excluded by filter`);
-  for (const [c, n] of Object.entries(m.ConstraintFiltered ?? {})) lines.push(`  * Constraint "${c}": ${n} nodes excluded by filter`);
-  if (m.NodesExhausted > 0) lines.push(`  * Resources exhausted on ${m.NodesExhausted} nodes`);
-  for (const [cls, n] of Object.entries(m.ClassExhausted ?? {})) lines.push(`  * Class "${cls}" exhausted on ${n} nodes`);
-  for (const [dim, n] of Object.entries(m.DimensionExhausted ?? {})) lines.push(`  * Dimension "${dim}" exhausted on ${n} nodes`);
+  for (const reason of allocMetricReasons(m)) lines.push(`  * ${reason}`);
   return lines;
 }
 
@@ -32,34 +29,57 @@ export async function waitForEval(api: ApiClient, evalId: string): Promise<Evalu
   }
 }
 
-/** Monitors `evalId` to completion, printing Nomad's monitor lines; returns the exit code. */
+/**
+ * Monitors `evalId` to completion, printing Nomad's monitor lines (each with the time it was
+ * printed); returns the exit code. An allocation the evaluation placed is "created"; one it
+ * changed in place (created before the evaluation, e.g. by a scale up) is "modified".
+ */
 export async function monitorEval(ctx: CliContext, api: ApiClient, evalId: string, verbose = false): Promise<number> {
-  const out = (s: string) => ctx.stdout.write(`${s}\n`);
-  out(`==> Monitoring evaluation "${short(evalId, verbose)}"`);
+  return (await followEval(ctx, api, evalId, verbose)).code;
+}
+
+/**
+ * monitorEval, then the deployment the evaluation runs in (when it placed everything), as
+ * `nomad job scale` and `job revert` follow the rollout they start.
+ */
+export async function monitorEvalAndDeployment(ctx: CliContext, api: ApiClient, evalId: string, verbose = false): Promise<number> {
+  const { code, evaluation } = await followEval(ctx, api, evalId, verbose);
+  if (code !== 0 || !evaluation?.DeploymentID) return code;
+  return monitorDeployment(ctx, api, evaluation.DeploymentID, verbose);
+}
+
+async function followEval(ctx: CliContext, api: ApiClient, evalId: string, verbose: boolean): Promise<{ code: number; evaluation: Evaluation | null }> {
+  const now = (): string => formatTimeMs(Date.now());
+  const info = (s: string) => ctx.stdout.write(`==> ${now()}: ${s}\n`);
+  const out = (s: string) => ctx.stdout.write(`    ${now()}: ${s}\n`);
+  info(`Monitoring evaluation "${short(evalId, verbose)}"`);
   let current = evalId;
   for (;;) {
     const ev = await waitForEval(api, current);
-    out(`    Evaluation triggered by job "${ev.JobID}"`);
+    out(`Evaluation triggered by job "${ev.JobID}"`);
+    if (ev.DeploymentID) out(`Evaluation within deployment: "${short(ev.DeploymentID, verbose)}"`);
     const { body: allocs } = await api.get<AllocListStub[]>(`/v1/evaluation/${encodeURIComponent(ev.ID)}/allocations`);
     for (const a of allocs) {
-      out(`    Allocation "${short(a.ID, verbose)}" created: node "${short(a.NodeID, verbose)}", group "${a.TaskGroup}"`);
+      const verb = a.CreateIndex < ev.CreateIndex ? 'modified' : 'created';
+      if (verb === 'created' && a.DesiredStatus !== 'run') continue;
+      out(`Allocation "${short(a.ID, verbose)}" ${verb}: node "${short(a.NodeID, verbose)}", group "${a.TaskGroup}"`);
     }
-    out(`    Evaluation status changed: "pending" -> "${ev.Status}"`);
+    out(`Evaluation status changed: "pending" -> "${ev.Status}"`);
     if (ev.NextEval && ev.Status !== 'complete') {
-      out(`==> Monitoring next evaluation "${short(ev.NextEval, verbose)}"`);
+      info(`Monitoring next evaluation "${short(ev.NextEval, verbose)}"`);
       current = ev.NextEval;
       continue;
     }
     const failed = Object.entries(ev.FailedTGAllocs ?? {});
     if (failed.length === 0) {
-      out(`==> Evaluation "${short(ev.ID, verbose)}" finished with status "${ev.Status}"`);
-      return ev.Status === 'complete' ? 0 : 1;
+      info(`Evaluation "${short(ev.ID, verbose)}" finished with status "${ev.Status}"`);
+      return { code: ev.Status === 'complete' ? 0 : 1, evaluation: ev };
     }
-    out(`==> Evaluation "${short(ev.ID, verbose)}" finished with status "${ev.Status}" but failed to place all allocations:`);
+    info(`Evaluation "${short(ev.ID, verbose)}" finished with status "${ev.Status}" but failed to place all allocations:`);
     for (const [group, metric] of failed.sort(([a], [b]) => a.localeCompare(b))) {
-      for (const line of describeFailedGroup(group, metric)) out(`    ${line}`);
+      for (const line of describeFailedGroup(group, metric)) ctx.stdout.write(`    ${line}\n`);
     }
-    if (ev.BlockedEval) out(`    Evaluation "${short(ev.BlockedEval, verbose)}" waiting for additional capacity to place remainder`);
-    return 2;
+    if (ev.BlockedEval) out(`Evaluation "${short(ev.BlockedEval, verbose)}" waiting for additional capacity to place remainder`);
+    return { code: 2, evaluation: ev };
   }
 }

@@ -1,13 +1,15 @@
 /**
  * `caravan job revert [-detach] JOB VERSION` and `caravan job scale [-detach] JOB [GROUP] COUNT`:
- * the /v1/job/:id/revert and /v1/job/:id/scale writes, monitored as `job run` is.
+ * the /v1/job/:id/revert and /v1/job/:id/scale writes, monitored as `job run` is: the
+ * evaluation (allocations it placed "created", those it updated in place "modified"), then the
+ * deployment it runs in; -detach prints the evaluation ID and returns.
  */
 import type { Command } from 'commander';
 import type { Job } from '../../structs/job.js';
 import { CliUsageError, ExitCode, type CliContext } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
 import { addApiFlags, apiClient, printJson, runApiCommand, type ApiFlags } from './api-command.js';
-import { monitorEval } from './eval-monitor.js';
+import { monitorEvalAndDeployment } from './eval-monitor.js';
 import { resolveJobId } from './job-lookup.js';
 
 interface DetachFlags extends ApiFlags {
@@ -28,7 +30,8 @@ async function finish(ctx: CliContext, opts: DetachFlags, body: { EvalID: string
     ctx.stdout.write(`${body.EvalID}\n`);
     return ExitCode.Ok;
   }
-  return monitorEval(ctx, api, body.EvalID, opts.verbose);
+  // As Nomad's: the evaluation, then the rollout it starts (a scale or a revert makes a new deployment).
+  return monitorEvalAndDeployment(ctx, api, body.EvalID, opts.verbose);
 }
 
 /** Registers `job revert` and `job scale`. */

@@ -14,6 +14,7 @@ import { describeFailedGroup } from './eval-monitor.js';
 import { collect } from './job-file-flags.js';
 import { loadJobForCommand } from './job-run.js';
 import { formatJobDiff } from '../format/job-diff-text.js';
+import { colorDiffMarkers, styleFor } from '../format/colorize.js';
 import type { JobDiff } from '../../structs/job-diff/index.js';
 
 /** The plan response as the CLI reads it. */
@@ -56,18 +57,20 @@ export const jobPlanCommand: CommandModule = {
           return ExitCode.Ok;
         }
         const updates = body.Annotations?.DesiredTGUpdates ?? {};
+        // Nomad's colours: diff markers, a bold dry-run title, a green success or a bold yellow warning.
+        const style = styleFor(ctx, opts);
         if (opts.diff !== false && opts.diff !== 'false' && body.Diff) {
-          ctx.stdout.write(`${formatJobDiff(body.Diff, opts.verbose === true).trim()}\n\n`);
+          ctx.stdout.write(`${colorDiffMarkers(formatJobDiff(body.Diff, opts.verbose === true).trim(), style)}\n\n`);
         }
-        ctx.stdout.write('Scheduler dry-run:\n');
+        ctx.stdout.write(`${style.bold('Scheduler dry-run:')}\n`);
         const failed = Object.entries(body.FailedTGAllocs ?? {});
-        if (failed.length === 0) ctx.stdout.write('- All tasks successfully allocated.\n');
+        if (failed.length === 0) ctx.stdout.write(`${style.green('- All tasks successfully allocated.')}\n`);
         else {
-          ctx.stdout.write('- WARNING: Failed to place all allocations.\n');
-          for (const [g, m] of failed) for (const l of describeFailedGroup(g, m)) ctx.stdout.write(`  ${l}\n`);
+          ctx.stdout.write(`${style.bold(style.yellow('- WARNING: Failed to place all allocations.'))}\n`);
+          for (const [g, m] of failed) for (const l of describeFailedGroup(g, m)) ctx.stdout.write(`  ${style.yellow(l)}\n`);
         }
-        if (body.Warnings) ctx.stdout.write(`\nJob Warnings:\n${body.Warnings}\n`);
-        ctx.stdout.write(`\nJob Modify Index: ${body.JobModifyIndex}\n`);
+        if (body.Warnings) ctx.stdout.write(`\n${style.bold(style.yellow('Job Warnings:'))}\n${body.Warnings}\n`);
+        ctx.stdout.write(`\n${style.bold(`Job Modify Index: ${body.JobModifyIndex}`)}\n`);
         ctx.stdout.write(`To submit the job with version verification run:\n\ncaravan job run -check-index ${body.JobModifyIndex} ${file}\n`);
         return planChanges(updates) ? ExitCode.Error : ExitCode.Ok;
       });

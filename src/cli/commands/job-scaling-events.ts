@@ -4,6 +4,7 @@ import type { ScalingEvent } from '../../server/state/job-scaling-events.js';
 import { ExitCode, type CliContext } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
 import { formatColumns, short } from '../format/columns.js';
+import { formatUnixNanos } from '../format/time-format.js';
 import { addApiFlags, apiClient, printJson, runApiCommand, type ApiFlags } from './api-command.js';
 import { resolveJobId } from './job-lookup.js';
 
@@ -28,7 +29,7 @@ export const jobScalingEventsCommand: CommandModule = {
         const rows: string[][] = [opts.verbose ? ['Task Group', 'Count', 'PrevCount', 'Error', 'Date', 'EvalID', 'Message'] : ['Task Group', 'Count', 'PrevCount', 'Date']];
         for (const [group, s] of Object.entries(body.TaskGroups)) {
           for (const ev of s.Events ?? []) {
-            const date = new Date(Math.floor(ev.Time / 1e6)).toISOString();
+            const date = formatUnixNanos(ev.Time);
             const count = ev.Count === null ? '' : String(ev.Count);
             rows.push(opts.verbose ? [group, count, String(ev.PreviousCount), String(ev.Error), date, ev.EvalID ? short(ev.EvalID, true) : '', ev.Message] : [group, count, String(ev.PreviousCount), date]);
           }

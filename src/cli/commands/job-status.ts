@@ -1,13 +1,16 @@
 /**
  * `caravan job status [ID]`: without an ID, every job in a table; with one (or a prefix), the
- * job's details, its per-group summary, its latest deployment (service jobs) and its allocations.
+ * job's details, its per-group summary, why it could not be placed (while an evaluation is
+ * blocked), its latest deployment (service jobs) and its allocations.
  */
 import type { Command } from 'commander';
-import type { AllocListStub, Deployment, Job, JobListStub, JobSummary } from '../../structs/index.js';
+import type { AllocListStub, Deployment, Evaluation, Job, JobListStub, JobSummary } from '../../structs/index.js';
 import type { CliContext } from '../cli-context.js';
 import { ExitCode } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
+import { boldTitles, styleFor } from '../format/colorize.js';
 import { formatColumns, formatKV, short } from '../format/columns.js';
+import { latestFailedPlacement, formatPlacementFailures } from '../format/placement-failures.js';
 import { formatAgo, formatUnixNanos } from '../format/time-format.js';
 import { formatDeployedTable } from './deployment-format.js';
 import { addApiFlags, apiClient, printJson, runApiCommand, type ApiFlags } from './api-command.js';
@@ -17,7 +20,7 @@ import { resolveJobId } from './job-lookup.js';
 export function formatJobList(jobs: JobListStub[]): string {
   if (jobs.length === 0) return 'No running jobs';
   const rows = [['ID', 'Type', 'Priority', 'Status', 'Submit Date']];
-  for (const j of jobs) rows.push([j.ID, j.Type, String(j.Priority), j.Status, formatUnixNanos(j.SubmitTime)]);
+  for (const j of jobs) rows.push([j.ID, j.Type, String(j.Priority), j.Stop ? `${j.Status} (stopped)` : j.Status, formatUnixNanos(j.SubmitTime)]);
   return formatColumns(rows);
 }
 
@@ -43,8 +46,11 @@ export function formatLatestDeployment(d: Deployment, verbose = false): string {
   return `Latest Deployment\n${kv}\n\nDeployed\n${formatDeployedTable(d)}`;
 }
 
-/** The detail view of one job; `deployment` is its latest one, shown between summary and allocations. */
-export function formatJobDetail(job: Job, summary: JobSummary | null, allocs: AllocListStub[], nowMs: number, verbose = false, deployment: Deployment | null = null): string {
+/**
+ * The detail view of one job; `deployment` is its latest one, shown between summary and
+ * allocations, after the placement failures of `evals` while one of them is blocked.
+ */
+export function formatJobDetail(job: Job, summary: JobSummary | null, allocs: AllocListStub[], nowMs: number, verbose = false, deployment: Deployment | null = null, evals: readonly Evaluation[] = []): string {
   const parts: string[] = [];
   parts.push(
     formatKV([
@@ -68,10 +74,15 @@ export function formatJobDetail(job: Job, summary: JobSummary | null, allocs: Al
     }
     parts.push(`Summary\n${formatColumns(rows)}`);
   }
+  const failed = latestFailedPlacement(evals);
+  if (failed) parts.push(`Placement Failure\n${formatPlacementFailures(failed)}`);
   if (deployment) parts.push(formatLatestDeployment(deployment, verbose));
   parts.push(`Allocations\n${formatAllocTable(allocs, nowMs, verbose)}`);
   return parts.join('\n\n');
 }
+
+/** The section titles `job status` bolds on a terminal, as Nomad. */
+const JOB_STATUS_TITLES = ['Summary', 'Placement Failure', 'Latest Deployment', 'Deployed', 'Allocations'];
 
 /** Registers `job status`. */
 export const jobStatusCommand: CommandModule = {
@@ -93,17 +104,19 @@ export const jobStatusCommand: CommandModule = {
         }
         const jobId = await resolveJobId(api, id);
         const path = `/v1/job/${encodeURIComponent(jobId)}`;
-        const [{ body: job }, { body: summary }, { body: allocs }] = await Promise.all([
+        const [{ body: job }, { body: summary }, { body: allocs }, { body: evals }] = await Promise.all([
           api.get<Job>(path),
           api.get<JobSummary>(`${path}/summary`).catch(() => ({ body: null, index: 0 })),
           api.get<AllocListStub[]>(`${path}/allocations`),
+          // Only for the placement failures: a failed read hides that section, as a missing summary hides its own.
+          api.get<Evaluation[]>(`${path}/evaluations`).catch(() => ({ body: [] as Evaluation[], index: 0 })),
         ]);
         // As Nomad: only service jobs roll out through deployments. A failed read only hides the section.
         const deployment = job.Type === 'service'
           ? (await api.get<Deployment | null>(`${path}/deployment`).catch(() => ({ body: null }))).body
           : null;
         if (opts.json) printJson(ctx, { Job: job, Summary: summary, Allocations: allocs, LatestDeployment: deployment });
-        else ctx.stdout.write(`${formatJobDetail(job, summary, allocs, Date.now(), opts.verbose, deployment)}\n`);
+        else ctx.stdout.write(`${boldTitles(formatJobDetail(job, summary, allocs, Date.now(), opts.verbose, deployment, evals), styleFor(ctx, opts), JOB_STATUS_TITLES)}\n`);
         return ExitCode.Ok;
       });
     });

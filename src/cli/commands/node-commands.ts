@@ -4,12 +4,15 @@
  */
 import type { Command } from 'commander';
 import type { Allocation, Node, NodeListStub } from '../../structs/index.js';
-import { allocStub } from '../../structs/alloc.js';
 import { CliUsageError, ExitCode, type CliContext } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
-import { formatColumns, formatKV, short } from '../format/columns.js';
+import type { HostStats } from '../../client/node/host-stats.js';
+import type { AllocResourceUsage } from '../../http/routes/client-alloc.js';
+import type { ApiClient } from '../api-client.js';
+import { boldTitles, styleFor } from '../format/colorize.js';
+import { formatColumns, short } from '../format/columns.js';
+import { formatNodeDetail, type NodeDetailStats } from '../format/node-detail.js';
 import { addApiFlags, apiClient, printJson, resolveIdPrefix, runApiCommand, type ApiFlags } from './api-command.js';
-import { formatAllocTable } from './job-status.js';
 
 /** The table of `node status` without an ID. */
 export function formatNodeList(nodes: NodeListStub[], verbose = false): string {
@@ -19,23 +22,26 @@ export function formatNodeList(nodes: NodeListStub[], verbose = false): string {
   return formatColumns(rows);
 }
 
-/** The detail view of one node. */
-export function formatNodeDetail(n: Node, allocs: Allocation[], nowMs: number, verbose = false): string {
-  const kv = formatKV([
-    ['ID', short(n.ID, verbose)],
-    ['Name', n.Name],
-    ['Node Pool', n.NodePool],
-    ['Class', n.NodeClass || '<none>'],
-    ['DC', n.Datacenter],
-    ['Drain', String(n.Drain)],
-    ['Eligibility', n.SchedulingEligibility],
-    ['Status', n.Status],
-    ['HTTP Addr', n.HTTPAddr],
-    ['Host Volumes', Object.keys(n.HostVolumes ?? {}).sort().join(',') || '<none>'],
-    ['Drivers', Object.keys(n.Drivers ?? {}).filter((d) => n.Drivers[d]!.Detected).sort().join(',')],
-  ]);
-  return `${kv}\n\nAllocations\n${formatAllocTable(allocs.map(allocStub), nowMs, verbose)}`;
+/**
+ * What the node's client says of its host and of its running allocations; a node that is down
+ * answers nothing (said once on stderr, as Nomad says it), an allocation that cannot be read
+ * leaves out the allocations' utilization.
+ */
+async function nodeStats(ctx: CliContext, api: ApiClient, node: Node, allocs: Allocation[]): Promise<NodeDetailStats> {
+  if (node.Status === 'down') return { host: null, allocs: null };
+  let host: HostStats | null = null;
+  try {
+    host = (await api.get<HostStats>('/v1/client/stats', { node_id: node.ID })).body;
+  } catch (err) {
+    ctx.stderr.write(`error fetching node stats: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+  const running = allocs.filter((a) => a.ClientStatus === 'running');
+  const usages = await Promise.all(running.map((a) => api.get<AllocResourceUsage>(`/v1/client/allocation/${encodeURIComponent(a.ID)}/stats`).then((r) => r.body, () => null)));
+  return { host, allocs: usages.every((u) => u !== null) ? (usages as AllocResourceUsage[]) : null };
 }
+
+/** The section titles `node status <id>` bolds on a terminal, as Nomad. */
+const NODE_STATUS_TITLES = ['Node Events', 'Allocated Resources', 'Allocation Resource Utilization', 'Host Resource Utilization', 'Allocations'];
 
 /** Registers `node status` and `node eligibility`. */
 export const nodeCommands: CommandModule = {
@@ -61,8 +67,12 @@ export const nodeCommands: CommandModule = {
           api.get<Node>(`/v1/node/${encodeURIComponent(nodeId)}`),
           api.get<Allocation[]>(`/v1/node/${encodeURIComponent(nodeId)}/allocations`),
         ]);
-        if (opts.json) printJson(ctx, node);
-        else ctx.stdout.write(`${formatNodeDetail(node, allocs, Date.now(), opts.verbose)}\n`);
+        if (opts.json) {
+          printJson(ctx, node);
+          return ExitCode.Ok;
+        }
+        const text = formatNodeDetail(node, allocs, Date.now(), opts.verbose, await nodeStats(ctx, api, node, allocs));
+        ctx.stdout.write(`${boldTitles(text, styleFor(ctx, opts), NODE_STATUS_TITLES)}\n`);
         return ExitCode.Ok;
       });
     });

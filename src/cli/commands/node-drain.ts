@@ -11,6 +11,7 @@ import type { Allocation, Node } from '../../structs/index.js';
 import { isTerminalClientStatus } from '../../structs/index.js';
 import type { ApiClient } from '../api-client.js';
 import { CliUsageError, ExitCode, type CliContext } from '../cli-context.js';
+import { formatTimeMs } from '../format/time-format.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
 import { addApiFlags, apiClient, printJson, resolveIdPrefix, runApiCommand, type ApiFlags } from './api-command.js';
 
@@ -54,7 +55,7 @@ export function drainAllocLines(before: Map<string, SeenAlloc>, now: Allocation[
 }
 
 function stamp(ctx: CliContext, line: string): void {
-  ctx.stdout.write(`${new Date().toISOString()}: ${line}\n`);
+  ctx.stdout.write(`${formatTimeMs(Date.now())}: ${line}\n`);
 }
 
 /** Asks for confirmation on a terminal; anything but y/yes declines. Without a terminal: yes. */

@@ -11,7 +11,7 @@ import { addApiFlags, apiClient, printJson, runApiCommand, sanitizeUuidPrefix, t
 import { formatAllocDetail } from './alloc-status.js';
 import { formatEvalDetail } from './eval-commands.js';
 import { formatJobDetail, formatJobList } from './job-status.js';
-import { formatNodeDetail } from './node-commands.js';
+import { formatNodeDetail } from '../format/node-detail.js';
 
 /** Registers `status`. */
 export const statusCommand: CommandModule = {
@@ -45,7 +45,7 @@ export const statusCommand: CommandModule = {
         const allocs = (await api.get<AllocListStub[]>('/v1/allocations', { prefix })).body.filter((a) => a.ID.startsWith(id));
         if (allocs.length === 1) {
           const a = (await api.get<Allocation>(`/v1/allocation/${allocs[0]!.ID}`)).body;
-          show(a, formatAllocDetail(a, Date.now(), opts.verbose));
+          show(a, formatAllocDetail(a, Date.now(), { verbose: opts.verbose ?? false }));
           return ExitCode.Ok;
         }
         const evals = (await api.get<Evaluation[]>('/v1/evaluations', { prefix })).body.filter((e) => e.ID.startsWith(id));

@@ -21,6 +21,7 @@ import type { ClientStateStore, StoredTask } from '../state/state-db.js';
 import { ClientError, ClientErrorCode, errorMessage, isRecoverable } from '../client-error.js';
 import { RestartDecision, RestartTracker } from './restarts/restart-tracker.js';
 import { appendTaskEvent, newTaskEvent, newTaskState } from './task-event.js';
+import { logTaskEvent } from './task-event-log.js';
 import { killWithBackoff } from './kill-backoff.js';
 import type { AnyTaskHook, TaskHookRequest, TaskLifecycle, TaskIdentitySigner, TaskPrep, TaskVariableReader } from './interfaces.js';
 import { ValidateHook } from './hooks/validate-hook.js';
@@ -92,6 +93,8 @@ export class TaskRunner {
   private readonly task: Task;
   private readonly group: TaskGroup;
   private readonly tracker: RestartTracker;
+  /** The agent log of this task: every line names the allocation and the task. */
+  private readonly log: Logger;
   private taskState: TaskState;
   private handle: TaskHandle | null = null;
   private exitPromise: Promise<ExitResult> | null = null;
@@ -128,6 +131,7 @@ export class TaskRunner {
       const identity = cfg.identities ? new DefaultIdentity(cfg.identities, cfg.alloc.ID, cfg.task.Name, cfg.clock) : null;
       this.variables = identity ? async (req, signal) => read({ ...req, Identity: await identity.get(signal) }, signal) : read;
     }
+    this.log = cfg.logger.child({ alloc_id: cfg.alloc.ID, task: cfg.task.Name });
     const group = cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup);
     this.group = group ?? ({ Name: cfg.alloc.TaskGroup, Meta: null, RestartPolicy: null } as unknown as TaskGroup);
     const jobType = cfg.alloc.Job?.Type ?? 'service';
@@ -300,6 +304,7 @@ export class TaskRunner {
   /** Appends an event and persists the state. */
   emitEvent(ev: TaskEvent): void {
     appendTaskEvent(this.taskState, ev);
+    logTaskEvent(this.log, ev);
     this.persistState();
   }
 
@@ -600,7 +605,10 @@ export class TaskRunner {
   /** Moves to `state` with an optional event; timestamps as Nomad sets them. */
   private setState(state: TaskState['State'], ev?: TaskEvent): void {
     const prev = this.taskState.State;
-    if (ev) appendTaskEvent(this.taskState, ev);
+    if (ev) {
+      appendTaskEvent(this.taskState, ev);
+      logTaskEvent(this.log, ev);
+    }
     this.taskState.State = state;
     const nowIso = new Date(this.now()).toISOString();
     if (state === 'running' && prev !== 'running') this.taskState.StartedAt = nowIso;

@@ -4,6 +4,7 @@
  * and throws DriverError (BadConfig) naming the offending field otherwise.
  */
 import { parseDuration } from '../../structs/duration.js';
+import { didYouMean } from '../../structs/name-suggestion.js';
 import { DriverError, DriverErrorCode } from '../driver.js';
 
 export type Obj = Record<string, unknown>;
@@ -98,10 +99,10 @@ export function durationMsOf(o: Obj, key: string, field: string): number | undef
   }
 }
 
-/** Refuses keys outside `known`, naming the first one found. */
+/** Refuses keys outside `known`, naming the first one found and the closest known one. */
 export function refuseUnknown(o: Obj, known: readonly string[], prefix: string): void {
   const set = new Set(known);
   for (const k of Object.keys(o)) {
-    if (!set.has(k)) throw badConfig(`${prefix}${k}`, 'is not supported by this docker driver');
+    if (!set.has(k)) throw badConfig(`${prefix}${k}`, `is not supported by this docker driver.${didYouMean(k, known)}`.replace(/\.$/, ''));
   }
 }

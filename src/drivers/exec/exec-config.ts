@@ -4,6 +4,7 @@
  * errors naming the field, and the capability set they give a task.
  */
 import { DriverError, DriverErrorCode } from '../driver.js';
+import { refuseUnknownConfigKeys } from '../unknown-config-keys.js';
 
 /** Nomad's default `chroot_env`: host paths bound read-only into every exec task's root, by destination. */
 export const DEFAULT_CHROOT_ENV: Readonly<Record<string, string>> = {
@@ -120,8 +121,12 @@ export function parseExecPluginConfig(raw: Record<string, unknown> | undefined, 
   };
 }
 
-/** Validates an exec task's `config { … }`. */
+/** The task config fields exec reads. */
+const EXEC_TASK_KEYS = ['command', 'args', 'pid_mode', 'ipc_mode', 'cap_add', 'cap_drop', 'work_dir'] as const;
+
+/** Validates an exec task's `config { … }`; an unknown field is named with the closest known one. */
 export function parseExecTaskConfig(cfg: Record<string, unknown>, plugin: ExecPluginConfig): ExecTaskConfig {
+  refuseUnknownConfigKeys('exec', cfg, EXEC_TASK_KEYS);
   const command = cfg['command'];
   if (typeof command !== 'string' || command.trim() === '') throw bad('config field "command"', 'is required and must be a non-empty string');
   const workDir = cfg['work_dir'] ?? '';

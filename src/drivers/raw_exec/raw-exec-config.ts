@@ -5,6 +5,7 @@
 import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { DriverError, DriverErrorCode } from '../driver.js';
+import { refuseUnknownConfigKeys } from '../unknown-config-keys.js';
 
 /** A validated raw_exec config. */
 export interface RawExecConfig {
@@ -12,8 +13,12 @@ export interface RawExecConfig {
   args: string[];
 }
 
-/** Validates a raw_exec driver config; errors name the offending field. */
+/** The task config fields raw_exec reads. */
+const RAW_EXEC_KEYS = ['command', 'args'] as const;
+
+/** Validates a raw_exec driver config; errors name the offending field (an unknown one with the closest known). */
 export function parseRawExecConfig(cfg: Record<string, unknown>): RawExecConfig {
+  refuseUnknownConfigKeys('raw_exec', cfg, RAW_EXEC_KEYS);
   const command = cfg['command'];
   if (typeof command !== 'string' || command.trim() === '') {
     throw new DriverError(DriverErrorCode.BadConfig, 'raw_exec: config field "command" is required and must be a non-empty string', false);

@@ -17,7 +17,7 @@ import { ExecSpawner } from '../exec/exec-spawner.js';
 import { forwardWebSocket } from '../forward/ws-forward.js';
 import { FORWARDED_BY_CLIENT_HEADER, shouldProxy, type ServerProxy } from '../forward-to-server/server-proxy.js';
 import { requestTarget } from '../forward/request-target.js';
-import { badRequest, toCaravanError } from '../http-errors.js';
+import { badRequest, HttpError, toCaravanError } from '../http-errors.js';
 import type { RawQuery } from '../query-options.js';
 import type { RouteContext } from '../route-context.js';
 import { acl, type AclNeed } from '../acl/route-acl.js';
@@ -67,7 +67,10 @@ async function authorizeExec(ctx: RouteContext, req: IncomingMessage, allocId: s
   if (!client?.hasAlloc(allocId)) return r;
   const namespace = client.allocNamespace?.(allocId);
   const needs = execCapabilities(client.taskDriverCapabilities(allocId, task));
-  if (namespace === undefined || !needs.every((c) => r.acl.allowNamespaceOperation(namespace, c))) throw permissionDenied();
+  if (namespace === undefined) throw permissionDenied();
+  // Name what is missing: a policy granting alloc-exec is refused an exec into raw_exec, and says why.
+  const missing = needs.find((c) => !r.acl.allowNamespaceOperation(namespace, c));
+  if (missing !== undefined) throw new HttpError('ACL_CAPABILITY_MISSING', { capability: missing, namespace });
   return r;
 }
 

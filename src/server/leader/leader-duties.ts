@@ -31,6 +31,7 @@ import type { StateStore } from '../state/state-store.js';
 import { Worker } from '../worker/worker.js';
 import type { FactoryLookup } from '../endpoints/endpoint-context.js';
 import { reactToApply } from './leader-reactions.js';
+import { LeaderEventLog } from './leader-event-log.js';
 
 /** How many evaluations' last processing errors the leader remembers. */
 const MAX_REMEMBERED_EVAL_ERRORS = 1_000;
@@ -74,10 +75,13 @@ export class LeaderDuties {
   readonly variableLocks: VariableLockTimers;
   private gcTimer: Timer | null = null;
   private stopped = false;
+  /** The cluster's events as agent log lines (see leader-event-log.ts). */
+  private readonly eventLog: LeaderEventLog;
   /** The last error of evaluations that failed to process, for the StatusDescription when they reach the delivery limit. */
   private readonly evalErrors = new Map<string, string>();
 
   constructor(private readonly deps: LeaderDutiesDeps) {
+    this.eventLog = new LeaderEventLog(deps.logger);
     const { config, store, clock } = deps;
     const nowNanos = (): number => clock.now() * 1_000_000;
     this.broker = new EvalBroker({
@@ -197,6 +201,7 @@ export class LeaderDuties {
   /** The leader's reaction to an entry applied at `index` (see leader-reactions.ts). */
   react(cmd: Command, index: number, events: StreamEvent[]): void {
     if (this.stopped) return;
+    this.eventLog.record(cmd, index, events);
     reactToApply(cmd, index, events, {
       broker: this.broker,
       blocked: this.blocked,
