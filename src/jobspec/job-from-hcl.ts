@@ -142,6 +142,7 @@ export function jobBodyFromHcl(id: string, b: HclBody): JobDraft {
 export function jobFromHclTree(tree: Record<string, unknown>, ctx: DecodeContext): JobDraft | undefined {
   const root = new HclBody(tree, '', ctx, 0);
   root.rawValue('variable');
+  root.rawValue('variables');
   root.rawValue('locals');
   const jobs = root.labelled('job');
   root.finish();
