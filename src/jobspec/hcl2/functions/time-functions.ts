@@ -100,10 +100,26 @@ function formatdate(spec: string, stamp: string): string {
   while (i < spec.length) {
     const c = spec[i]!;
     if (c === "'") {
-      const end = spec.indexOf("'", i + 1);
-      if (end < 0) throw evalError('unterminated literal in the format spec');
-      out += end === i + 1 ? "'" : spec.slice(i + 1, end);
-      i = end + 1;
+      // A quoted literal; '' inside it (or alone) is one quote.
+      if (spec[i + 1] === "'") {
+        out += "'";
+        i += 2;
+        continue;
+      }
+      let j = i + 1;
+      for (;;) {
+        if (j >= spec.length) throw evalError('unterminated literal in the format spec');
+        if (spec[j] === "'" && spec[j + 1] === "'") {
+          out += "'";
+          j += 2;
+        } else if (spec[j] === "'") {
+          break;
+        } else {
+          out += spec[j];
+          j++;
+        }
+      }
+      i = j + 1;
       continue;
     }
     if (/[A-Za-z]/.test(c)) {
