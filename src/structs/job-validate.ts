@@ -23,6 +23,7 @@ import { DEFAULT_JOB_MAX_PRIORITY, JOB_MIN_PRIORITY } from './job-defaults.js';
 import type { NetworkResource } from './resources.js';
 import { posix } from 'node:path';
 import { scalingPolicyProblems } from './scaling-policy.js';
+import { jobFeatureProblems } from './job-feature-checks.js';
 import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
 
 /** One validation problem: where (path) and what (message). */
@@ -349,6 +350,7 @@ export function validateJob(job: Job, opts: ValidateJobOptions = {}): Validation
     }
     checkGroup(p, gp, g);
   });
+  for (const f of jobFeatureProblems(job)) p.add(f.path, f.message);
   return p.list;
 }
 

@@ -171,6 +171,21 @@ export interface Task {
   ShutdownDelay: Nanos;
   KillSignal: string;
   Kind: string;
+  /** Nomad 1.10: the task is killed this long after it started (batch and sysbatch jobs); absent: no limit. */
+  MaxRunDuration?: Nanos | null;
+  /** Commands a user may run in the task (`caravan action`, Nomad 1.7's `action` blocks). */
+  Actions?: TaskAction[] | null;
+  /** Nomad's Vault, Consul and CSI plugin blocks, kept as written: registration refuses them. */
+  Vault?: Record<string, unknown> | null;
+  Consul?: Record<string, unknown> | null;
+  CSIPluginConfig?: Record<string, unknown> | null;
+}
+
+/** A task's `action "name" { command args }`: a command run in the task on request. */
+export interface TaskAction {
+  Name: string;
+  Command: string;
+  Args: string[] | null;
 }
 
 /** A group of tasks placed together on one node; the unit of scheduling. */
@@ -195,6 +210,10 @@ export interface TaskGroup {
   Volumes: Record<string, unknown> | null;
   /** The group's scaling block (null: none). Optional only for groups built before it was kept. */
   Scaling?: ScalingPolicy | null;
+  /** Nomad 1.10: its tasks' default MaxRunDuration (batch and sysbatch jobs). */
+  MaxRunDuration?: Nanos | null;
+  /** Nomad's group Consul block, kept as written: registration refuses it. */
+  Consul?: Record<string, unknown> | null;
 }
 
 /** A job: the user's declaration of what should run. */

@@ -328,7 +328,7 @@ function evalCall(name: string, argExprs: Expr[], expandFinal: boolean, scope: E
       try {
         return evaluate(e, scope);
       } catch (err) {
-        if (!(err instanceof HclEvalError) || !err.recoverable) throw err;
+        if (!(err instanceof HclEvalError) || !err.catchable) throw err;
         last = err;
       }
     }
@@ -340,7 +340,7 @@ function evalCall(name: string, argExprs: Expr[], expandFinal: boolean, scope: E
       evaluate(argExprs[0]!, scope);
       return true;
     } catch (err) {
-      if (!(err instanceof HclEvalError) || !err.recoverable) throw err;
+      if (!(err instanceof HclEvalError) || !err.catchable) throw err;
       return false;
     }
   }
@@ -368,7 +368,7 @@ function evalCall(name: string, argExprs: Expr[], expandFinal: boolean, scope: E
     return result;
   } catch (err) {
     if (err instanceof HclEvalError) {
-      if (err.message.startsWith(`${name}(`) || !err.recoverable) throw err;
+      if (err.message.startsWith(`${name}(`) || !err.catchable) throw err;
       throw new HclEvalError(err.code, `${name}(): ${err.message}`, { cause: err });
     }
     throw err;

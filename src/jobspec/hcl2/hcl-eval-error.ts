@@ -1,14 +1,15 @@
 /**
- * Errors of HCL2 expression parsing and evaluation. `try()`/`can()` catch the recoverable
- * ones (a bad value, a missing key); a blown evaluation budget is never recoverable, so a
+ * Errors of HCL2 expression parsing and evaluation. `try()`/`can()` catch the catchable
+ * ones (a bad value, a missing key); a blown evaluation budget is never catchable, so a
  * hostile file cannot hide its cost behind `can(...)`.
  */
+import { CaravanError } from '../../structs/caravan-error.js';
 
 /** What went wrong, matched by code rather than message text. */
 export const HclEvalErrorCode = {
   /** The expression text is not valid HCL2. */
   Syntax: 'HCL_SYNTAX',
-  /** A value, argument or reference is wrong (recoverable by try/can). */
+  /** A value, argument or reference is wrong (try/can catch it). */
   Eval: 'HCL_EVAL',
   /** A filesystem function was called where files may not be read, or outside the job's directory. */
   FileAccess: 'HCL_FILE_ACCESS',
@@ -18,19 +19,14 @@ export const HclEvalErrorCode = {
 export type HclEvalErrorCode = (typeof HclEvalErrorCode)[keyof typeof HclEvalErrorCode];
 
 /** One failed parse or evaluation of an HCL2 expression. */
-export class HclEvalError extends Error {
-  override readonly name = 'HclEvalError';
-
-  constructor(
-    readonly code: HclEvalErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class HclEvalError extends CaravanError<HclEvalErrorCode> {
+  constructor(code: HclEvalErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, { reason: message }, options);
+    this.name = 'HclEvalError';
   }
 
-  /** try() and can() may swallow this error. */
-  get recoverable(): boolean {
+  /** try() and can() may swallow this error (a blown budget they may not). */
+  get catchable(): boolean {
     return this.code === HclEvalErrorCode.Eval || this.code === HclEvalErrorCode.FileAccess;
   }
 }
