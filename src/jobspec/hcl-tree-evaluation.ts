@@ -25,6 +25,9 @@ function isRaw(v: unknown): v is Raw {
 /** Blocks whose hcl2json form is `{type: {label: [body]}}`, for readable paths. */
 const LABELLED = new Set(['job', 'group', 'task', 'variable', 'port', 'volume', 'action', 'dynamic']);
 
+/** Longest chain of locals each referring to the next. */
+const MAX_LOCAL_CHAIN = 256;
+
 /** Thrown where a value depends on one already reported, so it is not reported twice. */
 class AlreadyReported extends HclEvalError {
   constructor(what: string) {
@@ -67,6 +70,8 @@ export class TreeEvaluator {
         if (failed.has(name)) throw new AlreadyReported(`local.${name}`);
         if (!sources.has(name)) throw Object.assign(evalError(`reference to undeclared local "local.${name}"`), { locate: `local.${name}` });
         if (active.has(name)) throw evalError(`local.${name} refers to itself (through ${[...active].map((n) => `local.${n}`).join(' → ')})`);
+        // Each link of a chain of locals is a level of recursion here.
+        if (active.size >= MAX_LOCAL_CHAIN) throw new HclEvalError(HclEvalErrorCode.Limit, `locals refer to each other more than ${MAX_LOCAL_CHAIN} deep`);
         active.add(name);
         try {
           const v = this.value(sources.get(name), this.root, `locals: ${name}`, true);
@@ -260,6 +265,12 @@ export function evaluateJobTree(tree: Raw, vars: ReadonlyMap<string, unknown>, c
       }
       const wrapped = ev.value({ [k]: v }, ev.root, '') as HclObject;
       out[k] = wrapped[k];
+      // The whole job, shared parts counted each time they appear: what decoding will copy.
+      try {
+        ev.root.budget.value(wrapped);
+      } catch (err) {
+        ev.report(err, k);
+      }
     }
   } catch (err) {
     // A Limit error was reported where it happened; nothing more is evaluated.

@@ -4,6 +4,7 @@
  * for more (nested `for` over `range()`, `format("%9999999d")`) fails with a Limit error
  * instead of holding a server's CPU or memory.
  */
+import type { HclValue } from './expression-ast.js';
 import { HclEvalError, HclEvalErrorCode } from './hcl-eval-error.js';
 
 /** Limits of one evaluation; the defaults allow every Nomad example file many times over. */
@@ -16,19 +17,27 @@ export interface EvalLimits {
   maxCollectionSize: number;
   /** Wall time all regex matches of one evaluation may take together (JS regexes backtrack). */
   maxRegexMs: number;
+  /**
+   * Largest value, in characters of its strings plus one per element: values share parts
+   * (`[local.x, local.x]`), so a small file could describe a value far larger than memory.
+   */
+  maxValueWeight: number;
 }
 
 export const DEFAULT_EVAL_LIMITS: EvalLimits = {
-  maxSteps: 2_000_000,
+  maxSteps: 500_000,
   maxStringLength: 4 * 1024 * 1024,
   maxCollectionSize: 100_000,
   maxRegexMs: 500,
+  maxValueWeight: 8 * 1024 * 1024,
 };
 
 /** Counts the work of one job file's evaluation against its limits. */
 export class EvalBudget {
   private spent = 0;
   private regexMs = 0;
+  /** Weights of lists and maps already measured (shared parts are measured once). */
+  private readonly weights = new WeakMap<object, number>();
 
   constructor(readonly limits: EvalLimits = DEFAULT_EVAL_LIMITS) {}
 
@@ -63,5 +72,28 @@ export class EvalBudget {
   /** Records time spent matching a regex. */
   spendRegexTime(ms: number): void {
     this.regexMs += ms;
+  }
+
+  /** Throws when `v` would weigh more than the limit (see EvalLimits.maxValueWeight). */
+  value(v: HclValue): void {
+    const w = this.weigh(v);
+    if (w > this.limits.maxValueWeight) {
+      throw new HclEvalError(HclEvalErrorCode.Limit, `a value of weight ${w} exceeds the limit of ${this.limits.maxValueWeight} (strings' characters plus elements)`);
+    }
+  }
+
+  private weigh(v: HclValue): number {
+    if (typeof v === 'string') return v.length + 1;
+    if (v === null || typeof v !== 'object') return 1;
+    const known = this.weights.get(v);
+    if (known !== undefined) return known;
+    let w = 1;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) {
+      w += this.weigh(x);
+      // Stop measuring once over: the caller only needs to know it is too big.
+      if (w > this.limits.maxValueWeight) break;
+    }
+    this.weights.set(v, w);
+    return w;
   }
 }

@@ -56,23 +56,34 @@ export class EvalScope {
     private readonly names: ReadonlyMap<string, Binding>,
     readonly functions: FunctionTable,
     readonly budget: EvalBudget,
+    private readonly parent?: EvalScope,
   ) {}
 
-  /** A scope that also sees `names` (shadowing outer ones). */
+  /** A scope that also sees `names` (shadowing outer ones); the outer scope is shared, not copied. */
   with(names: Record<string, HclValue>): EvalScope {
-    const next = new Map(this.names);
-    for (const [k, v] of Object.entries(names)) next.set(k, v);
-    return new EvalScope(next, this.functions, this.budget);
+    return new EvalScope(new Map(Object.entries(names)), this.functions, this.budget, this);
   }
 
   binding(name: string): Binding | undefined {
-    return this.names.get(name);
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- walking the parent chain
+    for (let s: EvalScope | undefined = this; s; s = s.parent) {
+      const b = s.names.get(name);
+      if (b !== undefined) return b;
+    }
+    return undefined;
   }
 }
 
-/** Evaluates an expression; errors are HclEvalError (recoverable or Limit). */
+/** Evaluates an expression; errors are HclEvalError (catchable, or Limit). */
 export function evaluate(expr: Expr, scope: EvalScope): HclValue {
   scope.budget.tick();
+  const v = evaluateNode(expr, scope);
+  // Constructed values are weighed (cached per object), so sharing cannot hide a huge value.
+  if (typeof v === 'object' && v !== null) scope.budget.value(v);
+  return v;
+}
+
+function evaluateNode(expr: Expr, scope: EvalScope): HclValue {
   switch (expr.kind) {
     case 'literal':
       return expr.value;
@@ -365,6 +376,7 @@ function evalCall(name: string, argExprs: Expr[], expandFinal: boolean, scope: E
     const result = fn.call(args, scope.budget);
     if (typeof result === 'string') scope.budget.string(result.length);
     else if (Array.isArray(result)) scope.budget.collection(result.length);
+    scope.budget.value(result);
     return result;
   } catch (err) {
     if (err instanceof HclEvalError) {
