@@ -53,3 +53,16 @@ test('the server parse refuses filesystem functions, naming the function and the
   assert.match(res.body, /input\.hcl:5: .*file\(\): filesystem function file\(\) is disabled/);
   assert.doesNotMatch(res.body, /root:/);
 });
+
+test('GET /v1/job/:id/actions lists the task action blocks with their task and group', async () => {
+  const parsed = await parse(fixture('task-actions.hcl'));
+  assert.equal(parsed.statusCode, 200, parsed.body);
+  const reg = await sut.app.inject({ method: 'PUT', url: '/v1/jobs', payload: { Job: parsed.json<Job>() } });
+  assert.equal(reg.statusCode, 200, reg.body);
+  const res = await sut.app.inject({ method: 'GET', url: '/v1/job/with-actions/actions' });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.deepEqual(res.json(), [
+    { Name: 'hello', Command: '/bin/echo', Args: ['hello', 'from', '${NOMAD_TASK_NAME}'], TaskName: 'server', TaskGroupName: 'app' },
+    { Name: 'date', Command: '/bin/date', Args: null, TaskName: 'server', TaskGroupName: 'app' },
+  ]);
+});
