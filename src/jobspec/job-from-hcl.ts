@@ -119,6 +119,16 @@ export function jobBodyFromHcl(id: string, b: HclBody): JobDraft {
 
   const update = b.block('update');
   if (update) j.Update = updateFromHcl(update);
+  const ui = b.block('ui');
+  if (ui) {
+    const links = ui.blocks('link').map((l) => {
+      const link = { Label: l.string('label') ?? '', URL: l.string('url') ?? '' };
+      l.finish();
+      return link;
+    });
+    j.UI = { Description: ui.string('description') ?? '', Links: links.length > 0 ? links : null };
+    ui.finish();
+  }
   const periodic = b.block('periodic');
   if (periodic) j.Periodic = periodicFromHcl(periodic);
   const parameterized = b.block('parameterized');

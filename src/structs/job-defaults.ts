@@ -338,5 +338,11 @@ export function canonicalizeJob(draft: JobDraft): Job {
     JobModifyIndex: draft.JobModifyIndex ?? 0,
   };
   if (draft.DispatchIdempotencyToken) job.DispatchIdempotencyToken = draft.DispatchIdempotencyToken;
+  if (draft.UI) {
+    job.UI = {
+      Description: draft.UI.Description ?? '',
+      Links: list(draft.UI.Links?.map((l) => ({ Label: l?.Label ?? '', URL: l?.URL ?? '' }))),
+    };
+  }
   return job;
 }

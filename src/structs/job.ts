@@ -216,6 +216,12 @@ export interface TaskGroup {
   Consul?: Record<string, unknown> | null;
 }
 
+/** A job's `ui` block: a markdown description and links shown with the job. */
+export interface JobUIConfig {
+  Description: string;
+  Links: { Label: string; URL: string }[] | null;
+}
+
 /** A job: the user's declaration of what should run. */
 export interface Job {
   Region: string;
@@ -238,6 +244,8 @@ export interface Job {
   DispatchIdempotencyToken?: string;
   Payload: string | null;
   Meta: Record<string, string> | null;
+  /** The job's `ui { description link {…} }` block: what Nomad's web UI shows on the job page. */
+  UI?: JobUIConfig | null;
   ConsulToken?: string;
   VaultToken?: string;
   /** Nomad's structs.Job always carries these ("" when unused); Caravan has no Consul or Vault. */

@@ -69,3 +69,14 @@ test('network-cni-args.hcl: cni args kept on the group network', async () => {
   assert.deepEqual(job.TaskGroups[0]!.Networks![0]!.CNI, { Args: { IgnoreUnknown: 'true', K8S_POD_NAME: '${NOMAD_ALLOC_ID}' } });
   assert.equal(job.TaskGroups[0]!.Networks![0]!.Mode, 'cni/mynet');
 });
+
+test('job-ui.hcl: the ui block (description and links) is kept on the job', async () => {
+  const job = await loadJobFile(fixture('job-ui.hcl'));
+  assert.deepEqual(job.UI, {
+    Description: 'A **markdown** description',
+    Links: [
+      { Label: 'Runbook', URL: 'https://example.com/runbook' },
+      { Label: 'Dashboard', URL: 'https://example.com/dash' },
+    ],
+  });
+});
