@@ -11,7 +11,7 @@ import type { HclValue } from './hcl2/expression-ast.js';
 import { EvalScope, evaluate, type LazyNamespace } from './hcl2/expression-evaluator.js';
 import { parseTemplateExpr } from './hcl2/expression-parser.js';
 import { EvalBudget } from './hcl2/eval-budget.js';
-import { evalError, HclEvalError, HclEvalErrorCode } from './hcl2/hcl-eval-error.js';
+import { asEvalError, evalError, HclEvalError, HclEvalErrorCode } from './hcl2/hcl-eval-error.js';
 import { isHclObject, setKey, sortedKeys, toStr, type HclObject } from './hcl2/hcl-value.js';
 import { jobspecFunctions } from './hcl2/function-table.js';
 import type { FileAccess } from './hcl2/functions/file-functions.js';
@@ -106,9 +106,9 @@ export class TreeEvaluator {
   }
 
   /** Records an evaluation error (a Limit error stops the whole evaluation). */
-  report(err: unknown, path: string, text?: string): void {
-    if (err instanceof AlreadyReported) return;
-    if (!(err instanceof HclEvalError)) throw err;
+  report(thrown: unknown, path: string, text?: string): void {
+    if (thrown instanceof AlreadyReported) return;
+    const err = asEvalError(thrown);
     const locate = (err as { locate?: string }).locate ?? inner(text);
     this.ctx.report(path, err.message, locate, 0, true);
     if (err.code === HclEvalErrorCode.Limit) throw err;
@@ -274,7 +274,7 @@ export function evaluateJobTree(tree: Raw, vars: ReadonlyMap<string, unknown>, c
     }
   } catch (err) {
     // A Limit error was reported where it happened; nothing more is evaluated.
-    if (!(err instanceof HclEvalError) || err.code !== HclEvalErrorCode.Limit) throw err;
+    if (asEvalError(err).code !== HclEvalErrorCode.Limit) throw err;
   }
   return out;
 }

@@ -9,7 +9,7 @@ import type { HclValue } from './hcl2/expression-ast.js';
 import { EvalScope, evaluate, type LazyNamespace } from './hcl2/expression-evaluator.js';
 import { parseExpression, parseTemplateExpr } from './hcl2/expression-parser.js';
 import { EvalBudget } from './hcl2/eval-budget.js';
-import { evalError, HclEvalError } from './hcl2/hcl-eval-error.js';
+import { asEvalError, evalError, HclEvalError } from './hcl2/hcl-eval-error.js';
 import { toBool, toStr } from './hcl2/hcl-value.js';
 import { jobspecFunctions } from './hcl2/function-table.js';
 import { convertValue, isCollectionType, typeFromExpr, type TypeConstraint } from './hcl2/type-constraint.js';
@@ -129,8 +129,7 @@ export function resolveVariables(tree: Raw, inputs: VariableInputs, ctx: DecodeC
       if (type !== undefined) value = convertValue(value as HclValue, type, 'value');
       if (value === null && body.nullable === false) ctx.report(where, 'value must not be null (nullable = false)', 'nullable', at);
     } catch (err) {
-      if (!(err instanceof HclEvalError)) throw err;
-      ctx.report(where, err.message, 'default', at);
+      ctx.report(where, asEvalError(err).message, 'default', at);
       continue;
     }
     values.set(name, value);
@@ -173,8 +172,7 @@ function validate(name: string, rules: Raw[], values: Map<string, unknown>, ctx:
         ctx.report(where, `invalid value: ${message}`, 'condition', ctx.offsetOf('variable', 0, name));
       }
     } catch (err) {
-      if (!(err instanceof HclEvalError)) throw err;
-      ctx.report(where, `validation: ${err.message}`, 'condition', ctx.offsetOf('variable', 0, name));
+      ctx.report(where, `validation: ${asEvalError(err).message}`, 'condition', ctx.offsetOf('variable', 0, name));
     }
   }
 }

@@ -26,6 +26,8 @@ const BOMBS: { name: string; hcl: string; expect: RegExp }[] = [
   { name: 'a long chain of locals', hcl: locals(`${Array.from({ length: 2000 }, (_, i) => `  c${i + 1} = local.c${i}`).join('\n')}\n  c0 = "x"`), expect: /refer to each other more than \d+ deep/ },
   { name: 'format width', hcl: locals('  x = format("%0999999999d", 1)'), expect: /width or precision over/ },
   { name: 'string growth', hcl: locals('  a = join("", [for i in range(1000) : format("%09999d", i)])'), expect: /(characters|weight \d+) exceeds the limit/ },
+  { name: 'deeply nested JSON for jsondecode', hcl: locals(`  x = jsondecode("${'['.repeat(100_000)}${']'.repeat(100_000)}")`), expect: /JSON nested deeper than/ },
+  { name: 'deeply nested YAML for yamldecode', hcl: locals(`  x = yamldecode("${'['.repeat(100_000)}${']'.repeat(100_000)}")`), expect: /nested too deeply/ },
   { name: 'catastrophic regex backtracking', hcl: locals(`  x = regex_replace("${'a'.repeat(40)}!", "(a+)+$", "x")`), expect: /regex time budget/ },
   { name: 'many backtracking regexes', hcl: locals(`  x = [for i in range(1000) : regex_replace("${'a'.repeat(26)}!", "(a|aa)+$", "x")]`), expect: /regex time budget/ },
 ];

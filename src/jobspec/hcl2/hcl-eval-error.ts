@@ -35,3 +35,14 @@ export class HclEvalError extends CaravanError<HclEvalErrorCode> {
 export function evalError(message: string): HclEvalError {
   return new HclEvalError(HclEvalErrorCode.Eval, message);
 }
+
+/**
+ * The error to report for `err` thrown by an evaluation: an exhausted stack (a RangeError
+ * from a value nested deeper than any bound caught) becomes a Limit error instead of escaping
+ * as a crash; anything else that is not an HclEvalError is rethrown as a bug.
+ */
+export function asEvalError(err: unknown): HclEvalError {
+  if (err instanceof HclEvalError) return err;
+  if (err instanceof RangeError) return new HclEvalError(HclEvalErrorCode.Limit, `evaluation nested too deeply: ${err.message}`, { cause: err });
+  throw err;
+}
