@@ -1,7 +1,7 @@
 /**
  * HCL2 input variables of a job file: `variable "name" { type default description sensitive
  * nullable validation {…} }` blocks and the older `variables { name = default }` block. A
- * value comes from `-var` over `-var-file` over `default`, is converted to the declared
+ * value comes from `-var` over `-var-file` over `NOMAD_VAR_<name>` over `default`, is converted to the declared
  * `type`, and must pass every `validation` condition.
  */
 import type { DecodeContext } from './decode-context.js';
@@ -20,6 +20,8 @@ export interface VariableInputs {
   cli: Record<string, string>;
   /** Merged contents of `-var-file` files (HCL or JSON), later files win. */
   files: Record<string, unknown>;
+  /** `NOMAD_VAR_<name>` environment values (strings, as -var); below files, above defaults. */
+  env?: Record<string, string>;
 }
 
 type Raw = Record<string, unknown>;
@@ -98,7 +100,7 @@ function declarations(tree: Raw): Map<string, Raw> {
 }
 
 /**
- * Resolves the value of every declared variable: `-var` over `-var-file` over `default`,
+ * Resolves the value of every declared variable: `-var` over `-var-file` over `NOMAD_VAR_<name>` over `default`,
  * converted to its type and checked by its validations. Reports undeclared inputs,
  * variables left without a value and failed validations.
  */
@@ -120,6 +122,8 @@ export function resolveVariables(tree: Raw, inputs: VariableInputs, ctx: DecodeC
         value = convertCliValue(name, inputs.cli[name]!, type, ctx, scope);
       } else if (Object.prototype.hasOwnProperty.call(inputs.files, name)) {
         value = constantValue(inputs.files[name], scope);
+      } else if (inputs.env && Object.prototype.hasOwnProperty.call(inputs.env, name)) {
+        value = convertCliValue(name, inputs.env[name]!, type, ctx, scope);
       } else if (Object.prototype.hasOwnProperty.call(body, 'default')) {
         value = constantValue(body.default, scope);
       } else {

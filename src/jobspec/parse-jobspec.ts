@@ -11,7 +11,7 @@ import { assertValidJob, type ValidateJobOptions } from '../structs/job-validate
 import type { Job } from '../structs/job.js';
 import { DecodeContext } from './decode-context.js';
 import { JobspecParseError, type JobspecProblem } from './jobspec-error.js';
-import { resolveVariables } from './hcl-variables.js';
+import { resolveVariables, type VariableInputs } from './hcl-variables.js';
 import { evaluateJobTree } from './hcl-tree-evaluation.js';
 import type { FileAccess } from './hcl2/functions/file-functions.js';
 import { jobFromHclTree } from './job-from-hcl.js';
@@ -34,6 +34,20 @@ export interface JobspecOptions {
    * (Nomad's /v1/jobs/parse disables them too); the CLI turns it on for the user's file.
    */
   fileFunctions?: { baseDir: string };
+  /**
+   * The environment: `NOMAD_VAR_<name>` gives variable `<name>` a value below -var-file and
+   * -var, as Nomad's CLI reads it. Variables the file does not declare are ignored.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** `NOMAD_VAR_<name>` entries of an environment, by variable name. */
+function envVariables(env: Readonly<Record<string, string | undefined>> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env ?? {})) {
+    if (k.startsWith('NOMAD_VAR_') && k.length > 'NOMAD_VAR_'.length && v !== undefined) out[k.slice('NOMAD_VAR_'.length)] = v;
+  }
+  return out;
 }
 
 /** Turns `["k=v", …]` into a map; a flag without "=" is a problem. */
@@ -108,6 +122,7 @@ export async function parseJobspec(source: string, opts: JobspecOptions = {}): P
   const ctx = new DecodeContext(file, source);
   const cli = Array.isArray(opts.vars) ? parseVarFlags(opts.vars) : { ...(opts.vars as Record<string, string> | undefined) };
   const files = await readVarFiles(opts.varFiles ?? [], opts.cwd ?? process.cwd());
+  const env = envVariables(opts.env);
 
   let draft: JobDraft | undefined;
   if (looksLikeJson(file, source)) {
@@ -119,12 +134,12 @@ export async function parseJobspec(source: string, opts: JobspecOptions = {}): P
     }
     const isHclJson = typeof value === 'object' && value !== null && 'job' in value && !('Job' in value);
     if (isHclJson) {
-      draft = decodeHclTree(value as Record<string, unknown>, ctx, cli, files, fileAccess(opts));
+      draft = decodeHclTree(value as Record<string, unknown>, ctx, { cli, files, env }, fileAccess(opts));
     } else {
       draft = jobFromApiJson(value, ctx);
     }
   } else {
-    draft = decodeHclTree(await parseHclTree(file, source), ctx, cli, files, fileAccess(opts));
+    draft = decodeHclTree(await parseHclTree(file, source), ctx, { cli, files, env }, fileAccess(opts));
   }
   if (ctx.problems.length > 0 || draft === undefined) throw new JobspecParseError(ctx.problems);
   return draft;
@@ -137,11 +152,10 @@ function fileAccess(opts: JobspecOptions): FileAccess {
 function decodeHclTree(
   tree: Record<string, unknown>,
   ctx: DecodeContext,
-  cli: Record<string, string>,
-  files: Record<string, unknown>,
+  inputs: VariableInputs,
   access: FileAccess,
 ): JobDraft | undefined {
-  const vars = resolveVariables(tree, { cli, files }, ctx);
+  const vars = resolveVariables(tree, inputs, ctx);
   if (ctx.problems.length > 0) return undefined;
   const resolved = evaluateJobTree(tree, vars, ctx, { files: access });
   // Decoding with unresolved variables would only repeat the same problem as type errors.

@@ -42,3 +42,12 @@ test('a -var list may be written as HCL', async () => {
   const draft = await parseJobspec(src, { vars: ['dcs=["a", "b"]'] });
   assert.deepEqual(draft.Datacenters, ['a', 'b']);
 });
+
+test('NOMAD_VAR_<name> gives a value below -var-file and -var; undeclared ones are ignored', async () => {
+  const src = `variable "n" {\n  type    = number\n  default = 1\n}\njob "x" {\n  group "g" {\n    count = var.n\n    task "t" {\n      driver = "raw_exec"\n    }\n  }\n}\n`;
+  const count = async (opts: Parameters<typeof parseJobspec>[1]) => (await parseJobspec(src, opts)).TaskGroups![0]!.Count;
+  assert.equal(await count({}), 1);
+  assert.equal(await count({ env: { NOMAD_VAR_n: '3', NOMAD_VAR_other: 'x', PATH: '/bin' } }), 3);
+  assert.equal(await count({ env: { NOMAD_VAR_n: '3' }, vars: ['n=5'] }), 5);
+  await assert.rejects(parseJobspec(src, { env: { NOMAD_VAR_n: 'many' } }), /variable "n": value "many" is not a number/);
+});
