@@ -1,10 +1,18 @@
 /**
- * HCL2 input variables and locals of a job file. hcl2json leaves every expression as a
- * `${…}` string; this module substitutes `var.NAME` and `local.NAME` references and un-escapes
- * `$${` / `%%{`. Any other `${…}` (e.g. `${NOMAD_TASK_NAME}`, `${attr.kernel.name}`) stays
- * literal for runtime interpolation, as Nomad's own jobspec parser leaves it.
+ * HCL2 input variables of a job file: `variable "name" { type default description sensitive
+ * nullable validation {…} }` blocks and the older `variables { name = default }` block. A
+ * value comes from `-var` over `-var-file` over `NOMAD_VAR_<name>` over `default`, is converted to the declared
+ * `type`, and must pass every `validation` condition.
  */
 import type { DecodeContext } from './decode-context.js';
+import type { HclValue } from './hcl2/expression-ast.js';
+import { EvalScope, evaluate, type LazyNamespace } from './hcl2/expression-evaluator.js';
+import { parseExpression, parseTemplateExpr } from './hcl2/expression-parser.js';
+import { EvalBudget } from './hcl2/eval-budget.js';
+import { asEvalError, evalError, HclEvalError } from './hcl2/hcl-eval-error.js';
+import { toBool, toStr } from './hcl2/hcl-value.js';
+import { jobspecFunctions } from './hcl2/function-table.js';
+import { convertValue, isCollectionType, typeFromExpr, type TypeConstraint } from './hcl2/type-constraint.js';
 
 /** Values given from outside the file: `-var k=v` (strings) and `-var-file` contents. */
 export interface VariableInputs {
@@ -12,6 +20,8 @@ export interface VariableInputs {
   cli: Record<string, string>;
   /** Merged contents of `-var-file` files (HCL or JSON), later files win. */
   files: Record<string, unknown>;
+  /** `NOMAD_VAR_<name>` environment values (strings, as -var); below files, above defaults. */
+  env?: Record<string, string>;
 }
 
 type Raw = Record<string, unknown>;
@@ -20,10 +30,36 @@ function isObject(v: unknown): v is Raw {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Converts a `-var` string to the declared type (`number`, `bool`, `list(...)`, `map(...)`). */
-function convertCliValue(name: string, value: string, type: string | undefined, ctx: DecodeContext): unknown {
-  const t = (type ?? '').replace(/^\$\{|\}$/g, '').trim();
-  if (t === 'number') {
+const VARIABLE_KEYS = ['default', 'type', 'description', 'sensitive', 'nullable', 'validation'];
+
+/** A scope with functions but no names: defaults and inputs may not reference anything. */
+function constantScope(): EvalScope {
+  return new EvalScope(new Map(), jobspecFunctions({ allow: false, baseDir: '.' }), new EvalBudget());
+}
+
+/** Evaluates a constant hcl2json value (a default, a var-file value). */
+function constantValue(raw: unknown, scope: EvalScope): HclValue {
+  if (typeof raw === 'string') return raw.includes('${') || raw.includes('%{') ? evaluate(parseTemplateExpr(raw), scope) : raw;
+  if (Array.isArray(raw)) return raw.map((x) => constantValue(x, scope));
+  if (isObject(raw)) return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, constantValue(v, scope)]));
+  return raw as HclValue;
+}
+
+function typeOf(name: string, body: Raw, ctx: DecodeContext): TypeConstraint | undefined {
+  if (typeof body.type !== 'string') return undefined;
+  try {
+    return typeFromExpr(parseExpression(body.type.replace(/^\$\{|\}$/g, '')));
+  } catch (err) {
+    if (!(err instanceof HclEvalError)) throw err;
+    ctx.report(`variable "${name}"`, `invalid type: ${err.message}`, 'type', ctx.offsetOf('variable', 0, name));
+    return undefined;
+  }
+}
+
+/** Converts a `-var` string to the declared type; collections are written as HCL or JSON. */
+function convertCliValue(name: string, value: string, type: TypeConstraint | undefined, ctx: DecodeContext, scope: EvalScope): unknown {
+  if (type === undefined || type.kind === 'string' || type.kind === 'any') return value;
+  if (type.kind === 'number') {
     const n = Number(value);
     if (value.trim() === '' || !Number.isFinite(n)) {
       ctx.report(`variable "${name}"`, `value ${JSON.stringify(value)} is not a number`);
@@ -31,118 +67,116 @@ function convertCliValue(name: string, value: string, type: string | undefined, 
     }
     return n;
   }
-  if (t === 'bool') {
+  if (type.kind === 'bool') {
     if (value === 'true' || value === 'false') return value === 'true';
     ctx.report(`variable "${name}"`, `value ${JSON.stringify(value)} is not a bool`);
     return value;
   }
-  if (/^(list|set|tuple|map|object)\b/.test(t)) {
+  if (isCollectionType(type)) {
     try {
-      return JSON.parse(value) as unknown;
+      return evaluate(parseExpression(value), scope);
     } catch {
-      ctx.report(`variable "${name}"`, `value ${JSON.stringify(value)} is not valid for type ${t} (give it as JSON)`);
+      ctx.report(`variable "${name}"`, `value ${JSON.stringify(value)} is not valid for type ${type.kind} (write it as HCL or JSON)`);
       return value;
     }
   }
   return value;
 }
 
+/** Declared variables: `variable "x" {…}` blocks and `variables { x = … }` attributes. */
+function declarations(tree: Raw): Map<string, Raw> {
+  const out = new Map<string, Raw>();
+  if (isObject(tree.variable)) {
+    for (const [name, bodies] of Object.entries(tree.variable)) {
+      out.set(name, Array.isArray(bodies) && isObject(bodies[0]) ? bodies[0] : {});
+    }
+  }
+  const plural = Array.isArray(tree.variables) ? tree.variables : tree.variables !== undefined ? [tree.variables] : [];
+  for (const block of plural) {
+    if (!isObject(block)) continue;
+    for (const [name, def] of Object.entries(block)) out.set(name, { default: def });
+  }
+  return out;
+}
+
 /**
- * Resolves the value of every declared variable: `-var` over `-var-file` over `default`.
- * Reports undeclared inputs and variables left without a value.
+ * Resolves the value of every declared variable: `-var` over `-var-file` over `NOMAD_VAR_<name>` over `default`,
+ * converted to its type and checked by its validations. Reports undeclared inputs,
+ * variables left without a value and failed validations.
  */
 export function resolveVariables(tree: Raw, inputs: VariableInputs, ctx: DecodeContext): Map<string, unknown> {
   const values = new Map<string, unknown>();
-  const declared = isObject(tree.variable) ? tree.variable : {};
-  for (const [name, bodies] of Object.entries(declared)) {
-    const body = Array.isArray(bodies) && isObject(bodies[0]) ? bodies[0] : {};
+  const declared = declarations(tree);
+  const scope = constantScope();
+  const validations: [string, Raw[]][] = [];
+  for (const [name, body] of declared) {
+    const where = `variable "${name}"`;
+    const at = ctx.offsetOf('variable', 0, name);
     for (const key of Object.keys(body)) {
-      if (!['default', 'type', 'description', 'sensitive', 'nullable', 'validation'].includes(key)) {
-        ctx.report(`variable "${name}"`, `unknown attribute "${key}"`, key, ctx.offsetOf('variable', 0, name));
+      if (!VARIABLE_KEYS.includes(key)) ctx.report(where, `unknown attribute "${key}"`, key, at);
+    }
+    const type = typeOf(name, body, ctx);
+    let value: unknown;
+    try {
+      if (Object.prototype.hasOwnProperty.call(inputs.cli, name)) {
+        value = convertCliValue(name, inputs.cli[name]!, type, ctx, scope);
+      } else if (Object.prototype.hasOwnProperty.call(inputs.files, name)) {
+        value = constantValue(inputs.files[name], scope);
+      } else if (inputs.env && Object.prototype.hasOwnProperty.call(inputs.env, name)) {
+        value = convertCliValue(name, inputs.env[name]!, type, ctx, scope);
+      } else if (Object.prototype.hasOwnProperty.call(body, 'default')) {
+        value = constantValue(body.default, scope);
+      } else {
+        ctx.report(where, 'no value given: set a default, -var or -var-file', 'variable');
+        continue;
       }
+      if (type !== undefined) value = convertValue(value as HclValue, type, 'value');
+      if (value === null && body.nullable === false) ctx.report(where, 'value must not be null (nullable = false)', 'nullable', at);
+    } catch (err) {
+      ctx.report(where, asEvalError(err).message, 'default', at);
+      continue;
     }
-    const type = typeof body.type === 'string' ? body.type : undefined;
-    if (Object.prototype.hasOwnProperty.call(inputs.cli, name)) {
-      values.set(name, convertCliValue(name, inputs.cli[name]!, type, ctx));
-    } else if (Object.prototype.hasOwnProperty.call(inputs.files, name)) {
-      values.set(name, inputs.files[name]);
-    } else if (Object.prototype.hasOwnProperty.call(body, 'default')) {
-      values.set(name, body.default);
-    } else {
-      ctx.report(`variable "${name}"`, 'no value given: set a default, -var or -var-file', 'variable');
-    }
+    values.set(name, value);
+    const v = body.validation;
+    if (v !== undefined) validations.push([name, (Array.isArray(v) ? v : [v]).filter(isObject)]);
   }
   for (const name of [...Object.keys(inputs.cli), ...Object.keys(inputs.files)]) {
-    if (!Object.prototype.hasOwnProperty.call(declared, name)) {
+    if (!declared.has(name)) {
       ctx.report('', `undeclared variable "${name}" given as input: declare it with variable "${name}" {}`);
     }
   }
+  for (const [name, rules] of validations) validate(name, rules, values, ctx);
   return values;
 }
 
-const REF = /\$\$\{|%%\{|\$\{\s*([^}]*?)\s*\}/g;
-const SIMPLE_REF = /^(var|local)\.([A-Za-z_][\w-]*)$/;
-
-function stringify(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v);
-}
-
-/** The scope references are resolved against. */
-interface Scope {
-  vars: Map<string, unknown>;
-  locals: Map<string, unknown>;
-}
-
-function substituteString(s: string, scope: Scope, ctx: DecodeContext, path: string): unknown {
-  const whole = /^\$\{\s*([^}]*?)\s*\}$/.exec(s);
-  if (whole) {
-    const m = SIMPLE_REF.exec(whole[1]!);
-    if (m) return lookup(m[1]!, m[2]!, scope, ctx, path);
-  }
-  return s.replace(REF, (match: string, expr: string | undefined) => {
-    if (match === '$${') return '${';
-    if (match === '%%{') return '%{';
-    const m = SIMPLE_REF.exec(expr ?? '');
-    if (m) return stringify(lookup(m[1]!, m[2]!, scope, ctx, path));
-    if (/\b(var|local)\./.test(expr ?? '')) {
-      ctx.report(path, `unsupported expression "${match}": only plain var.NAME and local.NAME references are supported`, expr, 0, true);
+/** Runs a variable's `validation { condition error_message }` blocks. */
+function validate(name: string, rules: Raw[], values: Map<string, unknown>, ctx: DecodeContext): void {
+  const where = `variable "${name}"`;
+  const varNs: LazyNamespace = {
+    lazy: true,
+    get: (n) => {
+      if (n !== name) throw evalError(`a validation of var.${name} may only refer to var.${name}, not var.${n}`);
+      return values.get(n) as HclValue;
+    },
+    all: () => ({ [name]: values.get(name) as HclValue }),
+  };
+  const scope = new EvalScope(new Map([['var', varNs]]), jobspecFunctions({ allow: false, baseDir: '.' }), new EvalBudget());
+  for (const rule of rules) {
+    for (const key of Object.keys(rule)) {
+      if (key !== 'condition' && key !== 'error_message') ctx.report(where, `validation: unknown attribute "${key}"`, key);
     }
-    return match;
-  });
-}
-
-function lookup(kind: string, name: string, scope: Scope, ctx: DecodeContext, path: string): unknown {
-  const table = kind === 'var' ? scope.vars : scope.locals;
-  if (table.has(name)) return table.get(name);
-  ctx.report(path, `reference to undeclared ${kind === 'var' ? 'variable' : 'local'} "${kind}.${name}"`, `${kind}.${name}`, 0, true);
-  return `\${${kind}.${name}}`;
-}
-
-function substitute(v: unknown, scope: Scope, ctx: DecodeContext, path: string): unknown {
-  if (typeof v === 'string') return substituteString(v, scope, ctx, path);
-  if (Array.isArray(v)) return v.map((x) => substitute(x, scope, ctx, path));
-  if (isObject(v)) {
-    const out: Raw = {};
-    for (const [k, x] of Object.entries(v)) out[k] = substitute(x, scope, ctx, path);
-    return out;
+    if (rule.condition === undefined) {
+      ctx.report(where, 'validation: "condition" is required', 'validation');
+      continue;
+    }
+    try {
+      const ok = toBool(constantValue(rule.condition, scope), 'validation condition');
+      if (!ok) {
+        const message = rule.error_message === undefined ? `invalid value for variable "${name}"` : toStr(constantValue(rule.error_message, scope), 'error_message');
+        ctx.report(where, `invalid value: ${message}`, 'condition', ctx.offsetOf('variable', 0, name));
+      }
+    } catch (err) {
+      ctx.report(where, `validation: ${asEvalError(err).message}`, 'condition', ctx.offsetOf('variable', 0, name));
+    }
   }
-  return v;
-}
-
-/**
- * Returns the tree with `var.*`/`local.*` references substituted and escapes removed.
- * Locals are evaluated in file order and may use variables and earlier locals.
- */
-export function resolveReferences(tree: Raw, vars: Map<string, unknown>, ctx: DecodeContext): Raw {
-  const scope: Scope = { vars, locals: new Map() };
-  const localBlocks = Array.isArray(tree.locals) ? tree.locals : tree.locals !== undefined ? [tree.locals] : [];
-  for (const block of localBlocks) {
-    if (!isObject(block)) continue;
-    for (const [k, v] of Object.entries(block)) scope.locals.set(k, substitute(v, scope, ctx, `locals: ${k}`));
-  }
-  const out: Raw = {};
-  for (const [k, v] of Object.entries(tree)) {
-    out[k] = k === 'variable' || k === 'locals' ? v : substitute(v, scope, ctx, k === 'job' ? '' : k);
-  }
-  return out;
 }

@@ -21,10 +21,11 @@ import {
 import { serviceFromHcl } from './service-from-hcl.js';
 import { taskFromHcl } from './task-from-hcl.js';
 import { volumesFromHcl } from './volume-from-hcl.js';
+import { apiStructFromHcl } from './api-struct-from-hcl.js';
 import type { ScalingPolicyDraft } from '../structs/scaling-policy.js';
 
 /** Group-level blocks kept as given but not acted on. */
-const PASSTHROUGH_GROUP_KEYS = ['consul', 'disconnect'] as const;
+const PASSTHROUGH_GROUP_KEYS = ['disconnect'] as const;
 
 /**
  * A group's `scaling { enabled min max type policy {…} }` block. The policy body is free-form
@@ -76,6 +77,10 @@ function groupFromHcl(name: string, b: HclBody): TaskGroupDraft {
   if (services.length > 0) g.Services = services as TaskGroupDraft['Services'];
   const scaling = b.block('scaling');
   if (scaling) g.Scaling = scalingFromHcl(scaling);
+  const maxRun = b.duration('max_run_duration');
+  if (maxRun !== undefined) g.MaxRunDuration = maxRun;
+  // Kept so registration can refuse it by name; Caravan has no Consul.
+  if (b.has('consul')) g.Consul = apiStructFromHcl(b.rawValue('consul'));
 
   const volumes = volumesFromHcl(b);
   if (volumes) g.Volumes = volumes;
@@ -115,6 +120,16 @@ export function jobBodyFromHcl(id: string, b: HclBody): JobDraft {
 
   const update = b.block('update');
   if (update) j.Update = updateFromHcl(update);
+  const ui = b.block('ui');
+  if (ui) {
+    const links = ui.blocks('link').map((l) => {
+      const link = { Label: l.string('label') ?? '', URL: l.string('url') ?? '' };
+      l.finish();
+      return link;
+    });
+    j.UI = { Description: ui.string('description') ?? '', Links: links.length > 0 ? links : null };
+    ui.finish();
+  }
   const periodic = b.block('periodic');
   if (periodic) j.Periodic = periodicFromHcl(periodic);
   const parameterized = b.block('parameterized');
@@ -125,13 +140,20 @@ export function jobBodyFromHcl(id: string, b: HclBody): JobDraft {
   const jobReschedule = reschedule ? rescheduleFromHcl(reschedule) : undefined;
   const jobMigrate = migrate ? migrateFromHcl(migrate) : undefined;
 
+  // Nomad: a task written directly in the job runs in a group of its own, named after it,
+  // placed before the job's groups.
+  const alone: TaskGroupDraft[] = b.labelled('task').map(({ label, body }) => ({ Name: label, Tasks: [taskFromHcl(label, body)] }));
   const groups = b.labelled('group');
-  j.TaskGroups = groups.map(({ label, body }) => {
-    const g = groupFromHcl(label, body);
+  j.TaskGroups = [...alone, ...groups.map(({ label, body }) => groupFromHcl(label, body))].map((g) => {
     if (jobReschedule) g.ReschedulePolicy = { ...jobReschedule, ...g.ReschedulePolicy };
     if (jobMigrate) g.Migrate = { ...jobMigrate, ...g.Migrate };
     return g;
   });
+  // Nomad: a job-level vault block applies to every task without its own.
+  if (b.has('vault')) {
+    const vault = apiStructFromHcl(b.rawValue('vault'));
+    for (const g of j.TaskGroups) for (const t of g.Tasks ?? []) if (t && !t.Vault) t.Vault = vault;
+  }
   b.finish();
   return j;
 }
@@ -143,6 +165,7 @@ export function jobBodyFromHcl(id: string, b: HclBody): JobDraft {
 export function jobFromHclTree(tree: Record<string, unknown>, ctx: DecodeContext): JobDraft | undefined {
   const root = new HclBody(tree, '', ctx, 0);
   root.rawValue('variable');
+  root.rawValue('variables');
   root.rawValue('locals');
   const jobs = root.labelled('job');
   root.finish();

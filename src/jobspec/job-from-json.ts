@@ -21,7 +21,7 @@ const KINDS: Record<string, Kind> = {
   SpreadTarget: 'array', Percent: 'number', Value: 'free',
   Count: 'number', RestartPolicy: 'object', ReschedulePolicy: 'object', EphemeralDisk: 'object',
   Migrate: 'free', Networks: 'array', ShutdownDelay: 'duration', StopAfterClientDisconnect: 'duration',
-  MaxClientDisconnect: 'duration', Services: 'free', Volumes: 'free', Templates: 'free', Artifacts: 'free', VolumeMounts: 'array',
+  MaxClientDisconnect: 'duration', MaxRunDuration: 'duration', Services: 'free', Volumes: 'free', Templates: 'free', Artifacts: 'free', VolumeMounts: 'array',
   Driver: 'string', User: 'string', Lifecycle: 'object', Config: 'freeObject', Resources: 'object',
   KillTimeout: 'duration', LogConfig: 'object', DispatchPayload: 'object', Leader: 'bool', KillSignal: 'string',
   Kind: 'string', Hook: 'string', Sidecar: 'bool',

@@ -4,14 +4,16 @@
  * goes on to canonicalize and validate, which is what `job run`/`job validate` want.
  */
 import { readFile } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { parse as parseHcl } from '@cdktf/hcl2json';
 import { canonicalizeJob } from '../structs/job-defaults.js';
 import { assertValidJob, type ValidateJobOptions } from '../structs/job-validate.js';
 import type { Job } from '../structs/job.js';
 import { DecodeContext } from './decode-context.js';
 import { JobspecParseError, type JobspecProblem } from './jobspec-error.js';
-import { resolveReferences, resolveVariables } from './hcl-variables.js';
+import { resolveVariables, type VariableInputs } from './hcl-variables.js';
+import { evaluateJobTree } from './hcl-tree-evaluation.js';
+import type { FileAccess } from './hcl2/functions/file-functions.js';
 import { jobFromHclTree } from './job-from-hcl.js';
 import { jobFromApiJson } from './job-from-json.js';
 import type { JobDraft } from '../structs/job-draft.js';
@@ -26,6 +28,26 @@ export interface JobspecOptions {
   varFiles?: readonly string[];
   /** Directory relative var-file paths are resolved against (default process.cwd()). */
   cwd?: string;
+  /**
+   * Let `file()`, `fileset()` and the other filesystem functions read, relative to
+   * `baseDir`. Off by default: a server parsing a request's HCL must not read its own files
+   * (Nomad's /v1/jobs/parse disables them too); the CLI turns it on for the user's file.
+   */
+  fileFunctions?: { baseDir: string };
+  /**
+   * The environment: `NOMAD_VAR_<name>` gives variable `<name>` a value below -var-file and
+   * -var, as Nomad's CLI reads it. Variables the file does not declare are ignored.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** `NOMAD_VAR_<name>` entries of an environment, by variable name. */
+function envVariables(env: Readonly<Record<string, string | undefined>> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env ?? {})) {
+    if (k.startsWith('NOMAD_VAR_') && k.length > 'NOMAD_VAR_'.length && v !== undefined) out[k.slice('NOMAD_VAR_'.length)] = v;
+  }
+  return out;
 }
 
 /** Turns `["k=v", …]` into a map; a flag without "=" is a problem. */
@@ -100,6 +122,7 @@ export async function parseJobspec(source: string, opts: JobspecOptions = {}): P
   const ctx = new DecodeContext(file, source);
   const cli = Array.isArray(opts.vars) ? parseVarFlags(opts.vars) : { ...(opts.vars as Record<string, string> | undefined) };
   const files = await readVarFiles(opts.varFiles ?? [], opts.cwd ?? process.cwd());
+  const env = envVariables(opts.env);
 
   let draft: JobDraft | undefined;
   if (looksLikeJson(file, source)) {
@@ -111,25 +134,30 @@ export async function parseJobspec(source: string, opts: JobspecOptions = {}): P
     }
     const isHclJson = typeof value === 'object' && value !== null && 'job' in value && !('Job' in value);
     if (isHclJson) {
-      draft = decodeHclTree(value as Record<string, unknown>, ctx, cli, files);
+      draft = decodeHclTree(value as Record<string, unknown>, ctx, { cli, files, env }, fileAccess(opts));
     } else {
       draft = jobFromApiJson(value, ctx);
     }
   } else {
-    draft = decodeHclTree(await parseHclTree(file, source), ctx, cli, files);
+    draft = decodeHclTree(await parseHclTree(file, source), ctx, { cli, files, env }, fileAccess(opts));
   }
   if (ctx.problems.length > 0 || draft === undefined) throw new JobspecParseError(ctx.problemsInLineOrder());
   return draft;
 }
 
+function fileAccess(opts: JobspecOptions): FileAccess {
+  return opts.fileFunctions ? { allow: true, baseDir: opts.fileFunctions.baseDir } : { allow: false, baseDir: '.' };
+}
+
 function decodeHclTree(
   tree: Record<string, unknown>,
   ctx: DecodeContext,
-  cli: Record<string, string>,
-  files: Record<string, unknown>,
+  inputs: VariableInputs,
+  access: FileAccess,
 ): JobDraft | undefined {
-  const vars = resolveVariables(tree, { cli, files }, ctx);
-  const resolved = resolveReferences(tree, vars, ctx);
+  const vars = resolveVariables(tree, inputs, ctx);
+  if (ctx.problems.length > 0) return undefined;
+  const resolved = evaluateJobTree(tree, vars, ctx, { files: access });
   // Decoding with unresolved variables would only repeat the same problem as type errors.
   if (ctx.problems.length > 0) return undefined;
   return jobFromHclTree(resolved, ctx);
@@ -143,7 +171,9 @@ export async function parseJobspecFile(path: string, opts: Omit<JobspecOptions, 
   } catch (err) {
     throw new JobspecParseError([{ file: path, path: '', message: `cannot read job file: ${(err as Error).message}` }], { cause: err });
   }
-  return parseJobspec(source, { ...opts, filename: path });
+  // The user's own file on the user's machine: its file functions read beside it, as Nomad's CLI.
+  const baseDir = dirname(resolve(opts.cwd ?? process.cwd(), path));
+  return parseJobspec(source, { ...opts, filename: path, fileFunctions: opts.fileFunctions ?? { baseDir } });
 }
 
 /**

@@ -158,11 +158,19 @@ export function networkFromHcl(b: HclBody): Draft<'Networks'>[number] {
     };
     dnsBody.finish();
   }
+  // `cni { args = {…} }`: kept for CNI network modes (CNI_ARGS).
+  const cniBody = b.block('cni');
+  let cni: Draft<'Networks'>[number]['CNI'];
+  if (cniBody) {
+    cni = { Args: cniBody.stringMap('args') ?? null };
+    cniBody.finish();
+  }
   const n = defined({
     Mode: b.string('mode'),
     Hostname: b.string('hostname'),
     MBits: b.number('mbits'),
     DNS: dns,
+    CNI: cni,
     ReservedPorts: reserved.length > 0 ? reserved : undefined,
     DynamicPorts: dynamic.length > 0 ? dynamic : undefined,
   });

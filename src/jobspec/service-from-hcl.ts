@@ -3,6 +3,7 @@
  * Nomad's API shape: Service{Name, PortLabel, Tags, …, Checks: [ServiceCheck{…, Interval, Timeout}]}.
  * Only the fields the block sets are returned; defaults come from canonicalizeService.
  */
+import { apiStructFromHcl } from './api-struct-from-hcl.js';
 import type { CheckRestart, ServiceCheck, ServiceInput } from '../structs/service.js';
 import { ServiceProvider } from '../structs/service.js';
 import { NANOS_PER_SECOND } from '../structs/duration.js';
@@ -114,7 +115,10 @@ export function serviceFromHcl(b: HclBody): ServiceInput {
     CheckRestart: restart ? (checkRestartFromHcl(restart) as CheckRestart) : undefined,
   });
   const checks = b.blocks('check').map(checkFromHcl);
+  // Kept so registration can refuse it by name; Caravan has no Consul Connect.
+  const connect = b.has('connect') ? apiStructFromHcl(b.rawValue('connect')) : undefined;
   if (checks.length > 0) s.Checks = checks;
+  if (connect) s.Connect = connect;
   b.finish();
   return s;
 }

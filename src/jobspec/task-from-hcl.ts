@@ -7,6 +7,8 @@ import { serviceFromHcl } from './service-from-hcl.js';
 import { artifactFromHcl, templateFromHcl } from './template-from-hcl.js';
 import { identitiesFromHcl } from './identity-from-hcl.js';
 import { volumeMountsFromHcl } from './volume-from-hcl.js';
+import { apiStructFromHcl } from './api-struct-from-hcl.js';
+import type { TaskAction } from '../structs/job.js';
 
 
 /** `resources { cpu, cores, memory, memory_max, disk, network }`. */
@@ -80,6 +82,23 @@ export function taskFromHcl(name: string, b: HclBody): TaskDraft {
   Object.assign(t, identitiesFromHcl(b));
   const mounts = volumeMountsFromHcl(b);
   if (mounts) t.VolumeMounts = mounts;
+  const maxRun = b.duration('max_run_duration');
+  if (maxRun !== undefined) t.MaxRunDuration = maxRun;
+  const actions = b.labelled('action').map(({ label, body }) => actionFromHcl(label, body));
+  if (actions.length > 0) t.Actions = actions;
+  // Kept as written so `job validate` and registration can name them; Caravan runs none.
+  for (const [key, field] of [['vault', 'Vault'], ['consul', 'Consul'], ['csi_plugin', 'CSIPluginConfig']] as const) {
+    if (b.has(key)) t[field] = apiStructFromHcl(b.rawValue(key));
+  }
   b.finish();
   return t;
+}
+
+/** `action "name" { command = "…" args = [...] }`. */
+function actionFromHcl(name: string, b: HclBody): TaskAction {
+  const command = b.string('command');
+  if (command === undefined) b.problem('command', `action "${name}": "command" is required`);
+  const args = b.stringList('args');
+  b.finish();
+  return { Name: name, Command: command ?? '', Args: args ?? null };
 }

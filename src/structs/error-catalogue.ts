@@ -342,6 +342,14 @@ export const ErrorCatalogue = {
   // ---- jobspec, structs, agent ----
   /** A jobspec that cannot be parsed; `reason` lists every problem. */
   JOBSPEC_INVALID: e(400, '{reason}'),
+  /** An HCL2 expression in a job file that is not valid syntax. */
+  HCL_SYNTAX: e(400, '{reason}'),
+  /** An HCL2 expression whose evaluation failed (a wrong type, a missing key, a function's error). */
+  HCL_EVAL: e(400, '{reason}'),
+  /** A filesystem function (file, fileset, …) where files may not be read. */
+  HCL_FILE_ACCESS: e(400, '{reason}'),
+  /** An HCL2 evaluation that exceeded its budget (steps, nesting, value size, regex time). */
+  HCL_LIMIT: e(400, '{reason}'),
   /** A duration string that cannot be parsed. */
   DURATION_INVALID: e(400, 'invalid duration "{value}"'),
   /** An agent flag or config file value that cannot be used. */

@@ -147,6 +147,7 @@ function network(n: DeepPartial<NetworkResource>): NetworkResource {
     DynamicPorts: list(n.DynamicPorts?.map(port)),
   };
   if (n.Hostname) out.Hostname = n.Hostname;
+  if (n.CNI) out.CNI = { Args: n.CNI.Args ? { ...(n.CNI.Args as Record<string, string>) } : null };
   return out;
 }
 
@@ -172,7 +173,7 @@ function services(v: readonly unknown[] | null | undefined, job: string, group: 
   return list(v?.map((s) => canonicalizeService((s ?? {}) as ServiceInput, job, group, task)));
 }
 
-function task(t: TaskDraft, groupRestart: RestartPolicy, jobName: string, groupName: string): Task {
+function task(t: TaskDraft, groupRestart: RestartPolicy, jobName: string, groupName: string, groupMaxRun?: number | null): Task {
   const lifecycle = t.Lifecycle && t.Lifecycle.Hook ? { Hook: t.Lifecycle.Hook, Sidecar: t.Lifecycle.Sidecar ?? false } : null;
   const logs: LogConfig = merge<LogConfig>({ MaxFiles: 10, MaxFileSizeMB: 10, Disabled: false }, t.LogConfig);
   return {
@@ -202,7 +203,26 @@ function task(t: TaskDraft, groupRestart: RestartPolicy, jobName: string, groupN
     ...(t.Identity ? { Identity: canonicalizeIdentity(t.Identity as Partial<WorkloadIdentity>) } : {}),
     ...(t.Identities && t.Identities.length > 0 ? { Identities: t.Identities.map((i) => canonicalizeIdentity(i as Partial<WorkloadIdentity>)) } : {}),
     VolumeMounts: canonicalizeVolumeMounts(t.VolumeMounts),
+    ...taskExtras(t, groupMaxRun),
   };
+}
+
+/**
+ * Fields a stored task carries only when the job states them, so jobs without them keep
+ * their exact shape: max_run_duration (the group's unless the task has its own), actions,
+ * and the Vault/Consul/CSI blocks kept for registration to refuse.
+ */
+function taskExtras(t: TaskDraft, groupMaxRun: number | null | undefined): Partial<Task> {
+  const out: Partial<Task> = {};
+  const maxRun = t.MaxRunDuration ?? groupMaxRun;
+  if (maxRun) out.MaxRunDuration = maxRun;
+  if (t.Actions && t.Actions.length > 0) {
+    out.Actions = t.Actions.map((a) => ({ Name: a?.Name ?? '', Command: a?.Command ?? '', Args: list(a?.Args as string[] | undefined) }));
+  }
+  if (t.Vault) out.Vault = t.Vault as Record<string, unknown>;
+  if (t.Consul) out.Consul = t.Consul as Record<string, unknown>;
+  if (t.CSIPluginConfig) out.CSIPluginConfig = t.CSIPluginConfig as Record<string, unknown>;
+  return out;
 }
 
 function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateStrategy> | null | undefined, jobName: string): TaskGroup {
@@ -226,7 +246,7 @@ function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateSt
     Constraints: constraints(g.Constraints),
     Affinities: affinities(g.Affinities),
     Spreads: spreads(g.Spreads),
-    Tasks: (g.Tasks ?? []).map((t) => task(t, restart, jobName, g.Name ?? '')),
+    Tasks: (g.Tasks ?? []).map((t) => task(t, restart, jobName, g.Name ?? '', g.MaxRunDuration)),
     RestartPolicy: restart,
     ReschedulePolicy: reschedule,
     EphemeralDisk: disk,
@@ -240,6 +260,8 @@ function group(g: TaskGroupDraft, type: JobType, jobUpdate: DeepPartial<UpdateSt
     MaxClientDisconnect: g.MaxClientDisconnect ?? null,
     Volumes: canonicalizeVolumes(g.Volumes),
     Scaling: canonicalizeScalingPolicy(g.Scaling, count),
+    ...(g.MaxRunDuration ? { MaxRunDuration: g.MaxRunDuration } : {}),
+    ...(g.Consul ? { Consul: g.Consul as Record<string, unknown> } : {}),
   };
 }
 
@@ -322,5 +344,11 @@ export function canonicalizeJob(draft: JobDraft): Job {
     JobModifyIndex: draft.JobModifyIndex ?? 0,
   };
   if (draft.DispatchIdempotencyToken) job.DispatchIdempotencyToken = draft.DispatchIdempotencyToken;
+  if (draft.UI) {
+    job.UI = {
+      Description: draft.UI.Description ?? '',
+      Links: list(draft.UI.Links?.map((l) => ({ Label: l?.Label ?? '', URL: l?.URL ?? '' }))),
+    };
+  }
   return job;
 }

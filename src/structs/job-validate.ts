@@ -25,6 +25,7 @@ import { posix } from 'node:path';
 import { scalingPolicyProblems } from './scaling-policy.js';
 import { identityProblems } from './workload-identity.js';
 import { PROPAGATION_MODES, VolumeType } from './host-volume.js';
+import { jobFeatureProblems } from './job-feature-checks.js';
 import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
 import { nomadServiceProblems } from './nomad-service-validate.js';
 
@@ -418,6 +419,7 @@ export function validateJob(job: Job, opts: ValidateJobOptions = {}): Validation
     }
     checkGroup(p, gp, g, job.Type);
   });
+  for (const f of jobFeatureProblems(job)) p.add(f.path, f.message);
   return p.list;
 }
 

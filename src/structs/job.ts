@@ -179,6 +179,21 @@ export interface Task {
   Identities?: WorkloadIdentity[] | null;
   /** `volume_mount` blocks: where the group's volumes appear in the task (null: none). Optional only for tasks built before they were kept. */
   VolumeMounts?: VolumeMount[] | null;
+  /** Nomad 1.10: the task is killed this long after it started (batch and sysbatch jobs); absent: no limit. */
+  MaxRunDuration?: Nanos | null;
+  /** Commands a user may run in the task (`caravan action`, Nomad 1.7's `action` blocks). */
+  Actions?: TaskAction[] | null;
+  /** Nomad's Vault, Consul and CSI plugin blocks, kept as written: registration refuses them. */
+  Vault?: Record<string, unknown> | null;
+  Consul?: Record<string, unknown> | null;
+  CSIPluginConfig?: Record<string, unknown> | null;
+}
+
+/** A task's `action "name" { command args }`: a command run in the task on request. */
+export interface TaskAction {
+  Name: string;
+  Command: string;
+  Args: string[] | null;
 }
 
 /** A group of tasks placed together on one node; the unit of scheduling. */
@@ -204,6 +219,16 @@ export interface TaskGroup {
   Volumes: Record<string, VolumeRequest> | null;
   /** The group's scaling block (null: none). Optional only for groups built before it was kept. */
   Scaling?: ScalingPolicy | null;
+  /** Nomad 1.10: its tasks' default MaxRunDuration (batch and sysbatch jobs). */
+  MaxRunDuration?: Nanos | null;
+  /** Nomad's group Consul block, kept as written: registration refuses it. */
+  Consul?: Record<string, unknown> | null;
+}
+
+/** A job's `ui` block: a markdown description and links shown with the job. */
+export interface JobUIConfig {
+  Description: string;
+  Links: { Label: string; URL: string }[] | null;
 }
 
 /** A job: the user's declaration of what should run. */
@@ -228,6 +253,8 @@ export interface Job {
   DispatchIdempotencyToken?: string;
   Payload: string | null;
   Meta: Record<string, string> | null;
+  /** The job's `ui { description link {…} }` block: what Nomad's web UI shows on the job page. */
+  UI?: JobUIConfig | null;
   ConsulToken?: string;
   VaultToken?: string;
   /** Nomad's structs.Job always carries these ("" when unused); Caravan has no Consul or Vault. */

@@ -22,6 +22,8 @@ export interface NetworkResource {
   DNS: { Servers: string[]; Searches: string[]; Options: string[] } | null;
   ReservedPorts: Port[] | null;
   DynamicPorts: Port[] | null;
+  /** `cni { args = {…} }`: arguments passed to CNI plugins (CNI_ARGS) in "cni/…" modes. */
+  CNI?: { Args: Record<string, string> | null } | null;
 }
 
 /** What a task asks for. CPU in MHz, memory in MiB. MemoryMaxMB 0 means "no oversubscription". */

@@ -61,6 +61,8 @@ export interface Service {
   TaskName: string;
   OnUpdate: string;
   Provider: string;
+  /** Nomad's Consul Connect block, kept as written: registration refuses it. */
+  Connect?: Record<string, unknown> | null;
 }
 
 /** Partial input accepted by canonicalizeService (HCL decode or API JSON). */
@@ -136,5 +138,6 @@ export function canonicalizeService(s: ServiceInput, job: string, group: string,
     TaskName: s.TaskName || (task ?? ''),
     OnUpdate: onUpdate,
     Provider: s.Provider || ServiceProvider.Consul,
+    ...(s.Connect ? { Connect: s.Connect } : {}),
   };
 }

@@ -36,6 +36,13 @@ const CASES: Case[] = [
   { name: 'syntax error with line', file: 'bad-syntax.hcl', kind: 'parse', line: 3, expect: ['syntax error'] },
   { name: 'undeclared variable', file: 'bad-undeclared-var.hcl', kind: 'parse', line: 3, expect: ['reference to undeclared variable "var.replicas"'] },
   { name: 'typos, in line order with suggestions', file: 'bad-typos.hcl', kind: 'parse', line: 4, expect: ['group "api": unknown attribute "cont". Did you mean "count"?', 'group "api": unknown block "restrat". Did you mean "restart"?', 'resources: unknown attribute "memroy". Did you mean "memory"?'] },
+  { name: 'variable validation', file: 'bad-variable-validation.hcl', kind: 'parse', line: 6, expect: ['variable "replicas": invalid value: The replicas must be at most 10.'] },
+  {
+    name: 'HCL2 expression errors: a locals cycle, a missing key, an unknown function',
+    file: 'bad-hcl2-expression.hcl',
+    kind: 'parse',
+    expect: ['local.a refers to itself', 'group "api": count: lookup(): the given key "two" does not exist', 'meta: y: call to unknown function "nosuch"'],
+  },
   { name: 'wrong attribute types', file: 'bad-types.hcl', kind: 'parse', expect: ['group "api": "count" must be a number, got "three"', 'task "srv": "leader" must be true or false'] },
 ];
 

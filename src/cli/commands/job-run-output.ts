@@ -16,7 +16,7 @@ export interface JobRunOutputFlags {
 /** Parses, canonicalizes and validates `file`, then prints `{"Job": …}`; returns the exit code. */
 export async function runJobOutput(ctx: CliContext, file: string, flags: JobRunOutputFlags): Promise<number> {
   try {
-    const job = await loadJobFile(file, { vars: flags.var ?? [], varFiles: flags.varFile ?? [], cwd: ctx.cwd });
+    const job = await loadJobFile(file, { vars: flags.var ?? [], varFiles: flags.varFile ?? [], cwd: ctx.cwd, env: ctx.env });
     ctx.stdout.write(`${JSON.stringify({ Job: job }, null, 4)}\n`);
     return ExitCode.Ok;
   } catch (err) {

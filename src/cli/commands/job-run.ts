@@ -55,7 +55,7 @@ export async function loadJobForCommand(ctx: CliContext, file: string, flags: { 
   try {
     const namespace = resolveGlobalOptions(flags, ctx.env).namespace;
     // The server bounds priority by its own job_max_priority: only the absolute ceiling is checked here.
-    return await loadJobFile(file, { vars: flags.var ?? [], varFiles: flags.varFile ?? [], cwd: ctx.cwd, namespace, maxPriority: JOB_PRIORITY_CEILING });
+    return await loadJobFile(file, { vars: flags.var ?? [], varFiles: flags.varFile ?? [], cwd: ctx.cwd, env: ctx.env, namespace, maxPriority: JOB_PRIORITY_CEILING });
   } catch (err) {
     reportJobFileError(ctx, file, err);
     return undefined;

@@ -49,7 +49,7 @@ export const jobValidateCommand: CommandModule = {
         const results: { File: string; Valid: boolean; Errors: string[] }[] = [];
         for (const file of files) {
           try {
-            await loadJobFile(file, { vars: opts.var ?? [], varFiles: opts.varFile ?? [], cwd: ctx.cwd });
+            await loadJobFile(file, { vars: opts.var ?? [], varFiles: opts.varFile ?? [], cwd: ctx.cwd, env: ctx.env });
             results.push({ File: file, Valid: true, Errors: [] });
             if (!opts.json) ctx.stdout.write(`Job validation successful: ${file}\n`);
           } catch (err) {

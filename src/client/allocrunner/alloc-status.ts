@@ -5,6 +5,7 @@
  * an allocation whose other tasks are all dead pending, never briefly "complete" before it runs.
  */
 import type { AllocClientStatus, TaskState } from '../../structs/alloc.js';
+import { MAX_RUN_DURATION_REASON } from '../taskrunner/hooks/max-run-duration-hook.js';
 
 /** The status and Nomad's description for it. */
 export interface AllocStatus {
@@ -13,7 +14,7 @@ export interface AllocStatus {
 }
 
 /** Derives the allocation's client status from its task states. */
-export function allocClientStatus(states: Record<string, Pick<TaskState, 'State' | 'Failed'>>): AllocStatus {
+export function allocClientStatus(states: Record<string, Pick<TaskState, 'State' | 'Failed'> & { Events?: TaskState['Events'] }>): AllocStatus {
   let pending = false;
   let running = false;
   let dead = false;
@@ -39,6 +40,10 @@ export function allocClientStatus(states: Record<string, Pick<TaskState, 'State'
   if (failed) return { status: 'failed', description: 'Failed tasks' };
   if (running) return { status: 'running', description: 'Tasks are running' };
   if (pending) return { status: 'pending', description: 'No tasks have started' };
-  if (dead) return { status: 'complete', description: 'All tasks have completed' };
+  if (dead) {
+    // Nomad names the cause when max_run_duration ended the allocation.
+    const timedOut = Object.values(states).some((s) => s.Events?.some((e) => e.KillReason === MAX_RUN_DURATION_REASON));
+    return { status: 'complete', description: timedOut ? MAX_RUN_DURATION_REASON : 'All tasks have completed' };
+  }
   return { status: 'pending', description: 'No tasks have started' };
 }

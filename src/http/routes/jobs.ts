@@ -259,11 +259,14 @@ async function jobRoute(
     case 'submission':
       return submissionRoute(ctx, req, reply, jobId);
     case 'actions':
-      // Nomad's task `action` blocks (Nomad 1.7+): Caravan's jobspec has none, so a known job lists none.
+      // Nomad's task `action` blocks (Nomad 1.7+), one row per action with its task and group.
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
       return answerRead(ctx, req, reply, [Table.Jobs], (server, opts) => {
-        if (!server.state.jobById(opts.namespace, jobId)) throw notFound('job');
-        return [];
+        const job = server.state.jobById(opts.namespace, jobId);
+        if (!job) throw notFound('job');
+        return job.TaskGroups.flatMap((g) =>
+          g.Tasks.flatMap((t) => (t.Actions ?? []).map((a) => ({ Name: a.Name, Command: a.Command, Args: a.Args, TaskName: t.Name, TaskGroupName: g.Name }))),
+        );
       });
     case 'services':
       // The registrations of the job's `provider = "nomad"` services; blocks on the service table.
