@@ -22,6 +22,15 @@ export function checkLabel(status: string): string {
   return status === 'success' ? 'passing' : status === 'failure' ? 'failing' : status;
 }
 
+/**
+ * The checks of one registration. A result names its service, group and task, and the
+ * registration's ID names its owner (`…-<task or group-<group>>-<service>-…`), so two tasks
+ * registering the same service name keep their own checks.
+ */
+export function checksOf(reg: ServiceRegistration, checks: CheckQueryResult[]): CheckQueryResult[] {
+  return checks.filter((c) => c.Service === reg.ServiceName && reg.ID.includes(`-${c.Task ?? `group-${c.Group}`}-${c.Service}-`));
+}
+
 /** True when the allocation declares any service (group or task), whatever its provider. */
 export function allocHasServices(alloc: Allocation): boolean {
   const group = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
@@ -88,7 +97,7 @@ export function AllocServices({ alloc }: { alloc: Allocation }) {
                 {[...regs]
                   .sort((a, b) => a.ServiceName.localeCompare(b.ServiceName) || a.ID.localeCompare(b.ID))
                   .map((s) => {
-                    const mine = checks.filter((c) => c.Service === s.ServiceName);
+                    const mine = checksOf(s, checks);
                     const passing = mine.filter((c) => c.Status === 'success').length;
                     return (
                       <tr key={s.ID} data-testid="service-row" data-service={s.ServiceName}>
