@@ -1,4 +1,4 @@
-/** An allocation: status, actions, task states with event timelines, ports, and CPU/memory charts. */
+/** An allocation: status, actions, task states with event timelines, ports, services with their checks, and CPU/memory charts. */
 import { useState } from 'preact/hooks';
 import type { StreamEvent } from '../../../src/server/events/event.js';
 import type { Allocation, TaskState } from '../../../src/structs/alloc.js';
@@ -6,6 +6,7 @@ import { isUnsetTime } from '../../../src/structs/go-time.js';
 import type { AllocResourceUsage } from '../../../src/http/routes/client-alloc.js';
 import { ActionButton } from '../components/action-button.js';
 import { LineChart } from '../components/chart.js';
+import { AllocServices, allocHasServices } from '../components/services-alloc.js';
 import { ErrorBox, LiveView } from '../components/states.js';
 import { StatusBadge } from '../components/summary-bar.js';
 import { apiWrite } from '../lib/api.js';
@@ -248,6 +249,12 @@ export function AllocDetailPage({ id }: { id: string }) {
             {Object.keys(a.TaskStates ?? {}).length === 0 && <p class="state empty">No task has started yet.</p>}
             <h2>Ports</h2>
             <Ports alloc={a} />
+            {allocHasServices(a) && (
+              <>
+                <h2>Services</h2>
+                <AllocServices alloc={a} />
+              </>
+            )}
           </>
         )}
       </LiveView>

@@ -1,8 +1,9 @@
-/** A job: header with actions, and tabs for overview, allocations, versions, deployments, evaluations, definition. */
+/** A job: header with actions, and tabs for overview, allocations, services, versions, deployments, evaluations, definition. */
 import type { AllocListStub } from '../../../src/structs/alloc.js';
 import type { Job } from '../../../src/structs/job.js';
 import { ActionButton } from '../components/action-button.js';
 import { AllocTable } from '../components/alloc-table.js';
+import { JobServices } from '../components/services-job.js';
 import { LiveView } from '../components/states.js';
 import { StatusBadge } from '../components/summary-bar.js';
 import { nsQuery, seg } from '../lib/format.js';
@@ -17,6 +18,7 @@ import { useDenied } from '../lib/session.js';
 const TABS: Array<[string, string]> = [
   ['', 'Overview'],
   ['allocations', 'Allocations'],
+  ['services', 'Services'],
   ['versions', 'Versions'],
   ['deployments', 'Deployments'],
   ['evaluations', 'Evaluations'],
@@ -75,6 +77,7 @@ export function JobDetailPage({ id, ns, tab }: { id: string; ns: string; tab: st
             {tab === '' && <JobOverview job={j} />}
             {tab === '' && j.ParameterizedJob && !j.Stop && <DispatchForm job={j} />}
             {tab === 'allocations' && <JobAllocations id={id} ns={ns} />}
+            {tab === 'services' && <JobServices id={id} ns={ns} />}
             {tab === 'versions' && <JobVersions id={id} ns={ns} />}
             {tab === 'deployments' && <JobDeployments id={id} ns={ns} />}
             {tab === 'evaluations' && <JobEvaluations id={id} ns={ns} />}
