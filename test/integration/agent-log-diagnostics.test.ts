@@ -73,7 +73,7 @@ test('the agent log tells a crash loop and a placement failure, and monitor -log
   const monitor: { out: string } = { out: '' };
   try {
     // The helper starts agents at debug; a later -log-level wins, so this one writes info.
-    agent = await startAgent({ roleArgs: ['-dev'], dataDir: dir, extraArgs: ['-log-level', 'info'] });
+    agent = await startAgent({ roleArgs: ['-dev'], dataDir: dir, extraArgs: ['-log-level', 'info', '-log-json'] });
     const a = agent.address;
     const cli = spawn(process.execPath, [CARAVAN_BIN, 'monitor', '-log-level', 'debug'], { cwd: REPO_ROOT, env: { ...process.env, CARAVAN_ADDR: a, NOMAD_ADDR: '' } });
     cli.stdout.setEncoding('utf8').on('data', (d: string) => (monitor.out += d));
@@ -117,11 +117,11 @@ test('the agent log tells a crash loop and a placement failure, and monitor -log
       // An info agent writes no debug line to stderr...
       assert.ok(!lines.some((l) => l.level < 30), 'no debug line on stderr');
 
-      // ...but the monitor asked for debug and gets them, in Nomad's text format.
+      // ...but the monitor asked for debug and gets them, in Nomad's text format (hclog quotes values with spaces).
       await waitFor('the monitor to print the failure', () => (monitor.out.includes('failed to place allocations') ? true : undefined));
       assert.match(monitor.out, /\[DEBUG\] server: evaluation created: eval_id=/);
-      assert.match(monitor.out, /\[INFO\] {2}client: Task event: alloc_id=\S+ task=t type=Terminated message=Exit Code: 3 exit_code=3/);
-      assert.match(monitor.out, /\[WARN\] {2}server: failed to place allocations: eval_id=\S+ job_id=nodriver namespace=default task_group=g failed=1 reason=Constraint "missing drivers": 1 nodes excluded by filter/);
+      assert.match(monitor.out, /\[INFO\] {2}client: Task event: alloc_id=\S+ task=t type=Terminated message="Exit Code: 3" exit_code=3/);
+      assert.match(monitor.out, /\[WARN\] {2}server: failed to place allocations: eval_id=\S+ job_id=nodriver namespace=default task_group=g failed=1 reason="Constraint \\"missing drivers\\": 1 nodes excluded by filter"/);
 
       // alloc status shows the group's port and the task's restarts and events, newest first.
       const crashed = await runCli(a, ['alloc', 'status', String(crasher[0]!.alloc_id)]);
