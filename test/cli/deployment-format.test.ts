@@ -28,7 +28,7 @@ test('deployment status: the key block and the Deployed table, canary columns on
     '',
     'Deployed',
     'Task Group  Desired  Placed  Healthy  Unhealthy  Progress Deadline',
-    'web         3        2       1        0          2026-01-01T00:10:00.000Z',
+    'web         3        2       1        0          2026-01-01T00:10:00Z',
   ].join('\n'));
   const canary = formatDeployment(deployment({ web: group({ DesiredCanaries: 1, AutoRevert: true }) }));
   assert.match(canary, /Task Group {2}Auto Revert {2}Promoted {2}Desired {2}Canaries {2}Placed/);

@@ -4,6 +4,7 @@
  */
 import type { Deployment } from '../../structs/index.js';
 import { formatColumns, formatKV, short } from '../format/columns.js';
+import { formatIsoTime } from '../format/time-format.js';
 
 /** The per-group "Deployed" table of a deployment. */
 export function formatDeployedTable(d: Deployment): string {
@@ -22,7 +23,7 @@ export function formatDeployedTable(d: Deployment): string {
     if (canaries) row.push(s.DesiredCanaries > 0 ? String(s.Promoted) : 'N/A');
     row.push(String(s.DesiredTotal));
     if (canaries) row.push(String(s.DesiredCanaries));
-    row.push(String(s.PlacedAllocs), String(s.HealthyAllocs), String(s.UnhealthyAllocs), s.RequireProgressBy ?? 'N/A');
+    row.push(String(s.PlacedAllocs), String(s.HealthyAllocs), String(s.UnhealthyAllocs), formatIsoTime(s.RequireProgressBy));
     return row;
   });
   return formatColumns([header, ...rows]);
