@@ -14,7 +14,7 @@ import type { ServerApi } from '../../server/server-api.js';
 import { answerWrite, requestSignal, requireServer, type RouteContext } from '../route-context.js';
 import { acl } from '../acl/route-acl.js';
 import { HttpError } from '../http-errors.js';
-import { looksLikeJwt } from '../../server/introduction/introduction-token.js';
+import { looksLikeJwt } from '../../server/jwt/jwt-parts.js';
 
 /**
  * The servers a client may use, sent with every registration and heartbeat answer (as Nomad's

@@ -27,7 +27,7 @@ import type { StateStore } from '../state/state-store.js';
 import type { AclTables } from '../state/acl-tables.js';
 import type { EndpointContext } from './endpoint-context.js';
 import { implicitlyAllowed, jobAclApplies } from '../../acl/workload-variables.js';
-import { looksLikeJwt } from '../identity/workload-identity-token.js';
+import { looksLikeJwt } from '../jwt/jwt-parts.js';
 import type { ResolvedWorkload } from './workload-identity-endpoint.js';
 
 /** Resolves a workload identity JWT into its workload (WorkloadIdentityEndpoint). */

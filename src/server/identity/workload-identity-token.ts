@@ -8,6 +8,7 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { ROOT_KEY_ALGORITHM, type RootKey } from '../../structs/root-key.js';
+import { decodeJwtObject, looksLikeJwt } from '../jwt/jwt-parts.js';
 
 /** Why a token failed to verify (the `reason` of WORKLOAD_IDENTITY_INVALID). */
 export const WorkloadTokenProblem = {
@@ -115,20 +116,10 @@ export function mintWorkloadToken(key: RootKey, input: MintWorkloadInput): { jwt
   return { jwt: `${signingInput}.${signature.toString('base64url')}`, claims };
 }
 
-/** True when `token` has a JWT's shape (three base64url parts): ACL secrets (UUIDs) never do. */
-export function looksLikeJwt(token: string): boolean {
-  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
-}
-
 function decodePart(part: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-  } catch {
-    throw new WorkloadTokenError(WorkloadTokenProblem.Malformed);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new WorkloadTokenError(WorkloadTokenProblem.Malformed);
-  return v as Record<string, unknown>;
+  const v = decodeJwtObject(part);
+  if (!v) throw new WorkloadTokenError(WorkloadTokenProblem.Malformed);
+  return v;
 }
 
 /**

@@ -8,6 +8,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { INTRODUCTION_AUDIENCE, type IntroductionClaims, type IntroductionSigningKey } from '../../structs/client-introduction.js';
+import { decodeJwtObject, looksLikeJwt } from '../jwt/jwt-parts.js';
 
 /** Why a token failed to verify (the `reason` of INTRODUCTION_TOKEN_INVALID). */
 export const IntroductionTokenProblem = {
@@ -74,20 +75,10 @@ export function mintIntroductionToken(key: IntroductionSigningKey, input: MintIn
   return `${signingInput}.${b64url(signature(key, signingInput))}`;
 }
 
-/** True when `token` has a JWT's shape (three base64url parts): a node's SecretID never does. */
-export function looksLikeJwt(token: string): boolean {
-  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
-}
-
 function decodePart(part: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-  } catch {
-    throw new IntroductionTokenError(IntroductionTokenProblem.Malformed);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new IntroductionTokenError(IntroductionTokenProblem.Malformed);
-  return v as Record<string, unknown>;
+  const v = decodeJwtObject(part);
+  if (!v) throw new IntroductionTokenError(IntroductionTokenProblem.Malformed);
+  return v;
 }
 
 /**

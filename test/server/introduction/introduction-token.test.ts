@@ -11,10 +11,10 @@ import type { IntroductionSigningKey } from '../../../src/structs/client-introdu
 import {
   IntroductionTokenError,
   IntroductionTokenProblem,
-  looksLikeJwt,
   mintIntroductionToken,
   verifyIntroductionToken,
 } from '../../../src/server/introduction/introduction-token.js';
+import { looksLikeJwt } from '../../../src/server/jwt/jwt-parts.js';
 
 const key = (id = 'k1'): IntroductionSigningKey => ({ KeyID: id, Key: randomBytes(32).toString('base64'), CreateIndex: 1 });
 
