@@ -32,6 +32,11 @@ function taskProblems(path: string, t: Task, jobType: string, out: FeatureProble
   if (t.Vault) out.push({ path: `${path}: vault`, message: 'Vault is not supported by Caravan: keep secrets in Caravan variables and read them with a template (nomadVar)' });
   if (t.Consul) out.push({ path: `${path}: consul`, message: 'Consul is not supported by Caravan: remove the consul block (services use provider = "nomad")' });
   if (t.CSIPluginConfig) out.push({ path: `${path}: csi_plugin`, message: 'CSI plugins are not supported by Caravan' });
+  // Clients fingerprint no devices, so a request for one could never be placed.
+  for (const d of t.Resources?.Devices ?? []) {
+    const name = isObject(d) && typeof d.Name === 'string' ? d.Name : '';
+    out.push({ path: `${path}: resources: device "${name}"`, message: 'devices (GPUs and other device plugins) are not supported by Caravan' });
+  }
   for (const s of t.Services ?? []) {
     if (s.Connect) out.push({ path: `${path}: service "${s.Name}": connect`, message: 'Consul Connect is not supported by Caravan' });
   }
