@@ -116,6 +116,11 @@ export function jobBodyFromHcl(id: string, b: HclBody): JobDraft {
   if (allAtOnce !== undefined) j.AllAtOnce = allAtOnce;
   const meta = b.stringMap('meta');
   if (meta !== undefined) j.Meta = meta;
+  // Nomad's legacy token fields: decoded as Nomad does, refused at registration (no Consul, no Vault).
+  const consulToken = str('consul_token');
+  if (consulToken !== undefined) j.ConsulToken = consulToken;
+  const vaultToken = str('vault_token');
+  if (vaultToken !== undefined) j.VaultToken = vaultToken;
   Object.assign(j, placementFromHcl(b, true));
 
   const update = b.block('update');

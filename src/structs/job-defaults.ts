@@ -327,6 +327,9 @@ export function canonicalizeJob(draft: JobDraft): Job {
     Dispatched: draft.Dispatched ?? false,
     Payload: draft.Payload ?? null,
     Meta: draft.Meta ? { ...(draft.Meta as Record<string, string>) } : null,
+    // Kept only when set, so that registration can refuse them (Caravan has no Consul or Vault).
+    ...(draft.ConsulToken ? { ConsulToken: draft.ConsulToken } : {}),
+    ...(draft.VaultToken ? { VaultToken: draft.VaultToken } : {}),
     ConsulNamespace: draft.ConsulNamespace ?? '',
     VaultNamespace: draft.VaultNamespace ?? '',
     // Nomad keeps here the accessor of the token that submitted the job (for Vault and

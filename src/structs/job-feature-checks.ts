@@ -64,6 +64,9 @@ function taskProblems(path: string, t: Task, jobType: string, out: FeatureProble
 export function jobFeatureProblems(job: Job): FeatureProblem[] {
   const out: FeatureProblem[] = [];
   const path = `job "${job.ID}"`;
+  // The token itself is a secret: the message names the field, never its value.
+  if (job.ConsulToken) out.push({ path: `${path}: consul_token`, message: 'Consul is not supported by Caravan: remove consul_token' });
+  if (job.VaultToken) out.push({ path: `${path}: vault_token`, message: 'Vault is not supported by Caravan: remove vault_token (keep secrets in Caravan variables)' });
   for (const g of job.TaskGroups) {
     const gp = `${path}: group "${g.Name}"`;
     if (g.Consul) out.push({ path: `${gp}: consul`, message: 'Consul is not supported by Caravan: remove the consul block (services use provider = "nomad")' });
