@@ -90,7 +90,7 @@ export function taskFromHcl(name: string, b: HclBody): TaskDraft {
   const actions = b.labelled('action').map(({ label, body }) => actionFromHcl(label, body));
   if (actions.length > 0) t.Actions = actions;
   // Kept as written so `job validate` and registration can name them; Caravan runs none.
-  for (const [key, field] of [['vault', 'Vault'], ['consul', 'Consul'], ['csi_plugin', 'CSIPluginConfig']] as const) {
+  for (const [key, field] of [['vault', 'Vault'], ['consul', 'Consul'], ['csi_plugin', 'CSIPluginConfig'], ['schedule', 'Schedule']] as const) {
     if (b.has(key)) t[field] = apiStructFromHcl(b.rawValue(key));
   }
   b.finish();
