@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { JobspecParseError, parseJobspec } from '../../src/jobspec/index.js';
 import { canonicalizeJob } from '../../src/structs/job-defaults.js';
+import { validateJob } from '../../src/structs/job-validate.js';
 import { parseDuration } from '../../src/structs/duration.js';
 
 const d = parseDuration;
@@ -167,20 +168,34 @@ describe('template blocks', () => {
     assert.deepEqual(t.Wait, { Min: d('2s'), Max: d('10s') });
   });
 
-  it('reports missing destination, bad change_mode, bad duration and perms by field', async () => {
+  it('reports a bad duration and perms by field at parse time', async () => {
     const msg = await problems(job(`template {
         data        = "x"
-        change_mode = "reload"
+        destination = "local/x"
         splay       = "soon"
         perms       = "rw-r--r--"
       }`));
-    assert.match(msg, /template needs a "destination"/);
-    assert.match(msg, /"change_mode" must be one of "noop", "restart", "signal", "script", got "reload"/);
     assert.match(msg, /"splay" must be a duration/);
     assert.match(msg, /"perms" must be an octal mode/);
-    assert.match(await problems(job('template {\n destination = "local/x"\n }')), /template needs "data" or a "source"/);
-    assert.match(await problems(job('template {\n data = "x"\n destination = "local/x"\n change_mode = "signal"\n }')), /needs a "change_signal"/);
     assert.match(await problems(job('template {\n data = "x"\n destination = "local/x"\n wait {\n min = "5s"\n max = "1s"\n }\n }')), /wait "min" must not be greater than "max"/);
+  });
+
+  it('parses, as Nomad does, a template without destination or data and with a bad change_mode; validation names each', async () => {
+    const cases: [string, RegExp][] = [
+      ['template {\n data = "x"\n change_mode = "reload"\n }', /template\[0\]: must specify a destination/],
+      ['template {\n data = "x"\n destination = "local/x"\n change_mode = "reload"\n }', /template\[0\]: invalid change mode "reload"/],
+      ['template {\n destination = "local/x"\n }', /template\[0\]: must specify a source or embedded data/],
+      ['template {\n wait {\n min = "5s"\n max = "60s"\n }\n }', /template\[0\]: must specify a destination/],
+    ];
+    for (const [body, want] of cases) {
+      const parsed = canonicalizeJob(await parseJobspec(job(body)));
+      const messages = validateJob(parsed).map((p) => `${p.path}: ${p.message}`).join('\n');
+      assert.match(messages, want, body);
+    }
+    // Nomad's API canonicalization gives change_mode "signal" without a change_signal SIGHUP.
+    const signalled = canonicalizeJob(await parseJobspec(job('template {\n data = "x"\n destination = "local/x"\n change_mode = "signal"\n }')));
+    assert.equal(signalled.TaskGroups[0]!.Tasks[0]!.Templates![0]!.ChangeSignal, 'SIGHUP');
+    assert.deepEqual(validateJob(signalled), []);
   });
 });
 
