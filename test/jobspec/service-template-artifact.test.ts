@@ -85,7 +85,7 @@ describe('service blocks', () => {
     assert.equal(gs.Checks, null);
   });
 
-  it('reject bad provider, check type and missing interval, naming the field', async () => {
+  it('reject bad provider and check type, naming the field', async () => {
     const msg = await problems(job(`service {
         provider = "etcd"
         check {
@@ -95,7 +95,6 @@ describe('service blocks', () => {
       }`));
     assert.match(msg, /"provider" must be one of "consul", "nomad", got "etcd"/);
     assert.match(msg, /"type" must be one of "http", "tcp", "script", "grpc", got "ping"/);
-    assert.match(msg, /check needs an "interval"/);
     const short = await problems(job(`service {
         check {
           type = "tcp"
@@ -107,6 +106,42 @@ describe('service blocks', () => {
     assert.match(short, /"timeout" must be a duration/);
     assert.match(await problems(job('service {\n check {\n type = "http"\n interval = "5s"\n timeout = "1s"\n }\n }')), /http checks need a "path"/);
     assert.match(await problems(job('service { colour = "red" }')), /service: unknown attribute "colour"/);
+  });
+});
+
+describe('check interval and timeout', () => {
+  it('parse when missing, as on Nomad (jobspec2 service-check-restart.hcl), and validation names each', async () => {
+    const parsed = canonicalizeJob(await parseJobspec(job(`service {
+        name = "web"
+        check {
+          name = "tcp-probe"
+          type = "tcp"
+          port = "9001"
+        }
+      }`)));
+    const messages = validateJob(parsed).map((p) => `${p.path}: ${p.message}`);
+    assert.ok(messages.some((m) => m.includes('service "web": check "tcp-probe": missing required value interval')), JSON.stringify(messages));
+    assert.ok(messages.some((m) => m.includes('service "web": check "tcp-probe": missing required value timeout')), JSON.stringify(messages));
+  });
+
+  it('validation also refuses a sub-second interval or timeout sent as API JSON, where the parser never ran', async () => {
+    const parsed = canonicalizeJob(await parseJobspec(job(`service {
+        name = "web"
+        check {
+          name     = "tcp-probe"
+          type     = "tcp"
+          port     = "9001"
+          interval = "10s"
+          timeout  = "2s"
+        }
+      }`)));
+    const check = parsed.TaskGroups[0]!.Tasks[0]!.Services![0]!.Checks![0]!;
+    assert.deepEqual(validateJob(parsed), []);
+    check.Interval = 500_000_000;
+    check.Timeout = 100_000_000;
+    const messages = validateJob(parsed).map((p) => p.message);
+    assert.ok(messages.includes('interval cannot be less than 1s'), JSON.stringify(messages));
+    assert.ok(messages.includes('timeout cannot be less than 1s'), JSON.stringify(messages));
   });
 });
 
