@@ -42,3 +42,29 @@ test('a group_selection with a misspelt attribute is a parse error naming it', a
     return true;
   });
 });
+
+test('the API JSON Nomad\'s CLI sends: empty token, selection, schedule and device fields are no refusal; set ones are', async () => {
+  const apiJob = (extra: Record<string, unknown>, taskExtra: Record<string, unknown>): string =>
+    JSON.stringify({
+      Job: {
+        ID: 'api', Name: 'api', Type: 'batch', ...extra,
+        TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'exec', Config: { command: '/bin/true' }, ...taskExtra }] }],
+      },
+    });
+  const quiet = canonicalizeJob(await parseJobspec(
+    apiJob({ ConsulToken: '', VaultToken: '', GroupSelections: null }, { Schedule: null, Resources: { CPU: 100, MemoryMB: 64, Devices: null } }),
+    { filename: 'job.json' },
+  ));
+  assert.deepEqual(validateJob(quiet), []);
+  const loud = canonicalizeJob(await parseJobspec(
+    apiJob(
+      { ConsulToken: 'tok', GroupSelections: [{ Name: 'sel', Count: 1, Groups: ['g'] }] },
+      { Schedule: { Cron: { Start: '0 1 * * *', End: '0 2' } }, Resources: { CPU: 100, MemoryMB: 64, Devices: [{ Name: 'nvidia/gpu', Count: 1 }] } },
+    ),
+    { filename: 'job.json' },
+  ));
+  const paths = validateJob(loud).map((p) => p.path);
+  for (const want of ['job "api": consul_token', 'job "api": group_selection "sel"', 'task "t": schedule', 'task "t": resources: device "nvidia/gpu"']) {
+    assert.ok(paths.some((p) => p.includes(want)), `expected ${want} in ${JSON.stringify(paths)}`);
+  }
+});
