@@ -116,7 +116,19 @@ export function jobBodyFromHcl(id: string, b: HclBody): JobDraft {
   if (allAtOnce !== undefined) j.AllAtOnce = allAtOnce;
   const meta = b.stringMap('meta');
   if (meta !== undefined) j.Meta = meta;
+  // Nomad's legacy token fields: decoded as Nomad does, refused at registration (no Consul, no Vault).
+  const consulToken = str('consul_token');
+  if (consulToken !== undefined) j.ConsulToken = consulToken;
+  const vaultToken = str('vault_token');
+  if (vaultToken !== undefined) j.VaultToken = vaultToken;
   Object.assign(j, placementFromHcl(b, true));
+  const selections = b.labelled('group_selection').map(({ label, body }) => {
+    const count = body.number('count');
+    const groups = body.stringList('groups');
+    body.finish();
+    return { Name: label, ...(count !== undefined ? { Count: count } : {}), Groups: groups ?? [] };
+  });
+  if (selections.length > 0) j.GroupSelections = selections;
 
   const update = b.block('update');
   if (update) j.Update = updateFromHcl(update);

@@ -88,9 +88,8 @@ function checkFromHcl(b: HclBody): Partial<ServiceCheck> {
   if (c.Type === 'script' && !c.Command) b.problem('command', 'script checks need a "command"');
   // Nomad: every check polls at most once a second and times out after at least a second.
   if (b.has('interval') && c.Interval !== undefined && c.Interval < NANOS_PER_SECOND) b.problem('interval', '"interval" must be at least 1s');
-  if (!b.has('interval')) b.problem('interval', 'check needs an "interval" (e.g. "10s")');
   if (b.has('timeout') && c.Timeout !== undefined && c.Timeout < NANOS_PER_SECOND) b.problem('timeout', '"timeout" must be at least 1s');
-  if (!b.has('timeout')) b.problem('timeout', 'check needs a "timeout" (e.g. "2s")');
+  // A missing interval or timeout parses, as on Nomad; validation refuses it (service-check-validate).
   b.finish();
   return c;
 }

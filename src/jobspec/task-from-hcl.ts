@@ -8,10 +8,11 @@ import { artifactFromHcl, templateFromHcl } from './template-from-hcl.js';
 import { identitiesFromHcl } from './identity-from-hcl.js';
 import { volumeMountsFromHcl } from './volume-from-hcl.js';
 import { apiStructFromHcl } from './api-struct-from-hcl.js';
+import { devicesFromHcl } from './device-from-hcl.js';
 import type { TaskAction } from '../structs/job.js';
 
 
-/** `resources { cpu, cores, memory, memory_max, disk, network }`. */
+/** `resources { cpu, cores, memory, memory_max, disk, network, device }`. */
 function resourcesFromHcl(b: HclBody): NonNullable<TaskDraft['Resources']> {
   const r: NonNullable<TaskDraft['Resources']> = {};
   const cpu = b.number('cpu');
@@ -28,6 +29,8 @@ function resourcesFromHcl(b: HclBody): NonNullable<TaskDraft['Resources']> {
   if (iops !== undefined) r.IOPS = iops;
   const nets = b.blocks('network').map(networkFromHcl);
   if (nets.length > 0) r.Networks = nets;
+  const devices = devicesFromHcl(b);
+  if (devices) r.Devices = devices;
   b.finish();
   return r;
 }
@@ -87,7 +90,7 @@ export function taskFromHcl(name: string, b: HclBody): TaskDraft {
   const actions = b.labelled('action').map(({ label, body }) => actionFromHcl(label, body));
   if (actions.length > 0) t.Actions = actions;
   // Kept as written so `job validate` and registration can name them; Caravan runs none.
-  for (const [key, field] of [['vault', 'Vault'], ['consul', 'Consul'], ['csi_plugin', 'CSIPluginConfig']] as const) {
+  for (const [key, field] of [['vault', 'Vault'], ['consul', 'Consul'], ['csi_plugin', 'CSIPluginConfig'], ['schedule', 'Schedule']] as const) {
     if (b.has(key)) t[field] = apiStructFromHcl(b.rawValue(key));
   }
   b.finish();

@@ -222,6 +222,7 @@ function taskExtras(t: TaskDraft, groupMaxRun: number | null | undefined): Parti
   if (t.Vault) out.Vault = t.Vault as Record<string, unknown>;
   if (t.Consul) out.Consul = t.Consul as Record<string, unknown>;
   if (t.CSIPluginConfig) out.CSIPluginConfig = t.CSIPluginConfig as Record<string, unknown>;
+  if (t.Schedule) out.Schedule = t.Schedule as Record<string, unknown>;
   return out;
 }
 
@@ -327,6 +328,13 @@ export function canonicalizeJob(draft: JobDraft): Job {
     Dispatched: draft.Dispatched ?? false,
     Payload: draft.Payload ?? null,
     Meta: draft.Meta ? { ...(draft.Meta as Record<string, string>) } : null,
+    // Kept only when set, so that registration can refuse them (Caravan has no Consul or Vault).
+    ...(draft.ConsulToken ? { ConsulToken: draft.ConsulToken } : {}),
+    ...(draft.VaultToken ? { VaultToken: draft.VaultToken } : {}),
+    // Nomad's default count for a selection is 1.
+    ...(draft.GroupSelections && draft.GroupSelections.length > 0
+      ? { GroupSelections: draft.GroupSelections.map((s) => ({ Name: s?.Name ?? '', Count: s?.Count ?? 1, Groups: list(s?.Groups as string[] | undefined) ?? [] })) }
+      : {}),
     ConsulNamespace: draft.ConsulNamespace ?? '',
     VaultNamespace: draft.VaultNamespace ?? '',
     // Nomad keeps here the accessor of the token that submitted the job (for Vault and

@@ -32,6 +32,12 @@ function taskProblems(path: string, t: Task, jobType: string, out: FeatureProble
   if (t.Vault) out.push({ path: `${path}: vault`, message: 'Vault is not supported by Caravan: keep secrets in Caravan variables and read them with a template (nomadVar)' });
   if (t.Consul) out.push({ path: `${path}: consul`, message: 'Consul is not supported by Caravan: remove the consul block (services use provider = "nomad")' });
   if (t.CSIPluginConfig) out.push({ path: `${path}: csi_plugin`, message: 'CSI plugins are not supported by Caravan' });
+  if (t.Schedule) out.push({ path: `${path}: schedule`, message: 'task schedules (Nomad Enterprise time-based execution) are not supported by Caravan' });
+  // Clients fingerprint no devices, so a request for one could never be placed.
+  for (const d of t.Resources?.Devices ?? []) {
+    const name = isObject(d) && typeof d.Name === 'string' ? d.Name : '';
+    out.push({ path: `${path}: resources: device "${name}"`, message: 'devices (GPUs and other device plugins) are not supported by Caravan' });
+  }
   for (const s of t.Services ?? []) {
     if (s.Connect) out.push({ path: `${path}: service "${s.Name}": connect`, message: 'Consul Connect is not supported by Caravan' });
   }
@@ -59,6 +65,12 @@ function taskProblems(path: string, t: Task, jobType: string, out: FeatureProble
 export function jobFeatureProblems(job: Job): FeatureProblem[] {
   const out: FeatureProblem[] = [];
   const path = `job "${job.ID}"`;
+  // The token itself is a secret: the message names the field, never its value.
+  if (job.ConsulToken) out.push({ path: `${path}: consul_token`, message: 'Consul is not supported by Caravan: remove consul_token' });
+  for (const s of job.GroupSelections ?? []) {
+    out.push({ path: `${path}: group_selection "${s.Name}"`, message: 'group_selection is not supported by Caravan: run the groups you want with their own counts' });
+  }
+  if (job.VaultToken) out.push({ path: `${path}: vault_token`, message: 'Vault is not supported by Caravan: remove vault_token (keep secrets in Caravan variables)' });
   for (const g of job.TaskGroups) {
     const gp = `${path}: group "${g.Name}"`;
     if (g.Consul) out.push({ path: `${gp}: consul`, message: 'Consul is not supported by Caravan: remove the consul block (services use provider = "nomad")' });

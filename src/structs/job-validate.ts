@@ -28,6 +28,7 @@ import { PROPAGATION_MODES, VolumeType } from './host-volume.js';
 import { jobFeatureProblems } from './job-feature-checks.js';
 import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
 import { nomadServiceProblems } from './nomad-service-validate.js';
+import { serviceCheckProblems } from './service-check-validate.js';
 
 /** One validation problem: where (path) and what (message). */
 export interface ValidationProblem {
@@ -276,6 +277,7 @@ function checkTask(p: Problems, path: string, t: Task, groupRestart: RestartPoli
   checkArtifacts(p, path, t.Artifacts);
   for (const [at, message] of identityProblems(path, t.Identity, t.Identities)) p.add(at, message);
   for (const [at, what] of nomadServiceProblems(t.Services)) p.add(`${path}: ${at}`, what);
+  for (const [at, what] of serviceCheckProblems(t.Services)) p.add(`${path}: ${at}`, what);
   if (t.DispatchPayload && t.DispatchPayload.File.includes('..')) {
     p.add(`${path}: dispatch_payload`, 'file must stay inside the task directory (no "..")');
   }
@@ -337,6 +339,7 @@ function checkGroup(p: Problems, path: string, g: TaskGroup, jobType = ''): void
   checkNetworks(p, path, g.Networks, ports);
   checkGroupNetworkSettings(p, path, g.Networks);
   for (const [at, what] of nomadServiceProblems(g.Services)) p.add(`${path}: ${at}`, what);
+  for (const [at, what] of serviceCheckProblems(g.Services)) p.add(`${path}: ${at}`, what);
   const names = new Set<string>();
   let leaders = 0;
   g.Tasks.forEach((t, i) => {

@@ -187,6 +187,8 @@ export interface Task {
   Vault?: Record<string, unknown> | null;
   Consul?: Record<string, unknown> | null;
   CSIPluginConfig?: Record<string, unknown> | null;
+  /** Nomad Enterprise's `schedule { cron { start end timezone } }` (the task runs only inside a time window); kept, refused at registration. */
+  Schedule?: Record<string, unknown> | null;
 }
 
 /** A task's `action "name" { command args }`: a command run in the task on request. */
@@ -255,6 +257,8 @@ export interface Job {
   Meta: Record<string, string> | null;
   /** The job's `ui { description link {…} }` block: what Nomad's web UI shows on the job page. */
   UI?: JobUIConfig | null;
+  /** Nomad's `group_selection "name" { count groups }`; kept as written, refused at registration. */
+  GroupSelections?: TaskGroupSelection[] | null;
   ConsulToken?: string;
   VaultToken?: string;
   /** Nomad's structs.Job always carries these ("" when unused); Caravan has no Consul or Vault. */
@@ -352,4 +356,11 @@ export interface JobVersionTag {
   Description: string;
   /** Unix nanoseconds. */
   TaggedTime: number;
+}
+
+/** `group_selection "name" { count groups }`: run `Count` of the listed groups (Nomad 2.0). */
+export interface TaskGroupSelection {
+  Name: string;
+  Count: number;
+  Groups: string[];
 }

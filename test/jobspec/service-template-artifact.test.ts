@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { JobspecParseError, parseJobspec } from '../../src/jobspec/index.js';
 import { canonicalizeJob } from '../../src/structs/job-defaults.js';
+import { validateJob } from '../../src/structs/job-validate.js';
 import { parseDuration } from '../../src/structs/duration.js';
 
 const d = parseDuration;
@@ -84,7 +85,7 @@ describe('service blocks', () => {
     assert.equal(gs.Checks, null);
   });
 
-  it('reject bad provider, check type and missing interval, naming the field', async () => {
+  it('reject bad provider and check type, naming the field', async () => {
     const msg = await problems(job(`service {
         provider = "etcd"
         check {
@@ -94,7 +95,6 @@ describe('service blocks', () => {
       }`));
     assert.match(msg, /"provider" must be one of "consul", "nomad", got "etcd"/);
     assert.match(msg, /"type" must be one of "http", "tcp", "script", "grpc", got "ping"/);
-    assert.match(msg, /check needs an "interval"/);
     const short = await problems(job(`service {
         check {
           type = "tcp"
@@ -106,6 +106,42 @@ describe('service blocks', () => {
     assert.match(short, /"timeout" must be a duration/);
     assert.match(await problems(job('service {\n check {\n type = "http"\n interval = "5s"\n timeout = "1s"\n }\n }')), /http checks need a "path"/);
     assert.match(await problems(job('service { colour = "red" }')), /service: unknown attribute "colour"/);
+  });
+});
+
+describe('check interval and timeout', () => {
+  it('parse when missing, as on Nomad (jobspec2 service-check-restart.hcl), and validation names each', async () => {
+    const parsed = canonicalizeJob(await parseJobspec(job(`service {
+        name = "web"
+        check {
+          name = "tcp-probe"
+          type = "tcp"
+          port = "9001"
+        }
+      }`)));
+    const messages = validateJob(parsed).map((p) => `${p.path}: ${p.message}`);
+    assert.ok(messages.some((m) => m.includes('service "web": check "tcp-probe": missing required value interval')), JSON.stringify(messages));
+    assert.ok(messages.some((m) => m.includes('service "web": check "tcp-probe": missing required value timeout')), JSON.stringify(messages));
+  });
+
+  it('validation also refuses a sub-second interval or timeout sent as API JSON, where the parser never ran', async () => {
+    const parsed = canonicalizeJob(await parseJobspec(job(`service {
+        name = "web"
+        check {
+          name     = "tcp-probe"
+          type     = "tcp"
+          port     = "9001"
+          interval = "10s"
+          timeout  = "2s"
+        }
+      }`)));
+    const check = parsed.TaskGroups[0]!.Tasks[0]!.Services![0]!.Checks![0]!;
+    assert.deepEqual(validateJob(parsed), []);
+    check.Interval = 500_000_000;
+    check.Timeout = 100_000_000;
+    const messages = validateJob(parsed).map((p) => p.message);
+    assert.ok(messages.includes('interval cannot be less than 1s'), JSON.stringify(messages));
+    assert.ok(messages.includes('timeout cannot be less than 1s'), JSON.stringify(messages));
   });
 });
 
@@ -167,20 +203,34 @@ describe('template blocks', () => {
     assert.deepEqual(t.Wait, { Min: d('2s'), Max: d('10s') });
   });
 
-  it('reports missing destination, bad change_mode, bad duration and perms by field', async () => {
+  it('reports a bad duration and perms by field at parse time', async () => {
     const msg = await problems(job(`template {
         data        = "x"
-        change_mode = "reload"
+        destination = "local/x"
         splay       = "soon"
         perms       = "rw-r--r--"
       }`));
-    assert.match(msg, /template needs a "destination"/);
-    assert.match(msg, /"change_mode" must be one of "noop", "restart", "signal", "script", got "reload"/);
     assert.match(msg, /"splay" must be a duration/);
     assert.match(msg, /"perms" must be an octal mode/);
-    assert.match(await problems(job('template {\n destination = "local/x"\n }')), /template needs "data" or a "source"/);
-    assert.match(await problems(job('template {\n data = "x"\n destination = "local/x"\n change_mode = "signal"\n }')), /needs a "change_signal"/);
     assert.match(await problems(job('template {\n data = "x"\n destination = "local/x"\n wait {\n min = "5s"\n max = "1s"\n }\n }')), /wait "min" must not be greater than "max"/);
+  });
+
+  it('parses, as Nomad does, a template without destination or data and with a bad change_mode; validation names each', async () => {
+    const cases: [string, RegExp][] = [
+      ['template {\n data = "x"\n change_mode = "reload"\n }', /template\[0\]: must specify a destination/],
+      ['template {\n data = "x"\n destination = "local/x"\n change_mode = "reload"\n }', /template\[0\]: invalid change mode "reload"/],
+      ['template {\n destination = "local/x"\n }', /template\[0\]: must specify a source or embedded data/],
+      ['template {\n wait {\n min = "5s"\n max = "60s"\n }\n }', /template\[0\]: must specify a destination/],
+    ];
+    for (const [body, want] of cases) {
+      const parsed = canonicalizeJob(await parseJobspec(job(body)));
+      const messages = validateJob(parsed).map((p) => `${p.path}: ${p.message}`).join('\n');
+      assert.match(messages, want, body);
+    }
+    // Nomad's API canonicalization gives change_mode "signal" without a change_signal SIGHUP.
+    const signalled = canonicalizeJob(await parseJobspec(job('template {\n data = "x"\n destination = "local/x"\n change_mode = "signal"\n }')));
+    assert.equal(signalled.TaskGroups[0]!.Tasks[0]!.Templates![0]!.ChangeSignal, 'SIGHUP');
+    assert.deepEqual(validateJob(signalled), []);
   });
 });
 
