@@ -84,10 +84,13 @@ function queryOf(url: URL): RawQuery {
  * The server a client-only agent sends an exec for an allocation it does not hold to (the
  * server forwards it on to the client that does); undefined when the exec is answered here.
  */
-function proxyServer(ctx: RouteContext, proxy: ServerProxy | undefined, req: IncomingMessage): string | undefined {
+function proxyServer(ctx: RouteContext, proxy: ServerProxy | undefined, req: IncomingMessage, allocId: string): string | undefined {
   if (ctx.server || !proxy) return undefined;
   const client = ctx.client;
-  if (!shouldProxy(req.url ?? '/', req.headers, client ? (id) => client.hasAlloc(id) : undefined)) return undefined;
+  // Decided as for the allocation's exec route whichever path was asked: an action's path
+  // (/v1/job/…) is a server route to shouldProxy, and a forwarded action would bounce back.
+  const execPath = `/v1/client/allocation/${encodeURIComponent(allocId)}/exec`;
+  if (!shouldProxy(execPath, req.headers, client ? (id) => client.hasAlloc(id) : undefined)) return undefined;
   return proxy.servers()[0];
 }
 
@@ -142,7 +145,7 @@ async function prepareExec(ctx: RouteContext, proxy: ServerProxy | undefined, sp
     const call = execCall(route, query);
     const allocId = call.allocId;
     const granted = await authorizeExec(ctx, req, call, query);
-    const server = proxyServer(ctx, proxy, req);
+    const server = proxyServer(ctx, proxy, req, allocId);
     if (server !== undefined) {
       const opts = { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}`, ...(ctx.tls ? { tls: ctx.tls, peer: 'server' as const } : {}) };
       return heldPlan(ctx, granted, forwardPlan((ws) => forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, opts)));
