@@ -50,7 +50,7 @@ export const jobActionCommand: CommandModule = {
         .option('--alloc <id>', 'the allocation to run it in (default: a running allocation of -group)')
         .option('--group <name>', 'the group of the task (required without -alloc)')
         .option('--task <name>', 'the task the action is declared in (required without -alloc)')
-        .option('-i', 'forward stdin (default true)', true)
+        .option('-i', 'forward stdin; -i=false to disable', true)
         .option('-t', 'allocate a pseudo-terminal (default: when stdin is a terminal)'),
     ).action(async (action: string, opts: ActionFlags) => {
       if (!opts.job) throw new CliUsageError('A job ID is required');
