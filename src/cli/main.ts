@@ -19,6 +19,7 @@ import type { CommandModule } from './command-registry.js';
 import { agentCommand } from './commands/agent.js';
 import { allocStatusCommand } from './commands/alloc-status.js';
 import { allocExecCommand } from './commands/alloc-exec.js';
+import { jobActionCommand } from './commands/job-action.js';
 import { allocFsCommand } from './commands/alloc-fs.js';
 import { allocLogsCommand } from './commands/alloc-logs.js';
 import { allocRestartCommand } from './commands/alloc-restart.js';
@@ -110,6 +111,7 @@ export const COMMANDS: readonly CommandModule[] = [
   statusCommand,
   serverMembersCommand,
   jobActionCommands,
+  jobActionCommand,
   jobScalingEventsCommand,
   jobTagCommands,
   monitorCommand,

@@ -1,6 +1,6 @@
 /**
  * Nomad's top-level shortcuts: `run`, `stop`, `plan`, `validate` and `inspect` are `job …`;
- * `exec`, `logs` and `fs` are `alloc …` (`status` is its own command). Expanded in argv before
+ * `exec`, `logs` and `fs` are `alloc …`; `action` is `job action` (`status` is its own command). Expanded in argv before
  * parsing, so each shortcut behaves exactly as the command it stands for.
  */
 const ALIASES: Readonly<Record<string, readonly [string, string]>> = {
@@ -12,6 +12,7 @@ const ALIASES: Readonly<Record<string, readonly [string, string]>> = {
   exec: ['alloc', 'exec'],
   logs: ['alloc', 'logs'],
   fs: ['alloc', 'fs'],
+  action: ['job', 'action'],
 };
 
 /** argv (without node and script) with a leading shortcut replaced by its full command. */

@@ -14,6 +14,7 @@ import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
 import { FsIsolation, type Driver, type DriverCapabilities, type ExecSpec, type TaskResourceUsage } from '../drivers/driver.js';
 import { builtinDrivers } from '../drivers/index.js';
 import type { AllocClientUpdate } from '../structs/alloc.js';
+import { taskActionCommand } from './task-action-command.js';
 import { ClientApiError, ClientApiErrorCode } from '../http/client-api-error.js';
 import type { ClientHttpApi } from '../http/client-http-api.js';
 import type { ServerConnection } from './server-connection.js';
@@ -212,6 +213,13 @@ export class Client implements ClientHttpApi {
     const h = tr.driverHandle();
     if (!h) throw new ClientApiError(ClientApiErrorCode.TaskNotRunning, `task "${task}" is not running`);
     return this.drivers.get(tr.taskDef().Driver)!.execSpec(h.taskId, command);
+  }
+
+  taskActionCommand(allocId: string, jobId: string, task: string, action: string): string[] {
+    const runner = this.requireRunner(allocId);
+    const tr = runner.taskRunner(task);
+    if (!tr) throw new ClientApiError(ClientApiErrorCode.TaskNotFound, `task "${task}" not found in allocation ${allocId}`);
+    return taskActionCommand(runner.alloc(), jobId, tr.taskDef(), action);
   }
 
   taskDriverCapabilities(allocId: string, task: string): DriverCapabilities {

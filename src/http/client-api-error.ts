@@ -12,6 +12,8 @@ export const ClientApiErrorCode = {
   BadSignal: 'CLIENT_BAD_SIGNAL',
   NotTerminal: 'CLIENT_ALLOC_NOT_TERMINAL',
   MetaInvalid: 'CLIENT_META_INVALID',
+  ActionNotFound: 'CLIENT_ACTION_NOT_FOUND',
+  ActionJobMismatch: 'CLIENT_ACTION_JOB_MISMATCH',
 } as const;
 export type ClientApiErrorCode = (typeof ClientApiErrorCode)[keyof typeof ClientApiErrorCode];
 

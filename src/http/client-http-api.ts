@@ -28,6 +28,13 @@ export interface ClientHttpApi {
    * TaskNotFound (404).
    */
   taskDriverCapabilities(allocId: string, task: string): DriverCapabilities;
+  /**
+   * The command line (`[Command, ...Args]`) of the action `action` of `task` in `allocId`, from
+   * the job the allocation runs (src/client/task-action-command.ts). Throws ClientApiError:
+   * AllocNotFound, TaskNotFound, ActionJobMismatch (not an allocation of `jobId`) or
+   * ActionNotFound. Optional: a client without it refuses actions.
+   */
+  taskActionCommand?(allocId: string, jobId: string, task: string, action: string): string[];
   /** Restarts one task, or every running task when `task` is undefined. Throws ClientApiError. */
   restartAlloc(allocId: string, task?: string): Promise<void>;
   /** Sends `signal` (e.g. "SIGUSR1") to one task, or to every task when `task` is undefined. */

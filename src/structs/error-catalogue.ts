@@ -298,6 +298,10 @@ export const ErrorCatalogue = {
   CLIENT_ALLOC_NOT_TERMINAL: e(400, '{reason}'),
   /** A dynamic node metadata update of the wrong shape (bad key or value). */
   CLIENT_META_INVALID: e(400, '{reason}'),
+  /** A task action (`nomad action NAME`) the task does not declare. */
+  CLIENT_ACTION_NOT_FOUND: e(404, '{reason}'),
+  /** A task action asked for through a job the allocation does not belong to. */
+  CLIENT_ACTION_JOB_MISMATCH: e(400, '{reason}'),
   /** A client route used before the client started. */
   CLIENT_NOT_READY: e(503, '{reason}', true),
   /** A task-runner hook failed. */

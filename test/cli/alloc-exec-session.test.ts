@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { runExecSession } from '../../src/cli/commands/alloc-exec-session.js';
+import { execUrl, runExecSession } from '../../src/cli/commands/alloc-exec-session.js';
 
 /** A websocket peer that answers an exec session the way a Nomad agent does, via `script`. */
 async function peer(script: (ws: WebSocket) => void): Promise<{ address: string; close: () => Promise<void> }> {
@@ -75,4 +75,11 @@ test('exec session: resolves at the exit frame without waiting for the peer to c
   } finally {
     await p.close();
   }
+});
+
+test('execUrl for an action: /v1/job/:job/action with Nomad\'s query, and no command', () => {
+  const u = new URL(execUrl({ address: 'http://127.0.0.1:4646', allocId: 'a1', task: 't', command: ['/bin/sh'], tty: false, action: { jobId: 'batch/dispatch-1', name: 'greet', group: 'g' } }));
+  assert.equal(u.protocol, 'ws:');
+  assert.equal(u.pathname, '/v1/job/batch%2Fdispatch-1/action');
+  assert.deepEqual(Object.fromEntries(u.searchParams), { action: 'greet', allocID: 'a1', group: 'g', task: 't', tty: 'false' });
 });

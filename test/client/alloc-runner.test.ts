@@ -8,6 +8,8 @@ import { MemoryStateDb } from '../../src/client/state/state-db.js';
 import type { AllocClientUpdate } from '../../src/structs/alloc.js';
 import { mockAlloc, mockNode, mockTask } from '../mock/factories.js';
 import { jobWith, silentLogger, tempDir, testNode, until } from './harness.js';
+import { parseDuration } from '../../src/structs/duration.js';
+import { MAX_RUN_DURATION_REASON } from '../../src/client/taskrunner/hooks/max-run-duration-hook.js';
 
 function runner(tasks: ReturnType<typeof mockTask>[], jobType: 'service' | 'batch' = 'batch') {
   const clock = new FakeClock();
@@ -44,6 +46,29 @@ test('alloc runner: prestart → main → poststop order; status complete', asyn
   assert.ok(startedAt(last, 'main') < startedAt(last, 'cleanup'));
   assert.ok(updates.some((u) => u.ClientStatus === 'pending'));
   assert.ok(updates.some((u) => u.ClientStatus === 'running'));
+});
+
+test('alloc runner: when max_run_duration ends the allocation its poststop task never starts (Nomad)', async () => {
+  const { ar, clock, updates } = runner([
+    mockTask({ Name: 'main', Config: { run_for: '1h' }, MaxRunDuration: parseDuration('5s'), KillTimeout: parseDuration('1s') }),
+    mockTask({ Name: 'cleanup', Lifecycle: { Hook: 'poststop', Sidecar: false }, Config: { run_for: '1s' } }),
+  ]);
+  const done = ar.run();
+  let finished = false;
+  void done.then(() => { finished = true; });
+  await until(clock, () => ar.clientUpdate().TaskStates.main?.State === 'running', 'main running');
+  for (let i = 0; i < 20 && !finished; i++) {
+    await clock.advanceAsync(1_000);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await until(clock, () => finished, 'alloc done');
+  const last = updates.at(-1)!;
+  assert.equal(last.ClientStatus, 'complete');
+  assert.equal(last.ClientDescription, MAX_RUN_DURATION_REASON);
+  const cleanup = last.TaskStates.cleanup!;
+  assert.equal(cleanup.State, 'dead');
+  assert.equal(cleanup.StartedAt, null, 'the poststop task never started');
+  assert.ok(!cleanup.Events.some((e) => e.Type === 'Started'), JSON.stringify(cleanup.Events.map((e) => e.Type)));
 });
 
 test('alloc runner: a failed task kills its siblings with "Sibling Task Failed"', async () => {

@@ -54,3 +54,14 @@ test('restore skips init and catches up with running tasks', () => {
   assert.equal(c.restore(st({ init: 'dead', side: 'running', main: 'running', post: 'dead', cleanup: 'pending' })), 'wait_alloc');
   assert.ok(c.isAllowed('main'));
 });
+
+test('skipPoststop keeps the poststop gate shut once every other task is dead (max_run_duration)', () => {
+  const c = new Coordinator(tasks);
+  c.taskStatesUpdated(st({ init: 'pending', side: 'pending', main: 'pending', post: 'pending', cleanup: 'pending' }));
+  c.taskStatesUpdated(st({ init: 'dead', side: 'running', main: 'running', post: 'dead', cleanup: 'pending' }));
+  c.skipPoststop();
+  assert.deepEqual(c.poststopTasks(), ['cleanup']);
+  assert.ok(c.isAllowed('main'), 'only poststop is affected');
+  assert.equal(c.taskStatesUpdated(st({ init: 'dead', side: 'dead', main: 'dead', post: 'dead', cleanup: 'pending' })), 'poststop');
+  assert.ok(!c.isAllowed('cleanup'));
+});

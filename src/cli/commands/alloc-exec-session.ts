@@ -17,8 +17,11 @@ export interface ExecSessionOptions {
   tls?: Omit<RequestOptions, 'method' | 'headers'> | undefined;
   allocId: string;
   task: string;
+  /** The command to run; ignored for an action, whose command the job declares. */
   command: string[];
   tty: boolean;
+  /** Run this task action of the job (`/v1/job/:job/action`) instead of `command`. */
+  action?: { jobId: string; name: string; group: string } | undefined;
 }
 
 /** Where the session's I/O goes. All optional: without stdin the remote stdin is closed at once. */
@@ -44,8 +47,19 @@ export class ExecSessionError extends Error {
   }
 }
 
-/** The exec websocket URL for `opts`. */
+/** The exec websocket URL for `opts`: the allocation's exec, or the job's action route. */
 export function execUrl(opts: ExecSessionOptions): string {
+  const base = opts.address.replace(/^http/, 'ws') + '/';
+  if (opts.action) {
+    // The query Nomad's Go client sends for an action (api/allocations_exec.go).
+    const u = new URL(`/v1/job/${encodeURIComponent(opts.action.jobId)}/action`, base);
+    u.searchParams.set('action', opts.action.name);
+    u.searchParams.set('allocID', opts.allocId);
+    u.searchParams.set('group', opts.action.group);
+    u.searchParams.set('task', opts.task);
+    u.searchParams.set('tty', String(opts.tty));
+    return u.toString();
+  }
   const u = new URL(`/v1/client/allocation/${encodeURIComponent(opts.allocId)}/exec`, opts.address.replace(/^http/, 'ws') + '/');
   u.searchParams.set('task', opts.task);
   u.searchParams.set('command', JSON.stringify(opts.command));

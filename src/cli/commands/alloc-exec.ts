@@ -28,7 +28,8 @@ export function pickTask(alloc: Pick<Allocation, 'TaskStates' | 'ID'>, flag: str
   throw new CliUsageError(`please specify the task with -task: allocation ${alloc.ID.slice(0, 8)} has tasks ${tasks.join(', ') || '(none)'}`);
 }
 
-function localIo(ctx: CliContext, interactive: boolean, tty: boolean): ExecSessionIo {
+/** The local terminal as an exec session's I/O: stdout, stderr, stdin with -i, size with -t. */
+export function localIo(ctx: CliContext, interactive: boolean, tty: boolean): ExecSessionIo {
   // Decoders keep a multi-byte character split across two frames intact.
   const out = new StringDecoder('utf8');
   const err = new StringDecoder('utf8');

@@ -6,7 +6,8 @@
  * batches those to the servers).
  *
  * Stop (DesiredStatus stop, or kill()): group shutdown_delay, then the leader, then the other
- * tasks are killed; poststop tasks run once everything else is dead.
+ * tasks are killed; poststop tasks run once everything else is dead — unless max_run_duration
+ * ended the allocation, which skips them (they end dead, never started), as Nomad does.
  */
 import type { Logger } from 'pino';
 import type { AllocDeploymentStatus, Allocation, TaskEvent, TaskState } from '../../structs/alloc.js';
@@ -25,6 +26,7 @@ import { newTaskEvent } from '../taskrunner/task-event.js';
 import type { AnyTaskHook, TaskIdentitySigner, TaskVariableReader } from '../taskrunner/interfaces.js';
 import { Coordinator, LifecycleStage, taskLifecycleStage } from './tasklifecycle/coordinator.js';
 import { allocClientStatus } from './alloc-status.js';
+import { killedByMaxRunDuration } from '../taskrunner/hooks/max-run-duration-hook.js';
 import { HealthTracker, healthSettings, mainTaskNames } from './health-tracker.js';
 import type { TaskUserPolicy } from '../taskrunner/task-user-policy.js';
 import type { NetworkIsolation } from '../../drivers/driver.js';
@@ -297,6 +299,7 @@ export class AllocRunner {
       }
       for (const tr of this.runners.values()) await tr.restore();
       for (const [name, tr] of this.runners) this.states[name] = tr.state();
+      this.skipPoststopAfterDeadline();
       this.coordinator.restore(this.states);
     })();
     return this.prepared;
@@ -388,6 +391,22 @@ export class AllocRunner {
     });
   }
 
+  /**
+   * Once max_run_duration has ended a task (its Killing event says so), the allocation's poststop
+   * tasks never start: the coordinator keeps their gate shut and they are killed while waiting,
+   * ending dead with no StartedAt. Called before the coordinator sees the new states, so the gate
+   * the last main task's death would open stays shut.
+   */
+  private skipPoststopAfterDeadline(): void {
+    if (this.poststop.size === 0) return;
+    const timedOut = [...this.runners.keys()].some((name) => !this.poststop.has(name) && killedByMaxRunDuration(this.states[name] ?? {}));
+    if (!timedOut) return;
+    this.coordinator.skipPoststop();
+    for (const name of this.poststop) {
+      if (this.states[name]?.State === 'pending') void this.runners.get(name)?.kill();
+    }
+  }
+
   private releaseWaiters(): void {
     const ready = this.waiters.filter((w) => this.coordinator.isAllowed(w.task));
     this.waiters = this.waiters.filter((w) => !ready.includes(w));
@@ -397,6 +416,7 @@ export class AllocRunner {
   private taskStateChanged(name: string, st: TaskState): void {
     const prev = this.states[name];
     this.states[name] = st;
+    this.skipPoststopAfterDeadline();
     this.coordinator.taskStatesUpdated(this.states);
     this.releaseWaiters();
     if (st.State === 'dead' && prev?.State !== 'dead') this.handleTaskDeath();

@@ -5,7 +5,7 @@
  * an allocation whose other tasks are all dead pending, never briefly "complete" before it runs.
  */
 import type { AllocClientStatus, TaskState } from '../../structs/alloc.js';
-import { MAX_RUN_DURATION_REASON } from '../taskrunner/hooks/max-run-duration-hook.js';
+import { MAX_RUN_DURATION_REASON, killedByMaxRunDuration } from '../taskrunner/hooks/max-run-duration-hook.js';
 
 /** The status and Nomad's description for it. */
 export interface AllocStatus {
@@ -42,7 +42,7 @@ export function allocClientStatus(states: Record<string, Pick<TaskState, 'State'
   if (pending) return { status: 'pending', description: 'No tasks have started' };
   if (dead) {
     // Nomad names the cause when max_run_duration ended the allocation.
-    const timedOut = Object.values(states).some((s) => s.Events?.some((e) => e.KillReason === MAX_RUN_DURATION_REASON));
+    const timedOut = Object.values(states).some(killedByMaxRunDuration);
     return { status: 'complete', description: timedOut ? MAX_RUN_DURATION_REASON : 'All tasks have completed' };
   }
   return { status: 'pending', description: 'No tasks have started' };

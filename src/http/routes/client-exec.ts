@@ -1,11 +1,13 @@
 /**
  * `GET /v1/client/allocation/:id/exec` — a command in a running task over a websocket, with
- * Nomad's frame protocol (src/http/exec/exec-frames.ts). The upgrade is taken from the raw
- * HTTP server before fastify routes it; a plain GET is answered 400. Errors found after the
- * upgrade (bad query, unknown task) close the socket with the message as reason, as Nomad's
- * agent does, so its Go client shows the text. An open session is held in the agent's live
- * authorizations: when its token is deleted or expires, its command is stopped, frames no longer
- * reach it, and the socket is closed with 1008 and the reason ("ACL token not found").
+ * Nomad's frame protocol (src/http/exec/exec-frames.ts) — and `GET /v1/job/:job_id/action`, the
+ * same session running one of the task's declared `action` blocks (Nomad 1.7+, `nomad action`).
+ * The upgrade is taken from the raw HTTP server before fastify routes it; a plain GET is answered
+ * 400. Errors found after the upgrade (bad query, unknown task or action) close the socket with
+ * the message as reason, as Nomad's agent does, so its Go client shows the text. An open session
+ * is held in the agent's live authorizations: when its token is deleted or expires, its command
+ * is stopped, frames no longer reach it, and the socket is closed with 1008 and the reason ("ACL
+ * token not found").
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -13,6 +15,9 @@ import type { FastifyInstance } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { startExecSession, closeWithError } from '../exec/exec-session.js';
 import { parseExecRequest } from '../exec/exec-request.js';
+import { parseActionRequest } from '../exec/action-request.js';
+import { ClientApiError, ClientApiErrorCode } from '../client-api-error.js';
+import type { ClientHttpApi } from '../client-http-api.js';
 import { ExecSpawner } from '../exec/exec-spawner.js';
 import { forwardWebSocket } from '../forward/ws-forward.js';
 import { FORWARDED_BY_CLIENT_HEADER, shouldProxy, type ServerProxy } from '../forward-to-server/server-proxy.js';
@@ -26,6 +31,45 @@ import type { LiveGrant } from '../acl/live-authorizations.js';
 import { execCapabilities } from '../../acl/exec-capabilities.js';
 
 const EXEC_PATH = /^\/v1\/client\/allocation\/([^/?]+)\/exec\/?$/;
+/** A job ID may hold "/" (dispatched and periodic children), so it is everything before "/action". */
+const ACTION_PATH = /^\/v1\/job\/(.+)\/action\/?$/;
+
+/**
+ * One exec session to start, whichever route asked for it: where, in which task, and how the
+ * command is found on the client that runs the task.
+ */
+interface ExecCall {
+  allocId: string;
+  task: string;
+  tty: boolean;
+  /** The command line, asked of the client holding the allocation. */
+  command(client: ClientHttpApi): string[];
+  /** Capabilities needed beyond the exec's, in the allocation's namespace. */
+  alsoNeeds: readonly string[];
+}
+
+/** What the upgrade path names: an allocation's exec, or a job's action. */
+type ExecRoute = { kind: 'exec'; allocId: string } | { kind: 'action'; jobId: string };
+
+/** Reads the exec call of `route` from the request's query; throws a 400 naming the bad parameter. */
+function execCall(route: ExecRoute, query: RawQuery): ExecCall {
+  if (route.kind === 'exec') {
+    const r = parseExecRequest(query);
+    return { allocId: route.allocId, task: r.task, tty: r.tty, command: () => r.command, alsoNeeds: [] };
+  }
+  const r = parseActionRequest(route.jobId, query);
+  return {
+    allocId: r.allocId,
+    task: r.task,
+    tty: r.tty,
+    command: (client) => {
+      if (!client.taskActionCommand) throw new ClientApiError(ClientApiErrorCode.ActionNotFound, 'this client does not run task actions');
+      return client.taskActionCommand(r.allocId, r.jobId, r.task, r.action);
+    },
+    // Nomad's `nomad action` reads the job to find the action: read-job as well as alloc-exec.
+    alsoNeeds: ['read-job'],
+  };
+}
 
 function queryOf(url: URL): RawQuery {
   const q: RawQuery = {};
@@ -40,10 +84,13 @@ function queryOf(url: URL): RawQuery {
  * The server a client-only agent sends an exec for an allocation it does not hold to (the
  * server forwards it on to the client that does); undefined when the exec is answered here.
  */
-function proxyServer(ctx: RouteContext, proxy: ServerProxy | undefined, req: IncomingMessage): string | undefined {
+function proxyServer(ctx: RouteContext, proxy: ServerProxy | undefined, req: IncomingMessage, allocId: string): string | undefined {
   if (ctx.server || !proxy) return undefined;
   const client = ctx.client;
-  if (!shouldProxy(req.url ?? '/', req.headers, client ? (id) => client.hasAlloc(id) : undefined)) return undefined;
+  // Decided as for the allocation's exec route whichever path was asked: an action's path
+  // (/v1/job/…) is a server route to shouldProxy, and a forwarded action would bounce back.
+  const execPath = `/v1/client/allocation/${encodeURIComponent(allocId)}/exec`;
+  if (!shouldProxy(execPath, req.headers, client ? (id) => client.hasAlloc(id) : undefined)) return undefined;
   return proxy.servers()[0];
 }
 
@@ -59,9 +106,11 @@ const EXEC_NEED: AclNeed = { kind: 'namespace', capability: 'alloc-exec', from: 
  * client holding it runs this same check with the same token (forwardWebSocket passes it on).
  * Answers the resolved token (undefined with ACLs off), which the session is held with.
  */
-async function authorizeExec(ctx: RouteContext, req: IncomingMessage, allocId: string, url: URL, task: string): Promise<RequestAcl | undefined> {
-  const query = queryOf(url);
-  const r = await ctx.gate.authorize({ headers: req.headers, query, params: { id: allocId }, body: null }, EXEC_NEED);
+async function authorizeExec(ctx: RouteContext, req: IncomingMessage, call: ExecCall, query: RawQuery): Promise<RequestAcl | undefined> {
+  const { allocId, task } = call;
+  const request = { headers: req.headers, query, params: { id: allocId }, body: null };
+  const r = await ctx.gate.authorize(request, EXEC_NEED);
+  for (const capability of call.alsoNeeds) await ctx.gate.authorize(request, { kind: 'namespace', capability, from: 'alloc' });
   if (!r || r.acl.isManagement) return r;
   const client = ctx.client;
   if (!client?.hasAlloc(allocId)) return r;
@@ -90,11 +139,13 @@ const nothingToUndo = (): void => {};
  * it) before the websocket handshake is answered, so the spawn overlaps the handshake. Errors
  * are delivered after the upgrade as a close frame, as Nomad's agent does.
  */
-async function prepareExec(ctx: RouteContext, proxy: ServerProxy | undefined, spawner: ExecSpawner, req: IncomingMessage, allocId: string, url: URL): Promise<ExecPlan> {
+async function prepareExec(ctx: RouteContext, proxy: ServerProxy | undefined, spawner: ExecSpawner, req: IncomingMessage, route: ExecRoute, url: URL): Promise<ExecPlan> {
   try {
-    const execReq = parseExecRequest(queryOf(url));
-    const granted = await authorizeExec(ctx, req, allocId, url, execReq.task);
-    const server = proxyServer(ctx, proxy, req);
+    const query = queryOf(url);
+    const call = execCall(route, query);
+    const allocId = call.allocId;
+    const granted = await authorizeExec(ctx, req, call, query);
+    const server = proxyServer(ctx, proxy, req, allocId);
     if (server !== undefined) {
       const opts = { marker: FORWARDED_BY_CLIENT_HEADER, describe: `server ${server}`, ...(ctx.tls ? { tls: ctx.tls, peer: 'server' as const } : {}) };
       return heldPlan(ctx, granted, forwardPlan((ws) => forwardWebSocket(ws, req, { nodeId: '', baseUrl: server }, opts)));
@@ -103,7 +154,7 @@ async function prepareExec(ctx: RouteContext, proxy: ServerProxy | undefined, sp
     if (target.kind === 'remote') {
       return heldPlan(ctx, granted, forwardPlan((ws) => forwardWebSocket(ws, req, target.remote, ctx.tls ? { tls: ctx.tls } : {})));
     }
-    const session = startExecSession(target.client.execSpec(allocId, execReq.task, execReq.command), execReq.tty, spawner);
+    const session = startExecSession(target.client.execSpec(allocId, call.task, call.command(target.client)), call.tty, spawner);
     return heldPlan(ctx, granted, { run: (ws) => session.attach(ws), abort: () => session.abort(), stop: () => session.abort() });
   } catch (err) {
     const h = toCaravanError(err);
@@ -175,16 +226,17 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
     // This listener runs outside fastify's error handling: a throw here would end the agent, so
     // malformed upgrade requests are answered with a raw 400 instead.
     let url: URL;
-    let allocId: string;
+    let route: ExecRoute;
     try {
       url = new URL(req.url ?? '/', 'http://localhost');
       const m = EXEC_PATH.exec(url.pathname);
-      if (!m) {
+      const a = m ? null : ACTION_PATH.exec(url.pathname);
+      if (!m && !a) {
         // Another module may own this upgrade; if nobody does, do not leave the socket hanging.
         if (app.server.listenerCount('upgrade') <= 1) socket.destroy();
         return;
       }
-      allocId = decodeURIComponent(m[1]!);
+      route = m ? { kind: 'exec', allocId: decodeURIComponent(m[1]!) } : { kind: 'action', jobId: decodeURIComponent(a![1]!) };
     } catch (err) {
       rejectUpgrade(socket, `bad exec request: ${err instanceof Error ? err.message : String(err)}`);
       return;
@@ -205,10 +257,10 @@ export function registerClientExecRoutes(app: FastifyInstance, ctx: RouteContext
     };
     if (!acceptableHandshake(req)) {
       // ws refuses it (400); were it accepted after all, the command starts once it is open.
-      upgrade({ run: (ws) => void prepareExec(ctx, proxy, spawner, req, allocId, url).then((plan) => plan.run(ws)), abort: nothingToUndo });
+      upgrade({ run: (ws) => void prepareExec(ctx, proxy, spawner, req, route, url).then((plan) => plan.run(ws)), abort: nothingToUndo });
       return;
     }
-    void prepareExec(ctx, proxy, spawner, req, allocId, url).then(upgrade);
+    void prepareExec(ctx, proxy, spawner, req, route, url).then(upgrade);
   });
   app.addHook('onClose', (_app, done) => {
     for (const ws of wss.clients) ws.terminate();

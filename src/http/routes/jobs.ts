@@ -22,7 +22,7 @@ import { acl, need, type AclNeed } from '../acl/route-acl.js';
 import { GO_ZERO_TIME } from '../../structs/go-time.js';
 
 /** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
-const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable', 'submission', 'services', 'actions'] as const;
+const JOB_SUBRESOURCES = ['allocations', 'evaluations', 'versions', 'summary', 'deployments', 'deployment', 'plan', 'evaluate', 'dispatch', 'periodic/force', 'scale', 'revert', 'stable', 'submission', 'services', 'actions', 'action'] as const;
 type JobSubresource = (typeof JOB_SUBRESOURCES)[number];
 
 /**
@@ -268,6 +268,9 @@ async function jobRoute(
           g.Tasks.flatMap((t) => (t.Actions ?? []).map((a) => ({ Name: a.Name, Command: a.Command, Args: a.Args, TaskName: t.Name, TaskGroupName: g.Name }))),
         );
       });
+    case 'action':
+      // The action itself runs over a websocket, upgraded before fastify routes (client-exec.ts).
+      throw badRequest('a task action needs a websocket: send "Connection: Upgrade" and "Upgrade: websocket"');
     case 'services':
       // The registrations of the job's `provider = "nomad"` services; blocks on the service table.
       if (method !== 'GET') throw methodNotAllowed(method, req.url);

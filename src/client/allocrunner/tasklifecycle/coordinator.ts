@@ -17,7 +17,8 @@
  *   poststop       -         -       -       -          -          open
  *
  * The caller (the alloc runner) feeds task states in with `taskStatesUpdated` and asks
- * `isAllowed(task)`; it owns any waiting. A restored allocation skips init, whose only
+ * `isAllowed(task)`; it owns any waiting. `skipPoststop()` keeps the poststop gate shut for
+ * good: an allocation max_run_duration ended runs no poststop task, as Nomad's. A restored allocation skips init, whose only
  * purpose is to wait for every task to be pending.
  */
 import type { Task } from '../../../structs/job.js';
@@ -80,6 +81,7 @@ type States = Record<string, Pick<TaskState, 'State' | 'Failed'> | undefined>;
 /** Coordinates task start order for one allocation. Not thread-safe; one caller. */
 export class Coordinator {
   private current: CoordinatorState = CoordinatorState.Init;
+  private poststopSkipped = false;
   private readonly byStage = new Map<LifecycleStage, string[]>();
   private readonly stageOf = new Map<string, LifecycleStage>();
 
@@ -101,7 +103,21 @@ export class Coordinator {
   /** Whether the named task may start now. Unknown tasks may not. */
   isAllowed(taskName: string): boolean {
     const stage = this.stageOf.get(taskName);
+    if (stage === LifecycleStage.Poststop && this.poststopSkipped) return false;
     return stage !== undefined && OPEN_STAGES[this.current].includes(stage);
+  }
+
+  /**
+   * Never lets a poststop task start from now on (the allocation's deadline ended it). The
+   * caller kills the poststop tasks, which are then dead without having started. Idempotent.
+   */
+  skipPoststop(): void {
+    this.poststopSkipped = true;
+  }
+
+  /** The poststop tasks, whose start skipPoststop() forbids. */
+  poststopTasks(): readonly string[] {
+    return this.tasks(LifecycleStage.Poststop);
   }
 
   /** Goes back to init, for a whole-allocation restart. */

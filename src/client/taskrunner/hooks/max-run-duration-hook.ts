@@ -16,6 +16,14 @@ import { newTaskEvent } from '../task-event.js';
 /** Nomad's structs.AllocTimeoutReasonMaxRunDuration. */
 export const MAX_RUN_DURATION_REASON = 'allocation exceeded max_run_duration';
 
+/**
+ * Whether max_run_duration ended this task: its events hold the hook's Killing event. The
+ * alloc runner skips poststop tasks then, and the allocation's description names the cause.
+ */
+export function killedByMaxRunDuration(state: { Events?: readonly { KillReason?: string }[] | null }): boolean {
+  return state.Events?.some((e) => e.KillReason === MAX_RUN_DURATION_REASON) ?? false;
+}
+
 /** Kills the task when it outlives its MaxRunDuration. */
 export class MaxRunDurationHook implements PoststartHook, ExitedHook, StopHook, ShutdownHook {
   readonly name = 'max_run_duration';
