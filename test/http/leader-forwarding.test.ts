@@ -17,6 +17,7 @@ import type { Job, Node } from '../../src/structs/index.js';
 import { mockJob, mockNode } from '../mock/factories.js';
 import { fakeSchedulerFactory } from '../server/fake-scheduler.js';
 import { LeadershipSwitch, laggingLog, type LaggingLog } from '../server/replication/test-cluster.js';
+import { settled } from '../server/settled-server.js';
 
 interface Member {
   server: Server;
@@ -57,6 +58,7 @@ describe('a follower behind the HTTP API', () => {
       logBackend: log,
       leadership: sw.member(name, ''),
     });
+    await settled(server);
     const app = createHttpServer({ server, agent: { name, httpAddr: '127.0.0.1:0' } });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const port = (app.server.address() as { port: number }).port;

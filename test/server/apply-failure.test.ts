@@ -13,6 +13,7 @@ import type { Job } from '../../src/structs/index.js';
 import { mockJob, mockNode } from '../mock/factories.js';
 import { fakeSchedulerFactory } from './fake-scheduler.js';
 import { NOW, nodeCmd, placeCmd, registerCmd } from './fsm-helpers.js';
+import { settled } from './settled-server.js';
 
 const dirs: string[] = [];
 const open: Server[] = [];
@@ -22,7 +23,7 @@ async function start(over: Partial<ServerConfig> = {}): Promise<Server> {
   if (!over.dataDir) dirs.push(dataDir);
   const s = await Server.open({ dataDir, numWorkers: 0, schedulerFactory: () => fakeSchedulerFactory, ...over });
   open.push(s);
-  return s;
+  return settled(s);
 }
 
 afterEach(async () => {

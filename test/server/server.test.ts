@@ -9,6 +9,7 @@ import { Table } from '../../src/server/state/state-reader.js';
 import { FakeClock } from '../../src/time/clock.js';
 import { mockJob, mockNode } from '../mock/factories.js';
 import { fakeSchedulerFactory } from './fake-scheduler.js';
+import { settled } from './settled-server.js';
 
 const dirs: string[] = [];
 
@@ -32,7 +33,7 @@ async function start(over: Partial<ServerConfig> = {}): Promise<Server> {
     ...over,
   });
   open.push(s);
-  return s;
+  return settled(s);
 }
 
 /** Waits (on real state changes) until cond() holds. */

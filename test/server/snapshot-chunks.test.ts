@@ -13,6 +13,7 @@ import { SqliteLogBackend } from '../../src/server/log/sqlite-log-backend.js';
 import type { LogBackend, SnapshotSink } from '../../src/server/log/log-backend.js';
 import { Server, type ServerConfig } from '../../src/server/server.js';
 import { mockJob, mockNode } from '../mock/factories.js';
+import { settled } from './settled-server.js';
 import { evalCmd, mockEval, nodeCmd, placeCmd, registerCmd } from './fsm-helpers.js';
 
 function fresh(): { state: StateStore; apply: (c: Command) => void } {
@@ -176,7 +177,7 @@ function tempDir(): string {
 async function start(over: Partial<ServerConfig> & { dataDir: string }): Promise<Server> {
   const s = await Server.open({ numWorkers: 0, schedulerFactory: () => undefined, gcIntervalMs: 0, ...over });
   servers.push(s);
-  return s;
+  return settled(s);
 }
 
 /** What a test log records, and how it misbehaves. */

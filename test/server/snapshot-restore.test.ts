@@ -15,6 +15,7 @@ import { ServerError } from '../../src/server/server-error.js';
 import { Table } from '../../src/server/state/state-reader.js';
 import { mockJob, mockNode } from '../mock/factories.js';
 import { fakeSchedulerFactory } from './fake-scheduler.js';
+import { settled } from './settled-server.js';
 
 const open: Server[] = [];
 const dirs: string[] = [];
@@ -26,7 +27,7 @@ afterEach(async () => {
 async function start(dataDir: string): Promise<Server> {
   const s = await Server.open({ dataDir, numWorkers: 1, schedulerFactory: () => fakeSchedulerFactory });
   open.push(s);
-  return s;
+  return settled(s);
 }
 
 async function evalDone(s: Server, evalId: string): Promise<void> {

@@ -19,6 +19,7 @@ import { CaravanError } from '../../../src/structs/caravan-error.js';
 import { mockJob, mockNode } from '../../mock/factories.js';
 import { fakeSchedulerFactory } from '../fake-scheduler.js';
 import { LeadershipSwitch, sharedLog } from './test-cluster.js';
+import { settled } from '../settled-server.js';
 
 const ADDR = { a: '127.0.0.1:14646', b: '127.0.0.1:24646' } as const;
 
@@ -82,7 +83,7 @@ describe('servers sharing one replicated log', () => {
           ...over,
         });
         servers.push(s);
-        return s;
+        return settled(s);
       },
     };
   }
