@@ -222,6 +222,9 @@ function reconcileGroup(input: ReconcileInput, job: Job, group: TaskGroup, alloc
     const index = allocIndex(a.Name);
     if (isTerminalClientStatus(a.ClientStatus)) {
       if (a.NextAllocation !== '') continue; // already replaced
+      // Finished batch work of an older job (a new version, or the same ID purged and registered
+      // again) is history, not this job's work: it holds no slot, as Nomad's filterOldTerminalAllocs.
+      if (isBatch && isOlderJob(a.Job, job)) continue;
       if (a.ClientStatus === 'complete') {
         // Batch work that finished is done; a service that exits is replaced.
         if (isBatch) slots.push({ index, alloc: a, replacement: null });
@@ -384,4 +387,9 @@ function rolloutDeployment(
   ctx.created ??= newDeployment(job, ctx.newId());
   ctx.created.TaskGroups[group.Name] = newDeploymentState(group, strategy, nowMs);
   return ctx.created;
+}
+
+/** Whether an allocation was made for an earlier job than `job`: an older version or an earlier registration. */
+function isOlderJob(of: Job | null, job: Job): boolean {
+  return of !== null && (of.Version < job.Version || of.CreateIndex < job.CreateIndex);
 }

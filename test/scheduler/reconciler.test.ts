@@ -85,7 +85,32 @@ const rows: Row[] = [
     input: { job: v1, allocs: [...running(v1, 3).slice(1), failed('this-eval')] },
     want: { place: 1, stop: 1, inplace: 0, delayed: 0, names: { place: ['web.web[0]'], stop: ['web.web[0]'] } },
   },
+  {
+    name: 'finished batch work of this job keeps its slots',
+    input: { job: batchJob(2, 50, 1), allocs: completed(batchJob(2, 50, 1), 2) },
+    want: { place: 0, stop: 0, inplace: 0, delayed: 0 },
+  },
+  {
+    name: 'a batch job purged and registered again under its ID runs again (the old finished allocations are history)',
+    input: { job: batchJob(2, 90, 0), allocs: completed(batchJob(2, 50, 0), 2) },
+    want: { place: 2, stop: 0, inplace: 0, delayed: 0, names: { place: ['web.web[0]', 'web.web[1]'] } },
+  },
+  {
+    name: 'a new version of a finished batch job runs again',
+    input: { job: batchJob(2, 50, 2), allocs: completed(batchJob(2, 50, 1), 2) },
+    want: { place: 2, stop: 0, inplace: 0, delayed: 0 },
+  },
 ];
+
+/** Batch job "web" of `count`, registered at `createIndex`, at `version`. */
+function batchJob(count: number, createIndex: number, version: number): Job {
+  return mockJob({ Type: 'batch', TaskGroups: [mockTaskGroup({ Count: count })], CreateIndex: createIndex, Version: version, JobModifyIndex: createIndex });
+}
+
+/** `n` allocations of `j` that finished successfully. */
+function completed(j: Job, n: number): Allocation[] {
+  return running(j, n, node, { ClientStatus: 'complete' });
+}
 
 for (const row of rows) {
   test(`reconcile: ${row.name}`, () => {
