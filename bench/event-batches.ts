@@ -1,9 +1,11 @@
 /**
- * The batches of an event stream (`GET /v1/event/stream`, newline-delimited JSON) as they are
- * read, each with the time its chunk arrived; heartbeats (`{}`) are skipped. For the benchmarks
- * that time a change until the stream reports it.
+ * The batches of an event stream (`GET /v1/event/stream`) as they are read, each with the time
+ * its chunk arrived; heartbeats (`{}`) are skipped. The stream is framed as Nomad frames it —
+ * JSON objects back to back, nothing required between them — so it is split by the same decoder
+ * the CLI uses, never on newlines. For the benchmarks that time a change until the stream reports it.
  */
 import { performance } from 'node:perf_hooks';
+import { JsonFrameDecoder } from '../src/http/json-frame-decoder.js';
 import type { Allocation } from '../src/structs/alloc.js';
 
 /** What the benchmarks read of an event. */
@@ -15,18 +17,14 @@ export interface BenchEvent {
 
 export async function* eventBatches(body: ReadableStream<Uint8Array>): AsyncGenerator<{ events: BenchEvent[]; at: number }> {
   const reader = body.getReader();
-  let buf = '';
+  const text = new TextDecoder();
+  const frames = new JsonFrameDecoder();
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
     const at = performance.now();
-    buf += Buffer.from(value).toString();
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl).trim();
-      buf = buf.slice(nl + 1);
-      if (!line) continue;
-      const batch = JSON.parse(line) as { Events?: BenchEvent[] };
+    for (const frame of frames.push(text.decode(value, { stream: true }))) {
+      const batch = JSON.parse(frame) as { Events?: BenchEvent[] };
       if (batch.Events) yield { events: batch.Events, at };
     }
   }
