@@ -1,6 +1,7 @@
 /** How the `acl` commands print tokens, policies and roles (Nomad's CLI layout). */
 import type { AclPolicy, AclPolicyListStub, AclRole, AclToken, AclTokenListStub } from '../../structs/acl.js';
 import { formatColumns, formatKV } from '../format/columns.js';
+import { formatIsoTime } from '../format/time-format.js';
 
 /** A token as `acl token info|self|create` and `acl bootstrap` print it. */
 export function formatToken(t: AclToken): string {
@@ -11,8 +12,8 @@ export function formatToken(t: AclToken): string {
     ['Name', t.Name || '<none>'],
     ['Type', t.Type],
     ['Global', String(t.Global)],
-    ['Create Time', t.CreateTime],
-    ['Expiry Time', t.ExpirationTime ?? '<none>'],
+    ['Create Time', formatIsoTime(t.CreateTime)],
+    ['Expiry Time', t.ExpirationTime ? formatIsoTime(t.ExpirationTime) : '<none>'],
     ['Create Index', String(t.CreateIndex)],
     ['Modify Index', String(t.ModifyIndex)],
     ['Policies', mgmt ? 'n/a' : (t.Policies ?? []).join(', ') || '<none>'],
