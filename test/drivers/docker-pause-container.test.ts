@@ -4,7 +4,9 @@
  * pause container (`nomad_init_<alloc id>`, infra_image, network mode none, the group's
  * hostname) named after the allocation; a restarted agent finds it again, sets up anew when it
  * is gone, and a starting agent sweeps the pause container and namespace of an allocation it
- * no longer holds. Needs root, iproute2, docker.io and busybox-static.
+ * no longer holds. A task joins the pause container's network, and the dangling-container
+ * collection never takes a pause container in use. Needs root, iproute2, docker.io and
+ * busybox-static.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +18,8 @@ import { join } from 'node:path';
 import type { Allocation } from '../../src/structs/index.js';
 import { AllocNetworkConfigurator, clientNetworkConfig } from '../../src/client/network/alloc-network-configurator.js';
 import { DockerDriver } from '../../src/drivers/docker/docker-driver.js';
-import { engineCall, importPauseImage, PAUSE_IMAGE, startPrivateDockerd, type PrivateDockerd } from './private-dockerd.js';
+import { BUSYBOX_IMAGE, engineCall, importBusybox, importPauseImage, listContainers, PAUSE_IMAGE, startPrivateDockerd, type PrivateDockerd } from './private-dockerd.js';
+import { mockTaskConfig, tempRoot } from './task-config.js';
 import { netnsNames } from '../integration/helpers/group-network.js';
 
 let dockerd: PrivateDockerd | undefined;
@@ -29,6 +32,7 @@ before(async () => {
     if (process.getuid?.() !== 0) throw new Error('the pause container tests need root (network namespaces)');
     dockerd = await startPrivateDockerd();
     await importPauseImage(dockerd);
+    await importBusybox(dockerd);
   } catch (err) {
     setupError = err as Error;
     return;
@@ -131,4 +135,37 @@ test('an infra_image that cannot be pulled fails the set-up and leaves nothing b
   await assert.rejects(cfg.setup(alloc), /caravan-missing-pause/);
   assert.equal(await pauseOf(alloc.ID), null);
   assert.ok(!netnsNames().includes(alloc.ID));
+});
+
+test('a docker task joins the pause container\'s namespace, and dangling collection keeps the pause container', async () => {
+  if (setupError) throw setupError;
+  const driver = new DockerDriver({
+    pluginConfig: { endpoint: dockerd!.endpoint, infra_image: PAUSE_IMAGE, gc: [{ dangling_containers: [{ period: '100ms', creation_grace: '0s' }] }] },
+    clientId: 'client-pause',
+  });
+  drivers.push(driver);
+  const cfg = new AllocNetworkConfigurator(clientNetworkConfig({}), stateDir, (name) => (name === 'docker' ? driver.network : undefined));
+  const alloc = dockerAlloc();
+  const net = await cfg.setup(alloc);
+  const root = tempRoot('caravan-pause-task-');
+  try {
+    const task = mockTaskConfig(root, { image: BUSYBOX_IMAGE, command: 'sh', args: ['-c', 'hostname; sleep 1000'] }, {
+      allocId: alloc.ID,
+      id: `${alloc.ID}/web`,
+      networkMode: 'none',
+      networkIsolation: { path: net!.netnsPath, address: '', sandboxId: net!.sandboxId! },
+    });
+    const h = await driver.startTask(task);
+    const pid = h.pid;
+    assert.equal(namedNetnsOf(pid), alloc.ID, 'the task\'s process is in the allocation\'s namespace');
+    // Several collection passes (every 100 ms, no grace): the pause container in use stays.
+    await new Promise((r) => setTimeout(r, 800));
+    assert.ok((await pauseOf(alloc.ID))?.State.Running, 'the pause container was not collected as dangling');
+    await driver.destroyTask(h.taskId, true);
+    await cfg.teardown(alloc.ID);
+    assert.equal(await pauseOf(alloc.ID), null);
+    assert.deepEqual((await listContainers(dockerd!)).filter((c) => c.Labels['com.hashicorp.nomad.alloc_id'] === alloc.ID), []);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
 });
