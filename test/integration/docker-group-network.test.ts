@@ -196,3 +196,42 @@ test('a stopped allocation with a docker task leaves no pause container, namespa
   assert.deepEqual(rulesMentioning(web.ID), []);
   assert.deepEqual(rulesMentioning(web.NetworkStatus!.Address), []);
 });
+
+test('a docker task asking for network_mode = "host" in a bridge group fails naming the option, and leaves no pause container or namespace', async () => {
+  const { agent: a, dockerd: d } = ready();
+  const hcl = `
+job "escape" {
+  datacenters = ["dc1"]
+  type        = "batch"
+  group "g" {
+    network {
+      mode = "bridge"
+    }
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    task "out" {
+      driver = "docker"
+      config {
+        image        = "${BUSYBOX_IMAGE}"
+        command      = "sleep"
+        args         = ["60"]
+        network_mode = "host"
+      }
+    }
+  }
+}
+`;
+  await runJob(a.address, jobsDir, 'escape', hcl);
+  const failed = await waitFor('escape failed', async () => {
+    const stubs = (await api<{ ID: string; ClientStatus: string }[]>(a.address, 'GET', '/v1/job/escape/allocations')).body;
+    return stubs.find((s) => s.ClientStatus === 'failed');
+  }, 90_000);
+  const alloc = await getAlloc(a.address, failed.ID);
+  const messages = (alloc.TaskStates?.['out']?.Events ?? []).map((e) => `${e.DisplayMessage} ${e.DriverError ?? ''}`).join('\n');
+  assert.match(messages, /"network_mode"/, messages);
+  await waitFor('escape namespace removed', () => (netnsNames().includes(failed.ID) ? undefined : true), 60_000);
+  await waitFor('escape pause container removed', async () => ((await inspect(d, `nomad_init_${failed.ID}`)) ? undefined : true), 30_000);
+  assert.deepEqual((await listContainers(d)).filter((c) => c.Labels['com.hashicorp.nomad.alloc_id'] === failed.ID), []);
+});
