@@ -118,7 +118,7 @@ export class Client implements ClientHttpApi {
     this.logger = config.logger ?? pino({ level: 'silent' });
     this.drivers = new Map(drivers.map((d) => [d.name, d]));
     this.userPolicy = taskUserPolicy(config.options);
-    this.network = new AllocNetworkConfigurator(clientNetworkConfig(config.network), join(config.dataDir, 'network'));
+    this.network = new AllocNetworkConfigurator(clientNetworkConfig(config.network), join(config.dataDir, 'network'), (name) => this.drivers.get(name)?.network);
     this.batcher = new AllocUpdateBatcher(
       (u) => this.config.connection.updateAllocs(u),
       this.clock,

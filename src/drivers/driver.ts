@@ -109,6 +109,37 @@ export interface NetworkIsolation {
   /** hosts file naming `hostname`, to mount at /etc/hosts. */
   hostsFile?: string;
   hostname?: string;
+  /**
+   * The container that owns the namespace (docker's pause container, Nomad's
+   * docker_sandbox_container_id), when a driver created it: the driver's tasks join it by it.
+   */
+  sandboxId?: string;
+}
+
+/**
+ * A sandbox that owns an allocation's network namespace, as a driver made it (Nomad's
+ * DriverNetworkManager): the client names the namespace after the allocation by `pid`'s and sets
+ * it up with CNI like one it made itself.
+ */
+export interface DriverSandbox {
+  /** The sandbox's ID (docker: the pause container's), given to tasks as NetworkIsolation.sandboxId. */
+  id: string;
+  /** A process inside the sandbox's network namespace. */
+  pid: number;
+}
+
+/**
+ * Drivers whose tasks can only join a namespace another of their containers owns (docker:
+ * `network_mode = "container:<id>"`) create the group namespace themselves (Nomad's
+ * MustInitiateNetwork).
+ */
+export interface DriverNetworkManager {
+  /** Creates (or finds again, running) the allocation's sandbox. Throws DriverError. */
+  createNetwork(allocId: string, req: { hostname?: string }): Promise<DriverSandbox>;
+  /** Whether the sandbox still runs, tracking it again (after an agent restart). */
+  sandboxRunning(allocId: string, sandboxId: string): Promise<boolean>;
+  /** Removes the sandbox (by ID, else found by the allocation); a missing one is fine. */
+  destroyNetwork(allocId: string, sandboxId?: string): Promise<void>;
 }
 
 /**
@@ -281,4 +312,6 @@ export interface Driver {
    * the driver started, so nothing outlives the agent.
    */
   shutdown(opts?: { stopHelpers?: boolean }): Promise<void>;
+  /** Present on drivers that must create the group namespace themselves (docker). */
+  readonly network?: DriverNetworkManager;
 }

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { parseDockerPluginConfig } from '../../src/drivers/docker/plugin-config.js';
+import { defaultInfraImage, parseDockerPluginConfig } from '../../src/drivers/docker/plugin-config.js';
 import { parseDockerTask, splitImage } from '../../src/drivers/docker/task-config.js';
 import { mockTaskConfig, tempRoot } from './task-config.js';
 
@@ -86,4 +86,17 @@ test('docker task config: host volume mounts become bind mounts, without needing
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+});
+
+test('docker plugin config: infra_image defaults to Nomad\'s pause image, infra_image_pull_timeout to 5m; bad values name the option', () => {
+  const d = parseDockerPluginConfig({});
+  assert.match(d.infraImage, /^registry\.k8s\.io\/pause-[a-z0-9]+:3\.3$/);
+  assert.equal(defaultInfraImage('x64'), 'registry.k8s.io/pause-amd64:3.3');
+  assert.equal(defaultInfraImage('arm64'), 'registry.k8s.io/pause-arm64:3.3');
+  assert.equal(d.infraImagePullTimeoutMs, 5 * 60_000);
+  const c = parseDockerPluginConfig({ infra_image: 'my/pause:1', infra_image_pull_timeout: '30s' });
+  assert.equal(c.infraImage, 'my/pause:1');
+  assert.equal(c.infraImagePullTimeoutMs, 30_000);
+  assert.throws(() => parseDockerPluginConfig({ infra_image: '' }), /"infra_image"/);
+  assert.throws(() => parseDockerPluginConfig({ infra_image_pull_timeout: 'soon' }), /"infra_image_pull_timeout"/);
 });

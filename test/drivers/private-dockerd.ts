@@ -175,8 +175,8 @@ export async function startPrivateDockerd(): Promise<PrivateDockerd> {
   return { socket, endpoint: `unix://${socket}`, root, pid: proc.pid!, log, stop };
 }
 
-/** Imports a rootfs of Debian's static busybox (sh, sleep, echo, cat, …) as image `tag`. */
-export async function importBusybox(d: PrivateDockerd, tag = BUSYBOX_IMAGE): Promise<void> {
+/** Imports a rootfs of Debian's static busybox (sh, sleep, echo, cat, …) as image `tag`; `changes` are Dockerfile lines (e.g. CMD). */
+export async function importBusybox(d: PrivateDockerd, tag = BUSYBOX_IMAGE, changes: string[] = []): Promise<void> {
   const rootfs = join(d.root, 'rootfs');
   for (const dir of ['bin', 'tmp', 'etc', 'proc', 'sys', 'dev', 'alloc', 'local', 'secrets']) mkdirSync(join(rootfs, dir), { recursive: true });
   chmodSync(join(rootfs, 'tmp'), 0o1777);
@@ -189,8 +189,17 @@ export async function importBusybox(d: PrivateDockerd, tag = BUSYBOX_IMAGE): Pro
   if (tar.status !== 0) throw new Error(`tar of the busybox rootfs failed: ${tar.stderr.toString()}`);
   rmSync(rootfs, { recursive: true, force: true });
   const [repo, t] = tag.split(':');
-  const res = await engineCall(d.socket, 'POST', `/images/create?fromSrc=-&repo=${encodeURIComponent(repo!)}&tag=${encodeURIComponent(t ?? 'latest')}`, tar.stdout);
+  const extra = changes.map((c) => `&changes=${encodeURIComponent(c)}`).join('');
+  const res = await engineCall(d.socket, 'POST', `/images/create?fromSrc=-&repo=${encodeURIComponent(repo!)}&tag=${encodeURIComponent(t ?? 'latest')}${extra}`, tar.stdout);
   if (res.status !== 200 || res.text.includes('"error')) throw new Error(`importing busybox failed: ${res.status} ${res.text}`);
+}
+
+/** A stand-in for Nomad's pause image (no registry is reachable): busybox sleeping forever. */
+export const PAUSE_IMAGE = 'caravan-pause:test';
+
+/** Imports PAUSE_IMAGE, for the docker plugin's `infra_image`. */
+export function importPauseImage(d: PrivateDockerd): Promise<void> {
+  return importBusybox(d, PAUSE_IMAGE, ['CMD ["/bin/sleep", "infinity"]']);
 }
 
 /** Containers of the daemon (all, running or not) with their labels. */

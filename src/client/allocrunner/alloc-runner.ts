@@ -260,6 +260,7 @@ export class AllocRunner {
       ...(net.resolvConf ? { resolvConf: net.resolvConf } : {}),
       ...(net.hostsFile ? { hostsFile: net.hostsFile } : {}),
       ...(net.hostname ? { hostname: net.hostname } : {}),
+      ...(net.sandboxId ? { sandboxId: net.sandboxId } : {}),
     };
   }
 

@@ -12,15 +12,21 @@
  * that starts removes what allocations it no longer holds left behind (sweep): the CNI DEL
  * chain (veth, IPAM lease, iptables chains) with the recorded conflist, then the namespace.
  * Calls for one allocation are not concurrent (its alloc runner serializes them).
+ *
+ * A group with a task of a driver that must own the namespace (docker: its tasks can only join
+ * another container's network) gets its namespace from that driver's sandbox — the pause
+ * container — named after the allocation (`ip netns attach`), so CNI, exec and raw_exec tasks
+ * use the same /var/run/netns/<alloc id> path either way. Teardown removes the sandbox last.
  */
 import { mkdir, readdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import type { Allocation } from '../../structs/alloc.js';
 import type { NetworkResource } from '../../structs/resources.js';
+import type { DriverNetworkManager } from '../../drivers/driver.js';
 import { bridgeConflist, DEFAULT_ADMIN_CHAIN, loadConflist, type CniConflist } from './cni-conflist.js';
 import { addCniNetwork, delCniNetwork, type CniAttachment, type CniPortMapping } from './cni-network.js';
-import { createNetns, deleteNetns, netnsExists, netnsPath } from './net-namespace.js';
+import { attachNetns, createNetns, deleteNetns, netnsExists, netnsPath } from './net-namespace.js';
 import { NetworkError, NetworkErrorCode } from './network-error.js';
 import { hostsText, resolvConfText } from './resolv-conf.js';
 
@@ -54,7 +60,12 @@ export interface AllocNetwork {
   /** A hosts file naming `hostname`, when the network sets one. */
   hostsFile?: string;
   hostname?: string;
+  /** The driver sandbox owning the namespace (docker's pause container ID), when a driver made it. */
+  sandboxId?: string;
 }
+
+/** Finds the network manager of a driver by name (only drivers that must own the namespace have one). */
+export type SandboxLookup = (driver: string) => DriverNetworkManager | undefined;
 
 /** What is recorded per allocation (AllocNetwork plus what DEL needs). */
 interface NetworkRecord extends AllocNetwork {
@@ -62,6 +73,8 @@ interface NetworkRecord extends AllocNetwork {
   conflist: CniConflist | null;
   portMappings: CniPortMapping[];
   cniResult: Record<string, unknown> | null;
+  /** The driver whose sandbox owns the namespace; recorded before it is created (id '' until then). */
+  sandbox?: { driver: string; id: string };
   /** false until the set-up finished (a crash before leaves a record for sweep to undo). */
   complete: boolean;
 }
@@ -103,7 +116,27 @@ export class AllocNetworkConfigurator {
     private readonly cfg: ClientNetworkConfig,
     /** Where records, leases and generated files live (`<data_dir>/network`). */
     private readonly stateDir: string,
+    /** The drivers that create the namespace themselves (docker), by name. */
+    private readonly sandboxes: SandboxLookup = () => undefined,
   ) {}
+
+  /** The driver of the group's tasks that must own the namespace, if any (Nomad: one such driver per group). */
+  private sandboxDriver(alloc: Allocation): { driver: string; manager: DriverNetworkManager } | null {
+    const tasks = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Tasks ?? [];
+    for (const t of tasks) {
+      const manager = this.sandboxes(t.Driver);
+      if (manager) return { driver: t.Driver, manager };
+    }
+    return null;
+  }
+
+  /** Whether the recorded sandbox (if any) still runs; a record without one needs nothing. */
+  private async sandboxAlive(rec: NetworkRecord): Promise<boolean> {
+    if (!rec.sandbox) return true;
+    const manager = this.sandboxes(rec.sandbox.driver);
+    if (!manager || !rec.sandbox.id) return false;
+    return manager.sandboxRunning(rec.allocId, rec.sandbox.id).catch(() => false);
+  }
 
   private recordPath(allocId: string): string {
     return join(this.stateDir, `${allocId}.json`);
@@ -186,9 +219,10 @@ export class AllocNetworkConfigurator {
       throw new NetworkError(NetworkErrorCode.Config, { mode, alloc: alloc.ID, reason: 'the allocation ID cannot name a network namespace' });
     }
     const prior = await this.readRecord(alloc.ID);
-    if (prior?.complete && (await netnsExists(alloc.ID))) return publicView(prior);
+    if (prior?.complete && (await netnsExists(alloc.ID)) && (await this.sandboxAlive(prior))) return publicView(prior);
     if (prior) await this.undo(prior);
     const conflist = await this.conflistFor(mode, alloc.ID);
+    const sandbox = this.sandboxDriver(alloc);
     const rec: NetworkRecord = {
       allocId: alloc.ID,
       mode,
@@ -198,12 +232,20 @@ export class AllocNetworkConfigurator {
       conflist,
       portMappings: conflist ? allocPortMappings(alloc) : [],
       cniResult: null,
+      ...(sandbox ? { sandbox: { driver: sandbox.driver, id: '' } } : {}),
       complete: false,
     };
     await this.writeRecord(rec);
     try {
       if (mode === 'bridge') await this.ensureForwarding();
-      await createNetns(alloc.ID, conflist === null);
+      if (sandbox) {
+        const made = await sandbox.manager.createNetwork(alloc.ID, net?.Hostname ? { hostname: net.Hostname } : {});
+        rec.sandbox = { driver: sandbox.driver, id: made.id };
+        await this.writeRecord(rec);
+        await attachNetns(alloc.ID, made.pid, conflist === null);
+      } else {
+        await createNetns(alloc.ID, conflist === null);
+      }
       if (conflist) {
         const added = await addCniNetwork(conflist, this.attachment(rec));
         rec.address = added.address;
@@ -245,7 +287,7 @@ export class AllocNetworkConfigurator {
    */
   async restore(allocId: string): Promise<AllocNetwork | null> {
     const rec = await this.readRecord(allocId);
-    if (!rec?.complete || !(await netnsExists(allocId))) return null;
+    if (!rec?.complete || !(await netnsExists(allocId)) || !(await this.sandboxAlive(rec))) return null;
     return publicView(rec);
   }
 
@@ -262,6 +304,12 @@ export class AllocNetworkConfigurator {
       await delCniNetwork(rec.conflist, this.attachment(rec), rec.cniResult).catch((err: unknown) => (first ??= err));
     }
     await deleteNetns(rec.allocId).catch((err: unknown) => (first ??= err));
+    if (rec.sandbox) {
+      // Last: the sandbox held the namespace until the CNI DEL was done with it.
+      const manager = this.sandboxes(rec.sandbox.driver);
+      if (!manager) first ??= new Error(`the ${rec.sandbox.driver} driver that owns the namespace is not available`);
+      else await manager.destroyNetwork(rec.allocId, rec.sandbox.id || undefined).catch((err: unknown) => (first ??= err));
+    }
     await rm(this.filesDir(rec.allocId), { recursive: true, force: true });
     if (first) {
       throw new NetworkError(NetworkErrorCode.Setup, { mode: rec.mode, alloc: rec.allocId, reason: `teardown: ${(first as Error).message}` }, { cause: first });
@@ -307,6 +355,7 @@ function publicView(r: NetworkRecord): AllocNetwork {
     ...(r.resolvConf ? { resolvConf: r.resolvConf } : {}),
     ...(r.hostsFile ? { hostsFile: r.hostsFile } : {}),
     ...(r.hostname ? { hostname: r.hostname } : {}),
+    ...(r.sandbox?.id ? { sandboxId: r.sandbox.id } : {}),
   };
 }
 

@@ -45,6 +45,18 @@ export async function createNetns(name: string, loopbackUp: boolean): Promise<st
   return netnsPath(name);
 }
 
+/**
+ * Names the namespace `pid` is in (`ip netns attach`): a driver's sandbox (docker's pause
+ * container) then has the same path as one made by createNetns, for CNI and for tasks that
+ * join by path. A name already taken is replaced (a stale one of an earlier attempt).
+ */
+export async function attachNetns(name: string, pid: number, loopbackUp: boolean): Promise<string> {
+  if (await netnsExists(name)) await deleteNetns(name);
+  await ip(['netns', 'attach', name, String(pid)]);
+  if (loopbackUp) await ip(['-n', name, 'link', 'set', 'lo', 'up']);
+  return netnsPath(name);
+}
+
 /** Removes the named namespace (its interfaces go with it); a missing one is not an error. */
 export async function deleteNetns(name: string): Promise<void> {
   if (!(await netnsExists(name))) return;

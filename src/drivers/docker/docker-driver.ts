@@ -7,6 +7,9 @@
  *   stopTask:  kill with kill_signal ─► after kill_timeout, SIGKILL
  *   destroyTask: remove the container (gc.container) and release its image (gc.image)
  *
+ * Tasks of a group network (bridge, none, cni/*) join the allocation's pause container
+ * (pause-container.ts), which the client asks for through `network` before the first task starts.
+ *
  * Containers outlive the agent; their output stays in the engine (json-file) until copied to
  * the task's log files, so nothing is lost while the agent is down.
  */
@@ -35,6 +38,7 @@ import { ResidentExec } from './resident-exec.js';
 import { EngineClient, EngineError, isNotFound, parseEndpoint } from './engine-client.js';
 import { DanglingReconciler, LABEL_CLIENT } from './dangling-reconciler.js';
 import { ImageCoordinator } from './images.js';
+import { PauseContainers } from './pause-container.js';
 import { parseDockerPluginConfig, type DockerPluginConfig } from './plugin-config.js';
 import { containerName, LABEL_ALLOC_ID, LABEL_TASK_NAME, parseDockerTask } from './task-config.js';
 
@@ -109,6 +113,8 @@ export class DockerDriver implements Driver {
   /** Containers created by a start still in progress (not tracked yet). */
   private readonly starting = new Set<string>();
   private readonly dangling: DanglingReconciler | null = null;
+  /** Group networks' pause containers (Nomad's CreateNetwork/DestroyNetwork). */
+  readonly network: PauseContainers;
   private shutDown = false;
 
   constructor(private readonly opts: DockerDriverOptions = {}) {
@@ -122,6 +128,7 @@ export class DockerDriver implements Driver {
     this.engine = new EngineClient(endpoint);
     this.clock = opts.clock ?? systemClock;
     this.images = new ImageCoordinator(this.engine, this.config, this.clock, opts.logger);
+    this.network = new PauseContainers(this.engine, this.images, this.config, this.clock, opts.clientId ? { [LABEL_CLIENT]: opts.clientId } : {});
     if (opts.clientId && this.config.gc.container && this.config.gc.dangling.enabled) {
       // Started with the first task (started or recovered): a client that never runs a docker
       // task holds no timer for it.
@@ -129,9 +136,9 @@ export class DockerDriver implements Driver {
     }
   }
 
-  /** Container IDs tracked by a task or being started. */
+  /** Container IDs tracked by a task, being started, or owning a group network. */
   private trackedContainers(): Set<string> {
-    const out = new Set(this.starting);
+    const out = new Set([...this.starting, ...this.network.ids()]);
     for (const t of this.tasks.values()) out.add(t.containerId);
     return out;
   }
@@ -170,11 +177,10 @@ export class DockerDriver implements Driver {
     if (existing && existing.status.state === TaskRunState.Running) {
       throw new DriverError(DriverErrorCode.StartFailed, `docker: task "${config.id}" is already running`, false);
     }
-    if (config.networkIsolation) {
-      // Nomad joins docker tasks to the group namespace through a pause container (infra_image);
-      // Caravan does not have it yet, and a container on docker's own network would silently
-      // escape the group network the job asked for.
-      throw new DriverError(DriverErrorCode.BadConfig, `docker: group network mode ${JSON.stringify(config.networkMode ?? '')} is not supported by the docker driver yet (use network mode "host", or the exec or raw_exec driver)`, false);
+    if (config.networkIsolation && !config.networkIsolation.sandboxId) {
+      // A namespace the client made on its own (an allocation set up before a docker task was
+      // known to it): a container can only join another container's, never a path.
+      throw new DriverError(DriverErrorCode.BadConfig, `docker: the group network (mode ${JSON.stringify(config.networkMode ?? '')}) has no pause container to join`, false);
     }
     const task = parseDockerTask(config, this.config, this.opts.clientId ? { [LABEL_CLIENT]: this.opts.clientId } : {});
     const imageId = await this.images.ensure(task.image, { forcePull: task.forcePull, auth: task.auth, emit: (m) => events?.emit(m) });

@@ -33,17 +33,31 @@ export interface DockerPluginConfig {
   };
   /** A pull with no progress for this long is aborted. */
   pullActivityTimeoutMs: number;
+  /** `infra_image`: the pause container's image, which owns a group network's namespace. */
+  infraImage: string;
+  /** `infra_image_pull_timeout`: how long pulling infra_image may take. */
+  infraImagePullTimeoutMs: number;
   /** Extra runtime args passed by `runtime` name are not configurable here: the engine's own. */
   extraLabels: string[];
 }
 
 /** Settings Nomad knows that this driver accepts and ignores (they change nothing here). */
-const IGNORED = ['auth', 'tls', 'logging', 'infra_image', 'infra_image_pull_timeout', 'disable_log_collection', 'image_pull_timeout', 'nvidia_runtime', 'windows_allow_insecure_container_admin'];
-const KNOWN = ['endpoint', 'allow_privileged', 'allow_caps', 'allow_runtimes', 'allowed_modes', 'volumes', 'gc', 'pull_activity_timeout', 'extra_labels', ...IGNORED];
+const IGNORED = ['auth', 'tls', 'logging', 'disable_log_collection', 'image_pull_timeout', 'nvidia_runtime', 'windows_allow_insecure_container_admin'];
+const KNOWN = ['infra_image', 'infra_image_pull_timeout', 'endpoint', 'allow_privileged', 'allow_caps', 'allow_runtimes', 'allowed_modes', 'volumes', 'gc', 'pull_activity_timeout', 'extra_labels', ...IGNORED];
 
 /** The default endpoint: $DOCKER_HOST, else the standard socket. */
 export function defaultEndpoint(env: NodeJS.ProcessEnv = process.env): string {
   return env['DOCKER_HOST'] || 'unix:///var/run/docker.sock';
+}
+
+/** Go's name of this machine's architecture, as in Nomad's default infra_image. */
+function goArch(arch: string = process.arch): string {
+  return ({ x64: 'amd64', ia32: '386', arm: 'arm', arm64: 'arm64', ppc64: 'ppc64le', s390x: 's390x' } as Record<string, string>)[arch] ?? arch;
+}
+
+/** Nomad's default `infra_image`. */
+export function defaultInfraImage(arch?: string): string {
+  return `registry.k8s.io/pause-${goArch(arch)}:3.3`;
 }
 
 /** Normalises a capability name: `CAP_NET_ADMIN` → `net_admin`. */
@@ -78,6 +92,10 @@ export function parseDockerPluginConfig(raw: Obj | undefined, env: NodeJS.Proces
   if (creationGraceMs < 0) throw badConfig('gc.dangling_containers.creation_grace', 'must not be negative');
   const pullMs = durationMsOf(o, 'pull_activity_timeout', 'pull_activity_timeout') ?? 2 * 60_000;
   if (pullMs <= 0) throw badConfig('pull_activity_timeout', 'must be positive');
+  const infraImage = strOf(o, 'infra_image', 'infra_image') ?? defaultInfraImage();
+  if (infraImage.trim() === '') throw badConfig('infra_image', 'must name an image');
+  const infraPullMs = durationMsOf(o, 'infra_image_pull_timeout', 'infra_image_pull_timeout') ?? 5 * 60_000;
+  if (infraPullMs <= 0) throw badConfig('infra_image_pull_timeout', 'must be positive');
   return {
     endpoint: strOf(o, 'endpoint', 'endpoint') ?? defaultEndpoint(env),
     allowPrivileged: boolOf(o, 'allow_privileged', 'allow_privileged') ?? false,
@@ -97,6 +115,8 @@ export function parseDockerPluginConfig(raw: Obj | undefined, env: NodeJS.Proces
       },
     },
     pullActivityTimeoutMs: pullMs,
+    infraImage,
+    infraImagePullTimeoutMs: infraPullMs,
     extraLabels: strListOf(o, 'extra_labels', 'extra_labels') ?? [],
   };
 }

@@ -23,6 +23,7 @@ import {
 } from './config-values.js';
 import { capName, type DockerPluginConfig } from './plugin-config.js';
 import { checkNamespaceMode, checkSecurityOpts, checkSysctls } from './confinement-options.js';
+import { checkGroupNetworkOptions, groupNameMounts, sandboxNetworkMode } from './sandbox-join.js';
 
 /** Labels that name a container's alloc and task: how containers are found again after a restart. */
 export const LABEL_ALLOC_ID = 'com.hashicorp.nomad.alloc_id';
@@ -253,7 +254,10 @@ export function parseDockerTask(cfg: TaskConfig, plugin: DockerPluginConfig, ext
   const capAdd = checkCaps(strListOf(o, 'cap_add', 'cap_add'), 'cap_add', plugin);
   const capDrop = checkCaps(strListOf(o, 'cap_drop', 'cap_drop'), 'cap_drop', plugin);
 
-  const networkMode = strOf(o, 'network_mode', 'network_mode');
+  // In a group network the task joins the pause container's namespace (sandbox-join.ts).
+  const sandboxId = cfg.networkIsolation?.sandboxId;
+  if (cfg.networkIsolation) checkGroupNetworkOptions(o);
+  const networkMode = sandboxId ? sandboxNetworkMode(sandboxId) : strOf(o, 'network_mode', 'network_mode');
   if (networkMode !== undefined && !NETWORK_MODES.test(networkMode)) throw badConfig('network_mode', `${JSON.stringify(networkMode)} is not a network mode`);
   if (boolOf(o, 'tty', 'tty')) throw badConfig('tty', 'is not supported: task output is collected from the non-tty log stream');
   const logging = blockOf(o, 'logging', 'logging');
@@ -269,9 +273,10 @@ export function parseDockerTask(cfg: TaskConfig, plugin: DockerPluginConfig, ext
   const securityOpt = checkSecurityOpts(strListOf(o, 'security_opt', 'security_opt') ?? [], plugin.allowPrivileged);
   const sysctls = checkSysctls(strMapOf(o, 'sysctl', 'sysctl') ?? {}, { networkMode, ipcMode: modes.ipc, utsMode: modes.uts, allowPrivileged: plugin.allowPrivileged });
 
-  const { exposed, bindings } = parsePorts(o, cfg.env ?? {});
+  // Ports of a group network are mapped to the namespace by the client (CNI portmap), not by docker.
+  const { exposed, bindings } = sandboxId ? { exposed: {}, bindings: {} } : parsePorts(o, cfg.env ?? {});
   const volumes = parseVolumes(o, cfg, plugin);
-  const mounts = [...parseMounts(o, cfg, plugin), ...hostVolumeMounts(cfg)];
+  const mounts = [...parseMounts(o, cfg, plugin), ...hostVolumeMounts(cfg), ...(cfg.networkIsolation ? groupNameMounts(cfg.networkIsolation) : [])];
   const binds = [`${cfg.dirs.sharedAllocDir}:/alloc`, `${cfg.dirs.localDir}:/local`, `${cfg.dirs.secretsDir}:/secrets`, ...volumes];
 
   const memHard = intOf(o, 'memory_hard_limit', 'memory_hard_limit') ?? 0;
