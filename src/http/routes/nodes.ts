@@ -8,7 +8,7 @@ import { NodeEligibility } from '../../structs/node.js';
 import { badRequest, HttpError, notFound } from '../http-errors.js';
 import { allocView } from '../api-views/alloc-views.js';
 import { nodeListStub, nodeView } from '../api-views/node-views.js';
-import { stubOf } from '../list-options.js';
+import { PageOrder, pagedList } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, stringField } from '../request-body.js';
 import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
@@ -20,7 +20,8 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
     answerRead(ctx, req, reply, [Table.Nodes], (server, opts) => {
       const withOs = queryFlag(req.query as RawQuery, 'os');
       const withResources = queryFlag(req.query as RawQuery, 'resources');
-      return server.state.nodes(opts.prefix || undefined).map((n) => stubOf(nodeListStub(n, withOs, withResources), n));
+      // Paged by ID, as Nomad's Node.List; stubs are made for the page only.
+      return pagedList(server.state.nodes(opts.prefix || undefined), PageOrder.Id, (n) => nodeListStub(n, withOs, withResources));
     }),
   );
 
