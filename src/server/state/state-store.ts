@@ -730,8 +730,9 @@ export class StateStore implements StateReader, SnapshotTables {
   }
 
   /**
-   * Replaces the whole state with a serialized one (at startup, before any reader). Takes
-   * ownership of `s`: its allocation rows become the stored allocations.
+   * Replaces the whole state with a serialized one (at startup, or on a follower catching up
+   * from a snapshot; blocked readers whose tables moved are woken). Takes ownership of `s`: its
+   * allocation rows become the stored allocations.
    */
   restore(s: SerializedState): void {
     for (const t of [this.jobsT, this.jobVersionsT, this.summariesT, this.allocsT, this.evalsT, this.nodesT, this.deploymentsT]) {
@@ -788,6 +789,9 @@ export class StateStore implements StateReader, SnapshotTables {
     this.pseudoIdx.clear();
     this.pseudoUndo.clear();
     this.index = s.index;
+    // A follower that loads a snapshot while serving: the watches whose tables the snapshot moved
+    // past their index answer now (no apply of theirs may follow soon).
+    this.waiters.wake([], (t) => this.tableIndex(t), true);
   }
 
   /**
