@@ -8,6 +8,7 @@ import { defaultTlsConfig, validateTlsConfig, type TlsConfig } from '../tls/tls-
 import { hostname } from 'node:os';
 import { DEFAULT_JOB_MAX_PRIORITY, DEFAULT_JOB_PRIORITY, JOB_PRIORITY_CEILING } from '../structs/job-defaults.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
+import type { ServerConfig as ServerTuning } from '../server/server-config.js';
 import { DEFAULT_LOG_ROTATE_DURATION_MS } from './log-file.js';
 import { clientIntroductionConfigProblem, defaultClientIntroductionConfig, type ClientIntroductionConfig } from '../structs/client-introduction.js';
 
@@ -27,6 +28,11 @@ export interface ServerConfig {
   clientIntroduction: ClientIntroductionConfig;
   /** `oidc_issuer` (Nomad's): the `iss` of workload identities and the OIDC discovery document's issuer; undefined for none. */
   oidcIssuer?: string;
+  /**
+   * Nomad's heartbeat_grace, min_heartbeat_ttl, max_heartbeats_per_second and failover_heartbeat_ttl;
+   * a setting left out keeps the server's default (10 s, 10 s, 50, 5 min).
+   */
+  heartbeat?: HeartbeatSettings;
   /** `job_max_count`: the most a job's group counts may sum to (0: no limit); undefined for Nomad's 50,000. */
   jobMaxCount?: number;
   /** `job_max_priority`: the highest job priority admitted, 100..32766; undefined (or 0) for Nomad's 100. */
@@ -34,6 +40,9 @@ export interface ServerConfig {
   /** `job_default_priority`: the priority of a job that states none, 50..job_max_priority-1; undefined (or 0) for 50. */
   jobDefaultPriority?: number;
 }
+
+/** The heartbeat settings of the server block, in the server's own terms (ServerConfig.heartbeat). */
+export type HeartbeatSettings = NonNullable<ServerTuning['heartbeat']>;
 
 /** The client block of the agent configuration. */
 export interface ClientConfig {
@@ -222,6 +231,7 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
         ? { snapshotThreshold: layer.server?.snapshotThreshold ?? base.server.snapshotThreshold }
         : {}),
       ...mergeJobLimits(base.server, layer.server),
+      ...(layer.server?.heartbeat || base.server.heartbeat ? { heartbeat: { ...base.server.heartbeat, ...layer.server?.heartbeat } } : {}),
       ...((layer.server?.oidcIssuer ?? base.server.oidcIssuer) !== undefined ? { oidcIssuer: layer.server?.oidcIssuer ?? base.server.oidcIssuer } : {}),
     },
     client: {
@@ -243,6 +253,21 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
     acl: { ...base.acl, ...layer.acl },
     tls: { ...base.tls, ...layer.tls },
   };
+}
+
+/** Nomad's bounds on the heartbeat settings: positive TTLs and rate, a grace of zero or more. */
+function validateHeartbeat(h: HeartbeatSettings | undefined): void {
+  if (!h) return;
+  const positive: [keyof HeartbeatSettings, string][] = [
+    ['minTtlMs', 'server.min_heartbeat_ttl'],
+    ['failoverTtlMs', 'server.failover_heartbeat_ttl'],
+    ['maxHeartbeatsPerSecond', 'server.max_heartbeats_per_second'],
+  ];
+  for (const [key, field] of positive) {
+    const v = h[key];
+    if (v !== undefined && !(v > 0)) throw new AgentConfigError(field, `must be greater than zero, got ${String(key === 'maxHeartbeatsPerSecond' ? v : `${v}ms`)}`);
+  }
+  if (h.graceMs !== undefined && !(h.graceMs >= 0)) throw new AgentConfigError('server.heartbeat_grace', `must not be negative, got ${h.graceMs}ms`);
 }
 
 type JobLimitFields = Pick<ServerConfig, 'jobMaxCount' | 'jobMaxPriority' | 'jobDefaultPriority'>;
@@ -338,6 +363,7 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
     throw new AgentConfigError('client.node_pool', `invalid node pool ${JSON.stringify(c.client.nodePool)} (a node cannot be in "all" or in no pool)`);
   }
   validateJobLimits(c.server);
+  validateHeartbeat(c.server.heartbeat);
   if (c.server.etcd) {
     if (c.dev) throw new AgentConfigError('server.etcd', '-dev keeps the embedded log; etcd is for a cluster of servers');
     validateEtcd(c.server.etcd);

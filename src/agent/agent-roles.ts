@@ -12,7 +12,7 @@ import type { ServerApi } from '../server/server-api.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 import type { ClientIntroductionConfig } from '../structs/client-introduction.js';
 import type { JobLimits } from '../server/job-limits.js';
-import type { ClientConfig, HostVolumeConfig } from './agent-config.js';
+import type { ClientConfig, HeartbeatSettings, HostVolumeConfig } from './agent-config.js';
 
 /** What the agent asks of a server it opened. */
 export interface ServerRole {
@@ -47,6 +47,8 @@ export interface OpenServerOptions {
   etcd?: EtcdConfig;
   /** Log entries between state snapshots (raft_snapshot_threshold). */
   snapshotThreshold?: number;
+  /** Heartbeat tuning from the server block (heartbeat_grace, min_heartbeat_ttl, …). */
+  heartbeat?: HeartbeatSettings;
   /** The `client_introduction` block. */
   clientIntroduction?: ClientIntroductionConfig;
   /** `oidc_issuer`: the issuer of workload identities (undefined: none). */

@@ -82,6 +82,7 @@ export class Agent {
           clientIntroduction: config.server.clientIntroduction,
           ...(config.server.oidcIssuer !== undefined ? { oidcIssuer: config.server.oidcIssuer } : {}),
           jobLimits: jobLimitsOf(config.server),
+          ...(config.server.heartbeat ? { heartbeat: config.server.heartbeat } : {}),
           logger: logger.child({ component: 'server' }),
         });
         if (config.server.clientIntroduction.enforcement === 'strict' && !config.acl.enabled) {

@@ -3,7 +3,8 @@
  * configuration layer. Known settings: data_dir, bind_addr, datacenter, region, name,
  * log_level, log_json, log_file, log_rotate_bytes, log_rotate_duration, log_rotate_max_files,
  * enable_debug, ports { http }, server { enabled, num_schedulers, raft_snapshot_threshold, job_max_count,
- * job_max_priority, job_default_priority, etcd { endpoints, prefix, lease_ttl, tls { ca_file, cert_file, key_file } },
+ * job_max_priority, job_default_priority, heartbeat_grace, min_heartbeat_ttl, max_heartbeats_per_second,
+ * failover_heartbeat_ttl, etcd { endpoints, prefix, lease_ttl, tls { ca_file, cert_file, key_file } },
  * client_introduction { enforcement, default_identity_ttl, max_identity_ttl } }, client { enabled, servers,
  * node_class, node_pool, meta, options, chroot_env, bridge_network_name, bridge_network_subnet,
  * bridge_network_hairpin_mode, cni_path, cni_config_dir, host_volume "<name>" { path, read_only } },
@@ -13,7 +14,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseHcl } from '@cdktf/hcl2json';
-import { AgentConfigError, type AgentConfigLayer, type HostVolumeConfig } from './agent-config.js';
+import { AgentConfigError, type AgentConfigLayer, type HeartbeatSettings, type HostVolumeConfig } from './agent-config.js';
 import type { TlsConfig } from '../tls/tls-config.js';
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 import { NANOS_PER_MS, parseDuration } from '../structs/duration.js';
@@ -117,6 +118,8 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     if (maxPriority !== undefined) layer.server.jobMaxPriority = maxPriority;
     const defaultPriority = int(server, 'job_default_priority', 'server.job_default_priority');
     if (defaultPriority !== undefined) layer.server.jobDefaultPriority = defaultPriority;
+    const heartbeat = heartbeatSettings(server);
+    if (heartbeat) layer.server.heartbeat = heartbeat;
     const issuer = str(server, 'oidc_issuer', 'server.oidc_issuer');
     if (issuer !== undefined) layer.server.oidcIssuer = issuer;
     const etcd = etcdBlock(server);
@@ -212,6 +215,27 @@ function clientNetworkSettings(client: Obj): NonNullable<AgentConfigLayer['clien
   if (cniPath !== undefined) out.cniPath = cniPath.split(':').filter((p) => p !== '');
   const cniConfigDir = str(client, 'cni_config_dir', 'client.cni_config_dir');
   if (cniConfigDir !== undefined) out.cniConfigDir = cniConfigDir;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/**
+ * Nomad's heartbeat settings of the server block: heartbeat_grace, min_heartbeat_ttl and
+ * failover_heartbeat_ttl (durations) and max_heartbeats_per_second (a number); undefined if none is set.
+ */
+function heartbeatSettings(server: Obj): HeartbeatSettings | undefined {
+  const out: HeartbeatSettings = {};
+  const grace = durationMs(server, 'heartbeat_grace', 'server.heartbeat_grace');
+  if (grace !== undefined) out.graceMs = grace;
+  const minTtl = durationMs(server, 'min_heartbeat_ttl', 'server.min_heartbeat_ttl');
+  if (minTtl !== undefined) out.minTtlMs = minTtl;
+  const failover = durationMs(server, 'failover_heartbeat_ttl', 'server.failover_heartbeat_ttl');
+  if (failover !== undefined) out.failoverTtlMs = failover;
+  const rate = server['max_heartbeats_per_second'];
+  if (rate !== undefined && rate !== null) {
+    const n = typeof rate === 'string' && rate.trim() !== '' ? Number(rate) : rate;
+    if (typeof n !== 'number' || !Number.isFinite(n)) throw new AgentConfigError('server.max_heartbeats_per_second', `must be a number, got ${JSON.stringify(rate)}`);
+    out.maxHeartbeatsPerSecond = n;
+  }
   return Object.keys(out).length > 0 ? out : undefined;
 }
 

@@ -27,6 +27,7 @@ export const defaultRoles: RoleFactories = {
         ...(opts.clientIntroduction ? { clientIntroduction: opts.clientIntroduction } : {}),
         ...(opts.oidcIssuer !== undefined ? { oidcIssuer: opts.oidcIssuer } : {}),
         ...(opts.jobLimits ? { jobLimits: opts.jobLimits } : {}),
+        ...(opts.heartbeat ? { heartbeat: opts.heartbeat } : {}),
         ...(etcd ? { logBackend: etcd.log, leadership: etcd.leadership } : {}),
       });
       return {

@@ -4,6 +4,7 @@
  * runner from the state DB after an agent restart, and batches allocation updates to the
  * servers. `shutdown()` stops the agent and leaves the tasks running.
  */
+import { heartbeatWaitMs } from './heartbeat-wait.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
@@ -393,7 +394,7 @@ export class Client implements ClientHttpApi {
     this.services.resync();
   }
 
-  /** Registers, then heartbeats at a random point in the second half of the TTL; re-registers when the server forgot us. */
+  /** Registers, then heartbeats each time the TTL the server gave runs out (heartbeat-wait.ts); re-registers when the server forgot us. */
   private async heartbeatLoop(): Promise<void> {
     let failures = 0;
     const signal = this.stopCtl.signal;
@@ -403,7 +404,7 @@ export class Client implements ClientHttpApi {
         if (!this.registered) await this.register();
         else this.heartbeatTtlMs = (await this.config.connection.heartbeat(this.node.ID, 'ready' as NodeStatus)).heartbeatTtlMs;
         failures = 0;
-        waitMs = this.heartbeatTtlMs / 2 + this.random() * (this.heartbeatTtlMs / 2) * 0.9;
+        waitMs = heartbeatWaitMs(this.heartbeatTtlMs);
       } catch (err) {
         if (err instanceof ClientError && err.code === ClientErrorCode.NodeUnknown) this.registered = false;
         else if (!this.registered) this.logger.warn({ err: errorMessage(err) }, 'registering node failed; retrying');

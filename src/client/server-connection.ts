@@ -8,7 +8,7 @@ import { NANOS_PER_MS } from '../structs/duration.js';
 import type { AllocClientUpdate } from '../structs/alloc.js';
 import type { ServerApi } from '../server/server-api.js';
 import { ServerError } from '../server/server-error.js';
-import { Table } from '../server/state/state-reader.js';
+import { nodeAllocsTableKey } from '../server/state/state-reader.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
 import { withScheme, type OutboundTls } from '../tls/tls-config.js';
@@ -86,9 +86,11 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
       }
     },
     async watchAllocs(nodeId, afterIndex, timeoutMs, signal) {
-      let index = server.state.tableIndex(Table.Allocs);
-      if (index <= afterIndex) index = await server.waitForChange([Table.Allocs], afterIndex, timeoutMs, signal);
-      return { allocs: server.state.allocsByNode(nodeId), index: Math.max(index, server.state.tableIndex(Table.Allocs)) };
+      // As GET /v1/node/:id/allocations: woken by this node's allocations only.
+      const watched = nodeAllocsTableKey(nodeId);
+      let index = server.state.tableIndex(watched);
+      if (index <= afterIndex) index = await server.waitForChange([watched], afterIndex, timeoutMs, signal);
+      return { allocs: server.state.allocsByNode(nodeId), index: Math.max(1, index, server.state.tableIndex(watched)) };
     },
     async updateAllocs(updates) {
       try {

@@ -45,6 +45,7 @@ export class HttpMetrics {
     stateGauge('caravan_state_nodes', 'Client nodes in the state store.', (s) => s.state.nodes().length);
     stateGauge('caravan_state_allocations', 'Allocations in the state store.', (s) => s.state.allocs().length);
     stateGauge('caravan_state_evaluations', 'Evaluations in the state store.', (s) => s.state.evals().length);
+    stateGauge('caravan_state_watch_wakeups', 'Blocked queries and watches woken by a change since the server started (a write wakes only the watches of what it changed).', (s) => s.state.watchWakeups?.() ?? 0);
     // Nomad's own names beside Caravan's, for dashboards built on Nomad's telemetry.
     const nomadGauge = (nomadName: string, help: string, read: (s: ServerApi) => number) => {
       const promName = nomadName.replace(/\./g, '_');

@@ -15,7 +15,7 @@ import { blockingQuery } from './blocking-query.js';
 import { permissionDenied, requestAcl, type AclGate } from './acl/acl-gate.js';
 import { UNHELD } from './acl/live-authorizations.js';
 import { HttpError } from './http-errors.js';
-import { applyListOptions, parseListOptions } from './list-options.js';
+import { applyListOptions, listShapeOf, parseListOptions } from './list-options.js';
 import { parseQueryOptions, type QueryOptions, type RawHeaders, type RawQuery } from './query-options.js';
 
 /** Static facts about the agent serving the API, for /v1/agent/* and /v1/status/*. */
@@ -136,9 +136,11 @@ export async function answerRead<T>(
     index = result.index;
     setQueryMeta(reply, index, server);
     let body: unknown = result.value;
+    // Read before keepReadable copies the list (the mark is on the route's array).
+    const shape = listShapeOf(body);
     if (Array.isArray(body)) body = keepReadable(req, body);
     if (Array.isArray(body)) {
-      const page = applyListOptions(body as unknown[], listOpts);
+      const page = applyListOptions(body as unknown[], listOpts, shape);
       body = page.items;
       if (page.nextToken !== '') reply.header('X-Nomad-NextToken', page.nextToken);
     }

@@ -56,7 +56,8 @@ func TestListFilterAndPagination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page) != 2 || meta.NextToken != "f-charlie" {
+	// Nomad's Job.List tokens are "namespace.ID" (StructsTokenizer WithNamespace and WithID).
+	if len(page) != 2 || meta.NextToken != "default.f-charlie" {
 		t.Fatalf("first page: %v next %q", ids(page), meta.NextToken)
 	}
 	rest, meta, err := client.Jobs().List(&api.QueryOptions{Prefix: "f-", PerPage: 2, NextToken: meta.NextToken})

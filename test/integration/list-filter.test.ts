@@ -50,19 +50,19 @@ test('list endpoints: filter, per_page/next_token/reverse and region through a r
     assert.deepEqual((await get(a, `/v1/jobs?filter=${q('"cache" in TaskGroups.Name and not (Meta.team == "web")')}`)).ids, ['charlie']);
     assert.deepEqual((await get(a, `/v1/jobs?filter=${q('ID matches "^(a|d)"')}`)).ids.sort(), ['alpha', 'delta']);
 
-    // Pages of two, then the rest; the token is the next page's first ID.
+    // Pages of three, then the rest; the token is the next page's first job, as Nomad's "namespace.ID".
     const p1 = await get(a, '/v1/jobs?per_page=3');
     assert.deepEqual(p1.ids, ['alpha', 'bravo', 'charlie']);
-    assert.equal(p1.next, 'delta');
+    assert.equal(p1.next, 'default.delta');
     const p2 = await get(a, `/v1/jobs?per_page=3&next_token=${p1.next}`);
     assert.deepEqual(p2.ids, ['delta']);
     assert.equal(p2.next, null);
     const rev = await get(a, '/v1/jobs?per_page=2&reverse=true');
     assert.deepEqual(rev.ids, ['delta', 'charlie']);
-    assert.equal(rev.next, 'bravo');
+    assert.equal(rev.next, 'default.bravo');
     const filteredPage = await get(a, `/v1/jobs?per_page=1&filter=${q('Meta.team == "web"')}`);
     assert.deepEqual(filteredPage.ids, ['bravo']);
-    assert.equal(filteredPage.next, 'delta');
+    assert.equal(filteredPage.next, 'default.delta');
 
     // Every list endpoint applies the same options: evaluations and allocations too.
     const evals = await get(a, `/v1/evaluations?filter=${q('JobID == "bravo"')}`);

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/state/state-reader.js';
 import { allocStubView, allocView } from '../api-views/alloc-views.js';
 import { notFound } from '../http-errors.js';
-import { stubOf } from '../list-options.js';
+import { PageOrder, pagedList } from '../list-options.js';
 import { optionalObjectBody } from '../request-body.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
@@ -15,10 +15,12 @@ import { acl } from '../acl/route-acl.js';
 export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get('/v1/allocations', acl.ns('read-job'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Allocs], (server, opts) =>
-      server.state
-        .allocs(opts.prefix || undefined)
-        .filter((a) => opts.namespace === '*' || a.Namespace === opts.namespace)
-        .map((a) => stubOf(allocStubView(a), a)),
+      // Paged as Nomad's Alloc.List: by create index and ID, by ID under ?prefix=; stubs for the page only.
+      pagedList(
+        server.state.allocs(opts.prefix || undefined).filter((a) => opts.namespace === '*' || a.Namespace === opts.namespace),
+        opts.prefix ? PageOrder.Id : PageOrder.CreateIndexId,
+        allocStubView,
+      ),
     ),
   );
 

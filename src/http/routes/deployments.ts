@@ -11,6 +11,7 @@ import type { Deployment } from '../../structs/index.js';
 import { HttpError, badRequest, notFound } from '../http-errors.js';
 import { optionalBool, optionalObjectBody } from '../request-body.js';
 import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
+import { PageOrder, pagedList } from '../list-options.js';
 import { acl } from '../acl/route-acl.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
@@ -59,10 +60,14 @@ function actionOf(kind: 'promote' | 'fail' | 'pause' | 'alloc-health' | 'unblock
 export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get('/v1/deployments', acl.ns('read-job'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Deployments], (server, opts) =>
-      server.state
-        .deployments(opts.prefix || undefined)
-        .filter((d) => inNamespace(d, opts.namespace))
-        .sort((a, b) => b.CreateIndex - a.CreateIndex),
+      // Paged as Nomad's Deployment.List: by create index and ID, by ID under ?prefix=.
+      pagedList(
+        server.state
+          .deployments(opts.prefix || undefined)
+          .filter((d) => inNamespace(d, opts.namespace))
+          .sort((a, b) => b.CreateIndex - a.CreateIndex),
+        opts.prefix ? PageOrder.Id : PageOrder.CreateIndexId,
+      ),
     ),
   );
 

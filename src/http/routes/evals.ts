@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { Table } from '../../server/state/state-reader.js';
 import { allocStubView } from '../api-views/alloc-views.js';
 import { evalView } from '../api-views/eval-views.js';
+import { PageOrder, pagedList } from '../list-options.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { evaluateFilter } from '../filter/bexpr-eval.js';
 import { parseFilter } from '../filter/bexpr-parse.js';
@@ -22,10 +23,14 @@ export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): voi
       const q = req.query as RawQuery;
       const job = queryParam(q, 'job');
       const status = queryParam(q, 'status');
-      return server.state
-        .evals(opts.prefix || undefined)
-        .filter((e) => (opts.namespace === '*' || e.Namespace === opts.namespace) && (job ? e.JobID === job : true) && (status ? e.Status === status : true))
-        .map(evalView);
+      // Paged as Nomad's Eval.List: by create index and ID, by ID under ?prefix=; views for the page only.
+      return pagedList(
+        server.state
+          .evals(opts.prefix || undefined)
+          .filter((e) => (opts.namespace === '*' || e.Namespace === opts.namespace) && (job ? e.JobID === job : true) && (status ? e.Status === status : true)),
+        opts.prefix ? PageOrder.Id : PageOrder.CreateIndexId,
+        evalView,
+      );
     }),
   );
 

@@ -14,7 +14,7 @@ import { versionDiffs } from './job-version-diffs.js';
 import { parseSubmission, registerAnswer, revertRoute, scaleRoute, stableRoute, submissionRoute } from './job-actions.js';
 import { badRequest, methodNotAllowed, notFound } from '../http-errors.js';
 import { jobListStub } from '../api-views/job-views.js';
-import { stubOf } from '../list-options.js';
+import { PageOrder, pagedList } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, objectField, optionalBool, optionalObjectBody, optionalUint } from '../request-body.js';
 import { answerRead, answerWrite, queryOptions, requireServer, sendJson, modifyIndex, type RouteContext } from '../route-context.js';
@@ -42,9 +42,10 @@ export function splitJobPath(tail: string): { jobId: string; sub: JobSubresource
 export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get('/v1/jobs', acl.ns('list-jobs'), (req, reply) =>
     answerRead(ctx, req, reply, [Table.Jobs, Table.JobSummaries], (server, opts) =>
-      server.state
-        .jobs(opts.namespace, opts.prefix || undefined)
-        .map((job) => stubOf(jobListStub(job, server.state.jobSummary(job.Namespace, job.ID)), job)),
+      // Paged by namespace and ID ("default.web"), as Nomad's Job.List; stubs are made for the page only.
+      pagedList(server.state.jobs(opts.namespace, opts.prefix || undefined), PageOrder.NamespaceId, (job) =>
+        jobListStub(job, server.state.jobSummary(job.Namespace, job.ID)),
+      ),
     ),
   );
 

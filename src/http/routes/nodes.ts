@@ -3,12 +3,12 @@
  * their Job: clients block on this to learn their work), and scheduling eligibility.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/state/state-reader.js';
+import { Table, nodeAllocsTableKey, nodeTableKey } from '../../server/state/state-reader.js';
 import { NodeEligibility } from '../../structs/node.js';
 import { badRequest, HttpError, notFound } from '../http-errors.js';
 import { allocView } from '../api-views/alloc-views.js';
 import { nodeListStub, nodeView } from '../api-views/node-views.js';
-import { stubOf } from '../list-options.js';
+import { PageOrder, pagedList } from '../list-options.js';
 import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, stringField } from '../request-body.js';
 import { answerRead, answerWrite, requireServer, modifyIndex, type RouteContext } from '../route-context.js';
@@ -20,12 +20,14 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
     answerRead(ctx, req, reply, [Table.Nodes], (server, opts) => {
       const withOs = queryFlag(req.query as RawQuery, 'os');
       const withResources = queryFlag(req.query as RawQuery, 'resources');
-      return server.state.nodes(opts.prefix || undefined).map((n) => stubOf(nodeListStub(n, withOs, withResources), n));
+      // Paged by ID, as Nomad's Node.List; stubs are made for the page only.
+      return pagedList(server.state.nodes(opts.prefix || undefined), PageOrder.Id, (n) => nodeListStub(n, withOs, withResources));
     }),
   );
 
   app.get<{ Params: { id: string } }>('/v1/node/:id', acl.rule('node', 'read'), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Nodes], (server) => {
+    // Waits on this node's record only: other nodes' updates wake no watch of it.
+    answerRead(ctx, req, reply, [nodeTableKey(req.params.id)], (server) => {
       const node = server.state.nodeById(req.params.id);
       if (!node) throw notFound('node');
       return nodeView(node);
@@ -33,7 +35,10 @@ export function registerNodeRoutes(app: FastifyInstance, ctx: RouteContext): voi
   );
 
   app.get<{ Params: { id: string } }>('/v1/node/:id/allocations', acl.need({ kind: 'own-node-or', else: { kind: 'rule', rule: 'node', level: 'read' } }), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Allocs], (server) => server.state.allocsByNode(req.params.id).map(allocView)),
+    // Waits on this node's allocations only (Nomad's watch on the allocs-by-node index): with
+    // thousands of clients blocked here, a write elsewhere must wake none of them. The answer's
+    // index is the index at which the node's allocations last changed.
+    answerRead(ctx, req, reply, [nodeAllocsTableKey(req.params.id)], (server) => server.state.allocsByNode(req.params.id).map(allocView)),
   );
 
   const eligibility = async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {

@@ -1,7 +1,8 @@
 /**
  * The allocation endpoint: a user stopping one allocation (the scheduler replaces it), and the
- * clients' batched reports on their allocations (authenticated with the node's SecretID; a newly
- * failed allocation gets its job an evaluation).
+ * clients' reports on their allocations (authenticated with the node's SecretID; a newly failed
+ * allocation gets its job an evaluation), batched into one log entry per window across clients
+ * (alloc-update-batcher.ts).
  */
 import type { Evaluation } from '../../structs/index.js';
 import { admitAllocUpdates } from '../client-report-admission.js';
@@ -10,9 +11,20 @@ import { ServerError } from '../server-error.js';
 import type { AllocClientUpdate } from '../../structs/alloc.js';
 import type { EndpointContext } from './endpoint-context.js';
 import { authenticateNode } from './node-endpoint.js';
+import { AllocUpdateBatcher } from './alloc-update-batcher.js';
 
 export class AllocEndpoint {
-  constructor(private readonly ctx: EndpointContext) {}
+  /** Clients' reports of one window, applied together (Nomad's Node.UpdateAlloc batching). */
+  readonly updateBatcher: AllocUpdateBatcher;
+
+  constructor(private readonly ctx: EndpointContext) {
+    this.updateBatcher = new AllocUpdateBatcher({
+      clock: ctx.clock,
+      apply: (cmd) => ctx.apply(cmd),
+      nowNanos: () => ctx.nowNanos(),
+      ...(ctx.config.allocUpdateBatchMs !== undefined ? { windowMs: ctx.config.allocUpdateBatchMs } : {}),
+    });
+  }
 
   /** `noShutdownDelay`: the client kills the tasks without waiting their shutdown_delay. */
   async stopAlloc(allocId: string, opts: { noShutdownDelay?: boolean } = {}): Promise<{ evalId: string; index: number }> {
@@ -53,7 +65,7 @@ export class AllocEndpoint {
       }
     }
     if (known.length === 0) return { index: store.latestIndex() };
-    const index = await this.ctx.apply({ Type: 'AllocClientUpdate', Allocs: known, Evals: [...failedJobs.values()], Now: now });
+    const index = await this.updateBatcher.submit(known, [...failedJobs.values()]);
     return { index };
   }
 }

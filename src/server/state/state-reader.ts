@@ -42,6 +42,23 @@ export function serviceTableKey(namespace: string, name: string): Table {
   return `${SERVICE_TABLE_PREFIX}${namespace}\u0000${name}` as Table;
 }
 
+/** The prefix of the per-node pseudo-tables (nodeAllocsTableKey, nodeTableKey). */
+export const NODE_TABLE_PREFIX = 'node/';
+
+/**
+ * A pseudo-table for blocking on one node's allocations (a client's watch of its work, Nomad's
+ * watch on the allocs-by-node index): its index moves when an allocation on that node is written
+ * or deleted, so writes to other nodes' allocations, evaluations, jobs or nodes wake no watch of it.
+ */
+export function nodeAllocsTableKey(nodeId: string): Table {
+  return `${NODE_TABLE_PREFIX}allocs/${nodeId}` as Table;
+}
+
+/** A pseudo-table for blocking on one node's own record: its index moves when that node is written or deleted. */
+export function nodeTableKey(nodeId: string): Table {
+  return `${NODE_TABLE_PREFIX}record/${nodeId}` as Table;
+}
+
 /** Read access to the current state. Objects returned must not be mutated. */
 export interface StateReader {
   /** The latest applied log index. */
@@ -50,6 +67,8 @@ export interface StateReader {
   tableIndex(table: Table): number;
   /** The log index of the last snapshot restored into the running cluster (0: none; see StateStore.restoreAt). */
   restoreIndex?(): number;
+  /** Blocked readers woken by a change so far (not by their timeout): what writes cost the watches. */
+  watchWakeups?(): number;
   jobs(namespace: string, prefix?: string): Job[];
   jobById(namespace: string, id: string): Job | undefined;
   /** All versions of a job, newest first. */

@@ -19,7 +19,8 @@ import { AclTables, type SerializedAcl } from './acl-tables.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import { defaultAutopilotConfig, type AutopilotConfig, type AutopilotConfigFields } from '../../structs/autopilot-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
-import { SERVICE_TABLE_PREFIX, Table, type StateReader } from './state-reader.js';
+import { NODE_TABLE_PREFIX, SERVICE_TABLE_PREFIX, Table, nodeAllocsTableKey, nodeTableKey, type StateReader } from './state-reader.js';
+import { ChangeWaiters, type ChangeWaiter } from './change-waiters.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
 import { computeJobStatus, emptyTgSummary, summaryForJob, summaryWithAlloc } from './job-status.js';
 import { isTerminalAlloc, isTerminalClientStatus } from '../../structs/alloc.js';
@@ -35,12 +36,6 @@ export const JOB_VERSIONS_KEPT = 6;
 /** The key of a job in the tables: namespace and ID. */
 export function jobKey(namespace: string, id: string): string {
   return `${namespace}\u0000${id}`;
-}
-
-interface Waiter {
-  tables: Table[];
-  after: number;
-  resolve: (index: number) => void;
 }
 
 /** The serialized form of the whole state (persisted in log snapshots). */
@@ -114,7 +109,18 @@ export class StateStore implements StateReader, SnapshotTables {
 
   private index = 0;
   private readonly tableIdx = new Map<Table, number>();
-  private waiters: Waiter[] = [];
+  private readonly waiters = new ChangeWaiters((t) => (t.startsWith(SERVICE_TABLE_PREFIX) ? Table.Services : t));
+  /** Tables and per-node pseudo-tables touched by the apply in progress: whose waiters it may wake. */
+  private readonly touched = new Set<string>();
+  /** Set by a snapshot restore: every waiter's tables moved. */
+  private wakeAll = false;
+  /**
+   * The index of each per-node pseudo-table (nodeAllocsTableKey, nodeTableKey) written since this
+   * store was loaded; one not here answers from its objects (pseudoFallback).
+   */
+  private readonly pseudoIdx = new Map<string, number>();
+  /** Pseudo-table indexes as they were before the apply in progress (undone with it). */
+  private readonly pseudoUndo = new Map<string, number | undefined>();
   private readonly touchedJobs = new Set<string>();
   /** Parents (periodic/parameterized) whose children changed in this apply. */
   private readonly touchedParents = new Set<string>();
@@ -128,12 +134,45 @@ export class StateStore implements StateReader, SnapshotTables {
   }
 
   tableIndex(table: Table): number {
+    if (table.startsWith(NODE_TABLE_PREFIX)) return this.pseudoIdx.get(table) ?? this.pseudoFallback(table);
     const i = this.tableIdx.get(table);
     if (i !== undefined || !table.startsWith(SERVICE_TABLE_PREFIX)) return i ?? 0;
     // A per-service pseudo-table (serviceTableKey): the service's own index.
     const key = table.slice(SERVICE_TABLE_PREFIX.length);
     const sep = key.indexOf('\u0000');
     return this.serviceTable.serviceIndex(key.slice(0, sep), key.slice(sep + 1));
+  }
+
+  /**
+   * A per-node pseudo-table not written since the store was loaded: the highest ModifyIndex of
+   * what it covers (at least the last restore's index), never above any index a later write gives it.
+   */
+  private pseudoFallback(table: Table): number {
+    const rest = table.slice(NODE_TABLE_PREFIX.length);
+    let max = this.restoreIndex();
+    if (rest.startsWith('allocs/')) {
+      for (const a of this.allocsByNode(rest.slice('allocs/'.length))) max = Math.max(max, a.ModifyIndex);
+    } else if (rest.startsWith('record/')) {
+      max = Math.max(max, this.nodeById(rest.slice('record/'.length))?.ModifyIndex ?? 0);
+    }
+    return max;
+  }
+
+  /** Moves a per-node pseudo-table to `index` (undone if the apply fails). */
+  private touchPseudo(index: number, table: Table): void {
+    if (!this.pseudoUndo.has(table)) this.pseudoUndo.set(table, this.pseudoIdx.get(table));
+    this.pseudoIdx.set(table, index);
+    this.touched.add(table);
+  }
+
+  /** Blocked readers woken by a change so far (not by their timeout or an abort). */
+  watchWakeups(): number {
+    return this.waiters.wakeups();
+  }
+
+  /** Readers blocked right now. */
+  blockedWatches(): number {
+    return this.waiters.size();
   }
 
   /** Every table's index, as a plain record (for snapshots). */
@@ -260,11 +299,11 @@ export class StateStore implements StateReader, SnapshotTables {
       const done = (): void => {
         timer.cancel();
         signal?.removeEventListener('abort', done);
-        this.waiters = this.waiters.filter((w) => w !== waiter);
+        this.waiters.remove(waiter);
         resolve(this.maxTableIndex(tables));
       };
-      const waiter: Waiter = { tables, after: afterIndex, resolve: done };
-      this.waiters.push(waiter);
+      const waiter: ChangeWaiter = { tables, after: afterIndex, resolve: done };
+      this.waiters.add(waiter);
       const timer = this.clock.setTimer(timeoutMs, done);
       signal?.addEventListener('abort', done, { once: true });
     });
@@ -312,6 +351,13 @@ export class StateStore implements StateReader, SnapshotTables {
       this.touchedJobs.clear();
       this.touchedParents.clear();
       this.removedServices = [];
+      for (const [t, i] of this.pseudoUndo) {
+        if (i === undefined) this.pseudoIdx.delete(t);
+        else this.pseudoIdx.set(t, i);
+      }
+      this.pseudoUndo.clear();
+      this.touched.clear();
+      this.wakeAll = false;
       throw err;
     } finally {
       this.epochs.endTxn();
@@ -320,7 +366,10 @@ export class StateStore implements StateReader, SnapshotTables {
 
   /** Marks `tables` changed at index. */
   touch(index: number, ...tables: Table[]): void {
-    for (const t of tables) this.tableIdx.set(t, index);
+    for (const t of tables) {
+      this.tableIdx.set(t, index);
+      this.touched.add(t);
+    }
   }
 
   /** Ends one apply: recomputes derived job status, advances the index, wakes waiters. */
@@ -330,10 +379,13 @@ export class StateStore implements StateReader, SnapshotTables {
     for (const key of this.touchedParents) this.refreshChildren(key, index);
     this.touchedParents.clear();
     this.index = Math.max(this.index, index);
-    if (this.waiters.length === 0) return;
-    for (const w of [...this.waiters]) {
-      if (this.maxTableIndex(w.tables) > w.after) w.resolve(index);
-    }
+    this.pseudoUndo.clear();
+    // Only the readers of what this apply touched are looked at (change-waiters.ts).
+    const all = this.wakeAll;
+    this.wakeAll = false;
+    const touched = [...this.touched];
+    this.touched.clear();
+    this.waiters.wake(touched, (t) => this.tableIndex(t), all);
   }
 
   /** Inserts or replaces a job (already stamped) and records it as a version. */
@@ -388,7 +440,9 @@ export class StateStore implements StateReader, SnapshotTables {
     } else if (prev.NodeID !== a.NodeID) {
       this.allocsByNodeI.remove(prev.NodeID, a.ID);
       this.allocsByNodeI.add(a.NodeID, a.ID);
+      this.touchPseudo(index, nodeAllocsTableKey(prev.NodeID));
     }
+    this.touchPseudo(index, nodeAllocsTableKey(a.NodeID));
     const key = jobKey(a.Namespace, a.JobID);
     const summary = this.summariesT.get(key);
     if (summary) {
@@ -428,6 +482,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.allocsByNodeI.remove(a.NodeID, id);
     this.allocsByJobI.remove(jobKey(a.Namespace, a.JobID), id);
     this.touch(index, Table.Allocs);
+    this.touchPseudo(index, nodeAllocsTableKey(a.NodeID));
     this.touchedJobs.add(jobKey(a.Namespace, a.JobID));
     this.deleteAllocServices(id, index);
   }
@@ -555,11 +610,13 @@ export class StateStore implements StateReader, SnapshotTables {
   putNode(n: Node, index: number): void {
     this.nodesT.set(n.ID, n);
     this.touch(index, Table.Nodes);
+    this.touchPseudo(index, nodeTableKey(n.ID));
   }
 
   deleteNode(id: string, index: number): void {
     this.nodesT.delete(id);
     this.touch(index, Table.Nodes);
+    this.touchPseudo(index, nodeTableKey(id));
   }
 
   putDeployment(d: Deployment, index: number): void {
@@ -673,8 +730,9 @@ export class StateStore implements StateReader, SnapshotTables {
   }
 
   /**
-   * Replaces the whole state with a serialized one (at startup, before any reader). Takes
-   * ownership of `s`: its allocation rows become the stored allocations.
+   * Replaces the whole state with a serialized one (at startup, or on a follower catching up
+   * from a snapshot; blocked readers whose tables moved are woken). Takes ownership of `s`: its
+   * allocation rows become the stored allocations.
    */
   restore(s: SerializedState): void {
     for (const t of [this.jobsT, this.jobVersionsT, this.summariesT, this.allocsT, this.evalsT, this.nodesT, this.deploymentsT]) {
@@ -728,7 +786,12 @@ export class StateStore implements StateReader, SnapshotTables {
     this.pools.restore(s.nodePools ?? s.nodes.filter((n) => n.NodePool).map((n) => ({ Name: n.NodePool, Description: '', Meta: null, SchedulerConfiguration: null, CreateIndex: n.CreateIndex, ModifyIndex: n.CreateIndex })));
     this.tableIdx.clear();
     for (const [t, i] of Object.entries(s.tableIndexes)) this.tableIdx.set(t as Table, i);
+    this.pseudoIdx.clear();
+    this.pseudoUndo.clear();
     this.index = s.index;
+    // A follower that loads a snapshot while serving: the watches whose tables the snapshot moved
+    // past their index answer now (no apply of theirs may follow soon).
+    this.waiters.wake([], (t) => this.tableIndex(t), true);
   }
 
   /**
@@ -747,6 +810,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.index = index;
     this.touchedJobs.clear();
     this.touchedParents.clear();
+    this.wakeAll = true;
   }
 
   /** The log index of the last snapshot restored into the running cluster (0: none). */

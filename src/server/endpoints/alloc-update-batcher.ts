@@ -1,0 +1,93 @@
+/**
+ * The server side of clients' allocation reports, batched as Nomad's Node.UpdateAlloc batches
+ * them: every report admitted within one window (Nomad's batchUpdateInterval, 50 ms) goes into
+ * the log as one AllocClientUpdate entry, so 10,000 clients reporting task states cost the log
+ * (and every follower, and every watcher woken by the apply) one entry per window rather than
+ * one per report. Each caller is answered only once the entry holding its report is durable and
+ * applied, with that entry's index — or with the entry's error: a batch is applied whole or not
+ * at all, and every caller in it learns the outcome (clients retry their reports).
+ */
+import type { Clock, Timer } from '../../time/clock.js';
+import type { AllocClientUpdate } from '../../structs/alloc.js';
+import type { Evaluation } from '../../structs/index.js';
+import type { AllocClientUpdateCommand } from '../fsm/commands.js';
+
+/** Nomad's batchUpdateInterval. */
+export const ALLOC_UPDATE_BATCH_MS = 50;
+
+export interface AllocUpdateBatcherConfig {
+  clock: Clock;
+  /** Proposes the batch's command; resolves with its index once durable and applied. */
+  apply: (cmd: AllocClientUpdateCommand) => Promise<number>;
+  /** The clock in Unix nanoseconds, as commands carry it. */
+  nowNanos: () => number;
+  /** The window (ms) reports wait for others to join them. Default 50. */
+  windowMs?: number;
+}
+
+interface Pending {
+  allocs: AllocClientUpdate[];
+  evals: Evaluation[];
+  waiters: { resolve: (index: number) => void; reject: (err: unknown) => void }[];
+  timer: Timer;
+}
+
+/** Collects admitted reports for one window, then applies them as one log entry. */
+export class AllocUpdateBatcher {
+  private pending: Pending | undefined;
+  private readonly windowMs: number;
+  private batches = 0;
+
+  constructor(private readonly config: AllocUpdateBatcherConfig) {
+    this.windowMs = config.windowMs ?? ALLOC_UPDATE_BATCH_MS;
+  }
+
+  /**
+   * Adds reports (already authenticated and admitted) and the evaluations they call for to the
+   * open batch, opening one if none is; resolves with the index of the entry that holds them.
+   */
+  submit(allocs: readonly AllocClientUpdate[], evals: readonly Evaluation[]): Promise<number> {
+    return new Promise((resolve, reject) => {
+      let p = this.pending;
+      if (!p) {
+        const timer = this.config.clock.setTimer(this.windowMs, () => void this.flush());
+        p = this.pending = { allocs: [], evals: [], waiters: [], timer };
+      }
+      p.allocs.push(...allocs);
+      p.evals.push(...evals);
+      p.waiters.push({ resolve, reject });
+    });
+  }
+
+  /** Batches applied so far (tests, metrics). */
+  applied(): number {
+    return this.batches;
+  }
+
+  private async flush(): Promise<void> {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = undefined;
+    p.timer.cancel();
+    this.batches++;
+    try {
+      const index = await this.config.apply({ Type: 'AllocClientUpdate', Allocs: p.allocs, Evals: oneEvalPerJob(p.evals), Now: this.config.nowNanos() });
+      for (const w of p.waiters) w.resolve(index);
+    } catch (err) {
+      for (const w of p.waiters) w.reject(err);
+    }
+  }
+}
+
+/**
+ * Several clients reporting failures of one job's allocations in one window call for one
+ * evaluation of that job, not one each (Nomad's batchUpdate groups them by job the same way).
+ */
+function oneEvalPerJob(evals: readonly Evaluation[]): Evaluation[] {
+  const byJob = new Map<string, Evaluation>();
+  for (const e of evals) {
+    const key = `${e.Namespace}\u0000${e.JobID}`;
+    if (!byJob.has(key)) byJob.set(key, e);
+  }
+  return [...byJob.values()];
+}
