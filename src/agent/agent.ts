@@ -9,7 +9,7 @@ import { tmpdir, availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { createHttpServer } from '../http/http-server.js';
+import { createHttpServer, taskApiOf } from '../http/http-server.js';
 import { ServerProxy } from '../http/forward-to-server/server-proxy.js';
 import type { AgentConfig } from './agent-config.js';
 import type { ClientRole, RoleFactories, ServerRole } from './agent-roles.js';
@@ -139,6 +139,7 @@ export class Agent {
           ...(config.client.chrootEnv ? { chrootEnv: config.client.chrootEnv } : {}),
           ...(config.client.network ? { network: config.client.network } : {}),
           ...(config.client.hostVolumes ? { hostVolumes: config.client.hostVolumes } : {}),
+          ...(taskApiOf(http) ? { taskApi: taskApiOf(http)! } : {}),
           logger: logger.child({ component: 'client' }),
         });
         lateClient.bind(client.http);
