@@ -3,8 +3,8 @@
  * sandbox) and a raw_exec task call the API with curl through `${NOMAD_SECRETS_DIR}/api.sock`
  * with their workload identity, read their own job's variable and are refused another job's
  * (403) and any call without a token (401). The socket is the task user's, mode 0600; after the
- * agent is killed and started again, the reattached task's socket answers again; when the job
- * stops, the socket is gone.
+ * agent is killed and started again, the reattached task's socket answers again (`caravan var
+ * get` with NOMAD_ADDR=unix://…/api.sock too); when the job stops, the socket is gone.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -116,6 +116,10 @@ test('tasks call the API through secrets/api.sock with their identity: own varia
       return r?.status === 200 ? r : undefined;
     }, 30_000);
     assert.match(again.text, /"k":"mine"/);
+    // The CLI as a task would run it: NOMAD_ADDR=unix://${NOMAD_SECRETS_DIR}/api.sock, its identity as NOMAD_TOKEN.
+    const viaCli = await runCli('', ['var', 'get', '-out', 'json', 'nomad/jobs/tapi'], { env: { CARAVAN_ADDR: '', CARAVAN_TOKEN: '', NOMAD_ADDR: `unix://${join(secrets('r'), 'api.sock')}`, NOMAD_TOKEN: identity } });
+    assert.equal(viaCli.code, 0, viaCli.stderr);
+    assert.match(viaCli.stdout, /"k": ?"mine"/);
 
     // Stopped for good: the sockets are gone.
     const stop = await runCli(agent.address, ['job', 'stop', 'tapi'], { env: { CARAVAN_TOKEN: mgmt } });
