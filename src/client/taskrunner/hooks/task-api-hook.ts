@@ -86,6 +86,9 @@ export class TaskApiHook implements PrestartHook, PoststartHook, StopHook, Shutd
   private owner(req: TaskHookRequest): SocketOwner | null {
     const name = req.task.User || (req.driver.name === EXEC_DRIVER_NAME ? EXEC_DEFAULT_USER : '');
     if (!name) return null;
+    // A numeric user (docker's `user = "1000"` or "1000:1000") needs no passwd entry on this host.
+    const numeric = /^(\d+)(?::(\d+))?$/.exec(name);
+    if (numeric) return { uid: Number(numeric[1]), gid: Number(numeric[2] ?? numeric[1]) };
     try {
       const u = lookupUser(name);
       return { uid: u.uid, gid: u.gid };
