@@ -3,7 +3,7 @@
  *
  * ACLs off (the socket still demands a token, as Nomad's): a request without one is 401; a made-up
  * token and the anonymous token's secret are 403; only a workload identity of the cluster gets
- * through. Before the tasks start, a prestart task (root) plants symlinks where their sockets
+ * through, for plain requests and exec sessions alike. Before the tasks start, a prestart task (root) plants symlinks where their sockets
  * go: one to a host file it made for the purpose, one into a host directory it made. The agent
  * neither unlinks the file nor binds a socket in the directory: it replaces the links themselves.
  *
@@ -19,7 +19,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AclToken } from '../../src/structs/acl.js';
 import type { AllocListStub } from '../../src/structs/index.js';
-import { call, runCli, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
+import { call, execOnce, runCli, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
 import { killDataDirProcesses } from '../integration/helpers/processes.js';
 import { waitFor } from '../integration/helpers/client-agent.js';
 import { callUnix } from '../integration/helpers/unix-socket-call.js';
@@ -120,6 +120,11 @@ describe('task api socket, ACLs off', () => {
       // With ACLs off an authenticated caller may do what any API caller may (Nomad's rule).
       assert.equal((await callUnix(sock, 'GET', '/v1/agent/self', identity)).status, 200);
     }
+    // Exec sessions (websockets) over the socket authenticate the same way.
+    const viaSocket = `http+unix://${f.sock}:`;
+    await assert.rejects(execOnce(viaSocket, alloc.ID, ['echo', 'hi'], {}, 'f'), /401/);
+    await assert.rejects(execOnce(viaSocket, alloc.ID, ['echo', 'hi'], { 'X-Nomad-Token': 'anonymous' }, 'f'), /403/);
+    assert.equal((await execOnce(viaSocket, alloc.ID, ['echo', 'hi'], { 'X-Nomad-Token': f.identity }, 'f')).stdout, 'hi\n');
     // The TCP listener is unchanged: no token needed with ACLs off.
     assert.equal((await call(agent!.address, 'GET', '/v1/agent/self')).status, 200);
   });
