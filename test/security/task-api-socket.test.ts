@@ -7,7 +7,8 @@
  * go: one to a host file it made for the purpose, one into a host directory it made. The agent
  * neither unlinks the file nor binds a socket in the directory: it replaces the links themselves.
  *
- * ACLs on: the socket confers nothing of its own — job a's socket with job b's identity reads b's
+ * ACLs on, a server and a client-only agent (which resolves tokens through the server): the
+ * socket confers nothing of its own — job a's socket with job b's identity reads b's
  * variable, not a's; through it a task has neither the agent's privileges (agent:read/write,
  * node:read, so no node secret; management routes; job registration) nor the anonymous policy,
  * even one that grants variable reads; and agent-to-agent routes (/v1/internal/*) are not served.
@@ -17,12 +18,12 @@ import assert from 'node:assert/strict';
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AclToken } from '../../src/structs/acl.js';
 import type { AllocListStub } from '../../src/structs/index.js';
 import { call, execOnce, runCli, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
 import { killDataDirProcesses } from '../integration/helpers/processes.js';
 import { waitFor } from '../integration/helpers/client-agent.js';
 import { callUnix } from '../integration/helpers/unix-socket-call.js';
+import { startAclCluster, type AclCluster } from './helpers/acl-cluster.js';
 
 const sleeper = (name: string): string => `
     task "${name}" {
@@ -130,40 +131,34 @@ describe('task api socket, ACLs off', () => {
   });
 });
 
-describe('task api socket, ACLs on', () => {
+describe('task api socket, ACLs on, on a client-only agent (tokens resolved through its server)', () => {
+  let cluster: AclCluster | undefined;
   let dataDir = '';
-  let agent: AgentProcess | undefined;
   let mgmt = '';
   before(async () => {
-    dataDir = await mkdtemp('/tmp/cv-tapi-on-');
-    const aclConfig = join(dataDir, 'acl.hcl');
-    await writeFile(aclConfig, 'acl {\n  enabled = true\n}\n');
-    agent = await startAgent({ roleArgs: ['-dev'], dataDir, extraArgs: ['-config', aclConfig], readyTimeoutMs: 60_000 });
-    const boot = await runCli(agent.address, ['acl', 'bootstrap', '-json']);
-    assert.equal(boot.code, 0, boot.stderr);
-    mgmt = (JSON.parse(boot.stdout) as AclToken).SecretID;
-    await waitFor('the first root key', async () => ((await call<unknown[]>(agent!.address, 'GET', '/v1/operator/keyring/keys', mgmt)).body.length > 0 ? true : undefined));
+    cluster = await startAclCluster();
+    dataDir = cluster.client.dataDir;
+    mgmt = cluster.mgmt;
+    await waitFor('the first root key', async () => ((await call<unknown[]>(cluster!.server.address, 'GET', '/v1/operator/keyring/keys', mgmt)).body.length > 0 ? true : undefined));
   });
   after(async () => {
-    await agent?.stop();
-    await killDataDirProcesses(dataDir);
-    await rm(dataDir, { recursive: true, force: true });
+    await cluster?.close();
   });
 
   it('an identity is only what it allows, the socket adds nothing: no agent, node, management or anonymous privileges', async () => {
-    const a = agent!.address;
+    const a = cluster!.server.address;
     for (const [path, k] of [['nomad/jobs/a', 'of a'], ['nomad/jobs/b', 'of b'], ['open/x', 'anon']]) {
       assert.equal((await call(a, 'PUT', `/v1/var/${path}`, mgmt, { Items: { k } })).status, 200);
     }
     // An anonymous policy that lets anyone read open/*: the Task API does not offer it.
-    const anonRules = join(dataDir, 'anon.hcl');
+    const anonRules = join(cluster!.tmp, 'anon.hcl');
     await writeFile(anonRules, 'namespace "default" {\n  variables {\n    path "open/*" {\n      capabilities = ["read"]\n    }\n  }\n}\n');
     const apply = await runCli(a, ['acl', 'policy', 'apply', 'anonymous', anonRules], { env: { CARAVAN_TOKEN: mgmt } });
     assert.equal(apply.code, 0, apply.stderr);
     assert.equal((await call(a, 'GET', '/v1/var/open/x')).status, 200, 'the anonymous policy works on the TCP listener');
 
     for (const id of ['a', 'b']) {
-      const file = join(dataDir, `${id}.hcl`);
+      const file = join(cluster!.tmp, `${id}.hcl`);
       await writeFile(file, job(id, ['t']));
       const run = await runCli(a, ['job', 'run', '-detach', file], { env: { CARAVAN_TOKEN: mgmt } });
       assert.equal(run.code, 0, run.stderr);
