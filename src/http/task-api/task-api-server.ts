@@ -88,7 +88,8 @@ export class TaskApiServer implements TaskApiConnections {
         return new HttpError('TASK_API_FORBIDDEN', {});
       }
       this.logger?.warn({ err, url: path }, 'Task API could not authenticate a request');
-      return new HttpError('TASK_API_AUTH_FAILED', { reason: err instanceof Error ? err.message : String(err) });
+      // The details (server addresses, the resolver's error) go to the agent's log, not to the task.
+      return new HttpError('TASK_API_AUTH_FAILED', { reason: 'the token could not be resolved' });
     }
   }
 }
