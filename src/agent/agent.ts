@@ -119,6 +119,8 @@ export class Agent {
         makePrivateDirSync(join(dataDir, 'client'));
         // Allocation directories keep their modes (exec tasks run as another user in them).
         privatizeTreeSync(join(dataDir, 'client'), CLIENT_SHARED_DIRS);
+        // Tasks get the API on their secrets/api.sock, served by this agent's HTTP server.
+        const taskApi = taskApiOf(http);
         client = await roles.startClient({
           dataDir: join(dataDir, 'client'),
           // A client beside a server calls it in-process, unless the server is one of several
@@ -139,7 +141,7 @@ export class Agent {
           ...(config.client.chrootEnv ? { chrootEnv: config.client.chrootEnv } : {}),
           ...(config.client.network ? { network: config.client.network } : {}),
           ...(config.client.hostVolumes ? { hostVolumes: config.client.hostVolumes } : {}),
-          ...(taskApiOf(http) ? { taskApi: taskApiOf(http)! } : {}),
+          ...(taskApi ? { taskApi } : {}),
           logger: logger.child({ component: 'client' }),
         });
         lateClient.bind(client.http);
