@@ -4,6 +4,7 @@
  * compose an agent from fakes; `defaultRoles` (default-roles.ts) binds the real Server and
  * Client.
  */
+import type { TaskApiConnections } from '../client/taskrunner/hooks/task-api-hook.js';
 import { CaravanError, type CaravanErrorOptions } from '../structs/caravan-error.js';
 import type { Logger } from 'pino';
 import type { ClientHttpApi } from '../http/client-http-api.js';
@@ -84,6 +85,8 @@ export interface StartClientOptions {
   network?: ClientConfig['network'];
   /** `client { host_volume "<name>" { … } }` blocks, fingerprinted into the node. */
   hostVolumes?: Record<string, HostVolumeConfig>;
+  /** The agent's Task API, served on each task's `secrets/api.sock`. */
+  taskApi?: TaskApiConnections;
   logger: Logger;
 }
 

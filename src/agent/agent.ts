@@ -9,7 +9,7 @@ import { tmpdir, availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { createHttpServer } from '../http/http-server.js';
+import { createHttpServer, taskApiOf } from '../http/http-server.js';
 import { ServerProxy } from '../http/forward-to-server/server-proxy.js';
 import type { AgentConfig } from './agent-config.js';
 import type { ClientRole, RoleFactories, ServerRole } from './agent-roles.js';
@@ -120,6 +120,8 @@ export class Agent {
         makePrivateDirSync(join(dataDir, 'client'));
         // Allocation directories keep their modes (exec tasks run as another user in them).
         privatizeTreeSync(join(dataDir, 'client'), CLIENT_SHARED_DIRS);
+        // Tasks get the API on their secrets/api.sock, served by this agent's HTTP server.
+        const taskApi = taskApiOf(http);
         client = await roles.startClient({
           dataDir: join(dataDir, 'client'),
           // A client beside a server calls it in-process, unless the server is one of several
@@ -140,6 +142,7 @@ export class Agent {
           ...(config.client.chrootEnv ? { chrootEnv: config.client.chrootEnv } : {}),
           ...(config.client.network ? { network: config.client.network } : {}),
           ...(config.client.hostVolumes ? { hostVolumes: config.client.hostVolumes } : {}),
+          ...(taskApi ? { taskApi } : {}),
           logger: logger.child({ component: 'client' }),
         });
         lateClient.bind(client.http);

@@ -62,6 +62,7 @@ export const defaultRoles: RoleFactories = {
         ...(opts.chrootEnv ? { chrootEnv: opts.chrootEnv } : {}),
         ...(opts.network ? { network: opts.network } : {}),
         ...(opts.hostVolumes ? { hostVolumes: opts.hostVolumes } : {}),
+        ...(opts.taskApi ? { taskApi: opts.taskApi } : {}),
         logger: opts.logger,
       });
       return { http: client, shutdown: (o) => client.shutdown(o) };

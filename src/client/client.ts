@@ -5,6 +5,7 @@
  * servers. `shutdown()` stops the agent and leaves the tasks running.
  */
 import { heartbeatWaitMs } from './heartbeat-wait.js';
+import type { TaskApiConnections } from './taskrunner/hooks/task-api-hook.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
@@ -69,6 +70,8 @@ export interface ClientConfig {
   network?: Partial<ClientNetworkConfig>;
   /** `client { host_volume "<name>" { path read_only } }`: the host paths tasks may mount. */
   hostVolumes?: Record<string, HostVolumeSetting>;
+  /** The agent's Task API: each task gets it on `secrets/api.sock` (without it, no socket). */
+  taskApi?: TaskApiConnections;
   /** Randomness for heartbeat jitter and restart delays (tests). */
   random?: RandomSource;
   /** State store override (tests); default SQLite under `<dataDir>/client/state.db`. */
@@ -496,6 +499,7 @@ export class Client implements ClientHttpApi {
       hostEnv: process.env,
       userPolicy: this.userPolicy,
       network: this.network,
+      ...(this.config.taskApi ? { taskApi: this.config.taskApi } : {}),
       variables: (req, signal) => this.config.connection.readTaskVariables(req, signal),
       identities: (req, signal) => this.config.connection.signTaskIdentities(req, signal),
       onServices: (allocId, regs) => this.services.set(allocId, regs),

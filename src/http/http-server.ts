@@ -71,6 +71,7 @@ import { registerAclRoutes } from './routes/acl.js';
 import { registerClientIntroductionRoutes } from './routes/client-introduction.js';
 import { LeaderForwarder, routeToLeader } from './forward-to-leader/leader-forward.js';
 import { ServerError } from '../server/server-error.js';
+import { TaskApiServer } from './task-api/task-api-server.js';
 
 /** Options of createHttpServer. */
 export interface HttpServerOptions {
@@ -271,7 +272,30 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerClientAllocRoutes(app, ctx);
   registerClientNodeRoutes(app, ctx);
   registerUiRoutes(app, opts.uiDir);
+  taskApis.set(app, createTaskApi(app, opts));
   return app;
+}
+
+const taskApis = new WeakMap<FastifyInstance, TaskApiServer>();
+
+/** The Task API of an app made by createHttpServer: what tasks' `secrets/api.sock` connections are handed to. */
+export function taskApiOf(app: FastifyInstance): TaskApiServer | undefined {
+  return taskApis.get(app);
+}
+
+/**
+ * The Task API resolves every token, ACLs on or off: on a server from its state, on a
+ * client-only agent through its servers (which must have ACLs on to answer).
+ */
+function createTaskApi(app: FastifyInstance, opts: HttpServerOptions): TaskApiServer {
+  const server = opts.server;
+  const remote = !server && opts.serverProxy ? new RemoteTokenResolver(opts.serverProxy.servers(), opts.acl?.tokenTtlMs ?? 30_000, opts.tls ? tlsFetch({ agent: opts.tls.outbound.serverAgent }) : fetch) : undefined;
+  const taskApi = new TaskApiServer(app, () => server?.acl ?? remote, opts.logger);
+  app.addHook('onClose', (_app, done) => {
+    taskApi.close();
+    done();
+  });
+  return taskApi;
 }
 
 /** One route as registered, with what it declared (undefined: nothing). */

@@ -242,6 +242,14 @@ export const ErrorCatalogue = {
   ACL_REQUEST_INVALID: e(400, '{reason}'),
   /** No ACL token, policy or role of that ID or name (Nomad's texts: "ACL token not found"). */
   ACL_OBJECT_NOT_FOUND: e(404, 'ACL {what} not found'),
+  /** A Task API (secrets/api.sock) request without a token: it always needs one, ACLs on or off (Nomad's 401). */
+  TASK_API_UNAUTHENTICATED: e(401, 'Unauthorized'),
+  /** A Task API request whose token is no ACL token or workload identity of the cluster, or the anonymous one (Nomad's 403). */
+  TASK_API_FORBIDDEN: e(403, 'Forbidden'),
+  /** A Task API request for an agent-to-agent route (/v1/internal/*): a task is never an agent. */
+  TASK_API_ROUTE_REFUSED: e(403, 'Permission denied: {path} is not served on the Task API'),
+  /** The Task API could not authenticate a request: its servers did not answer (Nomad's 500). */
+  TASK_API_AUTH_FAILED: e(500, 'Server error authenticating request: {reason}', true),
   /** An ACL endpoint while ACLs are off (Nomad's text and status). */
   HTTP_ACL_DISABLED: e(400, 'ACL support disabled'),
   /** An agent-to-agent route called without a verified client certificate (tls { rpc = true }). */

@@ -9,6 +9,7 @@ import { CliUsageError, ExitCode, type CliContext } from '../cli-context.js';
 import { formatColumns, short } from '../format/columns.js';
 import { addGlobalFlags, resolveGlobalOptions, type GlobalFlagValues } from '../global-options.js';
 import { cliFetch } from '../cli-tls.js';
+import { UNIX_SOCKET_BASE, unixSocketFetch, unixSocketPath } from '../unix-socket-fetch.js';
 
 /** Flags every API command accepts. */
 export interface ApiFlags extends GlobalFlagValues {
@@ -24,6 +25,9 @@ export function addApiFlags(cmd: Command): Command {
 /** The API client for a command's flags. */
 export function apiClient(ctx: CliContext, flags: GlobalFlagValues): ApiClient {
   const g = resolveGlobalOptions(flags, ctx.env);
+  // unix:///path (Nomad's form for the Task API socket): plain HTTP on that socket.
+  const socket = unixSocketPath(g.address);
+  if (socket !== undefined) return new ApiClient({ ...g, address: UNIX_SOCKET_BASE }, unixSocketFetch(socket));
   return new ApiClient(g, cliFetch(g.tls));
 }
 

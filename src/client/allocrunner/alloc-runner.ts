@@ -9,6 +9,7 @@
  * tasks are killed; poststop tasks run once everything else is dead — unless max_run_duration
  * ended the allocation, which skips them (they end dead, never started), as Nomad does.
  */
+import type { TaskApiConnections } from '../taskrunner/hooks/task-api-hook.js';
 import type { Logger } from 'pino';
 import type { AllocDeploymentStatus, Allocation, TaskEvent, TaskState } from '../../structs/alloc.js';
 import { TaskEventType } from '../../structs/alloc.js';
@@ -65,6 +66,8 @@ export interface AllocRunnerConfig {
   userPolicy?: TaskUserPolicy;
   /** Sets up group networks (bridge, none, cni/*); without it every allocation runs in host mode. */
   network?: AllocNetworkConfigurator;
+  /** The agent's Task API, served on each task's `secrets/api.sock`. */
+  taskApi?: TaskApiConnections;
 }
 
 interface StartWaiter {
@@ -133,6 +136,7 @@ export class AllocRunner {
         ...(cfg.variables ? { variables: cfg.variables } : {}),
         ...(cfg.identities ? { identities: cfg.identities } : {}),
         ...(cfg.userPolicy ? { userPolicy: cfg.userPolicy } : {}),
+        ...(cfg.taskApi ? { taskApi: cfg.taskApi } : {}),
         ...(cfg.network && isolatedMode(groupNetwork(cfg.alloc)?.Mode) ? { groupNetwork: () => this.networkIsolation() } : {}),
       });
       this.runners.set(task.Name, tr);

@@ -34,6 +34,7 @@ import { StatsHook } from './hooks/stats-hook.js';
 import { ArtifactHook } from './hooks/artifact-hook.js';
 import { TemplateHook } from './hooks/template-hook.js';
 import { IdentityHook } from './hooks/identity-hook.js';
+import { TaskApiHook, type TaskApiConnections } from './hooks/task-api-hook.js';
 import { DefaultIdentity } from './default-identity.js';
 import { MaxRunDurationHook } from './hooks/max-run-duration-hook.js';
 import { TaskSetupError } from './task-setup-error.js';
@@ -74,6 +75,8 @@ export interface TaskRunnerConfig {
    * before each start; throws when the alloc runner could not set it up (the start fails).
    */
   groupNetwork?: () => Promise<NetworkIsolation | null>;
+  /** The agent's Task API: with it, the task gets `secrets/api.sock` (task-api-hook.ts). */
+  taskApi?: TaskApiConnections;
 }
 
 /** The restart policy of a task: its own, else its group's, else Nomad's default for the job type. */
@@ -143,7 +146,7 @@ export class TaskRunner {
       this.stats = null;
     } else {
       this.stats = new StatsHook(cfg.clock);
-      this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new VolumeHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new IdentityHook(cfg.clock), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats, new MaxRunDurationHook(cfg.clock)];
+      this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new VolumeHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new IdentityHook(cfg.clock), ...(cfg.taskApi ? [new TaskApiHook(cfg.taskApi, this.log)] : []), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats, new MaxRunDurationHook(cfg.clock)];
     }
   }
 
