@@ -7,9 +7,11 @@
  *
  * Building is idempotent; destroy removes the whole tree.
  */
-import { mkdir, rm, chmod } from 'node:fs/promises';
+import { closeSync, fchmodSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TaskDirs } from '../../drivers/driver.js';
+import { openDirNoFollowSync } from '../../fs/confined-fs.js';
 
 /** Paths and construction of one allocation's directory. */
 export class AllocDir {
@@ -46,10 +48,17 @@ export class AllocDir {
   /** Creates a task's directories; secrets/ is private to the agent's user. Safe to call again. */
   async buildTaskDir(taskName: string): Promise<TaskDirs> {
     const dirs = this.taskDirs(taskName);
-    await mkdir(dirs.localDir, { recursive: true });
-    await mkdir(dirs.secretsDir, { recursive: true });
-    await chmod(dirs.secretsDir, 0o700);
-    await mkdir(dirs.tmpDir, { recursive: true });
+    await mkdir(this.root, { recursive: true });
+    // Built again when a task restarts, after the task could write here: walked without
+    // following any symlink it planted, and secrets/ is made private through its descriptor,
+    // never by name (a chmod by name would follow a `secrets -> /etc` link as root).
+    for (const sub of ['local', 'tmp']) closeSync(openDirNoFollowSync(this.root, `${taskName}/${sub}`, { create: true }));
+    const secrets = openDirNoFollowSync(this.root, `${taskName}/secrets`, { create: true });
+    try {
+      fchmodSync(secrets, 0o700);
+    } finally {
+      closeSync(secrets);
+    }
     return dirs;
   }
 
