@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RestartTracker, type RestartAnswer } from '../../src/client/taskrunner/restarts/restart-tracker.js';
-import type { RestartPolicy, JobType } from '../../src/structs/job.js';
+import type { RestartPolicy, JobType, TaskLifecycle } from '../../src/structs/job.js';
 import { parseDuration } from '../../src/structs/duration.js';
 
 const fail = { exitCode: 1, signal: 0, oomKilled: false };
@@ -150,3 +150,21 @@ for (const row of rows) {
     });
   });
 }
+
+test('restart tracker: a successful exit restarts a service main task and sidecars only (Nomad\'s restart-on-success)', () => {
+  const cases: { jobType: JobType; lifecycle: TaskLifecycle | null; restarts: boolean }[] = [
+    { jobType: 'service', lifecycle: null, restarts: true },
+    { jobType: 'service', lifecycle: { Hook: 'prestart', Sidecar: false }, restarts: false },
+    { jobType: 'service', lifecycle: { Hook: 'prestart', Sidecar: true }, restarts: true },
+    { jobType: 'service', lifecycle: { Hook: 'poststart', Sidecar: false }, restarts: false },
+    { jobType: 'batch', lifecycle: { Hook: 'poststart', Sidecar: true }, restarts: true },
+    { jobType: 'service', lifecycle: { Hook: 'poststop', Sidecar: false }, restarts: false },
+    { jobType: 'batch', lifecycle: null, restarts: false },
+    { jobType: 'sysbatch', lifecycle: null, restarts: false },
+  ];
+  for (const c of cases) {
+    const t = new RestartTracker(policy(), c.jobType, () => 0, 0, c.lifecycle);
+    const got = t.setExitResult(ok).next(0);
+    assert.equal(got.decision === 'restart', c.restarts, `${c.jobType} ${JSON.stringify(c.lifecycle)}: ${got.decision} (${got.reason})`);
+  }
+});

@@ -139,7 +139,7 @@ export class TaskRunner {
     const group = cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup);
     this.group = group ?? ({ Name: cfg.alloc.TaskGroup, Meta: null, RestartPolicy: null } as unknown as TaskGroup);
     const jobType = cfg.alloc.Job?.Type ?? 'service';
-    this.tracker = new RestartTracker(effectiveRestartPolicy(cfg.task, group, jobType), jobType, cfg.random, cfg.clock.now());
+    this.tracker = new RestartTracker(effectiveRestartPolicy(cfg.task, group, jobType), jobType, cfg.random, cfg.clock.now(), cfg.task.Lifecycle ?? null);
     this.taskState = cfg.restored?.state ? structuredClone(cfg.restored.state) : newTaskState();
     if (cfg.hooks) {
       this.hooks = cfg.hooks;

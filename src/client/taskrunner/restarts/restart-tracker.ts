@@ -9,8 +9,19 @@
 import type { RandomSource } from '../../../time/clock.js';
 import type { ExitResult } from '../../../drivers/driver.js';
 import { exitSuccessful } from '../../../drivers/driver.js';
-import type { JobType, RestartPolicy } from '../../../structs/job.js';
+import type { JobType, RestartPolicy, TaskLifecycle } from '../../../structs/job.js';
 import { formatDuration, nanosToMs } from '../../../structs/duration.js';
+
+/**
+ * Whether a task that exits successfully is started again, as Nomad's restart tracker decides:
+ * a service's main tasks and sidecars are; batch work is not, nor a prestart or poststart task
+ * that is not a sidecar (it ran to completion, which is its job), nor a poststop task.
+ */
+export function restartsOnSuccess(jobType: JobType, lifecycle: TaskLifecycle | null): boolean {
+  if (lifecycle?.Hook === 'prestart' || lifecycle?.Hook === 'poststart') return lifecycle.Sidecar;
+  if (lifecycle?.Hook === 'poststop') return false;
+  return jobType !== 'batch' && jobType !== 'sysbatch';
+}
 
 /** What the task runner should do next. */
 export const RestartDecision = {
@@ -61,7 +72,7 @@ export class RestartTracker {
   private failure = false;
   private killed = false;
   private restartTriggered = false;
-  /** Batch jobs do not restart after a successful exit; services do. */
+  /** Whether a successful exit is restarted: see restartsOnSuccess. */
   private readonly restartOnSuccess: boolean;
 
   constructor(
@@ -69,8 +80,9 @@ export class RestartTracker {
     jobType: JobType,
     private readonly random: RandomSource,
     nowMs: number,
+    lifecycle: TaskLifecycle | null = null,
   ) {
-    this.restartOnSuccess = jobType !== 'batch' && jobType !== 'sysbatch';
+    this.restartOnSuccess = restartsOnSuccess(jobType, lifecycle);
     this.intervalStart = nowMs;
   }
 
