@@ -12,17 +12,30 @@
  * that starts removes what allocations it no longer holds left behind (sweep): the CNI DEL
  * chain (veth, IPAM lease, iptables chains) with the recorded conflist, then the namespace.
  * Calls for one allocation are not concurrent (its alloc runner serializes them).
+ *
+ * Speed (issue 29): every CNI plugin is a process, and the firewall and portmap plugins run
+ * iptables a dozen times each, so a bridge set-up from scratch takes hundreds of milliseconds.
+ * After the first bridge allocation, the client keeps a few warm namespaces (`warmNamespaces`)
+ * on which the part of the chain that does not depend on the allocation (loopback, bridge with
+ * its address, firewall) has already run; an allocation takes one, names it after itself and
+ * only runs the rest (portmap, with its ports). A warm namespace is new and used once: nothing
+ * of an earlier allocation is in it. Each is recorded like an allocation's network, so a sweep
+ * removes the ones a dead agent left, and close() removes the idle ones at shutdown.
+ * Teardown runs after the allocation is reported stopped; a set-up whose host ports a teardown
+ * still holds waits for that teardown, so a stale forwarding rule never shadows the new one.
  */
 import { mkdir, readdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Allocation } from '../../structs/alloc.js';
 import type { NetworkResource } from '../../structs/resources.js';
 import { bridgeConflist, DEFAULT_ADMIN_CHAIN, loadConflist, type CniConflist } from './cni-conflist.js';
-import { addCniNetwork, delCniNetwork, type CniAttachment, type CniPortMapping } from './cni-network.js';
-import { createNetns, deleteNetns, netnsExists, netnsPath } from './net-namespace.js';
+import { addCniNetwork, delCniNetwork, firstRuntimeConfigPlugin, type CniAttachment, type CniPortMapping } from './cni-network.js';
+import { aliasNetns, createNetns, deleteNetns, netnsExists, netnsPath } from './net-namespace.js';
 import { NetworkError, NetworkErrorCode } from './network-error.js';
 import { hostsText, resolvConfText } from './resolv-conf.js';
+import { WarmPool } from './warm-pool.js';
 
 /** The client's network options (Nomad's names), with defaults applied. */
 export interface ClientNetworkConfig {
@@ -36,6 +49,11 @@ export interface ClientNetworkConfig {
   cniPath: string[];
   /** `cni_config_dir` (default /opt/cni/config). */
   cniConfigDir: string;
+  /**
+   * Bridge namespaces kept warm once the client has run a bridge allocation (default 2; 0
+   * disables). Not an agent option (Nomad has none): each holds an address of the subnet.
+   */
+  warmNamespaces: number;
 }
 
 /** The interface the namespace gets on a bridge or CNI network (Nomad's "eth" + index). */
@@ -59,6 +77,10 @@ export interface AllocNetwork {
 /** What is recorded per allocation (AllocNetwork plus what DEL needs). */
 interface NetworkRecord extends AllocNetwork {
   allocId: string;
+  /** The CNI container ID the chain ran with: the allocation ID, or the warm namespace's name it came from. */
+  containerId?: string;
+  /** The warm namespace's own name, dropped once the allocation's name is on it. */
+  aliasOf?: string;
   conflist: CniConflist | null;
   portMappings: CniPortMapping[];
   cniResult: Record<string, unknown> | null;
@@ -98,12 +120,18 @@ function iptables(args: string[]): Promise<boolean> {
 /** Sets up, restores and removes allocations' group networks on this client. */
 export class AllocNetworkConfigurator {
   private forwardingReady: Promise<void> | null = null;
+  /** Warm bridge namespaces (records of allocId `cvwarm-…`, never complete). */
+  private readonly warm: WarmPool<NetworkRecord>;
+  /** Teardowns under way, by allocation, with the host ports their portmap rules still hold. */
+  private readonly releasing = new Map<string, { ports: ReadonlySet<number>; done: Promise<void> }>();
 
   constructor(
     private readonly cfg: ClientNetworkConfig,
     /** Where records, leases and generated files live (`<data_dir>/network`). */
     private readonly stateDir: string,
-  ) {}
+  ) {
+    this.warm = new WarmPool({ size: cfg.warmNamespaces, create: () => this.createWarm(), destroy: (r) => this.undo(r) });
+  }
 
   private recordPath(allocId: string): string {
     return join(this.stateDir, `${allocId}.json`);
@@ -188,6 +216,19 @@ export class AllocNetworkConfigurator {
     const prior = await this.readRecord(alloc.ID);
     if (prior?.complete && (await netnsExists(alloc.ID))) return publicView(prior);
     if (prior) await this.undo(prior);
+    if (mode === 'bridge') {
+      const warm = this.warm.take();
+      try {
+        return await (warm ? this.setupFromWarm(alloc, net!, warm) : this.setupFresh(alloc, net!, mode));
+      } finally {
+        // After the allocation's own work: a refill must not slow the set-up it follows.
+        this.warm.fill();
+      }
+    }
+    return this.setupFresh(alloc, net!, mode);
+  }
+
+  private async setupFresh(alloc: Allocation, net: NetworkResource, mode: string): Promise<AllocNetwork> {
     const conflist = await this.conflistFor(mode, alloc.ID);
     const rec: NetworkRecord = {
       allocId: alloc.ID,
@@ -202,14 +243,13 @@ export class AllocNetworkConfigurator {
     };
     await this.writeRecord(rec);
     try {
-      if (mode === 'bridge') await this.ensureForwarding();
-      await createNetns(alloc.ID, conflist === null);
+      await Promise.all([mode === 'bridge' ? this.ensureForwarding() : undefined, createNetns(alloc.ID, conflist === null), this.portsReleased(rec.portMappings)]);
       if (conflist) {
         const added = await addCniNetwork(conflist, this.attachment(rec));
         rec.address = added.address;
         rec.cniResult = added.result;
       }
-      await this.writeNameFiles(rec, net!);
+      await this.writeNameFiles(rec, net);
       rec.complete = true;
       await this.writeRecord(rec);
     } catch (err) {
@@ -218,6 +258,72 @@ export class AllocNetworkConfigurator {
       throw new NetworkError(NetworkErrorCode.Setup, { mode, alloc: alloc.ID, reason: (err as Error).message }, { cause: err });
     }
     return publicView(rec);
+  }
+
+  /**
+   * The allocation takes a warm namespace: recorded as the allocation's (before the warm record
+   * goes, so a crash leaves one record or both, never none), named after the allocation while
+   * the rest of the chain (portmap) runs with the allocation's ports.
+   */
+  private async setupFromWarm(alloc: Allocation, net: NetworkResource, warm: NetworkRecord): Promise<AllocNetwork> {
+    const conflist = warm.conflist!;
+    const rec: NetworkRecord = {
+      ...warm,
+      allocId: alloc.ID,
+      containerId: warm.allocId,
+      aliasOf: warm.allocId,
+      netnsPath: netnsPath(alloc.ID),
+      portMappings: allocPortMappings(alloc),
+      complete: false,
+    };
+    await this.writeRecord(rec);
+    await rm(this.recordPath(warm.allocId), { force: true });
+    try {
+      await this.portsReleased(rec.portMappings);
+      // The plugins get the warm name (the same namespace) so naming it need not wait for them.
+      const [, added] = await Promise.all([
+        aliasNetns(warm.allocId, alloc.ID),
+        addCniNetwork(conflist, { ...this.attachment(rec), netnsPath: warm.netnsPath }, { from: firstRuntimeConfigPlugin(conflist), to: conflist.plugins.length, prev: warm.cniResult }),
+      ]);
+      rec.cniResult = withSandbox(added.result, warm.netnsPath, rec.netnsPath);
+      rec.address = added.address || warm.address;
+      await this.writeNameFiles(rec, net);
+      rec.complete = true;
+      await this.writeRecord(rec);
+    } catch (err) {
+      await this.undo(rec).catch(() => undefined);
+      if (err instanceof NetworkError) throw err;
+      throw new NetworkError(NetworkErrorCode.Setup, { mode: rec.mode, alloc: alloc.ID, reason: (err as Error).message }, { cause: err });
+    }
+    // The old name goes after the set-up (teardown removes it too, should this fail).
+    void deleteNetns(warm.allocId).catch(() => undefined);
+    return publicView(rec);
+  }
+
+  /** A warm bridge namespace: its own name and record, the chain up to the plugin that needs the allocation's ports. */
+  private async createWarm(): Promise<NetworkRecord> {
+    const id = `cvwarm-${randomBytes(8).toString('hex')}`;
+    const conflist = (await this.conflistFor('bridge', id))!;
+    const rec: NetworkRecord = { allocId: id, mode: 'bridge', netnsPath: netnsPath(id), address: '', interfaceName: ALLOC_IFNAME, conflist, portMappings: [], cniResult: null, complete: false };
+    await this.writeRecord(rec);
+    try {
+      await Promise.all([this.ensureForwarding(), createNetns(id, false)]);
+      const added = await addCniNetwork(conflist, this.attachment(rec), { from: 0, to: firstRuntimeConfigPlugin(conflist), prev: null });
+      rec.address = added.address;
+      rec.cniResult = added.result;
+      await this.writeRecord(rec);
+    } catch (err) {
+      await this.undo(rec).catch(() => undefined);
+      throw err;
+    }
+    return rec;
+  }
+
+  /** Waits for the teardowns still holding any of these host ports (their DNAT rules would match first). */
+  private async portsReleased(mappings: CniPortMapping[]): Promise<void> {
+    const mine = new Set(mappings.map((m) => m.hostPort));
+    const pending = [...this.releasing.values()].filter((r) => [...r.ports].some((p) => mine.has(p)));
+    await Promise.all(pending.map((r) => r.done));
   }
 
   private async writeNameFiles(rec: NetworkRecord, net: NetworkResource): Promise<void> {
@@ -236,7 +342,7 @@ export class AllocNetworkConfigurator {
   }
 
   private attachment(rec: NetworkRecord): CniAttachment {
-    return { containerId: rec.allocId, netnsPath: rec.netnsPath, ifName: rec.interfaceName || ALLOC_IFNAME, cniPath: this.cfg.cniPath, portMappings: rec.portMappings };
+    return { containerId: rec.containerId ?? rec.allocId, netnsPath: rec.netnsPath, ifName: rec.interfaceName || ALLOC_IFNAME, cniPath: this.cfg.cniPath, portMappings: rec.portMappings };
   }
 
   /**
@@ -251,8 +357,30 @@ export class AllocNetworkConfigurator {
 
   /** Removes the allocation's network: CNI DEL, the namespace, its files and record. Idempotent. */
   async teardown(allocId: string): Promise<void> {
-    const rec = await this.readRecord(allocId);
-    if (rec) await this.undo(rec);
+    const ports = new Set<number>();
+    const done = (async () => {
+      const rec = await this.readRecord(allocId);
+      for (const m of rec?.portMappings ?? []) ports.add(m.hostPort);
+      if (rec) await this.undo(rec);
+    })();
+    const entry = { ports, done: done.catch(() => undefined) };
+    this.releasing.set(allocId, entry);
+    try {
+      await done;
+    } finally {
+      if (this.releasing.get(allocId) === entry) this.releasing.delete(allocId);
+    }
+  }
+
+  /** Resolves once the warm pool's refill under way (if any) has finished: how many warm namespaces are ready. */
+  async warmSettled(): Promise<number> {
+    await this.warm.settled();
+    return this.warm.ready;
+  }
+
+  /** Stops keeping namespaces warm and removes the idle ones (agent shutdown). */
+  async close(): Promise<void> {
+    await this.warm.close();
   }
 
   private async undo(rec: NetworkRecord): Promise<void> {
@@ -262,6 +390,7 @@ export class AllocNetworkConfigurator {
       await delCniNetwork(rec.conflist, this.attachment(rec), rec.cniResult).catch((err: unknown) => (first ??= err));
     }
     await deleteNetns(rec.allocId).catch((err: unknown) => (first ??= err));
+    if (rec.aliasOf) await deleteNetns(rec.aliasOf).catch((err: unknown) => (first ??= err));
     await rm(this.filesDir(rec.allocId), { recursive: true, force: true });
     if (first) {
       throw new NetworkError(NetworkErrorCode.Setup, { mode: rec.mode, alloc: rec.allocId, reason: `teardown: ${(first as Error).message}` }, { cause: first });
@@ -281,21 +410,29 @@ export class AllocNetworkConfigurator {
       return [];
     }
     const removed: string[] = [];
-    for (const f of names) {
-      if (!f.endsWith('.json')) continue;
-      const id = f.slice(0, -'.json'.length);
-      if (keep.has(id)) continue;
-      const rec = await this.readRecord(id);
-      if (!rec) continue;
-      try {
-        await this.undo(rec);
-        removed.push(id);
-      } catch {
-        // left for the next start
-      }
-    }
-    return removed;
+    // Concurrently: each DEL chain is a few hundred milliseconds of plugin processes.
+    const ids = names.filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -'.json'.length)).filter((id) => !keep.has(id));
+    await Promise.all(
+      ids.map(async (id) => {
+        const rec = await this.readRecord(id);
+        if (!rec) return;
+        try {
+          await this.undo(rec);
+          removed.push(id);
+        } catch {
+          // left for the next start
+        }
+      }),
+    );
+    return removed.sort();
   }
+}
+
+/** The CNI result with the warm namespace's path replaced by the allocation's (the same namespace). */
+function withSandbox(result: Record<string, unknown> | null, from: string, to: string): Record<string, unknown> | null {
+  const ifaces = result?.['interfaces'] as { sandbox?: string }[] | undefined;
+  if (!result || !ifaces) return result;
+  return { ...result, interfaces: ifaces.map((i) => (i.sandbox === from ? { ...i, sandbox: to } : i)) };
 }
 
 function publicView(r: NetworkRecord): AllocNetwork {
@@ -318,5 +455,6 @@ export function clientNetworkConfig(o: Partial<ClientNetworkConfig> = {}): Clien
     hairpinMode: o.hairpinMode ?? false,
     cniPath: o.cniPath && o.cniPath.length > 0 ? o.cniPath : ['/opt/cni/bin', '/usr/lib/cni'],
     cniConfigDir: o.cniConfigDir || '/opt/cni/config',
+    warmNamespaces: o.warmNamespaces ?? 2,
   };
 }
