@@ -10,7 +10,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBenchAgent } from '../dev-agent.js';
 import { percentile } from '../percentile.js';
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
   const host = median(samples.host);
   const bridge = median(samples.bridge);
-  console.log(`submit → running of an exec task, ${n} jobs per mode (goal: bridge ≤ 2× host)`);
+  console.log(`submit → running of an exec task, ${n} jobs per mode (goal: bridge ≤ 2× host); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   console.log(`  host   median ${host.toFixed(0)} ms`);
   console.log(`  bridge median ${bridge.toFixed(0)} ms  (${(bridge / host).toFixed(2)}× host: ${bridge <= 2 * host ? 'within' : 'OVER'} the goal)`);
 }
