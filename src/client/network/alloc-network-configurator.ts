@@ -113,6 +113,9 @@ export function allocPortMappings(alloc: Allocation): CniPortMapping[] {
   return out;
 }
 
+/** How many leftover networks a starting agent removes at once. */
+const SWEEP_CONCURRENCY = 4;
+
 function iptables(args: string[]): Promise<boolean> {
   return new Promise((resolve) => execFile('iptables', ['-w', ...args], { timeout: 30_000 }, (err) => resolve(!err)));
 }
@@ -219,7 +222,15 @@ export class AllocNetworkConfigurator {
     if (mode === 'bridge') {
       const warm = this.warm.take();
       try {
-        return await (warm ? this.setupFromWarm(alloc, net!, warm) : this.setupFresh(alloc, net!, mode));
+        if (warm) {
+          try {
+            return await this.setupFromWarm(alloc, net!, warm);
+          } catch {
+            // Undone already; a warm namespace gone bad (removed behind the client's back) must
+            // not fail the allocation: the set-up from scratch reports its own error, if any.
+          }
+        }
+        return await this.setupFresh(alloc, net!, mode);
       } finally {
         // After the allocation's own work: a refill must not slow the set-up it follows.
         this.warm.fill();
@@ -272,7 +283,8 @@ export class AllocNetworkConfigurator {
       allocId: alloc.ID,
       containerId: warm.allocId,
       aliasOf: warm.allocId,
-      netnsPath: netnsPath(alloc.ID),
+      // The warm path until the allocation's name is on the namespace (what a DEL enters).
+      netnsPath: warm.netnsPath,
       portMappings: allocPortMappings(alloc),
       complete: false,
     };
@@ -281,10 +293,15 @@ export class AllocNetworkConfigurator {
     try {
       await this.portsReleased(rec.portMappings);
       // The plugins get the warm name (the same namespace) so naming it need not wait for them.
-      const [, added] = await Promise.all([
+      // Both settle before anything is undone: a DEL must not overtake the ADD it undoes.
+      const [named, rest] = await Promise.allSettled([
         aliasNetns(warm.allocId, alloc.ID),
-        addCniNetwork(conflist, { ...this.attachment(rec), netnsPath: warm.netnsPath }, { from: firstRuntimeConfigPlugin(conflist), to: conflist.plugins.length, prev: warm.cniResult }),
+        addCniNetwork(conflist, this.attachment(rec), { from: firstRuntimeConfigPlugin(conflist), to: conflist.plugins.length, prev: warm.cniResult }),
       ]);
+      if (named.status === 'rejected') throw named.reason;
+      if (rest.status === 'rejected') throw rest.reason;
+      const added = rest.value;
+      rec.netnsPath = netnsPath(alloc.ID);
       rec.cniResult = withSandbox(added.result, warm.netnsPath, rec.netnsPath);
       rec.address = added.address || warm.address;
       await this.writeNameFiles(rec, net);
@@ -410,20 +427,22 @@ export class AllocNetworkConfigurator {
       return [];
     }
     const removed: string[] = [];
-    // Concurrently: each DEL chain is a few hundred milliseconds of plugin processes.
+    // A few at a time: each DEL chain is a few hundred milliseconds of plugin processes, and a
+    // node that lost many allocations must not fork hundreds of them at once.
     const ids = names.filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -'.json'.length)).filter((id) => !keep.has(id));
-    await Promise.all(
-      ids.map(async (id) => {
+    const worker = async (): Promise<void> => {
+      for (let id = ids.shift(); id !== undefined; id = ids.shift()) {
         const rec = await this.readRecord(id);
-        if (!rec) return;
+        if (!rec) continue;
         try {
           await this.undo(rec);
           removed.push(id);
         } catch {
           // left for the next start
         }
-      }),
-    );
+      }
+    };
+    await Promise.all(Array.from({ length: SWEEP_CONCURRENCY }, worker));
     return removed.sort();
   }
 }

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -73,8 +73,12 @@ before(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'cv-netcfg-'));
 });
 
+/** Every configurator made here: closed before the bridge goes, so no refill outlives a failed test. */
+const made: AllocNetworkConfigurator[] = [];
+
 after(async () => {
   if (setupError) return;
+  await Promise.all(made.map((c) => c.close()));
   removeTestBridge(bridge);
   await rm(stateDir, { recursive: true, force: true });
 });
@@ -82,7 +86,9 @@ after(async () => {
 /** A configurator on the test bridge; without warm namespaces unless asked (the tests below count veths). */
 function configurator(warmNamespaces = 0): AllocNetworkConfigurator {
   if (setupError) throw setupError;
-  return new AllocNetworkConfigurator(clientNetworkConfig({ bridgeName: bridge.name, bridgeSubnet: bridge.subnet, cniPath: [CNI_PLUGIN_DIR], warmNamespaces }), stateDir);
+  const c = new AllocNetworkConfigurator(clientNetworkConfig({ bridgeName: bridge.name, bridgeSubnet: bridge.subnet, cniPath: [CNI_PLUGIN_DIR], warmNamespaces }), stateDir);
+  made.push(c);
+  return c;
 }
 
 test('an unknown mode or CNI network is a configuration error naming the mode', async () => {
@@ -196,5 +202,27 @@ test('a set-up waits for the teardown still holding its host port (a stale DNAT 
   await stopping;
   await c.teardown(next.ID);
   await c.close();
+  assert.deepEqual(bridgePorts(bridge), []);
+});
+
+test('a warm take that fails is undone and the allocation set up from scratch', async () => {
+  const c = configurator(1);
+  const first = fakeAlloc('bridge');
+  await c.setup(first);
+  assert.equal(await c.warmSettled(), 1);
+  const [warm] = warmNames();
+  const next = fakeAlloc('bridge', [{ Label: 'http', Value: 29996, To: 8080 }]);
+  // A stale file where the allocation's name goes (a crash inside `ip netns add`): naming the warm namespace fails.
+  await writeFile(`/var/run/netns/${next.ID}`, '');
+  const net = await c.setup(next);
+  assert.ok(netnsNames().includes(next.ID));
+  assert.ok(linksIn(next.ID).includes('eth0@'));
+  assert.ok(rulesMentioning(`${net!.address}:8080`).length > 0);
+  assert.ok(!netnsNames().includes(warm!), 'the warm namespace is removed');
+  assert.deepEqual(rulesMentioning(warm!), [], 'with what it held');
+  await c.teardown(first.ID);
+  await c.teardown(next.ID);
+  await c.close();
+  assert.deepEqual(warmNames(), []);
   assert.deepEqual(bridgePorts(bridge), []);
 });
