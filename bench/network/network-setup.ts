@@ -11,7 +11,9 @@
  * the namespace's removal; the client runs it after the allocation is reported stopped.
  *
  * Usage (root): node dist/bench/network/network-setup.js [-n N]   (default 20 per mode)
- * Prints the medians and p90s beside the goal and writes bench/results/network.json.
+ * Prints the medians and p90s beside the goal, then the median of each step of a bridge
+ * set-up and teardown from scratch (each plugin is a process: where the time goes), and
+ * writes bench/results/network.json.
  */
 import { randomUUID } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -20,6 +22,9 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Allocation } from '../../src/structs/index.js';
 import { AllocNetworkConfigurator, clientNetworkConfig } from '../../src/client/network/alloc-network-configurator.js';
+import { bridgeConflist, DEFAULT_ADMIN_CHAIN } from '../../src/client/network/cni-conflist.js';
+import { addCniNetwork, delCniNetwork } from '../../src/client/network/cni-network.js';
+import { createNetns, deleteNetns, netnsPath } from '../../src/client/network/net-namespace.js';
 import { percentile } from '../percentile.js';
 
 const GOAL_MS = 30;
@@ -40,6 +45,31 @@ function summary(samples: number[]): { median: number; p90: number } {
   return { median: percentile(s, 50), p90: percentile(s, 90) };
 }
 
+/** Each step of Nomad's bridge chain on its own, from scratch: `ip netns add`, each plugin's ADD, each DEL in reverse, `ip netns delete`. */
+async function profileSteps(n: number, stateDir: string): Promise<Record<string, number>> {
+  const list = bridgeConflist({ bridgeName: BRIDGE, subnet: SUBNET, hairpinMode: false, adminChain: DEFAULT_ADMIN_CHAIN, ipamDataDir: join(stateDir, 'ipam') });
+  const samples: Record<string, number[]> = {};
+  const time = async (step: string, f: () => Promise<unknown>): Promise<void> => {
+    const t = performance.now();
+    await f();
+    (samples[step] ??= []).push(performance.now() - t);
+  };
+  for (let i = 0; i < n; i++) {
+    const id = `cvprof-${i}`;
+    const a = { containerId: id, netnsPath: netnsPath(id), ifName: 'eth0', cniPath: ['/usr/lib/cni'], portMappings: [{ hostPort: 29100 + i, containerPort: 8080, protocol: 'tcp' as const }, { hostPort: 29100 + i, containerPort: 8080, protocol: 'udp' as const }] };
+    await time('ip netns add', () => createNetns(id, false));
+    let prev: Record<string, unknown> | null = null;
+    for (let p = 0; p < list.plugins.length; p++) {
+      await time(`ADD ${String(list.plugins[p]!['type'])}`, async () => {
+        prev = (await addCniNetwork(list, a, { from: p, to: p + 1, prev })).result;
+      });
+    }
+    for (const plugin of [...list.plugins].reverse()) await time(`DEL ${String(plugin['type'])}`, () => delCniNetwork({ ...list, plugins: [plugin] }, a, prev));
+    await time('ip netns delete', () => deleteNetns(id));
+  }
+  return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, percentile([...v].sort((x, y) => x - y), 50)]));
+}
+
 async function main(): Promise<void> {
   const nArg = process.argv.indexOf('-n');
   const n = nArg > 0 ? Number(process.argv[nArg + 1]) : 20;
@@ -48,10 +78,10 @@ async function main(): Promise<void> {
   const cfg = { bridgeName: BRIDGE, bridgeSubnet: SUBNET, cniPath: ['/usr/lib/cni'] };
   const warm = new AllocNetworkConfigurator(clientNetworkConfig(cfg), stateDir);
   const cold = new AllocNetworkConfigurator(clientNetworkConfig({ ...cfg, warmNamespaces: 0 }), stateDir);
+  let steps: Record<string, number> = {};
   const results: Record<string, { setup: { median: number; p90: number }; teardown: { median: number; p90: number } }> = {};
   try {
-    // One warm-up: the first set-up creates the bridge and the admin chain.
-    // (and starts the warm pool).
+    // One warm-up: the first set-up creates the bridge and the admin chain (and starts the warm pool).
     const first = alloc('bridge', 29000);
     await warm.setup(first);
     await warm.teardown(first.ID);
@@ -73,6 +103,7 @@ async function main(): Promise<void> {
       }
       results[mode] = { setup: summary(setup), teardown: summary(teardown) };
     }
+    steps = await profileSteps(n, stateDir);
   } finally {
     await warm.close();
     spawnSync('iptables', ['-w', '-D', 'INPUT', '-i', BRIDGE, '-d', '127.0.0.0/8', '-m', 'conntrack', '!', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'DROP'], { stdio: 'ignore' });
@@ -87,8 +118,10 @@ async function main(): Promise<void> {
     console.log(`  ${mode.padEnd(13)} teardown median ${f(r.teardown.median)}  p90 ${f(r.teardown.p90)}  ${r.teardown.median <= GOAL_MS ? 'within' : 'OVER'} the goal`);
   }
   console.log('  (teardown: the whole DEL chain and the namespace; the client runs it after the allocation is reported stopped)');
+  console.log('bridge from scratch, median per step:');
+  for (const [step, ms] of Object.entries(steps)) console.log(`  ${step.padEnd(20)} ${f(ms)}`);
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/network.json', JSON.stringify({ n, goalMs: GOAL_MS, loadavg: loadavg(), results }, null, 2) + '\n');
+  writeFileSync('bench/results/network.json', JSON.stringify({ n, goalMs: GOAL_MS, loadavg: loadavg(), results, steps }, null, 2) + '\n');
 }
 
 main().catch((err: unknown) => {
