@@ -113,6 +113,13 @@ export function allocPortMappings(alloc: Allocation): CniPortMapping[] {
   return out;
 }
 
+/**
+ * A refill waits until no set-up is under way and none ended this recently: the plugin
+ * processes of a refill would otherwise compete for the CPU with the set-up and with the start
+ * of the tasks that follow it (on a 2-core client the difference is hundreds of milliseconds).
+ */
+const REFILL_QUIET_MS = 250;
+
 /** How many leftover networks a starting agent removes at once. */
 const SWEEP_CONCURRENCY = 4;
 
@@ -127,13 +134,16 @@ export class AllocNetworkConfigurator {
   private readonly warm: WarmPool<NetworkRecord>;
   /** Teardowns under way, by allocation, with the host ports their portmap rules still hold. */
   private readonly releasing = new Map<string, { ports: ReadonlySet<number>; done: Promise<void> }>();
+  /** Set-ups under way, and when the last one ended (performance.now()): what a refill waits for. */
+  private settingUp = 0;
+  private lastSetupEnd = 0;
 
   constructor(
     private readonly cfg: ClientNetworkConfig,
     /** Where records, leases and generated files live (`<data_dir>/network`). */
     private readonly stateDir: string,
   ) {
-    this.warm = new WarmPool({ size: cfg.warmNamespaces, create: () => this.createWarm(), destroy: (r) => this.undo(r) });
+    this.warm = new WarmPool({ size: cfg.warmNamespaces, create: () => this.createWarm(), destroy: (r) => this.undo(r), beforeCreate: () => this.quiet() });
   }
 
   private recordPath(allocId: string): string {
@@ -219,24 +229,43 @@ export class AllocNetworkConfigurator {
     const prior = await this.readRecord(alloc.ID);
     if (prior?.complete && (await netnsExists(alloc.ID))) return publicView(prior);
     if (prior) await this.undo(prior);
+    this.settingUp++;
+    try {
+      return await this.setupMode(alloc, net!, mode);
+    } finally {
+      this.settingUp--;
+      this.lastSetupEnd = performance.now();
+    }
+  }
+
+  /** Resolves once no set-up is under way and none ended in the last REFILL_QUIET_MS. */
+  private async quiet(): Promise<void> {
+    for (;;) {
+      const wait = this.settingUp > 0 ? REFILL_QUIET_MS : this.lastSetupEnd + REFILL_QUIET_MS - performance.now();
+      if (wait <= 0) return;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+
+  private async setupMode(alloc: Allocation, net: NetworkResource, mode: string): Promise<AllocNetwork> {
     if (mode === 'bridge') {
       const warm = this.warm.take();
       try {
         if (warm) {
           try {
-            return await this.setupFromWarm(alloc, net!, warm);
+            return await this.setupFromWarm(alloc, net, warm);
           } catch {
             // Undone already; a warm namespace gone bad (removed behind the client's back) must
             // not fail the allocation: the set-up from scratch reports its own error, if any.
           }
         }
-        return await this.setupFresh(alloc, net!, mode);
+        return await this.setupFresh(alloc, net, mode);
       } finally {
-        // After the allocation's own work: a refill must not slow the set-up it follows.
+        // Starts the pool on a client's first bridge allocation; each create waits for quiet().
         this.warm.fill();
       }
     }
-    return this.setupFresh(alloc, net!, mode);
+    return this.setupFresh(alloc, net, mode);
   }
 
   private async setupFresh(alloc: Allocation, net: NetworkResource, mode: string): Promise<AllocNetwork> {

@@ -10,6 +10,8 @@ export interface WarmPoolOptions<T> {
   size: number;
   create: () => Promise<T>;
   destroy: (item: T) => Promise<void>;
+  /** Awaited before each create: lets the owner hold the refill back while it has urgent work. */
+  beforeCreate?: () => Promise<void>;
   /** A failed create or destroy (filling stops until the next `fill`). */
   onError?: (err: unknown) => void;
 }
@@ -46,6 +48,8 @@ export class WarmPool<T> {
 
   private async fillLoop(): Promise<void> {
     while (!this.closed && this.idle.length < this.opts.size) {
+      await this.opts.beforeCreate?.();
+      if (this.closed) return;
       let item: T;
       try {
         item = await this.opts.create();

@@ -60,18 +60,58 @@ test('a failed create stops the refill until the next fill', async () => {
 });
 
 test('close destroys the idle items and what a refill under way makes; nothing fills after it', async () => {
-  const { pool, log } = counter();
+  const destroyed: number[] = [];
+  let n = 0;
+  let inFlight: () => void = () => undefined;
+  const started = new Promise<void>((r) => (inFlight = r));
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  const pool = new WarmPool<number>({
+    size: 2,
+    create: async () => {
+      n++;
+      if (n === 3) {
+        inFlight();
+        await gate;
+      }
+      return n;
+    },
+    destroy: async (i) => {
+      destroyed.push(i);
+    },
+  });
   pool.fill();
   await pool.settled();
-  pool.take();
+  assert.equal(pool.take(), 1);
   pool.fill();
+  await started;
   const closing = pool.close();
+  release();
   await closing;
   assert.equal(pool.ready, 0);
-  assert.deepEqual(log.destroyed.sort(), [2, 3]);
+  assert.deepEqual(destroyed.sort(), [2, 3]);
   pool.fill();
   await pool.settled();
-  assert.equal(pool.ready, 0);
+  assert.equal(n, 3, 'nothing is created after close');
+});
+
+test('a refill waits for beforeCreate before each create', async () => {
+  let allowed = 0;
+  let created = 0;
+  let open: () => void = () => undefined;
+  const pool = new WarmPool<number>({
+    size: 1,
+    create: async () => ++created,
+    destroy: async () => undefined,
+    beforeCreate: () => new Promise<void>((r) => (open = () => { allowed++; r(); })),
+  });
+  pool.fill();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(created, 0, 'held back');
+  open();
+  await pool.settled();
+  assert.equal(created, 1);
+  assert.equal(allowed, 1);
 });
 
 test('size 0 never creates', async () => {
