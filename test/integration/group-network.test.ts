@@ -308,3 +308,15 @@ test('a stopped allocation leaves no namespace, link or rule behind', async () =
   assert.deepEqual(rulesMentioning(`${address}/32`), []);
   assert.deepEqual(rulesMentioning(`${address}:`), []);
 });
+
+test('an agent that stops removes its warm namespaces and leaves nothing on the bridge', async () => {
+  const a = ready();
+  // A bridge allocation in this agent process starts its warm namespaces.
+  await runJob(a.address, jobsDir, 'last', webJob('last', 'hello-last'));
+  await runningAlloc(a.address, 'last');
+  await waitFor('warm namespaces', () => (netnsNames().some((n) => n.startsWith('cvwarm-')) ? true : undefined), 30_000);
+  await a.stop();
+  assert.deepEqual(netnsNames().filter((n) => n.startsWith('cvwarm-')), []);
+  assert.deepEqual(bridgePorts(bridge), []);
+  assert.deepEqual(rulesMentioning('cvwarm-'), []);
+});
