@@ -187,6 +187,8 @@ export class Client implements ClientHttpApi {
     } else {
       await Promise.all(runners.map((r) => r.shutdown()));
     }
+    // Warm namespaces belong to no allocation: removed now (a killed agent's go with the next start's sweep).
+    await this.network.close().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'removing warm network namespaces failed'));
     await this.batcher.flush().catch(() => undefined);
     this.batcher.stop();
     // Destroyed allocations' deregistrations go out if the servers answer soon; otherwise the

@@ -17,18 +17,31 @@
  * another container's network) gets its namespace from that driver's sandbox — the pause
  * container — named after the allocation (`ip netns attach`), so CNI, exec and raw_exec tasks
  * use the same /var/run/netns/<alloc id> path either way. Teardown removes the sandbox last.
+ *
+ * Speed (issue 29): every CNI plugin is a process, and the firewall and portmap plugins run
+ * iptables a dozen times each, so a bridge set-up from scratch takes hundreds of milliseconds.
+ * After the first bridge allocation, the client keeps a few warm namespaces (`warmNamespaces`)
+ * on which the part of the chain that does not depend on the allocation (loopback, bridge with
+ * its address, firewall) has already run; an allocation takes one, names it after itself and
+ * only runs the rest (portmap, with its ports). A warm namespace is new and used once: nothing
+ * of an earlier allocation is in it. Each is recorded like an allocation's network, so a sweep
+ * removes the ones a dead agent left, and close() removes the idle ones at shutdown.
+ * Teardown runs after the allocation is reported stopped; a set-up whose host ports a teardown
+ * still holds waits for that teardown, so a stale forwarding rule never shadows the new one.
  */
 import { mkdir, readdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Allocation } from '../../structs/alloc.js';
 import type { NetworkResource } from '../../structs/resources.js';
 import type { DriverNetworkManager } from '../../drivers/driver.js';
 import { bridgeConflist, DEFAULT_ADMIN_CHAIN, loadConflist, type CniConflist } from './cni-conflist.js';
-import { addCniNetwork, delCniNetwork, type CniAttachment, type CniPortMapping } from './cni-network.js';
-import { attachNetns, createNetns, deleteNetns, netnsExists, netnsPath } from './net-namespace.js';
+import { addCniNetwork, delCniNetwork, firstRuntimeConfigPlugin, type CniAttachment, type CniPortMapping } from './cni-network.js';
+import { aliasNetns, attachNetns, createNetns, deleteNetns, netnsExists, netnsPath } from './net-namespace.js';
 import { NetworkError, NetworkErrorCode } from './network-error.js';
 import { hostsText, resolvConfText } from './resolv-conf.js';
+import { WarmPool } from './warm-pool.js';
 
 /** The client's network options (Nomad's names), with defaults applied. */
 export interface ClientNetworkConfig {
@@ -42,6 +55,11 @@ export interface ClientNetworkConfig {
   cniPath: string[];
   /** `cni_config_dir` (default /opt/cni/config). */
   cniConfigDir: string;
+  /**
+   * Bridge namespaces kept warm once the client has run a bridge allocation (default 2; 0
+   * disables). Not an agent option (Nomad has none): each holds an address of the subnet.
+   */
+  warmNamespaces: number;
 }
 
 /** The interface the namespace gets on a bridge or CNI network (Nomad's "eth" + index). */
@@ -70,6 +88,10 @@ export type SandboxLookup = (driver: string) => DriverNetworkManager | undefined
 /** What is recorded per allocation (AllocNetwork plus what DEL needs). */
 interface NetworkRecord extends AllocNetwork {
   allocId: string;
+  /** The CNI container ID the chain ran with: the allocation ID, or the warm namespace's name it came from. */
+  containerId?: string;
+  /** The warm namespace's own name, dropped once the allocation's name is on it. */
+  aliasOf?: string;
   conflist: CniConflist | null;
   portMappings: CniPortMapping[];
   cniResult: Record<string, unknown> | null;
@@ -104,6 +126,16 @@ export function allocPortMappings(alloc: Allocation): CniPortMapping[] {
   return out;
 }
 
+/**
+ * A refill waits until no set-up is under way and none ended this recently: the plugin
+ * processes of a refill would otherwise compete for the CPU with the set-up and with the start
+ * of the tasks that follow it (on a 2-core client the difference is hundreds of milliseconds).
+ */
+const REFILL_QUIET_MS = 250;
+
+/** How many leftover networks a starting agent removes at once. */
+const SWEEP_CONCURRENCY = 4;
+
 function iptables(args: string[]): Promise<boolean> {
   return new Promise((resolve) => execFile('iptables', ['-w', ...args], { timeout: 30_000 }, (err) => resolve(!err)));
 }
@@ -111,6 +143,13 @@ function iptables(args: string[]): Promise<boolean> {
 /** Sets up, restores and removes allocations' group networks on this client. */
 export class AllocNetworkConfigurator {
   private forwardingReady: Promise<void> | null = null;
+  /** Warm bridge namespaces (records of allocId `cvwarm-…`, never complete). */
+  private readonly warm: WarmPool<NetworkRecord>;
+  /** Teardowns under way, by allocation, with the host ports their portmap rules still hold. */
+  private readonly releasing = new Map<string, { ports: ReadonlySet<number>; done: Promise<void> }>();
+  /** Set-ups under way, and when the last one ended (performance.now()): what a refill waits for. */
+  private settingUp = 0;
+  private lastSetupEnd = 0;
 
   constructor(
     private readonly cfg: ClientNetworkConfig,
@@ -118,7 +157,9 @@ export class AllocNetworkConfigurator {
     private readonly stateDir: string,
     /** The drivers that create the namespace themselves (docker), by name. */
     private readonly sandboxes: SandboxLookup = () => undefined,
-  ) {}
+  ) {
+    this.warm = new WarmPool({ size: cfg.warmNamespaces, create: () => this.createWarm(), destroy: (r) => this.undo(r), beforeCreate: () => this.quiet() });
+  }
 
   /** The driver of the group's tasks that must own the namespace, if any (Nomad: one such driver per group). */
   private sandboxDriver(alloc: Allocation): { driver: string; manager: DriverNetworkManager } | null {
@@ -221,6 +262,47 @@ export class AllocNetworkConfigurator {
     const prior = await this.readRecord(alloc.ID);
     if (prior?.complete && (await netnsExists(alloc.ID)) && (await this.sandboxAlive(prior))) return publicView(prior);
     if (prior) await this.undo(prior);
+    this.settingUp++;
+    try {
+      return await this.setupMode(alloc, net!, mode);
+    } finally {
+      this.settingUp--;
+      this.lastSetupEnd = performance.now();
+    }
+  }
+
+  /** Resolves once no set-up is under way and none ended in the last REFILL_QUIET_MS. */
+  private async quiet(): Promise<void> {
+    for (;;) {
+      const wait = this.settingUp > 0 ? REFILL_QUIET_MS : this.lastSetupEnd + REFILL_QUIET_MS - performance.now();
+      if (wait <= 0) return;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+
+  private async setupMode(alloc: Allocation, net: NetworkResource, mode: string): Promise<AllocNetwork> {
+    // A namespace a driver's sandbox owns (docker's pause container) cannot come from the pool.
+    if (mode === 'bridge' && !this.sandboxDriver(alloc)) {
+      const warm = this.warm.take();
+      try {
+        if (warm) {
+          try {
+            return await this.setupFromWarm(alloc, net, warm);
+          } catch {
+            // Undone already; a warm namespace gone bad (removed behind the client's back) must
+            // not fail the allocation: the set-up from scratch reports its own error, if any.
+          }
+        }
+        return await this.setupFresh(alloc, net, mode);
+      } finally {
+        // Starts the pool on a client's first bridge allocation; each create waits for quiet().
+        this.warm.fill();
+      }
+    }
+    return this.setupFresh(alloc, net, mode);
+  }
+
+  private async setupFresh(alloc: Allocation, net: NetworkResource, mode: string): Promise<AllocNetwork> {
     const conflist = await this.conflistFor(mode, alloc.ID);
     const sandbox = this.sandboxDriver(alloc);
     const rec: NetworkRecord = {
@@ -237,21 +319,22 @@ export class AllocNetworkConfigurator {
     };
     await this.writeRecord(rec);
     try {
-      if (mode === 'bridge') await this.ensureForwarding();
+      const ready = [mode === 'bridge' ? this.ensureForwarding() : undefined, this.portsReleased(rec.portMappings)];
       if (sandbox) {
+        await Promise.all(ready);
         const made = await sandbox.manager.createNetwork(alloc.ID, net?.Hostname ? { hostname: net.Hostname } : {});
         rec.sandbox = { driver: sandbox.driver, id: made.id };
         await this.writeRecord(rec);
         await attachNetns(alloc.ID, made.pid, conflist === null);
       } else {
-        await createNetns(alloc.ID, conflist === null);
+        await Promise.all([...ready, createNetns(alloc.ID, conflist === null)]);
       }
       if (conflist) {
         const added = await addCniNetwork(conflist, this.attachment(rec));
         rec.address = added.address;
         rec.cniResult = added.result;
       }
-      await this.writeNameFiles(rec, net!);
+      await this.writeNameFiles(rec, net);
       rec.complete = true;
       await this.writeRecord(rec);
     } catch (err) {
@@ -260,6 +343,78 @@ export class AllocNetworkConfigurator {
       throw new NetworkError(NetworkErrorCode.Setup, { mode, alloc: alloc.ID, reason: (err as Error).message }, { cause: err });
     }
     return publicView(rec);
+  }
+
+  /**
+   * The allocation takes a warm namespace: recorded as the allocation's (before the warm record
+   * goes, so a crash leaves one record or both, never none), named after the allocation while
+   * the rest of the chain (portmap) runs with the allocation's ports.
+   */
+  private async setupFromWarm(alloc: Allocation, net: NetworkResource, warm: NetworkRecord): Promise<AllocNetwork> {
+    const conflist = warm.conflist!;
+    const rec: NetworkRecord = {
+      ...warm,
+      allocId: alloc.ID,
+      containerId: warm.allocId,
+      aliasOf: warm.allocId,
+      // The warm path until the allocation's name is on the namespace (what a DEL enters).
+      netnsPath: warm.netnsPath,
+      portMappings: allocPortMappings(alloc),
+      complete: false,
+    };
+    await this.writeRecord(rec);
+    await rm(this.recordPath(warm.allocId), { force: true });
+    try {
+      await this.portsReleased(rec.portMappings);
+      // The plugins get the warm name (the same namespace) so naming it need not wait for them.
+      // Both settle before anything is undone: a DEL must not overtake the ADD it undoes.
+      const [named, rest] = await Promise.allSettled([
+        aliasNetns(warm.allocId, alloc.ID),
+        addCniNetwork(conflist, this.attachment(rec), { from: firstRuntimeConfigPlugin(conflist), to: conflist.plugins.length, prev: warm.cniResult }),
+      ]);
+      if (named.status === 'rejected') throw named.reason;
+      if (rest.status === 'rejected') throw rest.reason;
+      const added = rest.value;
+      rec.netnsPath = netnsPath(alloc.ID);
+      rec.cniResult = withSandbox(added.result, warm.netnsPath, rec.netnsPath);
+      rec.address = added.address || warm.address;
+      await this.writeNameFiles(rec, net);
+      rec.complete = true;
+      await this.writeRecord(rec);
+    } catch (err) {
+      await this.undo(rec).catch(() => undefined);
+      if (err instanceof NetworkError) throw err;
+      throw new NetworkError(NetworkErrorCode.Setup, { mode: rec.mode, alloc: alloc.ID, reason: (err as Error).message }, { cause: err });
+    }
+    // The old name goes after the set-up (teardown removes it too, should this fail).
+    void deleteNetns(warm.allocId).catch(() => undefined);
+    return publicView(rec);
+  }
+
+  /** A warm bridge namespace: its own name and record, the chain up to the plugin that needs the allocation's ports. */
+  private async createWarm(): Promise<NetworkRecord> {
+    const id = `cvwarm-${randomBytes(8).toString('hex')}`;
+    const conflist = (await this.conflistFor('bridge', id))!;
+    const rec: NetworkRecord = { allocId: id, mode: 'bridge', netnsPath: netnsPath(id), address: '', interfaceName: ALLOC_IFNAME, conflist, portMappings: [], cniResult: null, complete: false };
+    await this.writeRecord(rec);
+    try {
+      await Promise.all([this.ensureForwarding(), createNetns(id, false)]);
+      const added = await addCniNetwork(conflist, this.attachment(rec), { from: 0, to: firstRuntimeConfigPlugin(conflist), prev: null });
+      rec.address = added.address;
+      rec.cniResult = added.result;
+      await this.writeRecord(rec);
+    } catch (err) {
+      await this.undo(rec).catch(() => undefined);
+      throw err;
+    }
+    return rec;
+  }
+
+  /** Waits for the teardowns still holding any of these host ports (their DNAT rules would match first). */
+  private async portsReleased(mappings: CniPortMapping[]): Promise<void> {
+    const mine = new Set(mappings.map((m) => m.hostPort));
+    const pending = [...this.releasing.values()].filter((r) => [...r.ports].some((p) => mine.has(p)));
+    await Promise.all(pending.map((r) => r.done));
   }
 
   private async writeNameFiles(rec: NetworkRecord, net: NetworkResource): Promise<void> {
@@ -278,7 +433,7 @@ export class AllocNetworkConfigurator {
   }
 
   private attachment(rec: NetworkRecord): CniAttachment {
-    return { containerId: rec.allocId, netnsPath: rec.netnsPath, ifName: rec.interfaceName || ALLOC_IFNAME, cniPath: this.cfg.cniPath, portMappings: rec.portMappings };
+    return { containerId: rec.containerId ?? rec.allocId, netnsPath: rec.netnsPath, ifName: rec.interfaceName || ALLOC_IFNAME, cniPath: this.cfg.cniPath, portMappings: rec.portMappings };
   }
 
   /**
@@ -293,8 +448,30 @@ export class AllocNetworkConfigurator {
 
   /** Removes the allocation's network: CNI DEL, the namespace, its files and record. Idempotent. */
   async teardown(allocId: string): Promise<void> {
-    const rec = await this.readRecord(allocId);
-    if (rec) await this.undo(rec);
+    const ports = new Set<number>();
+    const done = (async () => {
+      const rec = await this.readRecord(allocId);
+      for (const m of rec?.portMappings ?? []) ports.add(m.hostPort);
+      if (rec) await this.undo(rec);
+    })();
+    const entry = { ports, done: done.catch(() => undefined) };
+    this.releasing.set(allocId, entry);
+    try {
+      await done;
+    } finally {
+      if (this.releasing.get(allocId) === entry) this.releasing.delete(allocId);
+    }
+  }
+
+  /** Resolves once the warm pool's refill under way (if any) has finished: how many warm namespaces are ready. */
+  async warmSettled(): Promise<number> {
+    await this.warm.settled();
+    return this.warm.ready;
+  }
+
+  /** Stops keeping namespaces warm and removes the idle ones (agent shutdown). */
+  async close(): Promise<void> {
+    await this.warm.close();
   }
 
   private async undo(rec: NetworkRecord): Promise<void> {
@@ -304,6 +481,7 @@ export class AllocNetworkConfigurator {
       await delCniNetwork(rec.conflist, this.attachment(rec), rec.cniResult).catch((err: unknown) => (first ??= err));
     }
     await deleteNetns(rec.allocId).catch((err: unknown) => (first ??= err));
+    if (rec.aliasOf) await deleteNetns(rec.aliasOf).catch((err: unknown) => (first ??= err));
     if (rec.sandbox) {
       // Last: the sandbox held the namespace until the CNI DEL was done with it.
       const manager = this.sandboxes(rec.sandbox.driver);
@@ -329,21 +507,31 @@ export class AllocNetworkConfigurator {
       return [];
     }
     const removed: string[] = [];
-    for (const f of names) {
-      if (!f.endsWith('.json')) continue;
-      const id = f.slice(0, -'.json'.length);
-      if (keep.has(id)) continue;
-      const rec = await this.readRecord(id);
-      if (!rec) continue;
-      try {
-        await this.undo(rec);
-        removed.push(id);
-      } catch {
-        // left for the next start
+    // A few at a time: each DEL chain is a few hundred milliseconds of plugin processes, and a
+    // node that lost many allocations must not fork hundreds of them at once.
+    const ids = names.filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -'.json'.length)).filter((id) => !keep.has(id));
+    const worker = async (): Promise<void> => {
+      for (let id = ids.shift(); id !== undefined; id = ids.shift()) {
+        const rec = await this.readRecord(id);
+        if (!rec) continue;
+        try {
+          await this.undo(rec);
+          removed.push(id);
+        } catch {
+          // left for the next start
+        }
       }
-    }
-    return removed;
+    };
+    await Promise.all(Array.from({ length: SWEEP_CONCURRENCY }, worker));
+    return removed.sort();
   }
+}
+
+/** The CNI result with the warm namespace's path replaced by the allocation's (the same namespace). */
+function withSandbox(result: Record<string, unknown> | null, from: string, to: string): Record<string, unknown> | null {
+  const ifaces = result?.['interfaces'] as { sandbox?: string }[] | undefined;
+  if (!result || !ifaces) return result;
+  return { ...result, interfaces: ifaces.map((i) => (i.sandbox === from ? { ...i, sandbox: to } : i)) };
 }
 
 function publicView(r: NetworkRecord): AllocNetwork {
@@ -367,5 +555,6 @@ export function clientNetworkConfig(o: Partial<ClientNetworkConfig> = {}): Clien
     hairpinMode: o.hairpinMode ?? false,
     cniPath: o.cniPath && o.cniPath.length > 0 ? o.cniPath : ['/opt/cni/bin', '/usr/lib/cni'],
     cniConfigDir: o.cniConfigDir || '/opt/cni/config',
+    warmNamespaces: o.warmNamespaces ?? 2,
   };
 }

@@ -52,12 +52,29 @@ export function sandboxAddress(result: Record<string, unknown> | null, ifName: s
   return pick?.address ? String(pick.address).split('/')[0]! : '';
 }
 
-/** Runs ADD through the list; on a failure, DELs what was added (best effort) and rethrows. */
-export async function addCniNetwork(list: CniConflist, a: CniAttachment): Promise<CniAddResult> {
-  let prev: Record<string, unknown> | null = null;
+/**
+ * Which plugins of the list an ADD runs: `[from, to)` (default all), continuing from `prev`, the
+ * result of the plugins before `from`. A warm namespace runs the first part ahead of time and
+ * the rest when an allocation takes it: still ADD in list order, each with its predecessor's result.
+ */
+export interface CniAddRange {
+  from: number;
+  to: number;
+  prev: Record<string, unknown> | null;
+}
+
+/** The index of the first plugin that needs per-allocation runtime config (portMappings); the list's length when none does. */
+export function firstRuntimeConfigPlugin(list: CniConflist): number {
+  const i = list.plugins.findIndex((p) => (p['capabilities'] as Record<string, unknown> | undefined)?.['portMappings'] === true);
+  return i < 0 ? list.plugins.length : i;
+}
+
+/** Runs ADD through the list (or `range` of it); on a failure, DELs what this call added (best effort) and rethrows. */
+export async function addCniNetwork(list: CniConflist, a: CniAttachment, range?: CniAddRange): Promise<CniAddResult> {
+  let prev: Record<string, unknown> | null = range?.prev ?? null;
   const done: Record<string, unknown>[] = [];
   try {
-    for (const plugin of list.plugins) {
+    for (const plugin of list.plugins.slice(range?.from ?? 0, range?.to ?? list.plugins.length)) {
       const out = await invokeCniPlugin(pluginConf(list, plugin, a, prev), invocation(CniCommand.Add, a));
       done.push(plugin);
       if (out) prev = out;

@@ -5,7 +5,7 @@
  * as Nomad does.
  */
 import { execFile } from 'node:child_process';
-import { access } from 'node:fs/promises';
+import { access, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Where iproute2 mounts named namespaces. */
@@ -16,13 +16,17 @@ export function netnsPath(name: string): string {
   return join(NETNS_DIR, name);
 }
 
-function ip(args: string[]): Promise<void> {
+function run(cmd: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile('ip', args, { timeout: 30_000 }, (err, _out, stderr) => {
-      if (err) reject(new Error(`ip ${args.join(' ')}: ${String(stderr).trim() || err.message}`));
+    execFile(cmd, args, { timeout: 30_000 }, (err, _out, stderr) => {
+      if (err) reject(new Error(`${cmd} ${args.join(' ')}: ${String(stderr).trim() || err.message}`));
       else resolve();
     });
   });
+}
+
+function ip(args: string[]): Promise<void> {
+  return run('ip', args);
 }
 
 /** Whether the named namespace exists. */
@@ -66,4 +70,22 @@ export async function deleteNetns(name: string): Promise<void> {
     // Gone in between (another teardown of the same allocation): what was asked is done.
     if (await netnsExists(name)) throw err;
   }
+}
+
+/**
+ * Gives the namespace named `from` a second name, `to` (a bind mount of the same namespace, as
+ * `ip netns add` makes the first): how a warm namespace comes to be named after the allocation
+ * that takes it. `ip netns delete <from>` later drops the old name only. `to` must not exist.
+ */
+export async function aliasNetns(from: string, to: string): Promise<string> {
+  const target = netnsPath(to);
+  // 'wx': never mount over a name that is already someone's namespace.
+  await writeFile(target, '', { flag: 'wx', mode: 0o444 });
+  try {
+    await run('mount', ['--bind', netnsPath(from), target]);
+  } catch (err) {
+    await rm(target, { force: true });
+    throw err;
+  }
+  return target;
 }

@@ -7,7 +7,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Allocation } from '../../../src/structs/index.js';
@@ -72,15 +73,22 @@ before(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'cv-netcfg-'));
 });
 
+/** Every configurator made here: closed before the bridge goes, so no refill outlives a failed test. */
+const made: AllocNetworkConfigurator[] = [];
+
 after(async () => {
   if (setupError) return;
+  await Promise.all(made.map((c) => c.close()));
   removeTestBridge(bridge);
   await rm(stateDir, { recursive: true, force: true });
 });
 
-function configurator(): AllocNetworkConfigurator {
+/** A configurator on the test bridge; without warm namespaces unless asked (the tests below count veths). */
+function configurator(warmNamespaces = 0): AllocNetworkConfigurator {
   if (setupError) throw setupError;
-  return new AllocNetworkConfigurator(clientNetworkConfig({ bridgeName: bridge.name, bridgeSubnet: bridge.subnet, cniPath: [CNI_PLUGIN_DIR] }), stateDir);
+  const c = new AllocNetworkConfigurator(clientNetworkConfig({ bridgeName: bridge.name, bridgeSubnet: bridge.subnet, cniPath: [CNI_PLUGIN_DIR], warmNamespaces }), stateDir);
+  made.push(c);
+  return c;
 }
 
 test('an unknown mode or CNI network is a configuration error naming the mode', async () => {
@@ -127,5 +135,94 @@ test('a starting agent sweeps the networks of allocations it no longer holds, an
   assert.equal(bridgePorts(bridge).length, 1);
   await second.teardown(live.ID);
   assert.equal(await second.restore(live.ID), null);
+  assert.deepEqual(bridgePorts(bridge), []);
+});
+
+const warmNames = (): string[] => netnsNames().filter((n) => n.startsWith('cvwarm-'));
+
+function linksIn(ns: string): string {
+  return execFileSync('ip', ['-n', ns, '-o', 'link', 'show'], { encoding: 'utf8' });
+}
+
+test('a bridge allocation takes a warm namespace: named after it, new (nothing of the one before), removed whole; close() removes the idle ones', async () => {
+  const c = configurator(2);
+  const first = fakeAlloc('bridge', [{ Label: 'http', Value: 29993, To: 8080 }]);
+  await c.setup(first);
+  assert.equal(await c.warmSettled(), 2, 'the first bridge set-up starts the pool');
+  assert.equal(warmNames().length, 2);
+  // What an allocation leaves in its namespace must not reach the next one.
+  execFileSync('ip', ['-n', first.ID, 'link', 'add', 'leftover0', 'type', 'veth', 'peer', 'name', 'leftover1']);
+  await c.teardown(first.ID);
+
+  const second = fakeAlloc('bridge', [{ Label: 'http', Value: 29994, To: 8080 }]);
+  const net = await c.setup(second);
+  assert.ok(netnsNames().includes(second.ID), 'the namespace is named after the allocation');
+  assert.ok(!linksIn(second.ID).includes('leftover0'), 'a warm namespace is a new one');
+  assert.ok(linksIn(second.ID).includes(`${net!.interfaceName}@`), 'eth0 is in it');
+  assert.ok(rulesMentioning(`${net!.address}:8080`).length > 0, 'portmap ran with the allocation\'s port');
+  assert.equal(await c.warmSettled(), 2, 'the pool refills after a take');
+
+  await c.teardown(second.ID);
+  assert.ok(!netnsNames().includes(second.ID));
+  assert.deepEqual(rulesMentioning(`${net!.address}:`), []);
+  assert.deepEqual(rulesMentioning(`${net!.address}/32`), []);
+  assert.equal(bridgePorts(bridge).length, 2, 'only the warm namespaces are on the bridge');
+
+  await c.close();
+  assert.deepEqual(warmNames(), []);
+  assert.deepEqual(bridgePorts(bridge), []);
+  assert.deepEqual((await readdir(stateDir)).filter((f) => f.endsWith('.json')), [], 'no record is left');
+});
+
+test('a starting agent sweeps the warm namespaces a dead agent left', async () => {
+  const dead = configurator(2);
+  const live = fakeAlloc('bridge');
+  await dead.setup(live);
+  assert.equal(await dead.warmSettled(), 2);
+  // The agent is killed here: no close().
+  assert.deepEqual((await configurator().sweep(new Set([live.ID]))).filter((id) => !id.startsWith('cvwarm-')), []);
+  assert.deepEqual(warmNames(), []);
+  assert.equal(bridgePorts(bridge).length, 1, 'the live allocation keeps its network');
+  await configurator().teardown(live.ID);
+  assert.deepEqual(bridgePorts(bridge), []);
+});
+
+test('a set-up waits for the teardown still holding its host port (a stale DNAT rule would match first)', async () => {
+  const c = configurator(1);
+  const old = fakeAlloc('bridge', [{ Label: 'http', Value: 29995, To: 8080 }]);
+  const oldNet = await c.setup(old);
+  await c.warmSettled();
+  // The servers free the port once the old allocation is reported stopped, before its teardown ends.
+  const stopping = c.teardown(old.ID);
+  const next = fakeAlloc('bridge', [{ Label: 'http', Value: 29995, To: 9090 }]);
+  const nextNet = await c.setup(next);
+  assert.deepEqual(rulesMentioning(`${oldNet!.address}:`), [], 'the old mapping was gone before the new one was made');
+  assert.ok(!netnsNames().includes(old.ID), 'the set-up waited for the whole teardown');
+  assert.equal(rulesMentioning(`${nextNet!.address}:9090`).length > 0, true);
+  await stopping;
+  await c.teardown(next.ID);
+  await c.close();
+  assert.deepEqual(bridgePorts(bridge), []);
+});
+
+test('a warm take that fails is undone and the allocation set up from scratch', async () => {
+  const c = configurator(1);
+  const first = fakeAlloc('bridge');
+  await c.setup(first);
+  assert.equal(await c.warmSettled(), 1);
+  const [warm] = warmNames();
+  const next = fakeAlloc('bridge', [{ Label: 'http', Value: 29996, To: 8080 }]);
+  // A stale file where the allocation's name goes (a crash inside `ip netns add`): naming the warm namespace fails.
+  await writeFile(`/var/run/netns/${next.ID}`, '');
+  const net = await c.setup(next);
+  assert.ok(netnsNames().includes(next.ID));
+  assert.ok(linksIn(next.ID).includes('eth0@'));
+  assert.ok(rulesMentioning(`${net!.address}:8080`).length > 0);
+  assert.ok(!netnsNames().includes(warm!), 'the warm namespace is removed');
+  assert.deepEqual(rulesMentioning(warm!), [], 'with what it held');
+  await c.teardown(first.ID);
+  await c.teardown(next.ID);
+  await c.close();
+  assert.deepEqual(warmNames(), []);
   assert.deepEqual(bridgePorts(bridge), []);
 });
