@@ -82,6 +82,9 @@ export interface StartClientOptions {
   network?: ClientConfig['network'];
   /** `client { host_volume "<name>" { … } }` blocks, fingerprinted into the node. */
   hostVolumes?: Record<string, HostVolumeConfig>;
+  /** `client { host_volumes_dir }` and `{ host_volume_plugin_dir }` for dynamic host volumes. */
+  hostVolumesDir?: string;
+  hostVolumePluginDir?: string;
   logger: Logger;
 }
 

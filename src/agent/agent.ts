@@ -139,6 +139,8 @@ export class Agent {
           ...(config.client.chrootEnv ? { chrootEnv: config.client.chrootEnv } : {}),
           ...(config.client.network ? { network: config.client.network } : {}),
           ...(config.client.hostVolumes ? { hostVolumes: config.client.hostVolumes } : {}),
+          ...(config.client.hostVolumesDir ? { hostVolumesDir: config.client.hostVolumesDir } : {}),
+          ...(config.client.hostVolumePluginDir ? { hostVolumePluginDir: config.client.hostVolumePluginDir } : {}),
           logger: logger.child({ component: 'client' }),
         });
         lateClient.bind(client.http);

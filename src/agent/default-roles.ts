@@ -61,6 +61,8 @@ export const defaultRoles: RoleFactories = {
         ...(opts.chrootEnv ? { chrootEnv: opts.chrootEnv } : {}),
         ...(opts.network ? { network: opts.network } : {}),
         ...(opts.hostVolumes ? { hostVolumes: opts.hostVolumes } : {}),
+        ...(opts.hostVolumesDir ? { hostVolumesDir: opts.hostVolumesDir } : {}),
+        ...(opts.hostVolumePluginDir ? { hostVolumePluginDir: opts.hostVolumePluginDir } : {}),
         logger: opts.logger,
       });
       return { http: client, shutdown: (o) => client.shutdown(o) };
