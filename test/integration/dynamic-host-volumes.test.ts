@@ -125,14 +125,13 @@ test('create, mount by name, keep data across runs, refuse delete while claimed,
   // Claimed: the delete is refused and the directory stays.
   const detail = await runCli(agent.address, ['volume', 'status', '-type', 'host', id.slice(0, 8)]);
   assert.match(detail.stdout, new RegExp(`^${first!.ID.slice(0, 8)}\\s`, 'm'), detail.stdout);
-  const refused = await runCli(agent.address, ['volume', 'delete', '-type', 'host', id]);
-  assert.equal(refused.code, 1, refused.stdout);
-  assert.match(refused.stderr, new RegExp(`in use by allocations: ${first!.ID}`));
+  const refused = await api(agent.address, 'DELETE', `/v1/volume/host/${id}`);
+  assert.equal(refused.status, 400, refused.text);
+  assert.match(refused.text, new RegExp(`volume ${id} in use by allocations: ${first!.ID}`));
   await stat(join(vol.HostPath, 'value'));
 
   // Stopped and run again: the new allocation reads what the first wrote.
-  const stop = await runCli(agent.address, ['job', 'stop', '-detach', 'stateful']);
-  assert.equal(stop.code, 0, stop.stderr);
+  assert.equal((await api(agent.address, 'DELETE', '/v1/job/stateful')).status, 200);
   await waitFor('the allocation to stop', async () => ((await getAlloc(agent.address, first!.ID)).ClientStatus === 'complete' ? true : undefined), 60_000);
   await runJob(agent.address, jobsDir, 'stateful', job('cat /data/value && exec sleep 600'));
   const second = await waitFor('a new running allocation', async () => (await jobAllocs(agent.address, 'stateful')).find((a) => a.ID !== first!.ID && a.ClientStatus === 'running'), 60_000);
@@ -140,8 +139,7 @@ test('create, mount by name, keep data across runs, refuse delete while claimed,
   await waitFor('the new allocation to read the data back', async () => ((await stdout(second.ID)).trim() === token ? true : undefined), 30_000);
 
   // No claim left: the delete removes the directory, the volume and the node's fingerprint of it.
-  const stopAgain = await runCli(agent.address, ['job', 'stop', '-detach', 'stateful']);
-  assert.equal(stopAgain.code, 0, stopAgain.stderr);
+  assert.equal((await api(agent.address, 'DELETE', '/v1/job/stateful')).status, 200);
   await waitFor('the allocation to stop', async () => ((await getAlloc(agent.address, second.ID)).ClientStatus === 'complete' ? true : undefined), 60_000);
   const deleted = await runCli(agent.address, ['volume', 'delete', '-type', 'host', id.slice(0, 8)]);
   assert.equal(deleted.code, 0, deleted.stderr);
@@ -150,5 +148,5 @@ test('create, mount by name, keep data across runs, refuse delete while claimed,
   assert.equal((await api(agent.address, 'GET', `/v1/volume/host/${id}`)).status, 404);
   const after = (await api<Node>(agent.address, 'GET', `/v1/node/${vol.NodeID}`)).body;
   assert.equal(after.HostVolumes?.['counter-data'], undefined);
-  assert.equal((await runCli(agent.address, ['volume', 'status', '-type', 'host'])).stdout.trim(), 'No dynamic host volumes');
+  assert.deepEqual((await api<HostVolumeStub[]>(agent.address, 'GET', '/v1/volumes?type=host')).body, []);
 });

@@ -128,7 +128,7 @@ export function* encodeSnapshot(c: StateCapture, rowsPerChunk = DEFAULT_ROWS_PER
   if (c.nodePools) yield line({ t: 'nodePools', pools: c.nodePools });
   if (c.variables) yield line({ t: 'variables', variables: c.variables });
   if (c.services) yield line({ t: 'services', services: c.services });
-  if (c.hostVolumes?.length) yield line({ t: 'hostVolumes', volumes: c.hostVolumes });
+  if (c.hostVolumes) yield line({ t: 'hostVolumes', volumes: c.hostVolumes });
   if (c.schedulerConfig) {
     yield line({ t: 'extras', schedulerConfig: c.schedulerConfig, ...(c.autopilotConfig ? { autopilotConfig: c.autopilotConfig } : {}), submissions: c.submissions ?? [], scalingEvents: c.scalingEvents ?? [] });
   }
