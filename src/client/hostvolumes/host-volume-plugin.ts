@@ -34,6 +34,6 @@ export interface HostVolumePlugin {
 
 /** The one path a volume's plugin may use: `<root>/<id>`, for a UUID `id` only. */
 export function volumePath(root: string, id: string): string {
-  if (!VOLUME_ID.test(id)) throw new HostVolumeInvalidError('ID', `invalid volume ID ${JSON.stringify(id)}`);
+  if (!VOLUME_ID.test(id)) throw new HostVolumeInvalidError('Volume.ID', `invalid volume ID ${JSON.stringify(id)}`);
   return join(root, id);
 }

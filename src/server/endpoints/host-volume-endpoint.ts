@@ -264,12 +264,12 @@ export class HostVolumeEndpoint {
 /** A client's report, shape-checked. */
 function admitReport(raw: unknown): HostVolumeClientReport {
   const r = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
-  if (typeof r['ID'] !== 'string' || !VOLUME_ID.test(r['ID'])) throw new HostVolumeInvalidError('ID', 'must be a volume ID');
-  if (r['Op'] !== 'create' && r['Op'] !== 'delete') throw new HostVolumeInvalidError('Op', 'must be "create" or "delete"');
+  if (typeof r['ID'] !== 'string' || !VOLUME_ID.test(r['ID'])) throw new HostVolumeInvalidError('Report.ID', 'must be a volume ID');
+  if (r['Op'] !== 'create' && r['Op'] !== 'delete') throw new HostVolumeInvalidError('Report.Op', 'must be "create" or "delete"');
   const out: HostVolumeClientReport = { ID: r['ID'], Op: r['Op'] };
   if (r['Error'] !== undefined && r['Error'] !== null) out.Error = String(r['Error']).slice(0, 2000);
   if (typeof r['HostPath'] === 'string') {
-    if (!r['HostPath'].startsWith('/')) throw new HostVolumeInvalidError('HostPath', 'must be absolute');
+    if (!r['HostPath'].startsWith('/')) throw new HostVolumeInvalidError('Report.HostPath', 'must be absolute');
     out.HostPath = r['HostPath'];
   }
   if (typeof r['CapacityBytes'] === 'number' && Number.isSafeInteger(r['CapacityBytes']) && r['CapacityBytes'] >= 0) out.CapacityBytes = r['CapacityBytes'];
