@@ -146,6 +146,23 @@ describe('dynamic host volume endpoint', () => {
     await creating;
   });
 
+  it('publishes HostVolume events (registered on each change, deleted on removal) without the internal flag', () => {
+    const state = new StateStore();
+    const fsm = new Fsm(state);
+    const n = mockNode();
+    fsm.apply(nodeCmd(n), 1);
+    const vol = {
+      Namespace: 'default', ID: '0b5e8a3c-6f0e-4d52-9a37-1d2c3e4f5a6b', Name: 'data', PluginID: 'mkdir', NodePool: 'default', NodeID: n.ID, Constraints: null,
+      RequestedCapacityMinBytes: 0, RequestedCapacityMaxBytes: 0, CapacityBytes: 0, RequestedCapabilities: [], Parameters: null, HostPath: '/srv/v',
+      State: 'pending' as const, CreateIndex: 0, CreateTime: 0, ModifyIndex: 0, ModifyTime: 0, DeleteRequested: true,
+    };
+    const up = fsm.apply({ Type: 'HostVolumeUpsert', Volumes: [vol], Now: 5 }, 2);
+    assert.deepEqual(up.map((e) => [e.Topic, e.Type, e.Key, e.Namespace, e.Index]), [['HostVolume', 'HostVolumeRegistered', vol.ID, 'default', 2]]);
+    assert.equal('DeleteRequested' in (up[0]!.Payload as { HostVolume: object }).HostVolume, false);
+    const del = fsm.apply({ Type: 'HostVolumeDelete', IDs: [vol.ID, 'gone'], Now: 6 }, 3);
+    assert.deepEqual(del.map((e) => [e.Topic, e.Type, e.Key]), [['HostVolume', 'HostVolumeDeleted', vol.ID]]);
+  });
+
   it('keeps volumes through serialize/restore and the chunked snapshot', async () => {
     const h = harness();
     const n = h.node();

@@ -219,10 +219,10 @@ export class Fsm {
         applyServiceRegistrationDelete(this.state, cmd, index);
         break;
       case 'HostVolumeUpsert':
-        applyHostVolumeUpsert(this.state, cmd, index);
+        applyHostVolumeUpsert(this.state, cmd, index, ev);
         break;
       case 'HostVolumeDelete':
-        applyHostVolumeDelete(this.state, cmd, index);
+        applyHostVolumeDelete(this.state, cmd, index, ev);
         break;
       case 'SnapshotRestore':
         // Decoded whole before anything changes: a file that does not decode fails the apply
@@ -435,7 +435,7 @@ export class Fsm {
       Events: prev ? prev.Events : appendNodeEvent(null, registered, index),
     };
     this.state.putNode(node, index);
-    updateHostVolumesFromNode(this.state, node, index);
+    updateHostVolumesFromNode(this.state, node, index, ev);
     // As Nomad's: a node registering in a pool nobody created creates it.
     if (node.NodePool && !this.state.nodePoolByName(node.NodePool)) {
       this.state.upsertNodePools([{ Name: node.NodePool, Description: '', Meta: null, SchedulerConfiguration: null }], index);
