@@ -112,8 +112,8 @@ export class HostVolumeManager {
       if (this.done.get(v.ID) === v.ModifyIndex) continue;
       let report: HostVolumeReport | undefined;
       if (v.DeleteRequested) report = await this.remove(v);
-      // New (or updated: the server cleared its path), or registered and not held yet.
-      else if (v.HostPath === '' || !this.held.has(v.ID)) report = await this.create(v);
+      // New (or updated: the server cleared its path), not held yet, or registered anew at another path.
+      else if (v.HostPath === '' || this.held.get(v.ID)?.HostPath !== v.HostPath) report = await this.create(v);
       if (report) await this.opts.connection.reportHostVolume?.(report);
       this.done.set(v.ID, v.ModifyIndex);
     }

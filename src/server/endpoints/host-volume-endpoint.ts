@@ -100,6 +100,11 @@ export class HostVolumeEndpoint {
     const node = this.requireNode(req.NodeID);
     const problem = this.nodeProblem(node, req, prev?.ID, false);
     if (problem) throw new CaravanError('HOST_VOLUME_NO_NODE', { reason: `node ${node.ID}: ${problem}` });
+    if (prev && prev.HostPath === req.HostPath) {
+      // The same path again: nothing for the node to check; the other fields are updated.
+      const index = await this.ctx.apply({ Type: 'HostVolumeUpsert', Volumes: [{ ...this.newVolume(req, node, prev, prev.State), HostPath: prev.HostPath, CapacityBytes: prev.CapacityBytes }], Now: this.ctx.nowNanos() });
+      return { volume: this.ctx.store.hostVolumeById(prev.ID)!, index };
+    }
     const vol = this.newVolume(req, node, prev, HostVolumeState.Pending);
     return this.writeAndWait(vol, 'create');
   }
