@@ -55,7 +55,7 @@ test('makes, offers, reports, survives a restart, and deletes', async () => {
   const path = join(tmp, 'host_volumes', v.ID);
   assert.equal((await stat(path)).mode & 0o7777, 0o750);
   assert.deepEqual(reports, [{ ID: v.ID, Op: 'create', HostPath: path, CapacityBytes: 0 }]);
-  assert.deepEqual(offered.at(-1), { data: { Name: 'data', Path: path, ReadOnly: false, ID: v.ID } });
+  assert.deepEqual(offered.at(-1), { data: { Name: 'data', Path: path, ReadOnly: false, ID: v.ID, Namespace: 'default' } });
   // The same version again (the watch answered before the report was applied): nothing.
   await m.apply([v]);
   assert.equal(reports.length, 1);
@@ -64,7 +64,7 @@ test('makes, offers, reports, survives a restart, and deletes', async () => {
   // A restarted client offers what it holds from its state DB.
   const reopened = new StateDb(dbPath);
   const again = manager(reopened);
-  assert.deepEqual(again.m.fingerprint(), { data: { Name: 'data', Path: path, ReadOnly: false, ID: v.ID } });
+  assert.deepEqual(again.m.fingerprint(), { data: { Name: 'data', Path: path, ReadOnly: false, ID: v.ID, Namespace: 'default' } });
   // Ready and held: nothing to do. Marked for deletion: removed, forgotten, reported.
   await again.m.apply([{ ...v, HostPath: path, State: 'ready', ModifyIndex: 7 }]);
   assert.equal(again.reports.length, 0);

@@ -107,7 +107,7 @@ test('create, mount by name, keep data across runs, refuse delete while claimed,
   assert.equal(vol.HostPath, join(dataDir, 'host_volumes', id));
   assert.equal((await stat(vol.HostPath)).mode & 0o7777, 0o777);
   const node = (await api<Node>(agent.address, 'GET', `/v1/node/${vol.NodeID}`)).body;
-  assert.deepEqual(node.HostVolumes?.['counter-data'], { Name: 'counter-data', Path: vol.HostPath, ReadOnly: false, ID: id });
+  assert.deepEqual(node.HostVolumes?.['counter-data'], { Name: 'counter-data', Path: vol.HostPath, ReadOnly: false, ID: id, Namespace: 'default' });
   const list = (await api<HostVolumeStub[]>(agent.address, 'GET', '/v1/volumes?type=host')).body;
   assert.deepEqual(list.map((v) => [v.ID, v.State]), [[id, 'ready']]);
   const status = await runCli(agent.address, ['volume', 'status', '-type', 'host']);

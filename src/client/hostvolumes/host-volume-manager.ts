@@ -37,6 +37,8 @@ export interface HeldHostVolume {
   HostPath: string;
   /** "" for a registered volume (nothing to run on delete). */
   PluginID: string;
+  /** The volume's namespace: only its jobs are placed on it. */
+  Namespace: string;
 }
 
 export interface HostVolumeManagerOptions {
@@ -72,7 +74,7 @@ export class HostVolumeManager {
   /** The node's HostVolumes entries for the volumes held (by name, with their IDs). */
   fingerprint(): Record<string, ClientHostVolumeConfig> {
     const out: Record<string, ClientHostVolumeConfig> = {};
-    for (const v of this.held.values()) out[v.Name] = { Name: v.Name, Path: v.HostPath, ReadOnly: false, ID: v.ID };
+    for (const v of this.held.values()) out[v.Name] = { Name: v.Name, Path: v.HostPath, ReadOnly: false, ID: v.ID, Namespace: v.Namespace };
     return out;
   }
 
@@ -136,7 +138,7 @@ export class HostVolumeManager {
         path = r.path;
         bytes = r.bytes;
       }
-      await this.hold({ ID: v.ID, Name: v.Name, HostPath: path, PluginID: v.PluginID });
+      await this.hold({ ID: v.ID, Name: v.Name, HostPath: path, PluginID: v.PluginID, Namespace: v.Namespace });
       this.opts.logger.info({ volume: v.ID, name: v.Name, path }, 'host volume created');
       return { ID: v.ID, Op: 'create', HostPath: path, CapacityBytes: bytes };
     } catch (err) {
