@@ -69,6 +69,10 @@ export interface ClientConfig {
   network?: { bridgeName?: string; bridgeSubnet?: string; hairpinMode?: boolean; cniPath?: string[]; cniConfigDir?: string };
   /** `host_volume "<name>" { path read_only }` blocks: the host paths tasks may mount, by name. */
   hostVolumes?: Record<string, HostVolumeConfig>;
+  /** `host_volumes_dir` (Nomad's): where dynamic host volumes are made; default `<data_dir>/host_volumes`. */
+  hostVolumesDir?: string;
+  /** `host_volume_plugin_dir` (Nomad's): host volume plugins found by name; default `<data_dir>/host_volume_plugins`. */
+  hostVolumePluginDir?: string;
 }
 
 /** One `host_volume` block of the client configuration. */
@@ -246,6 +250,8 @@ export function mergeConfig(base: AgentConfig, layer: AgentConfigLayer): AgentCo
       ...(layer.client?.network || base.client.network ? { network: { ...base.client.network, ...layer.client?.network } } : {}),
       // Later files add volumes; a name given again replaces the earlier block, as Nomad merges them.
       ...(layer.client?.hostVolumes || base.client.hostVolumes ? { hostVolumes: { ...base.client.hostVolumes, ...layer.client?.hostVolumes } } : {}),
+      ...((layer.client?.hostVolumesDir ?? base.client.hostVolumesDir) !== undefined ? { hostVolumesDir: layer.client?.hostVolumesDir ?? base.client.hostVolumesDir } : {}),
+      ...((layer.client?.hostVolumePluginDir ?? base.client.hostVolumePluginDir) !== undefined ? { hostVolumePluginDir: layer.client?.hostVolumePluginDir ?? base.client.hostVolumePluginDir } : {}),
     },
     // A later file's plugin block replaces an earlier one's for the same plugin, as in Nomad.
     plugins: { ...base.plugins, ...layer.plugins },

@@ -87,6 +87,9 @@ export interface StartClientOptions {
   hostVolumes?: Record<string, HostVolumeConfig>;
   /** The agent's Task API, served on each task's `secrets/api.sock`. */
   taskApi?: TaskApiConnections;
+  /** `client { host_volumes_dir }` and `{ host_volume_plugin_dir }` for dynamic host volumes. */
+  hostVolumesDir?: string;
+  hostVolumePluginDir?: string;
   logger: Logger;
 }
 

@@ -143,6 +143,9 @@ export class Agent {
           ...(config.client.network ? { network: config.client.network } : {}),
           ...(config.client.hostVolumes ? { hostVolumes: config.client.hostVolumes } : {}),
           ...(taskApi ? { taskApi } : {}),
+          // Nomad's defaults, beside (not in) the client's directory, whose tree is made private at start.
+          hostVolumesDir: config.client.hostVolumesDir ?? join(dataDir, 'host_volumes'),
+          hostVolumePluginDir: config.client.hostVolumePluginDir ?? join(dataDir, 'host_volume_plugins'),
           logger: logger.child({ component: 'client' }),
         });
         lateClient.bind(client.http);

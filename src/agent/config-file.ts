@@ -7,7 +7,8 @@
  * failover_heartbeat_ttl, etcd { endpoints, prefix, lease_ttl, tls { ca_file, cert_file, key_file } },
  * client_introduction { enforcement, default_identity_ttl, max_identity_ttl } }, client { enabled, servers,
  * node_class, node_pool, meta, options, chroot_env, bridge_network_name, bridge_network_subnet,
- * bridge_network_hairpin_mode, cni_path, cni_config_dir, host_volume "<name>" { path, read_only } },
+ * bridge_network_hairpin_mode, cni_path, cni_config_dir, host_volume "<name>" { path, read_only },
+ * host_volumes_dir, host_volume_plugin_dir },
  * acl { enabled, token_ttl, policy_ttl }, tls { http, rpc, ca_file, cert_file, key_file,
  * verify_server_hostname, verify_https_client }, plugin "<name>" { config { … } } (kept as given, for the driver
  * to read). Other Nomad settings are ignored, so existing files load.
@@ -156,6 +157,12 @@ export function configLayerFromTree(tree: Obj, file: string): AgentConfigLayer {
     if (network) layer.client.network = network;
     const hostVolumes = hostVolumeBlocks(client);
     if (hostVolumes) layer.client.hostVolumes = hostVolumes;
+    for (const [key, field] of [['host_volumes_dir', 'hostVolumesDir'], ['host_volume_plugin_dir', 'hostVolumePluginDir']] as const) {
+      const dir = str(client, key, `client.${key}`);
+      if (dir === undefined) continue;
+      if (!dir.startsWith('/')) throw new AgentConfigError(`client.${key}`, `must be an absolute path, got ${JSON.stringify(dir)}`);
+      layer.client[field] = dir;
+    }
   }
   const plugins = pluginBlocks(tree);
   if (plugins) layer.plugins = plugins;

@@ -63,6 +63,8 @@ export const defaultRoles: RoleFactories = {
         ...(opts.network ? { network: opts.network } : {}),
         ...(opts.hostVolumes ? { hostVolumes: opts.hostVolumes } : {}),
         ...(opts.taskApi ? { taskApi: opts.taskApi } : {}),
+        ...(opts.hostVolumesDir ? { hostVolumesDir: opts.hostVolumesDir } : {}),
+        ...(opts.hostVolumePluginDir ? { hostVolumePluginDir: opts.hostVolumePluginDir } : {}),
         logger: opts.logger,
       });
       return { http: client, shutdown: (o) => client.shutdown(o) };

@@ -26,6 +26,7 @@ const GROUP_DESCRIPTIONS: Record<string, string> = {
   namespace: 'Interact with namespaces',
   scaling: 'Interact with Nomad scaling endpoints',
   service: 'Interact with registered services',
+  volume: 'Interact with volumes',
 };
 
 /**

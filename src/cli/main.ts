@@ -41,6 +41,7 @@ import { nodeCommands } from './commands/node-commands.js';
 import { nodeDrainCommand } from './commands/node-drain.js';
 import { nodeMetaCommands } from './commands/node-meta.js';
 import { nodePoolCommands } from './commands/node-pool.js';
+import { volumeCommands } from './commands/volume-commands.js';
 import { nodeIntroCommands } from './commands/node-intro.js';
 import { varCommands } from './commands/var-commands.js';
 import { operatorSnapshotCommands } from './commands/operator-snapshot.js';
@@ -94,6 +95,7 @@ export const COMMANDS: readonly CommandModule[] = [
   nodeDrainCommand,
   nodeMetaCommands,
   nodePoolCommands,
+  volumeCommands,
   nodeIntroCommands,
   nodeConfigCommand,
   varCommands,

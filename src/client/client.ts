@@ -37,6 +37,8 @@ import { loadIntroToken } from './node/intro-token.js';
 import { AllocNetworkConfigurator, clientNetworkConfig, type ClientNetworkConfig } from './network/alloc-network-configurator.js';
 import { fingerprintCniPlugins } from './network/cni-fingerprint.js';
 import { fingerprintHostVolumes, type HostVolumeSetting } from './node/host-volumes.js';
+import { HostVolumeManager } from './hostvolumes/host-volume-manager.js';
+import type { ClientHostVolumeConfig } from '../structs/host-volume.js';
 
 export type { ServerConnection } from './server-connection.js';
 
@@ -72,6 +74,10 @@ export interface ClientConfig {
   hostVolumes?: Record<string, HostVolumeSetting>;
   /** The agent's Task API: each task gets it on `secrets/api.sock` (without it, no socket). */
   taskApi?: TaskApiConnections;
+  /** `host_volumes_dir`: where host volume plugins make dynamic volumes; default `<dataDir>/host_volumes`. */
+  hostVolumesDir?: string;
+  /** `host_volume_plugin_dir`: host volume plugins other than mkdir; default `<dataDir>/host_volume_plugins`. */
+  hostVolumePluginDir?: string;
   /** Randomness for heartbeat jitter and restart delays (tests). */
   random?: RandomSource;
   /** State store override (tests); default SQLite under `<dataDir>/client/state.db`. */
@@ -109,6 +115,10 @@ export class Client implements ClientHttpApi {
   private heartbeatTtlMs = 10_000;
   private loops: Promise<void>[] = [];
   private hostStatsCollector!: HostStatsCollector;
+  /** Dynamic host volumes placed on this node (hostvolumes/host-volume-manager.ts). */
+  private hostVolumeManager!: HostVolumeManager;
+  /** The volumes of the client's configuration; dynamic ones are added beside them. */
+  private staticHostVolumes: Record<string, ClientHostVolumeConfig> = {};
   /** Group networks of this client's allocations (namespaces, CNI). */
   private readonly network: AllocNetworkConfigurator;
 
@@ -144,7 +154,7 @@ export class Client implements ClientHttpApi {
     const c = new Client(config, store, drivers);
     await c.fingerprint();
     await c.restore();
-    c.loops.push(c.heartbeatLoop(), c.watchLoop(), c.driverFingerprintLoop());
+    c.loops.push(c.heartbeatLoop(), c.watchLoop(), c.driverFingerprintLoop(), c.hostVolumeManager.run(() => c.node.ID, () => c.registered, c.stopCtl.signal));
     return c;
   }
 
@@ -342,8 +352,19 @@ export class Client implements ClientHttpApi {
     const dc = this.config.datacenter ?? 'dc1';
     const ip = advertisedIp(this.config.httpAddr);
     const cni = await fingerprintCniPlugins(clientNetworkConfig(this.config.network).cniPath);
-    const attributes = { ...host.attributes, ...drv.attributes, ...cni, 'unique.network.ip-address': ip };
-    const hostVolumes = fingerprintHostVolumes(this.config.hostVolumes);
+    this.hostVolumeManager = new HostVolumeManager({
+      volumesDir: this.config.hostVolumesDir ?? join(this.config.dataDir, 'host_volumes'),
+      pluginDir: this.config.hostVolumePluginDir ?? join(this.config.dataDir, 'host_volume_plugins'),
+      store: this.store,
+      connection: this.config.connection,
+      clock: this.clock,
+      logger: this.logger,
+      onChange: (dynamic) => this.setDynamicHostVolumes(dynamic),
+    });
+    const attributes = { ...host.attributes, ...drv.attributes, ...cni, ...this.hostVolumeManager.pluginAttributes(), 'unique.network.ip-address': ip };
+    this.staticHostVolumes = fingerprintHostVolumes(this.config.hostVolumes);
+    // The servers never place a dynamic volume under a static one's name; the static one wins if they did.
+    const hostVolumes = { ...this.hostVolumeManager.fingerprint(), ...this.staticHostVolumes };
     this.node = newNode({
       ID: id.id,
       SecretID: id.secretId,
@@ -369,6 +390,17 @@ export class Client implements ClientHttpApi {
       meta: this.node.Meta,
       hostVolumes,
     };
+  }
+
+  /** The node offers `dynamic` beside its configured volumes; resolves once registered with them (or failed to be: retried). */
+  private async setDynamicHostVolumes(dynamic: Record<string, ClientHostVolumeConfig>): Promise<void> {
+    const hostVolumes = { ...dynamic, ...this.staticHostVolumes };
+    this.node = { ...this.node, HostVolumes: hostVolumes };
+    this.nodeInfo = { ...this.nodeInfo, hostVolumes };
+    await this.register().catch((err: unknown) => {
+      this.registered = false;
+      this.logger.warn({ err: errorMessage(err) }, 'registering node with new host volumes failed; will retry');
+    });
   }
 
   /**

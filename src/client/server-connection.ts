@@ -8,7 +8,7 @@ import { NANOS_PER_MS } from '../structs/duration.js';
 import type { AllocClientUpdate } from '../structs/alloc.js';
 import type { ServerApi } from '../server/server-api.js';
 import { ServerError } from '../server/server-error.js';
-import { nodeAllocsTableKey } from '../server/state/state-reader.js';
+import { Table, nodeAllocsTableKey } from '../server/state/state-reader.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
 import { withScheme, type OutboundTls } from '../tls/tls-config.js';
@@ -16,6 +16,11 @@ import { tlsFetch } from '../tls/tls-fetch.js';
 import type { TaskVariablesRequest, TaskVariablesResponse } from '../structs/task-variables.js';
 import type { SignIdentitiesRequest, SignedIdentity } from '../structs/signed-identity.js';
 import type { ServiceRegistrationInput } from '../structs/service-registration.js';
+import type { HostVolume } from '../structs/dynamic-host-volume.js';
+import type { HostVolumeClientReport } from '../server/endpoints/host-volume-endpoint.js';
+
+/** What a client reports after acting on one of its node's dynamic host volumes. */
+export type HostVolumeReport = HostVolumeClientReport;
 
 /** The client's view of the servers. Errors are ClientError (NodeUnknown, ServerUnreachable, ServerRejected). */
 export interface ServerConnection {
@@ -37,6 +42,10 @@ export interface ServerConnection {
   registerServices(services: ServiceRegistrationInput[]): Promise<void>;
   /** Removes native service registrations of this node's allocations, by ID. */
   deregisterServices(ids: string[]): Promise<void>;
+  /** blocking query: the dynamic host volumes placed on the node, when they change past afterIndex or after timeoutMs */
+  watchHostVolumes?(nodeId: string, afterIndex: number, timeoutMs: number, signal: AbortSignal): Promise<{ volumes: HostVolume[]; index: number }>;
+  /** Reports what the node did with one of its dynamic host volumes. */
+  reportHostVolume?(report: HostVolumeReport): Promise<void>;
   /** The servers this client talks to ("host:port"), configured first, then learned ones. */
   servers(): string[];
   /** Replaces the configured servers (`node config -update-servers`); ClientError when not possible. */
@@ -91,6 +100,19 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
       let index = server.state.tableIndex(watched);
       if (index <= afterIndex) index = await server.waitForChange([watched], afterIndex, timeoutMs, signal);
       return { allocs: server.state.allocsByNode(nodeId), index: Math.max(1, index, server.state.tableIndex(watched)) };
+    },
+    async watchHostVolumes(nodeId, afterIndex, timeoutMs, signal) {
+      let index = server.state.tableIndex(Table.HostVolumes);
+      if (index <= afterIndex) index = await server.waitForChange([Table.HostVolumes], afterIndex, timeoutMs, signal);
+      return { volumes: server.state.hostVolumesByNode(nodeId), index: Math.max(index, server.state.tableIndex(Table.HostVolumes)) };
+    },
+    async reportHostVolume(report) {
+      if (!server.hostVolumes) throw new ClientError(ClientErrorCode.ServerRejected, 'the server has no dynamic host volumes');
+      try {
+        await server.hostVolumes.reportFromClient(report, secretId);
+      } catch (err) {
+        fromServerError(err, 'report host volume');
+      }
     },
     async updateAllocs(updates) {
       try {
@@ -237,6 +259,14 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
     },
     async updateAllocs(updates) {
       await request('PUT', '/v1/internal/allocs/update', { Allocs: updates }, undefined, secretId);
+    },
+    async watchHostVolumes(nodeId, afterIndex, timeoutMs, signal) {
+      const wait = `${Math.max(1, Math.round(timeoutMs / 1000))}s`;
+      const { json, headers } = await request('GET', `/v1/internal/node/${encodeURIComponent(nodeId)}/host-volumes?index=${afterIndex}&wait=${wait}`, undefined, signal, secretId || token);
+      return { volumes: (json as HostVolume[] | null) ?? [], index: Number(headers.get('X-Nomad-Index') ?? 0) };
+    },
+    async reportHostVolume(report) {
+      await request('PUT', '/v1/internal/host-volumes/report', report, undefined, secretId);
     },
     async registerServices(services) {
       await request('PUT', '/v1/internal/services/register', { Services: services }, undefined, secretId);

@@ -29,7 +29,7 @@ import { registerSchedulerConfigRoutes } from './routes/scheduler-config.js';
 import { registerFeaturesOffRoutes } from './routes/features-off.js';
 import { registerAgentHostRoutes } from './routes/agent-host.js';
 import { registerAgentSchedulerRoutes } from './routes/agent-schedulers.js';
-import { registerHostVolumeOffRoutes } from './routes/host-volumes-off.js';
+import { registerHostVolumeRoutes } from './routes/host-volumes.js';
 import { registerClientIdentityRoutes } from './routes/client-identity.js';
 import { registerWorkloadIdentityKeyringRoutes } from './routes/workload-identity-keyring.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
@@ -235,7 +235,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerClientIntroductionRoutes(app, ctx);
   registerAgentHostRoutes(app, ctx);
   registerAgentSchedulerRoutes(app, ctx);
-  registerHostVolumeOffRoutes(app);
+  registerHostVolumeRoutes(app, ctx);
   registerClientIdentityRoutes(app, ctx);
   registerWorkloadIdentityKeyringRoutes(app, ctx);
   registerAllocRoutes(app, ctx);

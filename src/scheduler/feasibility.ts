@@ -76,7 +76,12 @@ export class ClassFeasibility {
    */
   private readonly hostVolumes: VolumeRequest[];
 
-  constructor(constraints: readonly Constraint[], private readonly group: TaskGroup) {
+  constructor(
+    constraints: readonly Constraint[],
+    private readonly group: TaskGroup,
+    /** The job's namespace: dynamic host volumes serve their own namespace only. */
+    private readonly namespace?: string,
+  ) {
     constraints.forEach((c, at) => {
       if (isDistinct(c)) return;
       (constraintEscapesClass(c) ? this.escaped : this.classWide).push({ c, at });
@@ -102,7 +107,7 @@ export class ClassFeasibility {
       if (!nodeMeetsConstraint(c, node)) return constraintString(c);
     }
     // Nomad checks host volumes after drivers and constraints.
-    if (answer.reason === null && !nodeHasHostVolumes(node.HostVolumes, this.hostVolumes)) return FilterReason.MissingHostVolumes;
+    if (answer.reason === null && !nodeHasHostVolumes(node.HostVolumes, this.hostVolumes, '', this.namespace)) return FilterReason.MissingHostVolumes;
     return answer.reason;
   }
 

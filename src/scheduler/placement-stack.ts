@@ -181,7 +181,7 @@ export class PlacementStack {
       const n = this.candidates.length;
       g = {
         ask: groupAsk(group),
-        feasibility: new ClassFeasibility(groupConstraints(this.job, group), group),
+        feasibility: new ClassFeasibility(groupConstraints(this.job, group), group, this.job.Namespace),
         distinct: distinctConstraints(this.job, group),
         perAllocVolumes: [],
         affinities,
@@ -509,7 +509,7 @@ export class PlacementStack {
    * it cannot take the group and answers false. `at` is the node's candidate position (-1: none).
    */
   private score(node: Node, at: number, group: TaskGroup, g: GroupCache, metric: AllocMetric, opts: SelectOptions): boolean {
-    if (g.perAllocVolumes.length > 0 && !nodeHasHostVolumes(node.HostVolumes, g.perAllocVolumes, opts.allocName ?? '')) {
+    if (g.perAllocVolumes.length > 0 && !nodeHasHostVolumes(node.HostVolumes, g.perAllocVolumes, opts.allocName ?? '', this.job.Namespace)) {
       recordFiltered(metric, node.NodeClass, FilterReason.MissingHostVolumes);
       return false;
     }
@@ -667,5 +667,6 @@ export class PlacementStack {
 function groupShapeKey(job: Job, group: TaskGroup): string {
   const cs = groupConstraints(job, group).map((c) => [c.LTarget, c.Operand, c.RTarget]);
   const volumes = hostVolumeRequests(group.Volumes).map((v) => [v.Source, v.ReadOnly, v.PerAlloc]);
-  return JSON.stringify([cs, group.Tasks.map((t) => t.Driver), volumes]);
+  // With host volumes the namespace counts too: a dynamic volume serves its own namespace only.
+  return JSON.stringify([cs, group.Tasks.map((t) => t.Driver), volumes, volumes.length > 0 ? job.Namespace : '']);
 }

@@ -24,6 +24,7 @@ import type { ServerMember } from './leadership/leadership.js';
 import type { StateReader, Table } from './state/state-reader.js';
 import type { LogStorageStatus } from './log/log-backend.js';
 import type { WorkerInfo } from './worker/worker.js';
+import type { HostVolumeWriteResult } from './endpoints/host-volume-endpoint.js';
 
 export type { ServerMember } from './leadership/leadership.js';
 
@@ -315,6 +316,17 @@ export interface ServerApi {
     upsertFromClient(raw: unknown, secretId: string): Promise<{ index: number }>;
     deleteFromClient(raw: unknown, secretId: string): Promise<{ index: number }>;
     deleteById(namespace: string, serviceName: string, id: string): Promise<{ index: number }>;
+  };
+  /**
+   * Dynamic host volume writes (create, register, delete: each waits for the node's report) and
+   * a client's report on its node's volumes (`secretId`: the node's SecretID). Optional:
+   * servers without them answer the routes 501.
+   */
+  readonly hostVolumes?: {
+    create(body: unknown, namespace: string): Promise<HostVolumeWriteResult>;
+    register(body: unknown, namespace: string): Promise<HostVolumeWriteResult>;
+    delete(id: string, namespace: string): Promise<{ index: number }>;
+    reportFromClient(raw: unknown, secretId: string): Promise<{ index: number }>;
   };
   /**
    * Admits and applies a batch of client allocation updates; creates evals for failed allocs.

@@ -46,6 +46,7 @@ import { TaskVariablesEndpoint } from './endpoints/task-variables-endpoint.js';
 import { KeyringEndpoint } from './endpoints/keyring-endpoint.js';
 import { WorkloadIdentityEndpoint } from './endpoints/workload-identity-endpoint.js';
 import { VariableEndpoint } from './endpoints/variable-endpoint.js';
+import { HostVolumeEndpoint } from './endpoints/host-volume-endpoint.js';
 import { EvalEndpoint } from './endpoints/eval-endpoint.js';
 import { VersionTagEndpoint } from './endpoints/version-tag-endpoint.js';
 import { ServiceRegistrationEndpoint } from './endpoints/service-registration-endpoint.js';
@@ -86,6 +87,8 @@ export class Server implements ServerApi {
   readonly versionTags: VersionTagEndpoint;
   /** Native service registration writes (reads go through `state`). */
   readonly serviceRegistrations: ServiceRegistrationEndpoint;
+  /** Dynamic host volume writes and the clients' reports (reads go through `state`). */
+  readonly hostVolumes: HostVolumeEndpoint;
   private readonly snapshotter: Snapshotter;
   private replicated!: ReplicatedLog;
   /** The running leader duties; null on a follower (and while a new leader catches up). */
@@ -141,6 +144,7 @@ export class Server implements ServerApi {
     this.evalEndpoint = new EvalEndpoint(ctx);
     this.versionTags = new VersionTagEndpoint(ctx);
     this.serviceRegistrations = new ServiceRegistrationEndpoint(ctx);
+    this.hostVolumes = new HostVolumeEndpoint(ctx);
     this.snapshotter = new Snapshotter({
       log,
       store: this.store,

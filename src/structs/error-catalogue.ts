@@ -133,6 +133,19 @@ export const ErrorCatalogue = {
   SERVICE_CHOOSE_INVALID: e(400, 'failed to choose services: invalid format for choose parameter'),
   /** No variable at that path (Nomad's text). */
   VARIABLE_NOT_FOUND: e(404, 'variable not found'),
+  // ---- dynamic host volumes ----
+  /** A dynamic host volume request (or a plugin's parameters) that cannot be admitted; names the field. */
+  HOST_VOLUME_INVALID: e(400, '{reason}'),
+  /** No dynamic host volume with that ID (Nomad's text). */
+  HOST_VOLUME_NOT_FOUND: e(404, 'volume not found'),
+  /** A delete of a volume that allocations still claim (Nomad refuses it too). */
+  HOST_VOLUME_IN_USE: e(400, 'volume {id} in use by allocations: {allocs}'),
+  /** No node can take the volume (none meets its pool, constraints and plugin), or the named one cannot. */
+  HOST_VOLUME_NO_NODE: e(400, '{reason}'),
+  /** The node's plugin failed to create or delete the volume. */
+  HOST_VOLUME_PLUGIN_FAILED: e(500, '{reason}'),
+  /** The node did not act on a create or delete in time; it will when it can (the volume says how far it got). */
+  HOST_VOLUME_TIMEOUT: e(504, 'node {node} did not {op} volume {id} within {seconds}s; it will when it reaches the servers', true),
   /** No node pool of that name. */
   NODE_POOL_NOT_FOUND: e(404, 'node pool "{pool}" not found'),
   /** Changing or deleting `all` or `default` (Nomad's wording). */

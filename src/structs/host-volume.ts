@@ -17,6 +17,11 @@ export interface ClientHostVolumeConfig {
   ReadOnly: boolean;
   /** A dynamic host volume's ID; "" for one named in the client's configuration. */
   ID?: string;
+  /**
+   * Caravan's: a dynamic host volume's namespace (Nomad looks it up from the volume's ID). Only
+   * jobs of that namespace may use it; absent for a volume of the client's configuration.
+   */
+  Namespace?: string;
 }
 
 /** CSI mount options; kept for CSI volumes, refused on host volumes (Nomad's CSIMountOptions). */
@@ -72,18 +77,21 @@ export function hostVolumeRequests(volumes: Record<string, VolumeRequest> | null
 
 /**
  * Whether a node offers every host volume the group asks for, as Nomad's HostVolumeChecker: each
- * source (per_alloc: suffixed with the allocation's index) must exist, and a read-only volume
- * only serves read-only requests. `allocName` is needed only when a request is per_alloc.
+ * source (per_alloc: suffixed with the allocation's index) must exist, a read-only volume
+ * only serves read-only requests, and a dynamic volume only jobs of its `namespace` (when given). `allocName` is needed only when a request is per_alloc.
  */
 export function nodeHasHostVolumes(
   offered: Record<string, ClientHostVolumeConfig> | null | undefined,
   requests: readonly VolumeRequest[],
   allocName = '',
+  namespace?: string,
 ): boolean {
   for (const req of requests) {
     const vol = offered?.[hostVolumeSource(req, allocName)];
     if (!vol) return false;
     if (vol.ReadOnly && !req.ReadOnly) return false;
+    // A dynamic volume serves jobs of its own namespace only, as Nomad's HostVolumeChecker.
+    if (namespace !== undefined && vol.Namespace !== undefined && vol.Namespace !== namespace) return false;
   }
   return true;
 }

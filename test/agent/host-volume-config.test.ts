@@ -56,3 +56,17 @@ test('bad host_volume blocks name the field', async () => {
     });
   }
 });
+
+test('host_volumes_dir and host_volume_plugin_dir (Nomad\'s dynamic host volume options) are read; relative paths refused naming the option', async () => {
+  await withFiles(
+    { 'a.hcl': 'client {\n  host_volumes_dir = "/srv/volumes"\n}\n', 'b.hcl': 'client {\n  host_volume_plugin_dir = "/opt/hv"\n}\n' },
+    async (files) => {
+      const c = await buildAgentConfig({ dev: true, config: files });
+      assert.equal(c.client.hostVolumesDir, '/srv/volumes');
+      assert.equal(c.client.hostVolumePluginDir, '/opt/hv');
+    },
+  );
+  await withFiles({ 'a.hcl': 'client {\n  host_volumes_dir = "volumes"\n}\n' }, async (files) => {
+    await assert.rejects(buildAgentConfig({ dev: true, config: files }), (e) => e instanceof AgentConfigError && /client\.host_volumes_dir/.test(e.message));
+  });
+});

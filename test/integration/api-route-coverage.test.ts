@@ -4,8 +4,8 @@
  * Caravan's route miss (404 "404 page not found", X-Caravan-Error-Code HTTP_ROUTE_NOT_FOUND).
  * A 404 for an object that does not exist ("job not found", "alloc not found") is fine: it is
  * the route's own answer. Streams are checked on their status and headers, then closed.
- * Features Caravan does not have yet (the workload-identity keyring, dynamic host volumes, node
- * identities) are routes too: they answer a clear error, never the route miss
+ * Features Caravan does not have yet (the workload-identity keyring, node identities) are
+ * routes too: they answer a clear error, never the route miss
  * (their answers: unsupported-feature-routes.test.ts).
  */
 import { test } from 'node:test';

@@ -1,7 +1,8 @@
 /**
  * The last routes of Nomad's API Caravan serves for what it has: the agent's scheduler-worker
- * report (its real workers), and the clear answers for features it does not have yet — dynamic
- * host volumes, node identities, the workload-identity keyring and its .well-known documents.
+ * report (its real workers), the host volume routes' answers to malformed requests, and the
+ * clear answers for features it does not have yet — node identities, the workload-identity
+ * keyring and its .well-known documents.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,11 +54,12 @@ test('GET /v1/agent/schedulers reports the leader\'s running workers, and /confi
   }
 });
 
-test('features Caravan has not yet answer clear errors: host volumes, node identities, the keyring', async () => {
+test('features Caravan has not yet answer clear errors: node identities, the keyring; host volume writes name bad fields', async () => {
   const agent = await startAgent({ roleArgs: ['-dev'] });
   try {
     const a = agent.address;
-    // Host volumes: an empty list, an unknown volume, and writes refused.
+    // Dynamic host volumes (built: dynamic-host-volumes.test.ts): an empty list, an unknown
+    // volume, and malformed writes refused naming the field; CSI volumes: none.
     const list = await api(a, 'GET', '/v1/volumes?type=host');
     assert.equal(list.status, 200, list.text);
     assert.deepEqual(list.body, []);
@@ -65,11 +67,13 @@ test('features Caravan has not yet answer clear errors: host volumes, node ident
     const one = await api(a, 'GET', '/v1/volume/host/vol');
     assert.equal(one.status, 404);
     assert.equal(one.text, 'volume not found');
-    for (const [method, path] of [['PUT', '/v1/volume/host/create'], ['POST', '/v1/volume/host/register'], ['DELETE', '/v1/volume/host/vol']] as const) {
-      const r = await api(a, method, path, method === 'DELETE' ? undefined : { Volume: { Name: 'v' } });
-      assert.equal(r.status, 400, `${method} ${path}: ${r.text}`);
-      assert.match(r.text, /host volumes are not supported/);
-    }
+    const noVolume = await api(a, 'PUT', '/v1/volume/host/create', {});
+    assert.equal(noVolume.status, 400, noVolume.text);
+    assert.match(noVolume.text, /^Volume: is required/);
+    const noNode = await api(a, 'POST', '/v1/volume/host/register', { Volume: { Name: 'v', HostPath: '/srv/v' } });
+    assert.equal(noNode.status, 400, noNode.text);
+    assert.match(noNode.text, /Volume\.NodeID: missing node ID/);
+    assert.equal((await api(a, 'DELETE', '/v1/volume/host/vol')).status, 404);
     // Node identities: the agent's own node has none; an unknown node is Nomad's 400.
     const own = await api(a, 'GET', '/v1/client/identity');
     assert.equal(own.status, 501, own.text);

@@ -86,3 +86,14 @@ test('a system job with a host volume runs only on the nodes offering it', async
   await register(h, job);
   assert.deepEqual(planPlaced(h.lastPlan()).map((a) => a.NodeID).sort(), ['node-0', 'node-2']);
 });
+
+test('a dynamic host volume serves jobs of its own namespace only (static ones serve every namespace)', async () => {
+  const dynamic: ClientHostVolumeConfig = { ...vol('db'), ID: '0b5e8a3c-6f0e-4d52-9a37-1d2c3e4f5a6b', Namespace: 'team-a' };
+  const h = cluster([[dynamic], [vol('db')]]);
+  const other = { ...jobWith({ data: request('db') }, 2), ID: 'other', Name: 'other', Namespace: 'team-b' };
+  await register(h, other);
+  assert.deepEqual([...new Set(planPlaced(h.lastPlan()).map((a) => a.NodeID))], ['node-1'], 'team-b never lands on team-a\'s volume');
+  const own = { ...jobWith({ data: request('db') }, 4), ID: 'own', Name: 'own', Namespace: 'team-a' };
+  await register(h, own);
+  assert.deepEqual([...new Set(planPlaced(h.lastPlan()).map((a) => a.NodeID))].sort(), ['node-0', 'node-1']);
+});

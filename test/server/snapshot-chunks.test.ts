@@ -118,7 +118,7 @@ describe('chunked state snapshots', () => {
     const copy = new StateStore();
     copy.restore(decoded);
     const back = normalized(copy.serialize());
-    for (const k of ['schedulerConfig', 'submissions', 'scalingEvents', 'acl', 'namespaces', 'nodePools', 'variables', 'services']) {
+    for (const k of ['schedulerConfig', 'submissions', 'scalingEvents', 'acl', 'namespaces', 'nodePools', 'variables', 'services', 'hostVolumes']) {
       assert.deepEqual(back[k], whole[k], k);
     }
     assert.equal((back['schedulerConfig'] as { SchedulerAlgorithm: string }).SchedulerAlgorithm, 'spread');

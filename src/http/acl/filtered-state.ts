@@ -48,5 +48,9 @@ export function aclFilteredState(state: StateReader, acl: Acl): StateReader {
     serviceRegistrationsByAlloc: (id) => state.serviceRegistrationsByAlloc(id).filter(ok),
     serviceRegistrationsByJob: (ns, id) => state.serviceRegistrationsByJob(ns, id).filter(ok),
     serviceIndex: (ns, name) => state.serviceIndex(ns, name),
+    // Dynamic host volumes by the namespace's host-volume-read.
+    hostVolumes: (ns, prefix) => state.hostVolumes(ns, prefix).filter((v) => acl.allowNamespaceOperation(v.Namespace, 'host-volume-read')),
+    hostVolumeById: (id) => [state.hostVolumeById(id)].find((v) => v && acl.allowNamespaceOperation(v.Namespace, 'host-volume-read')),
+    hostVolumesByNode: (id) => state.hostVolumesByNode(id).filter((v) => acl.allowNamespaceOperation(v.Namespace, 'host-volume-read')),
   };
 }

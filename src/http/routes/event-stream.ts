@@ -164,6 +164,8 @@ function readableEvents(perms: (() => Acl) | undefined): ((e: StreamEvent) => bo
     const acl = perms();
     if (acl.isManagement) return true;
     if (e.Topic === 'Node') return acl.allowNodeRead();
+    // Nomad's HostVolume topic is read with host-volume-read in the volume's namespace.
+    if (e.Topic === 'HostVolume') return acl.allowNamespaceOperation(e.Namespace, 'host-volume-read');
     if (e.Namespace) return acl.allowNamespaceOperation(e.Namespace, 'read-job');
     return false;
   };
@@ -179,7 +181,8 @@ export function subscriptionReadable(acl: Acl, sub: SubscribeRequest): boolean {
   const ns = sub.namespace ?? 'default';
   const jobs = ns === '*' ? acl.allowsAnywhere('read-job') : acl.allowNamespaceOperation(ns, 'read-job');
   const topics = sub.topics ? [...sub.topics.keys()] : ['*'];
-  return topics.some((t) => (t === 'Node' ? acl.allowNodeRead() : t === '*' ? jobs || acl.allowNodeRead() : jobs));
+  const volumes = ns === '*' ? acl.allowsAnywhere('host-volume-read') : acl.allowNamespaceOperation(ns, 'host-volume-read');
+  return topics.some((t) => (t === 'Node' ? acl.allowNodeRead() : t === 'HostVolume' ? volumes : t === '*' ? jobs || volumes || acl.allowNodeRead() : jobs));
 }
 
 /** The closing frame's error for a revoked subscription, in Nomad's words. */

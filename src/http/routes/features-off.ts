@@ -8,6 +8,7 @@
  * - CSI: Caravan runs no storage plugins, so the volume and plugin lists are empty and a named
  *   volume or plugin is not found (Nomad's web UI opens its Storage page on these lists).
  */
+import { listHostVolumes } from './host-volumes.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError, notFound } from '../http-errors.js';
 import { answerRead, queryOptions, sendJson, type RouteContext } from '../route-context.js';
@@ -73,9 +74,14 @@ export function registerFeaturesOffRoutes(app: FastifyInstance, ctx: RouteContex
 
 function registerCsiOffRoutes(app: FastifyInstance, ctx: RouteContext): void {
   // Answered as lists (so `filter=`, `per_page` and blocking queries behave as on any list).
-  // ?type=host lists dynamic host volumes (none either: host-volumes-off.ts), under Nomad's host-volume-read.
-  const volumeListNeed = (req: FastifyRequest) => need.ns((req.query as Record<string, unknown>)['type'] === 'host' ? 'host-volume-read' : 'csi-list-volume');
-  app.get('/v1/volumes', acl.dynamic(volumeListNeed), (req, reply) => answerRead(ctx, req, reply, [Table.Jobs], () => []));
+  // ?type=host lists dynamic host volumes (host-volumes.ts), under Nomad's host-volume-read.
+  const isHostType = (req: FastifyRequest) => (req.query as Record<string, unknown>)['type'] === 'host';
+  const volumeListNeed = (req: FastifyRequest) => need.ns(isHostType(req) ? 'host-volume-read' : 'csi-list-volume');
+  app.get('/v1/volumes', acl.dynamic(volumeListNeed), (req, reply) =>
+    isHostType(req)
+      ? answerRead(ctx, req, reply, [Table.HostVolumes], (server, opts) => listHostVolumes(server, req, opts.namespace, opts.prefix))
+      : answerRead(ctx, req, reply, [Table.Jobs], () => []),
+  );
   app.get('/v1/plugins', acl.rule('plugin', 'list'), (req, reply) => answerRead(ctx, req, reply, [Table.Jobs], () => []));
   // Snapshots and external volumes are listed from a named CSI plugin: there is none.
   for (const url of ['/v1/volumes/snapshot', '/v1/volumes/external']) {

@@ -1,6 +1,7 @@
 /** Nomad's event stream objects: what every applied command publishes. */
 import type { Allocation, Deployment, Evaluation, Job, Node } from '../../structs/index.js';
 import type { ServiceRegistration } from '../../structs/service-registration.js';
+import type { HostVolume } from '../../structs/dynamic-host-volume.js';
 
 export const EventTopic = {
   Job: 'Job',
@@ -10,6 +11,8 @@ export const EventTopic = {
   Deployment: 'Deployment',
   /** Native service registrations (ServiceRegistration, ServiceDeregistration). */
   Service: 'Service',
+  /** Dynamic host volumes (HostVolumeRegistered, HostVolumeDeleted), as Nomad 1.10's. */
+  HostVolume: 'HostVolume',
 } as const;
 export type EventTopic = (typeof EventTopic)[keyof typeof EventTopic];
 
@@ -27,7 +30,8 @@ export interface StreamEvent {
     | { Evaluation: Evaluation }
     | { Node: Node }
     | { Deployment: Deployment }
-    | { Service: ServiceRegistration };
+    | { Service: ServiceRegistration }
+    | { HostVolume: Omit<HostVolume, 'DeleteRequested'> };
 }
 
 /** The events of one log index. */

@@ -100,6 +100,17 @@ export function checkCommand(cmd: Command): void {
     case 'DeploymentStatusUpdate':
       if (!isObject(cmd.Update)) throw new CommandInvalidError('Update', 'must be an object');
       break;
+    case 'HostVolumeUpsert':
+      if (!Array.isArray(cmd.Volumes)) throw new CommandInvalidError('Volumes', 'must be a list');
+      cmd.Volumes.forEach((v, i) => {
+        if (!isObject(v) || typeof v.ID !== 'string' || typeof v.Name !== 'string' || typeof v.NodeID !== 'string' || typeof v.Namespace !== 'string') {
+          throw new CommandInvalidError(`Volumes[${i}]`, 'must name its ID, Name, NodeID and Namespace');
+        }
+      });
+      break;
+    case 'HostVolumeDelete':
+      if (!Array.isArray(cmd.IDs) || !cmd.IDs.every((x) => typeof x === 'string')) throw new CommandInvalidError('IDs', 'must be a list of volume IDs');
+      break;
     case 'NamespaceUpsert':
       if (!Array.isArray(cmd.Namespaces)) throw new CommandInvalidError('Namespaces', 'must be a list');
       cmd.Namespaces.forEach((n, i) => {

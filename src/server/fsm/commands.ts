@@ -27,6 +27,7 @@ import type {
 import type { AllocClientUpdate } from '../../structs/alloc.js';
 import type { DrainStatus } from '../drain/drain-status.js';
 import type { Namespace } from '../../structs/namespace.js';
+import type { HostVolume } from '../../structs/dynamic-host-volume.js';
 import type { AclCommand } from './acl-commands.js';
 
 /** The command type names. */
@@ -73,6 +74,8 @@ export const CommandType = {
   VariableLock: 'VariableLock',
   ServiceRegistrationUpsert: 'ServiceRegistrationUpsert',
   ServiceRegistrationDelete: 'ServiceRegistrationDelete',
+  HostVolumeUpsert: 'HostVolumeUpsert',
+  HostVolumeDelete: 'HostVolumeDelete',
 } as const;
 export type CommandType = (typeof CommandType)[keyof typeof CommandType];
 
@@ -411,6 +414,23 @@ export interface SnapshotRestoreCommand {
 }
 
 /** Every command of the log. */
+/**
+ * Creates or replaces dynamic host volumes (a create or register, a node's report of what its
+ * plugin made, a delete request); indexes and times are stamped on apply.
+ */
+export interface HostVolumeUpsertCommand {
+  Type: 'HostVolumeUpsert';
+  Volumes: HostVolume[];
+  Now: number;
+}
+
+/** Removes dynamic host volumes by ID (their node removed them, or the plugin failed to make them). */
+export interface HostVolumeDeleteCommand {
+  Type: 'HostVolumeDelete';
+  IDs: string[];
+  Now: number;
+}
+
 export type Command =
   | JobRegisterCommand
   | JobDeregisterCommand
@@ -444,4 +464,6 @@ export type Command =
   | VariableLockCommand
   | ServiceRegistrationUpsertCommand
   | ServiceRegistrationDeleteCommand
+  | HostVolumeUpsertCommand
+  | HostVolumeDeleteCommand
   | SnapshotRestoreCommand;

@@ -25,6 +25,7 @@ import { applyVariableDelete, applyVariableLock, applyVariableSet } from './vari
 import { readSnapshotFile } from '../snapshot/snapshot-file.js';
 import { applyServiceRegistrationDelete, applyServiceRegistrationUpsert, deleteNodeServices, serviceDeregistrationEvents } from './service-registration-fsm.js';
 import { applyNamespaceDelete, applyNamespaceUpsert, ensureJobNamespace } from './namespace-fsm.js';
+import { applyHostVolumeDelete, applyHostVolumeUpsert, updateHostVolumesFromNode } from './host-volume-fsm.js';
 import { applyAclCommand, isAclCommand } from './acl-commands.js';
 import { stampScalingPolicies } from '../../structs/scaling-policy.js';
 import {
@@ -216,6 +217,12 @@ export class Fsm {
         break;
       case 'ServiceRegistrationDelete':
         applyServiceRegistrationDelete(this.state, cmd, index);
+        break;
+      case 'HostVolumeUpsert':
+        applyHostVolumeUpsert(this.state, cmd, index, ev);
+        break;
+      case 'HostVolumeDelete':
+        applyHostVolumeDelete(this.state, cmd, index, ev);
         break;
       case 'SnapshotRestore':
         // Decoded whole before anything changes: a file that does not decode fails the apply
@@ -428,6 +435,7 @@ export class Fsm {
       Events: prev ? prev.Events : appendNodeEvent(null, registered, index),
     };
     this.state.putNode(node, index);
+    updateHostVolumesFromNode(this.state, node, index, ev);
     // As Nomad's: a node registering in a pool nobody created creates it.
     if (node.NodePool && !this.state.nodePoolByName(node.NodePool)) {
       this.state.upsertNodePools([{ Name: node.NodePool, Description: '', Meta: null, SchedulerConfiguration: null }], index);

@@ -106,6 +106,9 @@ export function reactToApply(cmd: Command, index: number, events: StreamEvent[],
     case 'VariableLock':
     case 'ServiceRegistrationUpsert':
     case 'ServiceRegistrationDelete':
+    case 'HostVolumeUpsert':
+    case 'HostVolumeDelete':
+      // (A volume becomes usable when its node registers with it: NodeRegister unblocks then.)
       break;
     case 'SnapshotRestore':
       // The server stops the duties before a restore and builds them again from the restored

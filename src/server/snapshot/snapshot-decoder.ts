@@ -114,6 +114,9 @@ class Decoder {
       case 'services':
         s.services = l.services;
         break;
+      case 'hostVolumes':
+        s.hostVolumes = l.volumes;
+        break;
       case 'extras':
         s.schedulerConfig = l.schedulerConfig;
         if (l.autopilotConfig) s.autopilotConfig = l.autopilotConfig;

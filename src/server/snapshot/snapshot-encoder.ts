@@ -10,6 +10,7 @@
  */
 import type { Variable } from '../../structs/variable.js';
 import type { ServiceRegistration } from '../../structs/service-registration.js';
+import type { HostVolume } from '../../structs/dynamic-host-volume.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import type { Namespace } from '../../structs/namespace.js';
 import type { NodePool } from '../../structs/node-pool.js';
@@ -51,6 +52,8 @@ export interface StateCapture {
   variables?: Variable[];
   /** The service registrations (copied whole at capture). */
   services?: ServiceRegistration[];
+  /** The dynamic host volumes (copied whole at capture). */
+  hostVolumes?: HostVolume[];
   /** The scheduler configuration, submitted sources and scaling events (copied whole at capture). */
   schedulerConfig?: SchedulerConfiguration;
   autopilotConfig?: AutopilotConfig;
@@ -78,6 +81,7 @@ export function captureState(store: StateStore): StateCapture {
     nodePools: store.pools.serialize(),
     variables: store.variableTable.serialize(),
     services: store.serviceTable.serialize(),
+    hostVolumes: store.hostVolumeTable.serialize(),
     schedulerConfig: store.schedulerConfig(),
     autopilotConfig: store.autopilotConfig(),
     submissions: store.submissions.serialize(),
@@ -124,6 +128,7 @@ export function* encodeSnapshot(c: StateCapture, rowsPerChunk = DEFAULT_ROWS_PER
   if (c.nodePools) yield line({ t: 'nodePools', pools: c.nodePools });
   if (c.variables) yield line({ t: 'variables', variables: c.variables });
   if (c.services) yield line({ t: 'services', services: c.services });
+  if (c.hostVolumes) yield line({ t: 'hostVolumes', volumes: c.hostVolumes });
   if (c.schedulerConfig) {
     yield line({ t: 'extras', schedulerConfig: c.schedulerConfig, ...(c.autopilotConfig ? { autopilotConfig: c.autopilotConfig } : {}), submissions: c.submissions ?? [], scalingEvents: c.scalingEvents ?? [] });
   }

@@ -8,6 +8,7 @@
  */
 import type { Variable } from '../../structs/variable.js';
 import type { ServiceRegistration } from '../../structs/service-registration.js';
+import type { HostVolume } from '../../structs/dynamic-host-volume.js';
 import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import type { Namespace } from '../../structs/namespace.js';
@@ -103,6 +104,12 @@ export interface ServicesLine {
   services: ServiceRegistration[];
 }
 
+/** The dynamic host volumes, whole, in one line before the end (absent in older snapshots: none; not counted). */
+export interface HostVolumesLine {
+  t: 'hostVolumes';
+  volumes: HostVolume[];
+}
+
 /**
  * The scheduler configuration, the jobs' submitted sources and their scaling events, whole, in
  * one line before the end (absent in older snapshots, which lost them: defaults and none).
@@ -123,7 +130,7 @@ export interface EndLine {
 }
 
 /** Any line of a chunked snapshot. */
-export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | AclLine | NodePoolsLine | VariablesLine | ServicesLine | ExtrasLine | EndLine;
+export type SnapshotLine = HeaderLine | RowsLine | AllocsLine | AclLine | NodePoolsLine | VariablesLine | ServicesLine | HostVolumesLine | ExtrasLine | EndLine;
 
 /** Error reading or writing a snapshot; `code` says which failure. */
 export class SnapshotError extends CaravanError<'SNAPSHOT_ABORTED' | 'SNAPSHOT_CORRUPT'> {

@@ -6,6 +6,7 @@ import type { Namespace } from '../../structs/namespace.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import type { Variable } from '../../structs/variable.js';
 import type { ServiceRegistration } from '../../structs/service-registration.js';
+import type { HostVolume } from '../../structs/dynamic-host-volume.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 
 /** State tables that blocking queries watch. */
@@ -27,6 +28,7 @@ export const Table = {
   Variables: 'variables',
   RootKeys: 'root_keys',
   Services: 'service_registrations',
+  HostVolumes: 'host_volumes',
 } as const;
 export type Table = (typeof Table)[keyof typeof Table];
 
@@ -106,4 +108,9 @@ export interface StateReader {
   serviceRegistrationsByJob(namespace: string, jobId: string): ServiceRegistration[];
   /** The index at which the instances of one service last changed (0: never); see ServiceRegistrationTable. */
   serviceIndex(namespace: string, name: string): number;
+  /** Dynamic host volumes of `namespace` (`*`: all) whose ID starts with `prefix`, by namespace then ID. */
+  hostVolumes(namespace: string, prefix?: string): HostVolume[];
+  hostVolumeById(id: string): HostVolume | undefined;
+  /** The dynamic host volumes placed on a node. */
+  hostVolumesByNode(nodeId: string): HostVolume[];
 }

@@ -7,6 +7,8 @@
 import { JobScalingEvents, type StoredScalingEvent } from './job-scaling-events.js';
 import { NodePools } from './node-pools.js';
 import { VariableTable } from './variable-table.js';
+import { HostVolumeTable } from './host-volume-table.js';
+import type { HostVolume } from '../../structs/dynamic-host-volume.js';
 import { ServiceRegistrationTable } from './service-registration-table.js';
 import type { ServiceRegistration } from '../../structs/service-registration.js';
 import type { Variable } from '../../structs/variable.js';
@@ -68,6 +70,8 @@ export interface SerializedState {
   variables?: Variable[];
   /** Absent in snapshots written before native service discovery: none. */
   services?: ServiceRegistration[];
+  /** Absent in snapshots written before dynamic host volumes: none. */
+  hostVolumes?: HostVolume[];
 }
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
@@ -91,6 +95,8 @@ export class StateStore implements StateReader, SnapshotTables {
   readonly variableTable = new VariableTable();
   /** Service registrations (provider "nomad"); written by the FSM only (service-registration-fsm.ts). */
   readonly serviceTable = new ServiceRegistrationTable(this.epochs);
+  /** Dynamic host volumes; written by the FSM only (host-volume-fsm.ts). */
+  readonly hostVolumeTable = new HostVolumeTable(this.epochs);
   readonly summariesT = new CowTable<string, JobSummary>('job_summary', this.epochs);
   readonly allocsT = new CowTable<string, Allocation>('allocs', this.epochs);
   readonly evalsT = new CowTable<string, Evaluation>('evals', this.epochs);
@@ -538,6 +544,18 @@ export class StateStore implements StateReader, SnapshotTables {
     return this.variableTable.get(namespace, path);
   }
 
+  hostVolumes(namespace: string, prefix = ''): HostVolume[] {
+    return this.hostVolumeTable.list(namespace, prefix);
+  }
+
+  hostVolumeById(id: string): HostVolume | undefined {
+    return this.hostVolumeTable.get(id);
+  }
+
+  hostVolumesByNode(nodeId: string): HostVolume[] {
+    return this.hostVolumeTable.byNode(nodeId);
+  }
+
   serviceRegistrations(namespace: string): ServiceRegistration[] {
     return this.serviceTable.list(namespace);
   }
@@ -718,6 +736,7 @@ export class StateStore implements StateReader, SnapshotTables {
       nodePools: this.pools.serialize(),
       variables: this.variableTable.serialize(),
       services: this.serviceTable.serialize(),
+      hostVolumes: this.hostVolumeTable.serialize(),
     };
   }
 
@@ -782,6 +801,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.acl.restore(s.acl);
     this.variableTable.restore(s.variables);
     this.serviceTable.restore(s.services);
+    this.hostVolumeTable.restore(s.hostVolumes);
     // Older states: the pools their nodes are in become real, as registering them would have made them.
     this.pools.restore(s.nodePools ?? s.nodes.filter((n) => n.NodePool).map((n) => ({ Name: n.NodePool, Description: '', Meta: null, SchedulerConfiguration: null, CreateIndex: n.CreateIndex, ModifyIndex: n.CreateIndex })));
     this.tableIdx.clear();

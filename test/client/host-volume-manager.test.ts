@@ -1,0 +1,100 @@
+/**
+ * The client's dynamic host volume manager against a scripted server connection and a real
+ * state DB: a pending volume is made by the mkdir plugin, offered to the node and reported; the
+ * same version is not acted on twice; a restarted client offers what it holds before it hears
+ * from the servers; a plugin in host_volume_plugin_dir runs with Nomad's arguments and
+ * environment; a delete removes and forgets the volume.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import pino from 'pino';
+import { HostVolumeManager } from '../../src/client/hostvolumes/host-volume-manager.js';
+import type { HostVolumeReport, ServerConnection } from '../../src/client/server-connection.js';
+import { StateDb } from '../../src/client/state/state-db.js';
+import type { HostVolume } from '../../src/structs/dynamic-host-volume.js';
+import type { ClientHostVolumeConfig } from '../../src/structs/host-volume.js';
+import { FakeClock } from '../../src/time/clock.js';
+
+let tmp: string;
+before(async () => {
+  tmp = await mkdtemp('/tmp/cv-hvm-');
+});
+after(async () => rm(tmp, { recursive: true, force: true }));
+
+const volume = (over: Partial<HostVolume>): HostVolume => ({
+  Namespace: 'default', ID: '0b5e8a3c-6f0e-4d52-9a37-1d2c3e4f5a6b', Name: 'data', PluginID: 'mkdir', NodePool: 'default', NodeID: 'node-1', Constraints: null,
+  RequestedCapacityMinBytes: 0, RequestedCapacityMaxBytes: 0, CapacityBytes: 0, RequestedCapabilities: [], Parameters: null, HostPath: '',
+  State: 'pending', CreateIndex: 5, CreateTime: 0, ModifyIndex: 5, ModifyTime: 0, ...over,
+});
+
+function manager(store: StateDb) {
+  const reports: HostVolumeReport[] = [];
+  const offered: Record<string, ClientHostVolumeConfig>[] = [];
+  const connection = { reportHostVolume: async (r: HostVolumeReport) => void reports.push(r) } as unknown as ServerConnection;
+  const m = new HostVolumeManager({
+    volumesDir: join(tmp, 'host_volumes'),
+    pluginDir: join(tmp, 'plugins'),
+    store,
+    connection,
+    clock: new FakeClock(),
+    logger: pino({ level: 'silent' }),
+    onChange: async (v) => void offered.push(v),
+  });
+  return { m, reports, offered };
+}
+
+test('makes, offers, reports, survives a restart, and deletes', async () => {
+  const dbPath = join(tmp, 'state.db');
+  const store = new StateDb(dbPath);
+  const { m, reports, offered } = manager(store);
+  assert.equal(m.pluginAttributes()['plugins.host_volume.mkdir.version'], '0.0.1');
+  const v = volume({ Parameters: { mode: '0750' } });
+  await m.apply([v]);
+  const path = join(tmp, 'host_volumes', v.ID);
+  assert.equal((await stat(path)).mode & 0o7777, 0o750);
+  assert.deepEqual(reports, [{ ID: v.ID, Op: 'create', HostPath: path, CapacityBytes: 0 }]);
+  assert.deepEqual(offered.at(-1), { data: { Name: 'data', Path: path, ReadOnly: false, ID: v.ID, Namespace: 'default' } });
+  // The same version again (the watch answered before the report was applied): nothing.
+  await m.apply([v]);
+  assert.equal(reports.length, 1);
+  store.close();
+
+  // A restarted client offers what it holds from its state DB.
+  const reopened = new StateDb(dbPath);
+  const again = manager(reopened);
+  assert.deepEqual(again.m.fingerprint(), { data: { Name: 'data', Path: path, ReadOnly: false, ID: v.ID, Namespace: 'default' } });
+  // Ready and held: nothing to do. Marked for deletion: removed, forgotten, reported.
+  await again.m.apply([{ ...v, HostPath: path, State: 'ready', ModifyIndex: 7 }]);
+  assert.equal(again.reports.length, 0);
+  await again.m.apply([{ ...v, HostPath: path, State: 'ready', ModifyIndex: 9, DeleteRequested: true }]);
+  assert.deepEqual(again.reports, [{ ID: v.ID, Op: 'delete' }]);
+  await assert.rejects(stat(path), /ENOENT/);
+  assert.deepEqual(again.offered.at(-1), {});
+  assert.deepEqual(again.m.fingerprint(), {});
+  reopened.close();
+});
+
+test('runs a plugin from host_volume_plugin_dir as Nomad does, and reports a missing one', async () => {
+  const store = new StateDb(join(tmp, 'state2.db'));
+  const { m, reports } = manager(store);
+  const log = join(tmp, 'plugin.log');
+  const plugin = join(tmp, 'plugins', 'echo-plugin');
+  await writeFile(plugin, `#!/bin/sh\necho "$1 $2 $OPERATION $HOST_PATH $NODE_ID $VOLUME_NAME $CAPACITY_MIN_BYTES $PARAMETERS" >> ${log}\n[ "$1" = create ] && echo '{"path": "'"$2"'", "bytes": 42}'\nexit 0\n`);
+  await chmod(plugin, 0o755);
+  assert.equal(m.pluginAttributes()['plugins.host_volume.echo-plugin.version'], 'external');
+  const id = '1b5e8a3c-6f0e-4d52-9a37-1d2c3e4f5a6b';
+  const hostPath = join(tmp, 'host_volumes', id);
+  await m.apply([volume({ ID: id, Name: 'ext', PluginID: 'echo-plugin', RequestedCapacityMinBytes: 7, Parameters: { a: 'b' } })]);
+  assert.deepEqual(reports, [{ ID: id, Op: 'create', HostPath: hostPath, CapacityBytes: 42 }]);
+  await m.apply([volume({ ID: id, Name: 'ext', PluginID: 'echo-plugin', HostPath: hostPath, ModifyIndex: 8, DeleteRequested: true })]);
+  assert.deepEqual(reports[1], { ID: id, Op: 'delete' });
+  assert.deepEqual((await readFile(log, 'utf8')).trim().split('\n'), [
+    `create ${hostPath} create ${hostPath} node-1 ext 7 {"a":"b"}`,
+    `delete ${hostPath} delete ${hostPath} node-1   {}`,
+  ]);
+  await m.apply([volume({ ID: '2b5e8a3c-6f0e-4d52-9a37-1d2c3e4f5a6b', Name: 'none', PluginID: 'not-installed' })]);
+  assert.match(reports[2]?.Error ?? '', /no host volume plugin "not-installed"/);
+  store.close();
+});
