@@ -223,6 +223,7 @@ function taskExtras(t: TaskDraft, groupMaxRun: number | null | undefined): Parti
   if (t.Consul) out.Consul = t.Consul as Record<string, unknown>;
   if (t.CSIPluginConfig) out.CSIPluginConfig = t.CSIPluginConfig as Record<string, unknown>;
   if (t.Schedule) out.Schedule = t.Schedule as Record<string, unknown>;
+  if (t.Secrets && t.Secrets.length > 0) out.Secrets = t.Secrets as Task['Secrets'];
   if (t.ScalingPolicies && t.ScalingPolicies.length > 0) {
     out.ScalingPolicies = t.ScalingPolicies.map((p) => canonicalizeScalingPolicy(p, 0)).filter((p) => p !== null);
   }

@@ -33,6 +33,9 @@ function taskProblems(path: string, t: Task, jobType: string, out: FeatureProble
   if (t.Consul) out.push({ path: `${path}: consul`, message: 'Consul is not supported by Caravan: remove the consul block (services use provider = "nomad")' });
   if (t.CSIPluginConfig) out.push({ path: `${path}: csi_plugin`, message: 'CSI plugins are not supported by Caravan' });
   if (t.Schedule) out.push({ path: `${path}: schedule`, message: 'task schedules (Nomad Enterprise time-based execution) are not supported by Caravan' });
+  for (const s of t.Secrets ?? []) {
+    out.push({ path: `${path}: secret "${s.Name}"`, message: 'secret blocks (Nomad secret providers) are not supported by Caravan: read Caravan variables with a template (nomadVar)' });
+  }
   for (const p of t.ScalingPolicies ?? []) {
     const label = p.Type === 'vertical_mem' ? 'mem' : 'cpu';
     out.push({ path: `${path}: scaling "${label}"`, message: 'task scaling policies (Nomad Enterprise dynamic application sizing) are not supported by Caravan' });

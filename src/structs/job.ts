@@ -191,6 +191,17 @@ export interface Task {
   Schedule?: Record<string, unknown> | null;
   /** Nomad Enterprise's `scaling "cpu"` / `scaling "mem"` (dynamic application sizing); kept, refused at registration. */
   ScalingPolicies?: ScalingPolicy[] | null;
+  /** Nomad 1.11's `secret "name" {…}` blocks (secret providers); kept, refused at registration. */
+  Secrets?: TaskSecret[] | null;
+}
+
+/** Nomad's api.Secret: a secret the client reads for the task from a provider. */
+export interface TaskSecret {
+  Name: string;
+  Provider: string;
+  Path: string;
+  Config: Record<string, unknown> | null;
+  Env: Record<string, string> | null;
 }
 
 /** Nomad's api.Multiregion: how a job is deployed region by region (Enterprise). */
