@@ -96,3 +96,11 @@ test('env and meta as attributes, and an unquoted runtime reference, as jobspec2
   assert.deepEqual(draft.Meta, { source: 'job' });
   assert.deepEqual(draft.TaskGroups![0]!.Tasks![0]!.Env, { 'key.dot': 'val1', key_unquoted_without_dot: 'val2' });
 });
+
+test('free-form maps inside kept connect blocks keep their keys (jobspec2 TestParse_ConnectJob)', async () => {
+  const job = canonicalizeJob(await parseJobspec(fixture('connect-upstream-config.hcl')));
+  const sidecar = (job.TaskGroups[0]!.Services![0] as unknown as { Connect: { SidecarService: Record<string, unknown> & { Proxy: { Upstreams: Record<string, unknown> } } } }).Connect.SidecarService;
+  assert.deepEqual(sidecar.Proxy.Upstreams, { DestinationName: 'inventory', LocalBindPort: 9191, Config: { connect_timeout_ms: 2500 } });
+  assert.deepEqual(sidecar.Meta, { 'team-name': 'checkout' });
+  assert.ok(validateJob(job).some((p) => p.message === 'Consul Connect is not supported by Caravan'));
+});
