@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseJobspec } from '../../src/jobspec/index.js';
 import { canonicalizeJob } from '../../src/structs/job-defaults.js';
 import { validateJob } from '../../src/structs/job-validate.js';
+import { admitJob } from '../../src/server/job-admission.js';
 
 const fixture = (name: string): string => readFileSync(join(import.meta.dirname, '../../../test/fixtures/jobspec', name), 'utf8');
 const NS_PER_HOUR = 3_600_000_000_000;
@@ -103,4 +104,17 @@ test('free-form maps inside kept connect blocks keep their keys (jobspec2 TestPa
   assert.deepEqual(sidecar.Proxy.Upstreams, { DestinationName: 'inventory', LocalBindPort: 9191, Config: { connect_timeout_ms: 2500 } });
   assert.deepEqual(sidecar.Meta, { 'team-name': 'checkout' });
   assert.ok(validateJob(job).some((p) => p.message === 'Consul Connect is not supported by Caravan'));
+});
+
+test('API JSON: the kept blocks are refused by name, and a malformed one is a decoding error naming it, never a crash', () => {
+  const job = (task: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+    ID: 'api', Name: 'api', ...extra,
+    TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/true' }, ...task }] }],
+  });
+  assert.throws(() => admitJob(job({ Secrets: [{ Name: 's', Provider: 'nomad', Path: 'a' }] }), { region: 'global' }), /task "t": secret "s": secret blocks .* not supported by Caravan/);
+  assert.throws(() => admitJob(job({}, { Multiregion: { Regions: [{ Name: 'eu' }] } }), { region: 'global' }), /multiregion: multiregion deployments .* not supported/);
+  assert.throws(() => admitJob(job({ Secrets: [null] }), { region: 'global' }), /task "t": Secrets\[0\] must be an object/);
+  assert.throws(() => admitJob(job({ ScalingPolicies: 5 }), { region: 'global' }), /ScalingPolicies must be a list, got 5/);
+  assert.throws(() => admitJob(job({ Secrets: [{ Name: 's', Path: 3 }] }), { region: 'global' }), /Secrets\[0\]: Path must be a string, got 3/);
+  assert.throws(() => admitJob(job({}, { Multiregion: 'eu' }), { region: 'global' }), /Multiregion must be an object/);
 });
