@@ -17,6 +17,13 @@ export function apiFieldName(snake: string): string {
     .join('');
 }
 
+/**
+ * Blocks that are Go maps in Nomad's API structs (a proxy's or upstream's `config`, a sidecar's
+ * `meta` and `env`): their keys are the user's and stay as written, so `connect_timeout_ms`
+ * stays `connect_timeout_ms` (jobspec2's TestParse_ConnectJob).
+ */
+const FREE_FORM = new Set(['config', 'meta', 'env', 'canary_meta', 'tagged_addresses']);
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -28,7 +35,9 @@ export function apiStructFromHcl(raw: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) {
     const name = apiFieldName(k);
-    if (Array.isArray(v) && v.length > 0 && v.every(isObject)) {
+    if (FREE_FORM.has(k)) {
+      out[name] = Array.isArray(v) && v.length === 1 && isObject(v[0]) ? v[0] : v;
+    } else if (Array.isArray(v) && v.length > 0 && v.every(isObject)) {
       out[name] = v.length === 1 ? apiStructFromHcl(v[0]) : v.map(apiStructFromHcl);
     } else {
       out[name] = v;

@@ -21,31 +21,12 @@ import {
 import { serviceFromHcl } from './service-from-hcl.js';
 import { taskFromHcl } from './task-from-hcl.js';
 import { volumesFromHcl } from './volume-from-hcl.js';
+import { multiregionFromHcl } from './multiregion-from-hcl.js';
 import { apiStructFromHcl } from './api-struct-from-hcl.js';
-import type { ScalingPolicyDraft } from '../structs/scaling-policy.js';
+import { scalingFromHcl } from './scaling-from-hcl.js';
 
 /** Group-level blocks kept as given but not acted on. */
 const PASSTHROUGH_GROUP_KEYS = ['disconnect'] as const;
-
-/**
- * A group's `scaling { enabled min max type policy {…} }` block. The policy body is free-form
- * (an autoscaler's, not Nomad's); only one is allowed.
- */
-function scalingFromHcl(b: HclBody): ScalingPolicyDraft {
-  const s: ScalingPolicyDraft = {};
-  const min = b.number('min');
-  if (min !== undefined) s.Min = min;
-  const max = b.number('max');
-  if (max !== undefined) s.Max = max;
-  const enabled = b.bool('enabled');
-  if (enabled !== undefined) s.Enabled = enabled;
-  const type = b.string('type');
-  if (type !== undefined) s.Type = type;
-  const policy = b.freeMap('policy');
-  if (policy !== undefined) s.Policy = policy;
-  b.finish();
-  return s;
-}
 
 function groupFromHcl(name: string, b: HclBody): TaskGroupDraft {
   const g: TaskGroupDraft = { Name: name };
@@ -88,18 +69,22 @@ function groupFromHcl(name: string, b: HclBody): TaskGroupDraft {
     if (b.has(key)) b.rawValue(key);
   }
 
+  // Nomad's decodeTaskGroup: a group's vault block applies to each of its tasks without one
+  // (registration then refuses it: Caravan has no Vault).
+  const vault = b.has('vault') ? apiStructFromHcl(b.rawValue('vault')) : undefined;
   const tasks = b.labelled('task');
   g.Tasks = tasks.map(({ label, body }) => taskFromHcl(label, body));
+  if (vault) for (const t of g.Tasks) if (t && !t.Vault) t.Vault = vault;
   b.finish();
   return g;
 }
 
 /** Decodes the body of `job "<id>" { … }`. */
 export function jobBodyFromHcl(id: string, b: HclBody): JobDraft {
-  const j: JobDraft = { ID: id };
   const str = (key: string): string | undefined => b.string(key);
-  const name = str('name');
-  j.Name = name ?? id;
+  // Nomad's normalizeJob: `id` and `name` default to the block's label, each on its own.
+  const j: JobDraft = { ID: str('id') ?? id };
+  j.Name = str('name') ?? id;
   const type = str('type');
   if (type !== undefined) j.Type = type as JobType;
   const region = str('region');
@@ -142,6 +127,8 @@ export function jobBodyFromHcl(id: string, b: HclBody): JobDraft {
     j.UI = { Description: ui.string('description') ?? '', Links: links.length > 0 ? links : null };
     ui.finish();
   }
+  const multiregion = b.block('multiregion');
+  if (multiregion) j.Multiregion = multiregionFromHcl(multiregion);
   const periodic = b.block('periodic');
   if (periodic) j.Periodic = periodicFromHcl(periodic);
   const parameterized = b.block('parameterized');

@@ -39,6 +39,10 @@ const KINDS: Record<string, Kind> = {
   // A workload identity's Env and File are booleans, unlike the task's: checked by their own table.
   Identity: 'identity', Identities: 'identities',
   Volume: 'string', Destination: 'string', ReadOnly: 'bool', PropagationMode: 'string', SELinuxLabel: 'string',
+  // Kept for registration to refuse by name (job-feature-checks): shapes checked so that a bad
+  // one is a 400 naming it, never a crash.
+  Multiregion: 'object', Strategy: 'object', OnFailure: 'string', Regions: 'array',
+  ScalingPolicies: 'array', Secrets: 'array', Provider: 'string', Path: 'string',
 };
 
 /** The fields of a WorkloadIdentity (Nomad's names). */

@@ -23,9 +23,13 @@ export function constraintFromHcl(b: HclBody): Constraint {
       c.RTarget = v;
     }
   }
+  // As Nomad's decodeConstraint (jobspec2 TestParse_Constraint_Alternatives): the shorthand
+  // equals `operator = "distinct_hosts"` with its value, so `distinct_hosts = false` stays a
+  // (disabled) distinct_hosts constraint instead of an empty equality.
   const distinctHosts = b.bool('distinct_hosts');
-  if (distinctHosts === true) {
+  if (distinctHosts !== undefined) {
     c.Operand = 'distinct_hosts';
+    c.RTarget = String(distinctHosts);
   }
   const distinctProperty = b.string('distinct_property');
   if (distinctProperty !== undefined) {

@@ -9,6 +9,8 @@ import { identitiesFromHcl } from './identity-from-hcl.js';
 import { volumeMountsFromHcl } from './volume-from-hcl.js';
 import { apiStructFromHcl } from './api-struct-from-hcl.js';
 import { devicesFromHcl } from './device-from-hcl.js';
+import { taskScalingPoliciesFromHcl } from './scaling-from-hcl.js';
+import { secretsFromHcl } from './secret-from-hcl.js';
 import type { TaskAction } from '../structs/job.js';
 
 
@@ -87,6 +89,10 @@ export function taskFromHcl(name: string, b: HclBody): TaskDraft {
   if (mounts) t.VolumeMounts = mounts;
   const maxRun = b.duration('max_run_duration');
   if (maxRun !== undefined) t.MaxRunDuration = maxRun;
+  const secrets = secretsFromHcl(b);
+  if (secrets) t.Secrets = secrets;
+  const scaling = taskScalingPoliciesFromHcl(b);
+  if (scaling) t.ScalingPolicies = scaling;
   const actions = b.labelled('action').map(({ label, body }) => actionFromHcl(label, body));
   if (actions.length > 0) t.Actions = actions;
   // Kept as written so `job validate` and registration can name them; Caravan runs none.

@@ -53,6 +53,7 @@ export function templateFromHcl(b: HclBody): Partial<Template> {
     VaultGrace: b.duration('vault_grace'),
     Wait: wait,
     ErrMissingKey: b.bool('error_on_missing_key'),
+    Once: b.bool('once'),
   });
   // A missing destination or data, an unknown change_mode, a signal mode without its signal:
   // Nomad's parser takes all of these (its own fixtures have templates with neither data nor

@@ -223,6 +223,10 @@ function taskExtras(t: TaskDraft, groupMaxRun: number | null | undefined): Parti
   if (t.Consul) out.Consul = t.Consul as Record<string, unknown>;
   if (t.CSIPluginConfig) out.CSIPluginConfig = t.CSIPluginConfig as Record<string, unknown>;
   if (t.Schedule) out.Schedule = t.Schedule as Record<string, unknown>;
+  if (t.Secrets && t.Secrets.length > 0) out.Secrets = t.Secrets as Task['Secrets'];
+  if (t.ScalingPolicies && t.ScalingPolicies.length > 0) {
+    out.ScalingPolicies = t.ScalingPolicies.map((p) => canonicalizeScalingPolicy(p, 0)).filter((p) => p !== null);
+  }
   return out;
 }
 
@@ -331,6 +335,7 @@ export function canonicalizeJob(draft: JobDraft): Job {
     // Kept only when set, so that registration can refuse them (Caravan has no Consul or Vault).
     ...(draft.ConsulToken ? { ConsulToken: draft.ConsulToken } : {}),
     ...(draft.VaultToken ? { VaultToken: draft.VaultToken } : {}),
+    ...(draft.Multiregion ? { Multiregion: draft.Multiregion as Job['Multiregion'] } : {}),
     // Nomad's default count for a selection is 1.
     ...(draft.GroupSelections && draft.GroupSelections.length > 0
       ? { GroupSelections: draft.GroupSelections.map((s) => ({ Name: s?.Name ?? '', Count: s?.Count ?? 1, Groups: list(s?.Groups as string[] | undefined) ?? [] })) }

@@ -33,6 +33,13 @@ function taskProblems(path: string, t: Task, jobType: string, out: FeatureProble
   if (t.Consul) out.push({ path: `${path}: consul`, message: 'Consul is not supported by Caravan: remove the consul block (services use provider = "nomad")' });
   if (t.CSIPluginConfig) out.push({ path: `${path}: csi_plugin`, message: 'CSI plugins are not supported by Caravan' });
   if (t.Schedule) out.push({ path: `${path}: schedule`, message: 'task schedules (Nomad Enterprise time-based execution) are not supported by Caravan' });
+  for (const s of t.Secrets ?? []) {
+    out.push({ path: `${path}: secret "${s.Name}"`, message: 'secret blocks (Nomad secret providers) are not supported by Caravan: read Caravan variables with a template (nomadVar)' });
+  }
+  for (const p of t.ScalingPolicies ?? []) {
+    const label = p.Type === 'vertical_mem' ? 'mem' : 'cpu';
+    out.push({ path: `${path}: scaling "${label}"`, message: 'task scaling policies (Nomad Enterprise dynamic application sizing) are not supported by Caravan' });
+  }
   // Clients fingerprint no devices, so a request for one could never be placed.
   for (const d of t.Resources?.Devices ?? []) {
     const name = isObject(d) && typeof d.Name === 'string' ? d.Name : '';
@@ -70,6 +77,7 @@ export function jobFeatureProblems(job: Job): FeatureProblem[] {
   for (const s of job.GroupSelections ?? []) {
     out.push({ path: `${path}: group_selection "${s.Name}"`, message: 'group_selection is not supported by Caravan: run the groups you want with their own counts' });
   }
+  if (job.Multiregion) out.push({ path: `${path}: multiregion`, message: 'multiregion deployments (Nomad Enterprise) are not supported by Caravan' });
   if (job.VaultToken) out.push({ path: `${path}: vault_token`, message: 'Vault is not supported by Caravan: remove vault_token (keep secrets in Caravan variables)' });
   for (const g of job.TaskGroups) {
     const gp = `${path}: group "${g.Name}"`;

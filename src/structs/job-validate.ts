@@ -20,7 +20,7 @@ import {
   type UpdateStrategy,
 } from './job.js';
 import { DEFAULT_JOB_MAX_PRIORITY, JOB_MIN_PRIORITY } from './job-defaults.js';
-import type { NetworkResource } from './resources.js';
+import { MEMORY_MAX_UNLIMITED, type NetworkResource } from './resources.js';
 import { posix } from 'node:path';
 import { scalingPolicyProblems } from './scaling-policy.js';
 import { identityProblems } from './workload-identity.js';
@@ -261,7 +261,9 @@ function checkTask(p: Problems, path: string, t: Task, groupRestart: RestartPoli
   if (r.Cores === 0 && r.CPU < MIN_CPU_MHZ) p.add(rp, `cpu must be at least ${MIN_CPU_MHZ} MHz, got ${r.CPU}`);
   if (r.Cores < 0 || !Number.isInteger(r.Cores)) p.add(rp, `cores must be a non-negative whole number, got ${r.Cores}`);
   if (r.MemoryMB < MIN_MEMORY_MB) p.add(rp, `memory must be at least ${MIN_MEMORY_MB} MB, got ${r.MemoryMB}`);
-  if (r.MemoryMaxMB !== 0 && r.MemoryMaxMB < r.MemoryMB) {
+  if (r.MemoryMaxMB < 0 && r.MemoryMaxMB !== MEMORY_MAX_UNLIMITED) {
+    p.add(rp, `memory_max must be -1 (no hard limit) or at least memory, got ${r.MemoryMaxMB}`);
+  } else if (r.MemoryMaxMB > 0 && r.MemoryMaxMB < r.MemoryMB) {
     p.add(rp, `memory_max (${r.MemoryMaxMB} MB) must not be less than memory (${r.MemoryMB} MB)`);
   }
   if (r.DiskMB < 0) p.add(rp, `disk must not be negative, got ${r.DiskMB}`);

@@ -189,6 +189,25 @@ export interface Task {
   CSIPluginConfig?: Record<string, unknown> | null;
   /** Nomad Enterprise's `schedule { cron { start end timezone } }` (the task runs only inside a time window); kept, refused at registration. */
   Schedule?: Record<string, unknown> | null;
+  /** Nomad Enterprise's `scaling "cpu"` / `scaling "mem"` (dynamic application sizing); kept, refused at registration. */
+  ScalingPolicies?: ScalingPolicy[] | null;
+  /** Nomad 1.11's `secret "name" {…}` blocks (secret providers); kept, refused at registration. */
+  Secrets?: TaskSecret[] | null;
+}
+
+/** Nomad's api.Secret: a secret the client reads for the task from a provider. */
+export interface TaskSecret {
+  Name: string;
+  Provider: string;
+  Path: string;
+  Config: Record<string, unknown> | null;
+  Env: Record<string, string> | null;
+}
+
+/** Nomad's api.Multiregion: how a job is deployed region by region (Enterprise). */
+export interface Multiregion {
+  Strategy: { MaxParallel?: number; OnFailure?: string } | null;
+  Regions: { Name: string; Count?: number; Datacenters?: string[]; NodePool?: string; Meta?: Record<string, string> }[] | null;
 }
 
 /** A task's `action "name" { command args }`: a command run in the task on request. */
@@ -257,6 +276,8 @@ export interface Job {
   Meta: Record<string, string> | null;
   /** The job's `ui { description link {…} }` block: what Nomad's web UI shows on the job page. */
   UI?: JobUIConfig | null;
+  /** Nomad Enterprise's `multiregion` block; kept, refused at registration (Caravan runs one region). */
+  Multiregion?: Multiregion | null;
   /** Nomad's `group_selection "name" { count groups }`; kept as written, refused at registration. */
   GroupSelections?: TaskGroupSelection[] | null;
   ConsulToken?: string;

@@ -26,7 +26,16 @@ export interface NetworkResource {
   CNI?: { Args: Record<string, string> | null } | null;
 }
 
-/** What a task asks for. CPU in MHz, memory in MiB. MemoryMaxMB 0 means "no oversubscription". */
+/**
+ * `memory_max = -1` (Nomad 1.7 for raw_exec, 1.11 for every driver): the task reserves its
+ * `memory` but has no hard limit (cgroup memory.max "max").
+ */
+export const MEMORY_MAX_UNLIMITED = -1;
+
+/**
+ * What a task asks for. CPU in MHz, memory in MiB. MemoryMaxMB 0 means "no oversubscription",
+ * MEMORY_MAX_UNLIMITED no hard limit.
+ */
 export interface Resources {
   CPU: number;
   Cores: number;

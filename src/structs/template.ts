@@ -50,6 +50,8 @@ export interface Template {
   VaultGrace: Nanos;
   Wait: WaitConfig | null;
   ErrMissingKey: boolean;
+  /** Render once, when the task starts: later changes to what it reads neither re-render it nor trigger its change_mode (Nomad 1.10). */
+  Once: boolean;
 }
 
 /** Getter modes of an artifact. */
@@ -107,6 +109,7 @@ export function canonicalizeTemplate(t: Input<Template>): Template {
     VaultGrace: t.VaultGrace ?? 0,
     Wait: t.Wait ? { Min: t.Wait.Min ?? null, Max: t.Wait.Max ?? null } : null,
     ErrMissingKey: t.ErrMissingKey ?? false,
+    Once: t.Once ?? false,
   };
 }
 

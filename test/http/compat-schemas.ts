@@ -20,7 +20,7 @@ export const UpdateStrategy = struct({
 });
 export const Template = struct({
   SourcePath: S, DestPath: S, EmbeddedTmpl: S, ChangeMode: S, ChangeSignal: S, Splay: D, Perms: S, Uid: ptr(I), Gid: ptr(I),
-  LeftDelim: S, RightDelim: S, Envvars: B, VaultGrace: D, Wait: ptr(struct({ Min: D, Max: D })), ErrMissingKey: B,
+  LeftDelim: S, RightDelim: S, Envvars: B, VaultGrace: D, Wait: ptr(struct({ Min: D, Max: D })), ErrMissingKey: B, Once: B,
 });
 export const TaskArtifact = struct({ GetterSource: S, GetterOptions: map(S), GetterHeaders: map(S), GetterMode: S, RelativeDest: S, Chown: B });
 export const ServiceCheck = struct({ Name: S, Type: S, Path: S, Protocol: S, PortLabel: S, Interval: D, Timeout: D, Method: S });

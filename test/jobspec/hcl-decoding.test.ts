@@ -46,7 +46,7 @@ test('constraint shorthands become LTarget/RTarget/Operand as in Nomad', async (
   }`));
   const job = canonicalizeJob(draft);
   assert.deepEqual(job.Constraints, [
-    { LTarget: '', RTarget: '', Operand: 'distinct_hosts' },
+    { LTarget: '', RTarget: 'true', Operand: 'distinct_hosts' },
     { LTarget: '${attr.kernel.name}', RTarget: 'linux', Operand: '=' },
     { LTarget: '${attr.os.version}', RTarget: '>= 20.04', Operand: 'version' },
     { LTarget: '${node.unique.name}', RTarget: '^web-', Operand: 'regexp' },

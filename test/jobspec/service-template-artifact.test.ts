@@ -104,8 +104,34 @@ describe('service blocks', () => {
       }`));
     assert.match(short, /"interval" must be at least 1s/);
     assert.match(short, /"timeout" must be a duration/);
-    assert.match(await problems(job('service {\n check {\n type = "http"\n interval = "5s"\n timeout = "1s"\n }\n }')), /http checks need a "path"/);
     assert.match(await problems(job('service { colour = "red" }')), /service: unknown attribute "colour"/);
+  });
+
+  it('a check without a type, an http check without a path, a script check without a command: parsed as on Nomad, refused by validation', async () => {
+    const parsed = canonicalizeJob(await parseJobspec(job(`service {
+        name = "web"
+        check {
+          name     = "untyped"
+          interval = "5s"
+          timeout  = "1s"
+        }
+        check {
+          name     = "no-path"
+          type     = "http"
+          interval = "5s"
+          timeout  = "1s"
+        }
+        check {
+          name     = "no-command"
+          type     = "script"
+          interval = "5s"
+          timeout  = "1s"
+        }
+      }`)));
+    const messages = validateJob(parsed).map((p) => `${p.path}: ${p.message}`).join('\n');
+    assert.match(messages, /service "web": check "untyped": missing required value type/);
+    assert.match(messages, /service "web": check "no-path": http type must have http path/);
+    assert.match(messages, /service "web": check "no-command": script type must have a valid script path/);
   });
 });
 
@@ -169,6 +195,7 @@ describe('template blocks', () => {
       VaultGrace: 0,
       Wait: null,
       ErrMissingKey: false,
+      Once: false,
     });
   });
 

@@ -6,7 +6,7 @@
  */
 import type { AllocResourceUsage, ResourceUsage } from '../../http/routes/client-alloc.js';
 import type { Allocation } from '../../structs/alloc.js';
-import type { NetworkResource, Port } from '../../structs/resources.js';
+import { MEMORY_MAX_UNLIMITED, type NetworkResource, type Port } from '../../structs/resources.js';
 import { formatColumns } from './columns.js';
 import { iBytes, iBytesFromMiB } from './ibytes.js';
 
@@ -39,7 +39,8 @@ export function formatTaskResources(a: Allocation, task: string, usage: Resource
     const used = m.RSS === 0 && !m.Measured.includes('RSS') ? m.Usage : m.RSS;
     mem = `${iBytes(used)}/${mem}`;
   }
-  const max = r.Memory.MemoryMaxMB && r.Memory.MemoryMaxMB !== r.Memory.MemoryMB ? `Max: ${iBytesFromMiB(r.Memory.MemoryMaxMB)}` : '';
+  const maxMB = r.Memory.MemoryMaxMB;
+  const max = maxMB === MEMORY_MAX_UNLIMITED ? 'Max: unlimited' : maxMB && maxMB !== r.Memory.MemoryMB ? `Max: ${iBytesFromMiB(maxMB)}` : '';
   const rows = [[cores > 0 ? `CPU (${cores} cores)` : 'CPU', 'Memory', 'Disk', 'Addresses'], [`${cpu} MHz`, mem, iBytesFromMiB(a.AllocatedResources?.Shared.DiskMB ?? 0), addrs[0] ?? '']];
   if (max || addrs[1]) rows.push(['', max, '', addrs[1] ?? '']);
   for (const extra of addrs.slice(2)) rows.push(['', '', '', extra]);

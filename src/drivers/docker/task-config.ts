@@ -24,6 +24,7 @@ import {
 import { capName, type DockerPluginConfig } from './plugin-config.js';
 import { checkNamespaceMode, checkSecurityOpts, checkSysctls } from './confinement-options.js';
 import { checkGroupNetworkOptions, groupNameMounts, sandboxNetworkMode } from './sandbox-join.js';
+import { MEMORY_MAX_UNLIMITED } from '../../structs/resources.js';
 
 /** Labels that name a container's alloc and task: how containers are found again after a restart. */
 export const LABEL_ALLOC_ID = 'com.hashicorp.nomad.alloc_id';
@@ -282,7 +283,9 @@ export function parseDockerTask(cfg: TaskConfig, plugin: DockerPluginConfig, ext
   const memHard = intOf(o, 'memory_hard_limit', 'memory_hard_limit') ?? 0;
   const memMax = cfg.resources.memoryMaxMB > 0 ? cfg.resources.memoryMaxMB : memHard;
   const memMB = cfg.resources.memoryMB;
-  const memory = (memMax > memMB ? memMax : memMB) * 1024 * 1024;
+  // memory_max = -1: a reservation without a hard limit (Docker's Memory 0 is unlimited).
+  const unlimitedMemory = cfg.resources.memoryMaxMB === MEMORY_MAX_UNLIMITED;
+  const memory = unlimitedMemory ? 0 : (memMax > memMB ? memMax : memMB) * 1024 * 1024;
   const hardCpu = boolOf(o, 'cpu_hard_limit', 'cpu_hard_limit') ?? false;
   const period = intOf(o, 'cpu_cfs_period', 'cpu_cfs_period') ?? 100_000;
   if (period < 1000 || period > 1_000_000) throw badConfig('cpu_cfs_period', 'must be between 1000 and 1000000 microseconds');
@@ -305,7 +308,7 @@ export function parseDockerTask(cfg: TaskConfig, plugin: DockerPluginConfig, ext
     Mounts: mounts,
     Memory: memory,
     MemorySwap: memory,
-    ...(memMax > memMB ? { MemoryReservation: memMB * 1024 * 1024 } : {}),
+    ...(memMax > memMB || unlimitedMemory ? { MemoryReservation: memMB * 1024 * 1024 } : {}),
     CpuShares: Math.max(2, cfg.resources.cpuShares),
     ...(hardCpu ? { CpuPeriod: period, CpuQuota: cpuQuota(cfg.resources.cpuShares, period) } : {}),
     ...(networkMode ? { NetworkMode: networkMode } : {}),

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 
 /** The resource limits of one task. */
 export interface CgroupLimits {
-  /** Hard memory limit, bytes. */
+  /** Hard memory limit, bytes; 0 for none (`memory_max = -1`). */
   memoryBytes: number;
   /** Soft memory limit (reservation), bytes; 0 for none. */
   memorySoftBytes: number;
@@ -217,8 +217,9 @@ class V1System implements CgroupSystem {
     const cg = new V1TaskCgroup(dirs);
     const mem = join(this.parents.get('memory')!, name);
     // The hard limit first: memsw may never be below it.
-    write(join(mem, 'memory.limit_in_bytes'), limits.memoryBytes);
-    if (existsSync(join(mem, 'memory.memsw.limit_in_bytes'))) write(join(mem, 'memory.memsw.limit_in_bytes'), limits.memoryBytes);
+    const hard = limits.memoryBytes > 0 ? limits.memoryBytes : -1;
+    write(join(mem, 'memory.limit_in_bytes'), hard);
+    if (existsSync(join(mem, 'memory.memsw.limit_in_bytes'))) write(join(mem, 'memory.memsw.limit_in_bytes'), hard);
     if (limits.memorySoftBytes > 0) write(join(mem, 'memory.soft_limit_in_bytes'), limits.memorySoftBytes);
     const cpu = join(this.parents.get('cpu')!, name);
     write(join(cpu, 'cpu.shares'), Math.max(2, Math.round(limits.cpuShares)));
@@ -304,7 +305,7 @@ class V2System implements CgroupSystem {
   create(name: string, limits: CgroupLimits): TaskCgroup {
     const dir = join(this.parent, name);
     mkdirSync(dir, { recursive: true });
-    write(join(dir, 'memory.max'), limits.memoryBytes);
+    write(join(dir, 'memory.max'), limits.memoryBytes > 0 ? limits.memoryBytes : 'max');
     if (existsSync(join(dir, 'memory.swap.max'))) write(join(dir, 'memory.swap.max'), 0);
     if (limits.memorySoftBytes > 0) write(join(dir, 'memory.low'), limits.memorySoftBytes);
     // v1 shares [2, 262144] onto v2 weight [1, 10000], as runc converts them.

@@ -15,6 +15,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
+import { MEMORY_MAX_UNLIMITED } from '../../structs/resources.js';
 import {
   DriverError,
   DriverErrorCode,
@@ -159,6 +160,8 @@ export class ExecDriver extends RawExecDriver {
     // The task's user writes its own local/ and tmp/ (Nomad makes them world-writable too).
     for (const d of [config.dirs.localDir, config.dirs.tmpDir]) await chmod(d, 0o777).catch(() => {});
     const memMB = config.resources.memoryMaxMB > 0 ? config.resources.memoryMaxMB : config.resources.memoryMB;
+    // memory_max = -1: the task keeps its reservation but has no hard limit.
+    const unlimited = config.resources.memoryMaxMB === MEMORY_MAX_UNLIMITED;
     let seccompFile: string | undefined;
     try {
       seccompFile = this.seccomp()?.task;
@@ -168,8 +171,8 @@ export class ExecDriver extends RawExecDriver {
     let cg: TaskCgroup;
     try {
       cg = cgroups.create(cgroupName(config.id), {
-        memoryBytes: Math.max(memMB, 1) * 1024 * 1024,
-        memorySoftBytes: config.resources.memoryMaxMB > 0 ? config.resources.memoryMB * 1024 * 1024 : 0,
+        memoryBytes: unlimited ? 0 : Math.max(memMB, 1) * 1024 * 1024,
+        memorySoftBytes: config.resources.memoryMaxMB > 0 || unlimited ? config.resources.memoryMB * 1024 * 1024 : 0,
         cpuShares: config.resources.cpuShares,
         cpuCores: config.resources.cores ?? 0,
         pidsMax: this.plugin.pidsLimit,

@@ -228,6 +228,23 @@ describe('template change modes', () => {
     });
   });
 
+  it('a once template keeps its first render and fires no change mode; the others still re-render', async () => {
+    const templates = [
+      { EmbeddedTmpl: VAR_TEMPLATE, DestPath: 'local/once.txt', ChangeMode: 'restart', Splay: 0, Once: true },
+      { EmbeddedTmpl: VAR_TEMPLATE, DestPath: 'local/out.txt', ChangeMode: 'signal', ChangeSignal: 'SIGHUP', Splay: 0 },
+    ];
+    await withHook(templates, async () => 0, async ({ vars, rec, dir }) => {
+      await eventually('the watch', () => vars.idle());
+      vars.set('two');
+      await eventually('the re-rendered file', fileIs(dir, 'two'));
+      await eventually('the signal', () => rec.signals[0]);
+      await eventually('the change handled', () => vars.idle());
+      assert.equal(await readFile(join(dir, 'local', 'once.txt'), 'utf8'), 'one');
+      assert.deepEqual(rec.restarts, [], 'the once template asked for a restart on change, and must not get one');
+      assert.deepEqual(rec.signals, ['SIGHUP']);
+    });
+  });
+
   it('a template with wait holds its change until the data is quiet for min, and never past max', async () => {
     const script = { Command: '/bin/s', Args: [], Timeout: 5_000 * NS, FailOnError: false };
     const template = { EmbeddedTmpl: VAR_TEMPLATE, DestPath: 'local/out.txt', ChangeMode: 'script', ChangeScript: script, Splay: 0, Wait: { Min: 2_000 * NS, Max: 5_000 * NS } };

@@ -263,6 +263,8 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
         if (results.some((x) => x.blocked.length > 0)) continue;
         const changed: Template[] = [];
         templates.forEach((t, i) => {
+          // `once`: what the task started with stays, whatever changes later.
+          if (t.Once) return;
           const text = results[i]!.text;
           if (text === (held.get(i) ?? r.texts[i])) return;
           const q = quiet[i];
