@@ -35,24 +35,27 @@ export interface NewAllocInput {
   deploymentId?: string;
   /** True for a deployment's canary. */
   canary?: boolean;
+  /** The operator's memory oversubscription: without it, tasks get no `memory_max` (Nomad's binpack iterator). */
+  memoryOversubscription?: boolean;
 }
 
 // Without ports, every allocation of a group holds the same resources: they share one object
 // (allocations are immutable), which saves memory and lets the log write it once per plan.
-const portlessResources = new WeakMap<TaskGroup, AllocatedResources>();
+const portlessResources = [new WeakMap<TaskGroup, AllocatedResources>(), new WeakMap<TaskGroup, AllocatedResources>()];
 
-function allocatedResources(group: TaskGroup, ask: GroupAsk, ports: PortAssignment): AllocatedResources {
+function allocatedResources(group: TaskGroup, ask: GroupAsk, ports: PortAssignment, memoryMax: boolean): AllocatedResources {
   const portless = ports.groupNetworks.length === 0 && ports.mappings.length === 0 && ports.taskNetworks.size === 0;
-  if (!portless) return buildResources(group, ask, ports);
-  let ar = portlessResources.get(group);
+  if (!portless) return buildResources(group, ask, ports, memoryMax);
+  const cache = portlessResources[memoryMax ? 1 : 0]!;
+  let ar = cache.get(group);
   if (!ar) {
-    ar = buildResources(group, ask, ports);
-    portlessResources.set(group, ar);
+    ar = buildResources(group, ask, ports, memoryMax);
+    cache.set(group, ar);
   }
   return ar;
 }
 
-function buildResources(group: TaskGroup, ask: GroupAsk, ports: PortAssignment): AllocatedResources {
+function buildResources(group: TaskGroup, ask: GroupAsk, ports: PortAssignment, memoryMax: boolean): AllocatedResources {
   const ar: AllocatedResources = {
     Tasks: {},
     TaskLifecycles: {},
@@ -65,7 +68,7 @@ function buildResources(group: TaskGroup, ask: GroupAsk, ports: PortAssignment):
   for (const t of group.Tasks) {
     ar.Tasks[t.Name] = {
       Cpu: { CpuShares: t.Resources.CPU, ReservedCores: null },
-      Memory: { MemoryMB: t.Resources.MemoryMB, MemoryMaxMB: t.Resources.MemoryMaxMB },
+      Memory: { MemoryMB: t.Resources.MemoryMB, MemoryMaxMB: memoryMax ? t.Resources.MemoryMaxMB : 0 },
       Networks: ports.taskNetworks.get(t.Name) ?? null,
       Devices: null,
     };
@@ -93,7 +96,7 @@ export function buildNewAlloc(i: NewAllocInput): Allocation {
     JobID: i.job.ID,
     Job: i.job,
     TaskGroup: i.group.Name,
-    AllocatedResources: allocatedResources(i.group, i.ask, i.ports),
+    AllocatedResources: allocatedResources(i.group, i.ask, i.ports, i.memoryOversubscription ?? false),
     Metrics: i.metric,
     DesiredStatus: 'run',
     DesiredDescription: '',

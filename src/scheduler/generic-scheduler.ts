@@ -162,6 +162,7 @@ export class GenericScheduler implements Scheduler {
         tracker,
         deploymentId: p.deploymentId,
         canary: p.canary,
+        memoryOversubscription: st.memoryOversubscription,
       });
       pushTo(plan.NodeAllocation, selection.node.ID, alloc);
       st.recordPlacement(selection.node, p.group, selection);

@@ -37,6 +37,8 @@ export interface SchedulerState {
   nodesVersion?(): { owner: object; index: number } | undefined;
   /** The operator's placement algorithm (binpack when absent): spread prefers the emptiest node. */
   schedulerAlgorithm?(): SchedulerAlgorithm;
+  /** Whether the operator enabled memory oversubscription (off when absent): without it, `memory_max` is ignored, as Nomad's. */
+  memoryOversubscription?(): boolean;
 }
 
 

@@ -131,6 +131,8 @@ export class PlacementStack {
   private lastPorts: PortAssignment = NO_PORTS;
   readonly nodesAvailable: Record<string, number>;
   private readonly fitScore: typeof binPackScore;
+  /** Whether placements keep their tasks' `memory_max` (the operator's memory oversubscription). */
+  readonly memoryOversubscription: boolean;
   private readonly candidates: readonly Node[];
   /** The candidates shared across evaluations, when the state allows it (candidate-set.ts). */
   private readonly shared: CandidateSet | null;
@@ -149,6 +151,7 @@ export class PlacementStack {
   ) {
     // The operator's algorithm, fixed for this evaluation as the state snapshot is.
     this.fitScore = state.schedulerAlgorithm?.() === 'spread' ? spreadFitScore : binPackScore;
+    this.memoryOversubscription = state.memoryOversubscription?.() ?? false;
     if (candidates instanceof CandidateSet) {
       this.shared = candidates;
       this.candidates = candidates.nodes;

@@ -184,6 +184,7 @@ export class SystemScheduler implements Scheduler {
         nowMs,
         previous: p.previous,
         tracker: null,
+        memoryOversubscription: stack.memoryOversubscription,
       });
       pushTo(plan.NodeAllocation, p.node.ID, alloc);
       stack.recordPlacement(p.node, p.group, selection);

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mockAlloc, mockBatchJob, mockEval, mockJob, mockNode, mockTaskGroup, mockTask } from '../mock/factories.js';
 import type { Job, Node } from '../../src/structs/index.js';
+import type { Command } from '../../src/server/fsm/commands.js';
 import { SchedulerHarness, liveAllocs, planPlaced, planStopped } from './harness.js';
 
 function cluster(n: number, overrides: Partial<Node> = {}): { h: SchedulerHarness; nodes: Node[] } {
@@ -380,4 +381,21 @@ test('datacenters and node pools restrict candidates', async () => {
   h2.state.upsertNode(mockNode({ ID: 'c', Datacenter: 'east-2', NodePool: 'gpu' }));
   await register(h2, withCount(mockJob({ Datacenters: ['*'], NodePool: 'all', TaskGroups: [mockTaskGroup({ Count: 2, Constraints: [{ LTarget: '', RTarget: 'true', Operand: 'distinct_hosts' }] })] }), 2));
   assert.equal(planPlaced(h2.lastPlan()).length, 2);
+});
+
+test('memory_max reaches the allocation only with memory oversubscription on (Nomad ignores it otherwise)', async () => {
+  const withMax = (): Job => {
+    const job = withCount(mockJob(), 1);
+    job.TaskGroups[0]!.Tasks[0]!.Resources.MemoryMaxMB = 1024;
+    return job;
+  };
+  const { h } = cluster(1);
+  await register(h, withMax());
+  const off = planPlaced(h.lastPlan())[0]!;
+  assert.equal(Object.values(off.AllocatedResources!.Tasks)[0]!.Memory.MemoryMaxMB, 0);
+
+  const on = cluster(1).h;
+  on.state.apply({ Type: 'SchedulerConfigSet', Config: { ...on.state.store.schedulerConfig(), MemoryOversubscriptionEnabled: true }, Now: 1 } as unknown as Command);
+  await register(on, withMax());
+  assert.equal(Object.values(planPlaced(on.lastPlan())[0]!.AllocatedResources!.Tasks)[0]!.Memory.MemoryMaxMB, 1024);
 });

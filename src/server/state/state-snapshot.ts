@@ -44,6 +44,10 @@ export class StateSnapshot implements SchedulerState {
     return this.schedulerConf?.SchedulerAlgorithm ?? 'binpack';
   }
 
+  memoryOversubscription(): boolean {
+    return this.schedulerConf?.MemoryOversubscriptionEnabled ?? false;
+  }
+
   index(): number {
     return this.atIndex;
   }
