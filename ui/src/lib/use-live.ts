@@ -13,7 +13,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { StreamEvent } from '../../../src/server/events/event.js';
 import { apiGet, isForbidden } from './api.js';
-import { hub } from './event-hub.js';
+import { hub, type HubListener } from './event-hub.js';
 
 /** Which events make a view stale: a topic list, or a predicate. */
 export type Watch = ReadonlyArray<StreamEvent['Topic']> | ((ev: StreamEvent) => boolean);
@@ -95,7 +95,7 @@ export function useLive<T>(path: string | undefined, watch: Watch): LiveState<T>
         }
         setError(undefined);
         setRetryAt(undefined);
-        hub.reportIndex(res.index);
+        hub.reportIndex(res.index, listener);
       } catch (err) {
         if (!alive) return;
         setError(err as Error);
@@ -129,9 +129,11 @@ export function useLive<T>(path: string | undefined, watch: Watch): LiveState<T>
       else paceTimer = setTimeout(() => void load(), wait);
     };
     refreshRef.current = () => void load();
-    const unsubscribe = hub.subscribe((events) => {
+    // null: the stream (re)connected past what this view read — read again.
+    const listener: HubListener = (events) => {
       if (events === null || events.some((ev) => matches(watchRef.current, ev))) paced();
-    });
+    };
+    const unsubscribe = hub.subscribe(listener);
     void load();
     return () => {
       alive = false;
