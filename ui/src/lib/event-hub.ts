@@ -1,11 +1,12 @@
 /**
  * One event stream (`/v1/event/stream`, newline-delimited JSON) shared by every page: views
  * subscribe with a filter and refetch when a matching event arrives, so a change shows within
- * a round trip without polling. The stream starts from the highest index the page's first reads
- * answered, and every view whose read answered a lower one reads once more when the stream is
- * up, so no change between a read and the subscription is missed. (Starting from the lowest
- * would replay every event since: a job's read answers its own ModifyIndex, and after 50,000
- * allocations were placed that is 50,000 allocation events for the browser to parse.) A broken
+ * a round trip without polling. The stream starts once the page's first reads are in (a view
+ * that mounts when another's data arrives counts too), from the highest index they answered;
+ * every view whose read answered a lower one reads once more when the stream is up, so no
+ * change between a read and the subscription is missed. (Starting from the lowest would replay
+ * every event since: a job's read answers its own ModifyIndex, and after 50,000 allocations were
+ * placed that is 50,000 allocation events for the browser to parse.) A broken
  * stream reconnects with exponential backoff (1 s … 30 s) from the last index it saw, and says
  * so in `status`.
  */
@@ -26,6 +27,8 @@ export interface HubStatus {
 export type HubListener = (events: StreamEvent[] | null) => void;
 
 const MAX_BACKOFF_MS = 30_000;
+/** The longest the stream waits for the page's first reads before it starts anyway. */
+const MAX_START_WAIT_MS = 2_000;
 
 export class EventHub {
   private listeners = new Set<HubListener>();
@@ -33,6 +36,10 @@ export class EventHub {
   private lastIndex: number | undefined;
   /** Views that read before the stream first connected, with the lowest index they answered. */
   private earlyReads = new Map<HubListener, number>();
+  /** First reads still in flight before the stream started, and when the first one reported. */
+  private pendingFirstReads = 0;
+  private firstReportAt: number | undefined;
+  private startCheck: ReturnType<typeof setTimeout> | undefined;
   private started = false;
   private connectedOnce = false;
   private failures = 0;
@@ -63,11 +70,48 @@ export class EventHub {
     if (this.connectedOnce) return;
     this.lastIndex = Math.max(this.lastIndex ?? index, index);
     if (listener) this.earlyReads.set(listener, Math.min(this.earlyReads.get(listener) ?? index, index));
-    if (!this.started) {
+    this.firstReportAt ??= Date.now();
+    this.scheduleStart();
+  }
+
+  /**
+   * A view's first read begins: the stream waits for it (at most MAX_START_WAIT_MS after the
+   * first report) to start from the newest index. Call the answer when the read ends.
+   */
+  holdStart(): () => void {
+    if (this.started) return () => {};
+    const generation = this.generation;
+    this.pendingFirstReads++;
+    let done = false;
+    return () => {
+      if (done || generation !== this.generation) return;
+      done = true;
+      this.pendingFirstReads--;
+      this.scheduleStart();
+    };
+  }
+
+  /**
+   * Checks on the next task whether to start: by then the views that mount on the data just
+   * read (rendered in a microtask) have begun their own first reads.
+   */
+  private scheduleStart(): void {
+    if (this.started || this.firstReportAt === undefined || this.startCheck !== undefined) return;
+    this.startCheck = setTimeout(() => {
+      this.startCheck = undefined;
+      if (this.started) return;
+      const waited = Date.now() - (this.firstReportAt ?? Date.now());
+      if (this.pendingFirstReads > 0 && waited < MAX_START_WAIT_MS) {
+        // A read's end checks again; the deadline is checked once more in case one hangs.
+        this.startCheck = setTimeout(() => {
+          this.startCheck = undefined;
+          this.scheduleStart();
+        }, MAX_START_WAIT_MS - waited);
+        return;
+      }
       this.started = true;
-      // Let the other first reads of the page report too before choosing where to start.
-      setTimeout(() => void this.run(), 0);
-    }
+      void this.run();
+    }, 0);
   }
 
   stop(): void {
@@ -86,6 +130,10 @@ export class EventHub {
     this.failures = 0;
     this.lastIndex = undefined;
     this.earlyReads.clear();
+    this.pendingFirstReads = 0;
+    this.firstReportAt = undefined;
+    clearTimeout(this.startCheck);
+    this.startCheck = undefined;
     this.setStatus({ state: 'idle' });
   }
 

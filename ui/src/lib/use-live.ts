@@ -84,6 +84,8 @@ export function useLive<T>(path: string | undefined, watch: Watch): LiveState<T>
       inFlight = true;
       dirty = false;
       const startedAt = performance.now();
+      // The event stream waits for first reads, to start from the newest index they answer.
+      const release = lastText === undefined ? hub.holdStart() : () => {};
       try {
         const res = await apiGet<T>(path, ac.signal);
         if (!alive) return;
@@ -110,6 +112,7 @@ export function useLive<T>(path: string | undefined, watch: Watch): LiveState<T>
         setRetryAt(Date.now() + wait);
         retryTimer = setTimeout(() => void load(), wait);
       } finally {
+        release();
         inFlight = false;
         lastEndAt = performance.now();
         lastDurationMs = lastEndAt - startedAt;
