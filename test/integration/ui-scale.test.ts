@@ -80,9 +80,8 @@ describe('web UI at 10,000 clients and 50,000 allocations', () => {
   test('a job of 50,000 allocations shows its summary and its allocations a page at a time', async () => {
     await page.goto(`${cluster.address}/ui/jobs/${cluster.jobId}`);
     await page.locator('[data-testid=task-group] [data-testid=alloc-summary]').filter({ hasText: '50000' }).waitFor();
-    await page.getByTestId('alloc-total').filter({ hasText: '50,000' }).waitFor();
-    await page.locator('[data-testid=alloc-row]').nth(9).waitFor();
-    assert.equal(await page.locator('[data-testid=alloc-row]').count(), 10, 'the overview draws ten allocations, not 50,000');
+    await page.getByTestId('alloc-total').filter({ hasText: '50,000 allocations' }).waitFor();
+    assert.equal(await page.locator('[data-testid=alloc-row]').count(), 0, 'the overview draws none of the 50,000 allocations');
     await screenshot(page, 'scale-job');
 
     await page.getByTestId('alloc-total').getByRole('link').click();

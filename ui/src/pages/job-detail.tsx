@@ -73,12 +73,13 @@ export function JobDetailPage({ id, ns, tab }: { id: string; ns: string; tab: st
           </a>
         ))}
       </nav>
+      {/* The allocations need only the job's ID: read at once, beside the job, not after it. */}
+      {tab === 'allocations' && !(job.error && !job.data) && <JobAllocations id={id} ns={ns} />}
       <LiveView live={job} what="job">
         {(j) => (
           <>
             {tab === '' && <JobOverview job={j} />}
             {tab === '' && j.ParameterizedJob && !j.Stop && <DispatchForm job={j} />}
-            {tab === 'allocations' && <JobAllocations id={id} ns={ns} />}
             {tab === 'services' && <JobServices id={id} ns={ns} />}
             {tab === 'versions' && <JobVersions id={id} ns={ns} />}
             {tab === 'deployments' && <JobDeployments id={id} ns={ns} />}
