@@ -59,10 +59,25 @@ describe('web UI at 10,000 clients and 50,000 allocations', () => {
     await page.locator(`[data-testid=client-row] a[href$="${first[0]}"]`).waitFor();
     assert.deepEqual(await shownNodeIds(page), first);
 
-    // A change to a client on the page shows without a reload, and the page stays one page.
+    // A change to a client off the page, then one on it: the second shows without a reload, and
+    // (events arrive in order) the refreshes since touched that client's row and nothing else.
+    await page.evaluate(() => {
+      const w = window as unknown as { __touched: Set<string> };
+      w.__touched = new Set();
+      new MutationObserver((records) => {
+        for (const m of records) {
+          const el = m.target instanceof Element ? m.target : m.target.parentElement;
+          const row = el?.closest('[data-testid=client-row]');
+          w.__touched.add(row?.querySelector('a')?.getAttribute('href') ?? 'outside any row');
+        }
+      }).observe(document.querySelector('table[aria-label=Clients]')!, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    await cluster.server.updateNodeEligibility(second[0]!, 'ineligible');
     await cluster.server.updateNodeEligibility(first[3]!, 'ineligible');
     await page.locator('[data-testid=client-row]').nth(3).getByText('ineligible').waitFor();
     assert.equal(await page.locator('[data-testid=client-row]').count(), PAGE);
+    const touched = await page.evaluate(() => [...(window as unknown as { __touched: Set<string> }).__touched]);
+    assert.deepEqual(touched, [`/ui/clients/${first[3]}`], 'only the changed row was touched');
   });
 
   test('the topology page shows the cluster summed per datacenter and its clients a page at a time', async () => {

@@ -93,25 +93,30 @@ export class EventHub {
 
   /**
    * Checks on the next task whether to start: by then the views that mount on the data just
-   * read (rendered in a microtask) have begun their own first reads.
+   * read (rendered in a microtask) have begun their own first reads. Each first read's end
+   * checks again, so the stream starts as soon as the last one is in.
    */
   private scheduleStart(): void {
-    if (this.started || this.firstReportAt === undefined || this.startCheck !== undefined) return;
+    if (this.started || this.firstReportAt === undefined) return;
+    clearTimeout(this.startCheck);
     this.startCheck = setTimeout(() => {
       this.startCheck = undefined;
       if (this.started) return;
       const waited = Date.now() - (this.firstReportAt ?? Date.now());
       if (this.pendingFirstReads > 0 && waited < MAX_START_WAIT_MS) {
-        // A read's end checks again; the deadline is checked once more in case one hangs.
-        this.startCheck = setTimeout(() => {
-          this.startCheck = undefined;
-          this.scheduleStart();
-        }, MAX_START_WAIT_MS - waited);
+        // A read that hangs does not hold the stream past the deadline.
+        this.startCheck = setTimeout(() => this.startNow(), MAX_START_WAIT_MS - waited);
         return;
       }
-      this.started = true;
-      void this.run();
+      this.startNow();
     }, 0);
+  }
+
+  private startNow(): void {
+    this.startCheck = undefined;
+    if (this.started) return;
+    this.started = true;
+    void this.run();
   }
 
   stop(): void {
