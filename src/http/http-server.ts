@@ -61,6 +61,7 @@ import { registerClientFsRoutes } from './routes/client-fs.js';
 import { registerClientLogsRoutes } from './routes/client-logs.js';
 import { registerEventStreamRoutes } from './routes/event-stream.js';
 import { registerUiRoutes } from './routes/ui.js';
+import { registerUiTopologyRoutes } from './routes/ui-topology.js';
 import { shouldProxy, type ServerProxy } from './forward-to-server/server-proxy.js';
 import { AclGate, type AclLookups } from './acl/acl-gate.js';
 import { declaredNeed, type AclNeed } from './acl/route-acl.js';
@@ -271,6 +272,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerClientLogsRoutes(app, ctx);
   registerClientAllocRoutes(app, ctx);
   registerClientNodeRoutes(app, ctx);
+  registerUiTopologyRoutes(app, ctx);
   registerUiRoutes(app, opts.uiDir);
   taskApis.set(app, createTaskApi(app, opts));
   return app;

@@ -89,11 +89,20 @@ export async function apiFetch(path: string, init: RequestInit = {}): Promise<Re
   return res;
 }
 
-/** A JSON read with the X-Nomad-Index of the answer. */
-export async function apiGet<T>(path: string, signal?: AbortSignal): Promise<{ data: T; index: number }> {
+/** A JSON read: the data, its raw text, the X-Nomad-Index and a paged list's X-Nomad-NextToken ('' on the last page). */
+export interface ApiRead<T> {
+  data: T;
+  /** The body as sent: an unchanged answer is the same text, so a view can skip re-rendering. */
+  text: string;
+  index: number;
+  nextToken: string;
+}
+
+/** A JSON read with the X-Nomad-Index (and X-Nomad-NextToken) of the answer. */
+export async function apiGet<T>(path: string, signal?: AbortSignal): Promise<ApiRead<T>> {
   const res = await apiFetch(path, signal ? { signal } : {});
-  const data = (await res.json()) as T;
-  return { data, index: Number(res.headers.get('X-Nomad-Index') ?? 0) };
+  const text = await res.text();
+  return { data: JSON.parse(text) as T, text, index: Number(res.headers.get('X-Nomad-Index') ?? 0), nextToken: res.headers.get('X-Nomad-NextToken') ?? '' };
 }
 
 /** A write (PUT/POST/DELETE) with an optional JSON body; resolves the parsed answer. */

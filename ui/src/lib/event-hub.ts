@@ -1,9 +1,14 @@
 /**
  * One event stream (`/v1/event/stream`, newline-delimited JSON) shared by every page: views
  * subscribe with a filter and refetch when a matching event arrives, so a change shows within
- * a round trip without polling. The stream starts from the lowest index a view has read, so no
- * change between a read and the subscription is missed; a broken stream reconnects with
- * exponential backoff (1 s … 30 s) from the last index it saw, and says so in `status`.
+ * a round trip without polling. The stream starts once the page's first reads are in (a view
+ * that mounts when another's data arrives counts too), from the highest index they answered;
+ * every view whose read answered a lower one reads once more when the stream is up, so no
+ * change between a read and the subscription is missed. (Starting from the lowest would replay
+ * every event since: a job's read answers its own ModifyIndex, and after 50,000 allocations were
+ * placed that is 50,000 allocation events for the browser to parse.) A broken
+ * stream reconnects with exponential backoff (1 s … 30 s) from the last index it saw, and says
+ * so in `status`.
  */
 import type { StreamEvent } from '../../../src/server/events/event.js';
 import { JsonFrameDecoder } from '../../../src/http/json-frame-decoder.js';
@@ -22,11 +27,19 @@ export interface HubStatus {
 export type HubListener = (events: StreamEvent[] | null) => void;
 
 const MAX_BACKOFF_MS = 30_000;
+/** The longest the stream waits for the page's first reads before it starts anyway. */
+const MAX_START_WAIT_MS = 2_000;
 
 export class EventHub {
   private listeners = new Set<HubListener>();
   private statusListeners = new Set<(s: HubStatus) => void>();
   private lastIndex: number | undefined;
+  /** Views that read before the stream first connected, with the lowest index they answered. */
+  private earlyReads = new Map<HubListener, number>();
+  /** First reads still in flight before the stream started, and when the first one reported. */
+  private pendingFirstReads = 0;
+  private firstReportAt: number | undefined;
+  private startCheck: ReturnType<typeof setTimeout> | undefined;
   private started = false;
   private connectedOnce = false;
   private failures = 0;
@@ -48,16 +61,62 @@ export class EventHub {
     return () => this.statusListeners.delete(fn);
   }
 
-  /** A view read data at `index`: the stream (started on the first report) covers what follows. */
-  reportIndex(index: number): void {
-    if (!this.started) {
-      this.lastIndex = this.lastIndex === undefined ? index : Math.min(this.lastIndex, index);
-      this.started = true;
-      // Let the other first reads of the page report too before choosing where to start.
-      setTimeout(() => void this.run(), 0);
-    } else if (this.status.state !== 'live' && !this.connectedOnce) {
-      this.lastIndex = Math.min(this.lastIndex ?? index, index);
-    }
+  /**
+   * A view (`listener`) read data at `index`: the stream (started on the first report) covers
+   * what follows, and a view that read at an index below the stream's start reads again once
+   * the stream is up.
+   */
+  reportIndex(index: number, listener?: HubListener): void {
+    if (this.connectedOnce) return;
+    this.lastIndex = Math.max(this.lastIndex ?? index, index);
+    if (listener) this.earlyReads.set(listener, Math.min(this.earlyReads.get(listener) ?? index, index));
+    this.firstReportAt ??= Date.now();
+    this.scheduleStart();
+  }
+
+  /**
+   * A view's first read begins: the stream waits for it (at most MAX_START_WAIT_MS after the
+   * first report) to start from the newest index. Call the answer when the read ends.
+   */
+  holdStart(): () => void {
+    if (this.started) return () => {};
+    const generation = this.generation;
+    this.pendingFirstReads++;
+    let done = false;
+    return () => {
+      if (done || generation !== this.generation) return;
+      done = true;
+      this.pendingFirstReads--;
+      this.scheduleStart();
+    };
+  }
+
+  /**
+   * Checks on the next task whether to start: by then the views that mount on the data just
+   * read (rendered in a microtask) have begun their own first reads. Each first read's end
+   * checks again, so the stream starts as soon as the last one is in.
+   */
+  private scheduleStart(): void {
+    if (this.started || this.firstReportAt === undefined) return;
+    clearTimeout(this.startCheck);
+    this.startCheck = setTimeout(() => {
+      this.startCheck = undefined;
+      if (this.started) return;
+      const waited = Date.now() - (this.firstReportAt ?? Date.now());
+      if (this.pendingFirstReads > 0 && waited < MAX_START_WAIT_MS) {
+        // A read that hangs does not hold the stream past the deadline.
+        this.startCheck = setTimeout(() => this.startNow(), MAX_START_WAIT_MS - waited);
+        return;
+      }
+      this.startNow();
+    }, 0);
+  }
+
+  private startNow(): void {
+    this.startCheck = undefined;
+    if (this.started) return;
+    this.started = true;
+    void this.run();
   }
 
   stop(): void {
@@ -75,6 +134,11 @@ export class EventHub {
     this.connectedOnce = false;
     this.failures = 0;
     this.lastIndex = undefined;
+    this.earlyReads.clear();
+    this.pendingFirstReads = 0;
+    this.firstReportAt = undefined;
+    clearTimeout(this.startCheck);
+    this.startCheck = undefined;
     this.setStatus({ state: 'idle' });
   }
 
@@ -87,6 +151,20 @@ export class EventHub {
     for (const fn of [...this.listeners]) {
       try {
         fn(events);
+      } catch (err) {
+        console.error('event listener failed', err);
+      }
+    }
+  }
+
+  /** The views that read below the stream's first index `from` read again: the stream does not cover them. */
+  private resyncEarlyReads(from: number): void {
+    const behind = [...this.earlyReads].filter(([, index]) => index < from).map(([fn]) => fn);
+    this.earlyReads.clear();
+    for (const fn of behind) {
+      if (!this.listeners.has(fn)) continue;
+      try {
+        fn(null);
       } catch (err) {
         console.error('event listener failed', err);
       }
@@ -119,7 +197,8 @@ export class EventHub {
 
   private async readStream(): Promise<void> {
     this.abort = new AbortController();
-    const res = await apiFetch(`${this.path}?index=${this.lastIndex ?? 0}&namespace=*`, { signal: this.abort.signal });
+    const from = this.lastIndex ?? 0;
+    const res = await apiFetch(`${this.path}?index=${from}&namespace=*`, { signal: this.abort.signal });
     if (!res.body) throw new Error('the event stream has no body');
     const reconnect = this.connectedOnce;
     this.connectedOnce = true;
@@ -127,6 +206,7 @@ export class EventHub {
     this.setStatus({ state: 'live' });
     // Events may have been missed while the stream was down: every view refetches once.
     if (reconnect) this.emit(null);
+    else this.resyncEarlyReads(from);
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     // Frames come back to back, as Nomad's (`{…}{…}{}`), heartbeats included.
     const frames = new JsonFrameDecoder();

@@ -1,7 +1,7 @@
 /** Job reads and actions shared by the job pages. */
 import type { StreamEvent } from '../../../src/server/events/event.js';
 import type { AllocListStub } from '../../../src/structs/alloc.js';
-import type { Job } from '../../../src/structs/job.js';
+import type { Job, JobSummary } from '../../../src/structs/job.js';
 import { apiGet, apiWrite, withQuery } from './api.js';
 import { seg } from './format.js';
 
@@ -19,6 +19,13 @@ export function jobWatch(id: string, ns: string): (ev: StreamEvent) => boolean {
     const jobId = ev.Topic === 'Job' ? obj.ID : obj.JobID;
     return jobId === id && obj.Namespace === ns;
   };
+}
+
+/** How many allocations a job's summary counts (all client statuses; queued ones are not allocations yet). */
+export function allocationTotal(summary: JobSummary): number {
+  let n = 0;
+  for (const g of Object.values(summary.Summary)) n += g.Starting + g.Running + g.Complete + g.Failed + g.Lost + g.Unknown;
+  return n;
 }
 
 /** Registers a job: `{Job}` to /v1/jobs. */

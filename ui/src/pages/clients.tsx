@@ -8,7 +8,9 @@ import { ActionButton } from '../components/action-button.js';
 import { AllocTable } from '../components/alloc-table.js';
 import { LiveView } from '../components/states.js';
 import { StatusBadge } from '../components/summary-bar.js';
-import { apiWrite } from '../lib/api.js';
+import { apiWrite, withQuery } from '../lib/api.js';
+import { PAGE_SIZE, Pager, usePager } from '../components/pager.js';
+import type { ClusterUsage } from '../../../src/http/api-views/node-usage-views.js';
 import { shortId } from '../lib/format.js';
 import { href } from '../lib/router.js';
 import { useLive } from '../lib/use-live.js';
@@ -16,12 +18,18 @@ import { UsageMeters } from './topology.js';
 import { sessionAllowsNode, useSession } from '../lib/session.js';
 
 export function ClientsListPage() {
-  const live = useLive<NodeListStub[]>('/v1/nodes', ['Node']);
+  // One page of nodes at a time (10,000 rows would take seconds to render and to refresh); the
+  // total comes from the cluster summary, which the list API does not carry.
+  const pager = usePager();
+  const live = useLive<NodeListStub[]>(withQuery('/v1/nodes', { per_page: PAGE_SIZE, next_token: pager.token || undefined }), ['Node']);
+  const summary = useLive<ClusterUsage>('/v1/ui/topology', ['Node']);
   return (
     <section aria-labelledby="clients-title">
       <h1 id="clients-title">Clients</h1>
-      <LiveView live={live} what="clients" empty={(n) => n.length === 0} emptyText="No client has registered.">
+      <LiveView live={live} what="clients" empty={(n) => n.length === 0 && pager.page === 1} emptyText="No client has registered.">
         {(nodes) => (
+          <>
+          <Pager pager={pager} rows={nodes.length} nextToken={live.nextToken} total={summary.data?.Nodes} what="clients" />
           <table class="list" aria-label="Clients">
             <thead>
               <tr>
@@ -62,6 +70,7 @@ export function ClientsListPage() {
               ))}
             </tbody>
           </table>
+          </>
         )}
       </LiveView>
     </section>

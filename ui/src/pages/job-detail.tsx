@@ -1,13 +1,15 @@
 /** A job: header with actions, and tabs for overview, allocations, services, versions, deployments, evaluations, definition. */
 import type { AllocListStub } from '../../../src/structs/alloc.js';
-import type { Job } from '../../../src/structs/job.js';
+import type { Job, JobSummary } from '../../../src/structs/job.js';
+import { PAGE_SIZE, Pager, usePager } from '../components/pager.js';
+import { withQuery } from '../lib/api.js';
 import { ActionButton } from '../components/action-button.js';
 import { AllocTable } from '../components/alloc-table.js';
 import { JobServices } from '../components/services-job.js';
 import { LiveView } from '../components/states.js';
 import { StatusBadge } from '../components/summary-bar.js';
 import { nsQuery, seg } from '../lib/format.js';
-import { jobPath, jobWatch, restartJob, stopJob, updateJob } from '../lib/job-api.js';
+import { allocationTotal, jobPath, jobWatch, restartJob, stopJob, updateJob } from '../lib/job-api.js';
 import { href } from '../lib/router.js';
 import { useLive } from '../lib/use-live.js';
 import { DispatchForm } from './job-dispatch.js';
@@ -71,12 +73,13 @@ export function JobDetailPage({ id, ns, tab }: { id: string; ns: string; tab: st
           </a>
         ))}
       </nav>
+      {/* The allocations need only the job's ID: read at once, beside the job, not after it. */}
+      {tab === 'allocations' && !(job.error && !job.data) && <JobAllocations id={id} ns={ns} />}
       <LiveView live={job} what="job">
         {(j) => (
           <>
             {tab === '' && <JobOverview job={j} />}
             {tab === '' && j.ParameterizedJob && !j.Stop && <DispatchForm job={j} />}
-            {tab === 'allocations' && <JobAllocations id={id} ns={ns} />}
             {tab === 'services' && <JobServices id={id} ns={ns} />}
             {tab === 'versions' && <JobVersions id={id} ns={ns} />}
             {tab === 'deployments' && <JobDeployments id={id} ns={ns} />}
@@ -94,10 +97,19 @@ export function JobDetailPage({ id, ns, tab }: { id: string; ns: string; tab: st
 }
 
 export function JobAllocations({ id, ns }: { id: string; ns: string }) {
-  const allocs = useLive<AllocListStub[]>(jobPath(id, ns, 'allocations'), jobWatch(id, ns));
+  // A page at a time: a job may have 50,000 allocations; the total is the summary's.
+  const watch = jobWatch(id, ns);
+  const pager = usePager(`${ns}/${id}`);
+  const allocs = useLive<AllocListStub[]>(withQuery(jobPath(id, ns, 'allocations'), { per_page: PAGE_SIZE, next_token: pager.token || undefined }), watch);
+  const summary = useLive<JobSummary>(jobPath(id, ns, 'summary'), watch);
   return (
-    <LiveView live={allocs} what="allocations" empty={(a) => a.length === 0}>
-      {(a) => <AllocTable allocs={a} />}
+    <LiveView live={allocs} what="allocations" empty={(a) => a.length === 0 && pager.page === 1}>
+      {(a) => (
+        <>
+          <Pager pager={pager} rows={a.length} nextToken={allocs.nextToken} total={summary.data && allocationTotal(summary.data)} what="allocations" />
+          <AllocTable allocs={a} />
+        </>
+      )}
     </LiveView>
   );
 }

@@ -10,11 +10,15 @@ import { AllocTable } from '../components/alloc-table.js';
 import { LiveView } from '../components/states.js';
 import { StatusBadge, SummaryBar } from '../components/summary-bar.js';
 import { apiWrite } from '../lib/api.js';
-import { dateTime, shortId } from '../lib/format.js';
-import { jobPath, jobWatch } from '../lib/job-api.js';
+import { dateTime, nsQuery, seg, shortId } from '../lib/format.js';
+import { allocationTotal, jobPath, jobWatch } from '../lib/job-api.js';
 import { useLive } from '../lib/use-live.js';
 import { href } from '../lib/router.js';
 import { useDenied } from '../lib/session.js';
+
+/** The overview's allocation rows, and the largest job (by its groups' counts) whose whole list it reads to find the newest. */
+const RECENT_ROWS = 10;
+const RECENT_SCAN_LIMIT = 500;
 
 function ScaleControl({ job, group }: { job: Job; group: TaskGroup }) {
   const [count, setCount] = useState(group.Count);
@@ -100,7 +104,12 @@ export function JobOverview({ job }: { job: Job }) {
   const watch = jobWatch(job.ID, job.Namespace);
   const summary = useLive<JobSummary>(jobPath(job.ID, job.Namespace, 'summary'), watch);
   const deployment = useLive<Deployment | null>(job.Type === 'service' ? jobPath(job.ID, job.Namespace, 'deployment') : undefined, watch);
-  const allocs = useLive<AllocListStub[]>(jobPath(job.ID, job.Namespace, 'allocations'), watch);
+  // The newest allocations need the whole list (the API pages by ID, not by age), re-read on
+  // every change of any of them: only a job that asks for few enough is listed here; a large one
+  // shows its total and points to the Allocations tab, which reads a page at a time.
+  const small = job.TaskGroups.reduce((n, g) => n + g.Count, 0) <= RECENT_SCAN_LIMIT;
+  const allocs = useLive<AllocListStub[]>(small ? jobPath(job.ID, job.Namespace, 'allocations') : undefined, watch);
+  const total = summary.data ? allocationTotal(summary.data) : undefined;
   const evals = useLive<Evaluation[]>(jobPath(job.ID, job.Namespace, 'evaluations'), watch);
   const queued = Object.values(summary.data?.Summary ?? {}).reduce((n, g) => n + g.Queued, 0);
   // While allocations wait to be placed, the latest evaluation that failed to place says why.
@@ -151,10 +160,22 @@ export function JobOverview({ job }: { job: Job }) {
           </LiveView>
         </>
       )}
-      <h2>Recent allocations</h2>
-      <LiveView live={allocs} what="allocations" empty={(a) => a.length === 0}>
-        {(a) => <AllocTable allocs={[...a].sort((x, y) => y.CreateIndex - x.CreateIndex).slice(0, 10)} />}
-      </LiveView>
+      {small ? (
+        <>
+          <h2>Recent allocations</h2>
+          <LiveView live={allocs} what="allocations" empty={(a) => a.length === 0}>
+            {(a) => <AllocTable allocs={[...a].sort((x, y) => y.CreateIndex - x.CreateIndex).slice(0, RECENT_ROWS)} />}
+          </LiveView>
+        </>
+      ) : (
+        <>
+          <h2>Allocations</h2>
+          <p data-testid="alloc-total">
+            {total === undefined ? 'Counting allocations…' : `${total.toLocaleString('en-US')} allocations: `}
+            <a href={href(`/jobs/${seg(job.ID)}/allocations${nsQuery(job.Namespace)}`)}>see them a page at a time</a>.
+          </p>
+        </>
+      )}
     </>
   );
 }
