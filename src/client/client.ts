@@ -24,8 +24,8 @@ import { AllocUpdateBatcher } from './alloc-update-batcher.js';
 import { ServiceRegistrar } from './serviceregistration/service-registrar.js';
 import type { CheckQueryResult } from './serviceregistration/alloc-check-runner.js';
 import { StateDb, type ClientStateStore, type StoredAlloc } from './state/state-db.js';
-import { loadNodeIdentity } from './node/node-identity.js';
-import { driversChanged, fingerprintDrivers, fingerprintHost, hostNetwork, withDriverAttributes } from './node/fingerprint.js';
+import { loadNodeIdentity, type NodeIdentity } from './node/node-identity.js';
+import { driversChanged, fingerprintDrivers, fingerprintHost, hostNetwork, withDriverAttributes, type HostFingerprint } from './node/fingerprint.js';
 import type { NodeInfo } from './taskenv/task-env.js';
 import { HostStatsCollector, type HostStats } from './node/host-stats.js';
 import { applyMetaChanges, loadDynamicMeta, mergedMeta, saveDynamicMeta, type NodeMetaResponse } from './node/node-meta.js';
@@ -72,6 +72,12 @@ export interface ClientConfig {
   random?: RandomSource;
   /** State store override (tests); default SQLite under `<dataDir>/client/state.db`. */
   store?: ClientStateStore;
+  /** The node's ID and secret (tests, the node simulator); default generated once and kept under `<dataDir>/client`. */
+  identity?: NodeIdentity;
+  /** The host's attributes and resources (the node simulator gives each node its own); default the real host's fingerprint. */
+  host?: HostFingerprint;
+  /** Whether allocation directories are built on disk (default true); the node simulator's mock tasks need none. */
+  allocDirsOnDisk?: boolean;
 }
 
 /** How long one blocking query for allocations waits. */
@@ -328,8 +334,8 @@ export class Client implements ClientHttpApi {
   // ---- node ----
 
   private async fingerprint(): Promise<void> {
-    const id = loadNodeIdentity(this.config.dataDir);
-    const host = fingerprintHost(this.config.dataDir);
+    const id = this.config.identity ?? loadNodeIdentity(this.config.dataDir);
+    const host = this.config.host ?? fingerprintHost(this.config.dataDir);
     const drv = await fingerprintDrivers([...this.drivers.values()], this.clock.now());
     const name = this.config.nodeName ?? host.attributes['unique.hostname']!;
     this.hostStatsCollector = new HostStatsCollector(this.config.dataDir, host.resources.Cpu.CpuShares);
@@ -495,6 +501,7 @@ export class Client implements ClientHttpApi {
       hostEnv: process.env,
       userPolicy: this.userPolicy,
       network: this.network,
+      ...(this.config.allocDirsOnDisk === false ? { allocDirsOnDisk: false } : {}),
       variables: (req, signal) => this.config.connection.readTaskVariables(req, signal),
       identities: (req, signal) => this.config.connection.signTaskIdentities(req, signal),
       onServices: (allocId, regs) => this.services.set(allocId, regs),
