@@ -74,7 +74,7 @@ export interface ClientConfig {
   store?: ClientStateStore;
   /** The node's ID and secret (tests, the node simulator); default generated once and kept under `<dataDir>/client`. */
   identity?: NodeIdentity;
-  /** The host's attributes and resources (the node simulator gives each node its own); default the real host's fingerprint. */
+  /** The host's attributes (CNI plugins' included) and resources (the node simulator gives each node its own); default the real host's fingerprint. */
   host?: HostFingerprint;
   /** Whether allocation directories are built on disk (default true); the node simulator's mock tasks need none. */
   allocDirsOnDisk?: boolean;
@@ -341,7 +341,9 @@ export class Client implements ClientHttpApi {
     this.hostStatsCollector = new HostStatsCollector(this.config.dataDir, host.resources.Cpu.CpuShares);
     const dc = this.config.datacenter ?? 'dc1';
     const ip = advertisedIp(this.config.httpAddr);
-    const cni = await fingerprintCniPlugins(clientNetworkConfig(this.config.network).cniPath);
+    // A given host carries its CNI plugins' attributes too: running every plugin for its version
+    // is a process per plugin, which 10,000 simulated nodes cannot each afford.
+    const cni = this.config.host ? {} : await fingerprintCniPlugins(clientNetworkConfig(this.config.network).cniPath);
     const attributes = { ...host.attributes, ...drv.attributes, ...cni, 'unique.network.ip-address': ip };
     const hostVolumes = fingerprintHostVolumes(this.config.hostVolumes);
     this.node = newNode({
