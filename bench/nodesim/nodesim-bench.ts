@@ -4,13 +4,18 @@
  *   2. a `system` job (node_pool "all") on every node, all running (≤ 30 s from submit);
  *   3. a service job of 5 allocations a node (50,000 at 10,000 nodes) placed and running
  *      (≤ 30 s), then rolled to a new version with max_parallel = 500, measuring the most
- *      allocations down (not running) at once (≤ 500).
+ *      allocations down (not running) at once (≤ 500);
+ *   4. steady state for `--steady-seconds` (default 600): a job (10 allocations of a 30 s mock
+ *      task, so allocations keep ending and being replaced: a stream of alloc updates) submitted
+ *      every second; p99 of the registrations (≤ 50 ms), the server's CPU (≤ 30 % of a core) and
+ *      RSS (≤ 1.5 GB), nodes marked down (0).
  * Also the simulator's RSS (≤ 4 GB at 10,000) and the server's CPU and RSS, and the nodes the
  * server saw go down (a missed heartbeat). Starts one SQLite server on loopback unless
  * `--servers` is given. Writes bench/results/nodesim.json.
  *
  *   npm run build && node dist/bench/nodesim/nodesim-bench.js [--nodes 10000] [--servers 127.0.0.1:4646,…]
- *       [--scenarios 1,2,3] [--allocs-per-node 5] [--max-parallel 500] [--server-heap-mb 4096]
+ *       [--scenarios 1,2,3,4] [--allocs-per-node 5] [--max-parallel 500] [--steady-seconds 600] [--server-heap-mb 4096]
+ *       [--server-pid PID (with --servers: the server whose CPU and RSS to report)]
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -20,6 +25,7 @@ import { api } from '../../test/integration/helpers/agent-process.js';
 import { NodeSimulator } from './node-simulator.js';
 import { cpuSeconds, givenServers, rssMB, startSqliteServer, type NodesimServers } from './nodesim-servers.js';
 import { SIM_DATACENTERS } from './simulated-node.js';
+import { percentile } from '../percentile.js';
 
 interface Args {
   nodes: number;
@@ -28,10 +34,13 @@ interface Args {
   allocsPerNode: number;
   maxParallel: number;
   serverHeapMB: number;
+  steadySeconds: number;
+  /** With --servers: the pid of the server to measure (CPU, RSS), when it runs on this machine. */
+  serverPid: number | undefined;
 }
 
 function parseArgs(argv: string[]): Args {
-  const out: Args = { nodes: 10_000, servers: [], scenarios: new Set([1, 2, 3]), allocsPerNode: 5, maxParallel: 500, serverHeapMB: 4096 };
+  const out: Args = { nodes: 10_000, servers: [], scenarios: new Set([1, 2, 3, 4]), allocsPerNode: 5, maxParallel: 500, serverHeapMB: 4096, steadySeconds: 600, serverPid: undefined };
   const int = (flag: string, v: string | undefined): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 1) throw new Error(`${flag}: must be a positive integer, got "${v ?? ''}"`);
@@ -44,11 +53,13 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--allocs-per-node') out.allocsPerNode = int(flag, v);
     else if (flag === '--max-parallel') out.maxParallel = int(flag, v);
     else if (flag === '--server-heap-mb') out.serverHeapMB = int(flag, v);
+    else if (flag === '--steady-seconds') out.steadySeconds = int(flag, v);
+    else if (flag === '--server-pid') out.serverPid = int(flag, v);
     else if (flag === '--servers') out.servers = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
     else if (flag === '--scenarios') out.scenarios = new Set((v ?? '').split(',').map((s) => int(flag, s.trim())));
     else throw new Error(`unknown argument "${flag}"`);
   }
-  if ([...out.scenarios].some((s) => s > 3)) throw new Error('--scenarios: scenarios 1, 2 and 3 are implemented');
+  if ([...out.scenarios].some((s) => s > 4)) throw new Error('--scenarios: scenarios 1 to 4 are implemented (5, the failover, is not yet)');
   if (out.servers.length > 0 && out.servers.some((s) => !/^[^:]+:\d+$/.test(s))) throw new Error(`--servers: want host:port,…, got "${out.servers.join(',')}"`);
   return out;
 }
@@ -84,6 +95,12 @@ async function nodeStatuses(addr: string): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const n of r.body) out.set(n.Status, (out.get(n.Status) ?? 0) + 1);
   return out;
+}
+
+interface Deployment {
+  Status?: string;
+  JobVersion?: number;
+  TaskGroups?: Record<string, { PlacedAllocs: number; HealthyAllocs: number; UnhealthyAllocs: number }>;
 }
 
 interface Summary {
@@ -149,7 +166,7 @@ async function main(): Promise<void> {
   try {
     servers = args.servers.length > 0 ? givenServers(args.servers) : await startSqliteServer(args.serverHeapMB);
     const addr = `http://${servers.addresses[0]!}`;
-    const serverPid = servers.processes[0]?.proc.pid;
+    const serverPid = servers.processes[0]?.proc.pid ?? args.serverPid;
     console.log(`nodesim: ${args.nodes} nodes against ${servers.addresses.join(', ')} (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
 
     // 1. Registration: from the first client started to every node ready on the server.
@@ -189,12 +206,18 @@ async function main(): Promise<void> {
 
       const t4 = Date.now();
       await register(addr, serviceJob(count, args.maxParallel, '25h'));
+      // Down: allocations not running (an old one stopped before its replacement runs). In
+      // flight: the deployment's placed but not yet healthy allocations, what max_parallel bounds.
       let maxDown = 0;
+      let maxInFlight = 0;
       let done = false;
       while (!done) {
         const running = await runningOf(addr, 'nodesim-service').catch(() => count);
         maxDown = Math.max(maxDown, count - running);
-        const d = await api<{ Status?: string; JobVersion?: number } | null>(addr, 'GET', '/v1/job/nodesim-service/deployment');
+        const d = await api<Deployment | null>(addr, 'GET', '/v1/job/nodesim-service/deployment');
+        if (d.body?.JobVersion === 1) {
+          for (const g of Object.values(d.body.TaskGroups ?? {})) maxInFlight = Math.max(maxInFlight, g.PlacedAllocs - g.HealthyAllocs - g.UnhealthyAllocs);
+        }
         if (d.body?.JobVersion === 1 && d.body.Status !== 'running') {
           if (d.body.Status !== 'successful') throw new Error(`the rolling update ended ${d.body.Status}`);
           done = true;
@@ -205,8 +228,35 @@ async function main(): Promise<void> {
         }
       }
       const rollMs = Date.now() - t4;
-      print({ scenario: `3. rolling update, max_parallel = ${args.maxParallel}`, value: `${maxDown} down at most, ${secs(rollMs)}`, goal: `≤ ${args.maxParallel} down at a time`, met: maxDown <= args.maxParallel });
-      extra.rollingUpdate = { ms: rollMs, maxDown };
+      print({
+        scenario: `3. rolling update, max_parallel = ${args.maxParallel}`,
+        value: `${maxDown} down, ${maxInFlight} in flight at most; ${secs(rollMs)}`,
+        goal: `≤ ${args.maxParallel} down at a time`,
+        met: maxDown <= args.maxParallel && maxInFlight <= args.maxParallel,
+      });
+      extra.rollingUpdate = { ms: rollMs, maxDown, maxInFlight };
+    }
+
+    if (args.scenarios.has(4)) {
+      const cpu4 = cpuMeter(serverPid);
+      const latencies: number[] = [];
+      const t5 = Date.now();
+      let peakRss = 0;
+      for (let i = 0; Date.now() - t5 < args.steadySeconds * 1000; i++) {
+        const tick = Date.now();
+        const job = { Job: { ID: `nodesim-steady-${i}`, Name: `nodesim-steady-${i}`, Type: 'batch', Datacenters: [...SIM_DATACENTERS], NodePool: 'all', TaskGroups: [{ Name: 'g', Count: 10, Tasks: [mockTask('30s')] }] } };
+        await register(addr, job);
+        latencies.push(Date.now() - tick);
+        if (serverPid !== undefined) peakRss = Math.max(peakRss, rssMB(serverPid));
+        await sleep(Math.max(0, 1000 - (Date.now() - tick)));
+      }
+      const cores = cpu4();
+      latencies.sort((a, b) => a - b);
+      const p99 = percentile(latencies, 99);
+      print({ scenario: `4. steady state, ${latencies.length} jobs at 1/s: registration p99`, value: `${p99.toFixed(0)} ms (p50 ${percentile(latencies, 50).toFixed(0)} ms)`, goal: '≤ 50 ms', met: p99 <= 50 });
+      if (cores !== null) print({ scenario: '4. steady state: server CPU', value: `${(cores * 100).toFixed(0)} % of a core`, goal: '≤ 30 %', met: cores <= 0.3 });
+      if (serverPid !== undefined) print({ scenario: '4. steady state: server peak RSS', value: `${peakRss.toFixed(0)} MB`, goal: '≤ 1.5 GB', met: peakRss <= 1536 });
+      extra.steady = { seconds: args.steadySeconds, jobs: latencies.length, p50: percentile(latencies, 50), p99, serverCpuCores: cores, peakRssMB: peakRss };
     }
 
     const statuses = await nodeStatuses(addr);
