@@ -1,8 +1,8 @@
 /**
  * A `fetch` over node:http for the node simulator's clients: every simulated client sends its
  * requests through it, so the process holds one socket per held blocking query (a blocking
- * query occupies its HTTP/1.1 connection until it answers) plus a bounded, kept-alive pool for
- * everything else (registration, heartbeats, alloc updates). With the global fetch each burst
+ * query occupies its HTTP/1.1 connection until it answers), a bounded, kept-alive pool for
+ * heartbeats and another for everything else (registration, alloc updates). With the global fetch each burst
  * of 10,000 registrations would open 10,000 more sockets and the process would run out of file
  * descriptors; here the burst queues for the pool instead, as a real client's requests queue
  * behind its one multiplexed connection to Nomad's servers.
@@ -16,12 +16,15 @@ import { Agent, request } from 'node:http';
 export interface PooledFetchOptions {
   /** Sockets for ordinary requests, per server (default 256). */
   maxSockets?: number;
+  /** Sockets for heartbeats, per server (default 64). */
+  heartbeatSockets?: number;
 }
 
 /** The sockets the pool holds now (open) and the requests queued for one. */
 export interface PoolStats {
   blockingSockets: number;
   shortSockets: number;
+  heartbeatSockets: number;
   queued: number;
 }
 
@@ -56,11 +59,14 @@ export function pooledFetch(opts: PooledFetchOptions = {}): PooledFetch {
   // A held query must never wait behind the short pool (nor keep a heartbeat waiting): its own agent, unbounded.
   const blocking = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 100_000 });
   const short = new Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 256, maxFreeSockets: opts.maxSockets ?? 256 });
+  // Heartbeats never queue behind other clients' registrations and alloc updates: a real client's
+  // heartbeat waits for no other node, and one held up past its TTL marks a healthy node down.
+  const heartbeats = new Agent({ keepAlive: true, maxSockets: opts.heartbeatSockets ?? 64, maxFreeSockets: opts.heartbeatSockets ?? 64 });
   const f = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(input instanceof Request ? input.url : input.toString());
     if (url.protocol !== 'http:') return Promise.reject(new TypeError(`pooledFetch: only http:// is supported, got ${url.protocol}`));
     const method = (init.method ?? 'GET').toUpperCase();
-    const agent = url.searchParams.has('index') ? blocking : short;
+    const agent = url.searchParams.has('index') ? blocking : url.pathname.endsWith('/heartbeat') ? heartbeats : short;
     const signal = init.signal ?? undefined;
     return new Promise<Response>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason ?? new DOMException('This operation was aborted', 'AbortError'));
@@ -92,10 +98,11 @@ export function pooledFetch(opts: PooledFetchOptions = {}): PooledFetch {
   };
   return {
     fetch: f as typeof fetch,
-    stats: () => ({ blockingSockets: socketCount(blocking), shortSockets: socketCount(short), queued: queuedCount(short) + queuedCount(blocking) }),
+    stats: () => ({ blockingSockets: socketCount(blocking), shortSockets: socketCount(short), heartbeatSockets: socketCount(heartbeats), queued: queuedCount(short) + queuedCount(blocking) + queuedCount(heartbeats) }),
     destroy() {
       blocking.destroy();
       short.destroy();
+      heartbeats.destroy();
     },
   };
 }
