@@ -21,6 +21,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { api } from '../../test/integration/helpers/agent-process.js';
 import { NodeSimulator } from './node-simulator.js';
 import { cpuSeconds, givenServers, rssMB, startSqliteServer, type NodesimServers } from './nodesim-servers.js';
@@ -163,6 +164,10 @@ async function main(): Promise<void> {
     const mark = f.met === null ? ' ' : f.met ? '✓' : '✗';
     console.log(`${mark} ${f.scenario.padEnd(52)} ${f.value.padEnd(28)} goal ${f.goal}`);
   };
+  // How late the simulator's own timers run: a starved simulator heartbeats late, and the
+  // nodes it fails to keep alive are its fault, not the servers'.
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
   try {
     servers = args.servers.length > 0 ? givenServers(args.servers) : await startSqliteServer(args.serverHeapMB);
     const addr = `http://${servers.addresses[0]!}`;
@@ -270,6 +275,17 @@ async function main(): Promise<void> {
       extra.serverRssMB = mb;
     }
     extra.simRssMB = simMB;
+    const lagP99 = loopDelay.percentile(99) / 1e6;
+    const lagMax = loopDelay.max / 1e6;
+    print({ scenario: 'simulator event-loop delay (its timers run late by)', value: `p99 ${lagP99.toFixed(0)} ms, max ${lagMax.toFixed(0)} ms`, goal: 'well under the heartbeat grace (10 s)', met: lagMax < 10_000 });
+    extra.simLoopDelayMs = { p99: lagP99, max: lagMax };
+    let lost = 0;
+    for (const job of ['nodesim-system', 'nodesim-service']) {
+      const r = await api<Summary>(addr, 'GET', `/v1/job/${job}/summary`).catch(() => null);
+      if (r?.status === 200) lost += Object.values(r.body.Summary).reduce((n, g) => n + g.Lost, 0);
+    }
+    print({ scenario: 'allocations lost (their node marked down)', value: String(lost), goal: '0', met: lost === 0 });
+    extra.lostAllocs = lost;
     extra.loadavgAtEnd = loadavg();
     console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
