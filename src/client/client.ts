@@ -26,8 +26,8 @@ import { AllocUpdateBatcher } from './alloc-update-batcher.js';
 import { ServiceRegistrar } from './serviceregistration/service-registrar.js';
 import type { CheckQueryResult } from './serviceregistration/alloc-check-runner.js';
 import { StateDb, type ClientStateStore, type StoredAlloc } from './state/state-db.js';
-import { loadNodeIdentity } from './node/node-identity.js';
-import { driversChanged, fingerprintDrivers, fingerprintHost, hostNetwork, withDriverAttributes } from './node/fingerprint.js';
+import { loadNodeIdentity, type NodeIdentity } from './node/node-identity.js';
+import { driversChanged, fingerprintDrivers, fingerprintHost, hostNetwork, withDriverAttributes, type HostFingerprint } from './node/fingerprint.js';
 import type { NodeInfo } from './taskenv/task-env.js';
 import { HostStatsCollector, type HostStats } from './node/host-stats.js';
 import { applyMetaChanges, loadDynamicMeta, mergedMeta, saveDynamicMeta, type NodeMetaResponse } from './node/node-meta.js';
@@ -82,6 +82,12 @@ export interface ClientConfig {
   random?: RandomSource;
   /** State store override (tests); default SQLite under `<dataDir>/client/state.db`. */
   store?: ClientStateStore;
+  /** The node's ID and secret (tests, the node simulator); default generated once and kept under `<dataDir>/client`. */
+  identity?: NodeIdentity;
+  /** The host's attributes (CNI plugins' included) and resources (the node simulator gives each node its own); default the real host's fingerprint. */
+  host?: HostFingerprint;
+  /** Whether allocation directories are built on disk (default true); the node simulator's mock tasks need none. */
+  allocDirsOnDisk?: boolean;
 }
 
 /** How long one blocking query for allocations waits. */
@@ -344,14 +350,16 @@ export class Client implements ClientHttpApi {
   // ---- node ----
 
   private async fingerprint(): Promise<void> {
-    const id = loadNodeIdentity(this.config.dataDir);
-    const host = fingerprintHost(this.config.dataDir);
+    const id = this.config.identity ?? loadNodeIdentity(this.config.dataDir);
+    const host = this.config.host ?? fingerprintHost(this.config.dataDir);
     const drv = await fingerprintDrivers([...this.drivers.values()], this.clock.now());
     const name = this.config.nodeName ?? host.attributes['unique.hostname']!;
     this.hostStatsCollector = new HostStatsCollector(this.config.dataDir, host.resources.Cpu.CpuShares);
     const dc = this.config.datacenter ?? 'dc1';
     const ip = advertisedIp(this.config.httpAddr);
-    const cni = await fingerprintCniPlugins(clientNetworkConfig(this.config.network).cniPath);
+    // A given host carries its CNI plugins' attributes too: running every plugin for its version
+    // is a process per plugin, which 10,000 simulated nodes cannot each afford.
+    const cni = this.config.host ? {} : await fingerprintCniPlugins(clientNetworkConfig(this.config.network).cniPath);
     this.hostVolumeManager = new HostVolumeManager({
       volumesDir: this.config.hostVolumesDir ?? join(this.config.dataDir, 'host_volumes'),
       pluginDir: this.config.hostVolumePluginDir ?? join(this.config.dataDir, 'host_volume_plugins'),
@@ -534,6 +542,7 @@ export class Client implements ClientHttpApi {
       userPolicy: this.userPolicy,
       network: this.network,
       ...(this.config.taskApi ? { taskApi: this.config.taskApi } : {}),
+      ...(this.config.allocDirsOnDisk === false ? { allocDirsOnDisk: false } : {}),
       variables: (req, signal) => this.config.connection.readTaskVariables(req, signal),
       identities: (req, signal) => this.config.connection.signTaskIdentities(req, signal),
       onServices: (allocId, regs) => this.services.set(allocId, regs),

@@ -164,13 +164,15 @@ const RETRY_ROUNDS = 3;
  * A connection over Nomad's HTTP API to one of `servers` ("host:port" or URLs) and every server
  * they report (learnt from registration and heartbeat answers). Requests go to the current
  * server; on a network error or 5xx the next one is tried, for a few rounds with backoff, before
- * failing with ServerUnreachable.
+ * failing with ServerUnreachable. `fetchFn` replaces how requests are sent (the node simulator
+ * sends many clients' requests through one bounded socket pool); default the global fetch, or
+ * tlsFetch with `tls`.
  */
-export function httpServerConnection(servers: string[], token?: string, tls?: OutboundTls): ServerConnection {
+export function httpServerConnection(servers: string[], token?: string, tls?: OutboundTls, fetchFn?: typeof fetch): ServerConnection {
   if (servers.length === 0) throw new ClientError(ClientErrorCode.NoServers, 'no servers configured');
   // With TLS, bare host:port servers are reached over HTTPS, presenting the agent's certificate.
   const toBase = (s: string): string => withScheme(/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`, tls !== undefined);
-  const fetchFn = tls ? tlsFetch({ agent: tls.serverAgent }) : fetch;
+  const send = fetchFn ?? (tls ? tlsFetch({ agent: tls.serverAgent }) : fetch);
   let configured = servers.map(toBase);
   // The configured servers, then those the servers told us of (every server of the cluster).
   let bases = [...configured];
@@ -187,7 +189,7 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
         try {
           const headers: Record<string, string> = { 'content-type': 'application/json' };
           if (auth) headers['X-Nomad-Token'] = auth;
-          const res = await fetchFn(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+          const res = await send(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
           const text = await res.text();
           // Matched by the error's code (sent beside the text); a server that sends none is matched as Nomad's by status.
           const code = res.headers.get(ERROR_CODE_HEADER);

@@ -12,6 +12,7 @@ import type { Clock, RandomSource } from '../time/clock.js';
 import type { ClientHttpApi } from './client-http-api.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { blockingQuery } from './blocking-query.js';
+import { onAbort } from './abort-fanout.js';
 import { permissionDenied, requestAcl, type AclGate } from './acl/acl-gate.js';
 import { UNHELD } from './acl/live-authorizations.js';
 import { HttpError } from './http-errors.js';
@@ -70,9 +71,9 @@ export function requestSignal(req: FastifyRequest, reply: FastifyReply, shutdown
   if (shutdown) {
     if (shutdown.aborted) ac.abort(shutdown.reason);
     else {
-      const onShutdown = () => ac.abort(shutdown.reason);
-      shutdown.addEventListener('abort', onShutdown, { once: true });
-      reply.raw.once('close', () => shutdown.removeEventListener('abort', onShutdown));
+      // Fanned out: thousands of held queries on one shutdown signal (see abort-fanout.ts).
+      const unsubscribe = onAbort(shutdown, () => ac.abort(shutdown.reason));
+      reply.raw.once('close', unsubscribe);
     }
   }
   const socket = req.raw.socket;

@@ -5,7 +5,10 @@
  *     alloc/{data,logs,tmp}        shared by the tasks (NOMAD_ALLOC_DIR)
  *     <task>/{local,secrets,tmp}   one per task (NOMAD_TASK_DIR is local/)
  *
- * Building is idempotent; destroy removes the whole tree.
+ * Building is idempotent; destroy removes the whole tree. An AllocDir made with
+ * `onDisk: false` has the same paths but never touches the disk: the node simulator's mock
+ * tasks read and write nothing there, and 60,000 allocations' trees would cost it more than
+ * the clients themselves.
  */
 import { closeSync, fchmodSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
@@ -21,7 +24,11 @@ export class AllocDir {
   readonly sharedDir: string;
   readonly logDir: string;
 
-  constructor(dataDir: string, readonly allocId: string) {
+  /** False: build, buildTaskDir and destroy do no I/O (see the file comment). */
+  readonly onDisk: boolean;
+
+  constructor(dataDir: string, readonly allocId: string, opts: { onDisk?: boolean } = {}) {
+    this.onDisk = opts.onDisk ?? true;
     this.root = join(dataDir, 'alloc', allocId);
     this.sharedDir = join(this.root, 'alloc');
     this.logDir = join(this.sharedDir, 'logs');
@@ -29,6 +36,7 @@ export class AllocDir {
 
   /** Creates the shared directories. Safe to call again. */
   async build(): Promise<void> {
+    if (!this.onDisk) return;
     for (const d of ['data', 'logs', 'tmp']) await mkdir(join(this.sharedDir, d), { recursive: true });
   }
 
@@ -48,6 +56,7 @@ export class AllocDir {
   /** Creates a task's directories; secrets/ is private to the agent's user. Safe to call again. */
   async buildTaskDir(taskName: string): Promise<TaskDirs> {
     const dirs = this.taskDirs(taskName);
+    if (!this.onDisk) return dirs;
     await mkdir(this.root, { recursive: true });
     // Built again when a task restarts, after the task could write here: walked without
     // following any symlink it planted, and secrets/ is made private through its descriptor,
@@ -62,8 +71,14 @@ export class AllocDir {
     return dirs;
   }
 
+  /** Creates the shared log directory (`alloc/logs`). Safe to call again. */
+  async buildLogDir(): Promise<void> {
+    if (this.onDisk) await mkdir(this.logDir, { recursive: true });
+  }
+
   /** Removes the allocation's directory tree. */
   async destroy(): Promise<void> {
+    if (!this.onDisk) return;
     await rm(this.root, { recursive: true, force: true });
   }
 }

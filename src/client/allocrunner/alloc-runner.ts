@@ -64,6 +64,8 @@ export interface AllocRunnerConfig {
   onServices?: (allocId: string, regs: ServiceRegistrationInput[]) => void;
   /** The client's user.denylist / user.checked_drivers; Nomad's defaults when not given. */
   userPolicy?: TaskUserPolicy;
+  /** Whether the allocation's directories are built on disk (default true; see AllocDir). */
+  allocDirsOnDisk?: boolean;
   /** Sets up group networks (bridge, none, cni/*); without it every allocation runs in host mode. */
   network?: AllocNetworkConfigurator;
   /** The agent's Task API, served on each task's `secrets/api.sock`. */
@@ -111,7 +113,7 @@ export class AllocRunner {
   constructor(private readonly cfg: AllocRunnerConfig) {
     this.current = cfg.alloc;
     this.allocId = cfg.alloc.ID;
-    this.allocDir = new AllocDir(cfg.dataDir, cfg.alloc.ID);
+    this.allocDir = new AllocDir(cfg.dataDir, cfg.alloc.ID, { onDisk: cfg.allocDirsOnDisk ?? true });
     const tasks = this.groupTasks();
     this.coordinator = new Coordinator(tasks);
     for (const task of tasks) {

@@ -2,7 +2,6 @@
  * The logs hook: tells the driver where stdout/stderr go (`alloc/logs/<task>.stdout.N`) and how
  * they rotate, from the task's `logs` block (Nomad's defaults: 10 files of 10 MB).
  */
-import { mkdir } from 'node:fs/promises';
 import type { PrestartHook, TaskHookRequest, TaskPrep } from '../interfaces.js';
 
 const DEFAULT_MAX_FILES = 10;
@@ -15,7 +14,7 @@ export class LogsHook implements PrestartHook {
   async prestart(req: TaskHookRequest): Promise<Partial<TaskPrep>> {
     const lc = req.task.LogConfig;
     const dir = req.allocDir.logDir;
-    await mkdir(dir, { recursive: true });
+    await req.allocDir.buildLogDir();
     return {
       logs: {
         dir,

@@ -1,0 +1,102 @@
+/**
+ * The node simulator: N real Caravan clients (src/client's Client — registration, heartbeats at
+ * the servers' TTL, the blocking allocation watch, batched alloc updates, alloc and task
+ * runners with their lifecycle) in this one process, each with its own identity and resources
+ * (simulated-node.ts) and its own mock driver, against servers given by address.
+ *
+ * What is made cheap, and why it does not change what one client does:
+ * - one HTTP socket pool for every client (pooled-fetch.ts): a held blocking query keeps its
+ *   own socket, other requests share a bounded kept-alive pool;
+ * - client state in memory (MemoryStateDb, the client's store seam) instead of one SQLite file
+ *   each: a simulated node is never restarted, so nothing needs to survive;
+ * - allocation directories not built on disk (`allocDirsOnDisk: false`): mock tasks that print
+ *   nothing read and write nothing there;
+ * - the identity and host fingerprint given (no files, no /proc reads per node);
+ * - one silent logger for all.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { Client } from '../../src/client/client.js';
+import { httpServerConnection } from '../../src/client/server-connection.js';
+import { MemoryStateDb } from '../../src/client/state/state-db.js';
+import { createMockDriver } from '../../src/drivers/mock/mock-driver.js';
+import { pooledFetch, type PoolStats, type PooledFetch } from './pooled-fetch.js';
+import { simulatedNode, type SimulatedNode } from './simulated-node.js';
+
+/** Options of NodeSimulator.start. */
+export interface NodeSimulatorOptions {
+  /** Servers, "host:port". */
+  servers: string[];
+  nodes: number;
+  /** Where each node's (nearly empty) data dir goes. */
+  dataDir: string;
+  /** Sockets of the shared pool for ordinary requests, per server. */
+  maxSockets?: number;
+  /** Clients started per tick of the event loop (their registrations then queue for the pool). */
+  startBatch?: number;
+}
+
+/** N simulated nodes in this process. */
+export class NodeSimulator {
+  private constructor(
+    readonly clients: Client[],
+    readonly nodes: SimulatedNode[],
+    private readonly pool: PooledFetch,
+  ) {}
+
+  /** Starts every client; resolves when all are started (registration goes on in their loops). */
+  static async start(opts: NodeSimulatorOptions): Promise<NodeSimulator> {
+    const pool = pooledFetch({ maxSockets: opts.maxSockets ?? 256 });
+    const logger = pino({ level: 'silent' });
+    const nodes: SimulatedNode[] = [];
+    const clients: Client[] = [];
+    const batch = opts.startBatch ?? 500;
+    for (let i = 0; i < opts.nodes; i += batch) {
+      const started = [];
+      for (let j = i; j < Math.min(opts.nodes, i + batch); j++) {
+        const node = simulatedNode(j);
+        nodes.push(node);
+        const dataDir = join(opts.dataDir, node.name);
+        mkdirSync(dataDir, { recursive: true });
+        started.push(
+          Client.start({
+            dataDir,
+            connection: httpServerConnection(opts.servers, undefined, undefined, pool.fetch),
+            nodeName: node.name,
+            datacenter: node.datacenter,
+            nodePool: node.nodePool,
+            meta: node.meta,
+            httpAddr: node.httpAddr,
+            identity: node.identity,
+            host: node.host,
+            drivers: [createMockDriver()],
+            store: new MemoryStateDb(),
+            allocDirsOnDisk: false,
+            logger,
+          }),
+        );
+      }
+      clients.push(...(await Promise.all(started)));
+    }
+    return new NodeSimulator(clients, nodes, pool);
+  }
+
+  /** The shared pool's sockets and queue. */
+  poolStats(): PoolStats {
+    return this.pool.stats();
+  }
+
+  /** Allocations whose every task runs, over all clients (the clients' own view). */
+  runningAllocs(): number {
+    let n = 0;
+    for (const c of this.clients) for (const ar of c.allocRunners()) if (ar.clientUpdate().ClientStatus === 'running') n++;
+    return n;
+  }
+
+  /** Stops every client (tasks are mock: they end with the process) and closes the pool. */
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.clients.map((c) => c.shutdown()));
+    this.pool.destroy();
+  }
+}

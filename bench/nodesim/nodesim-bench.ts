@@ -1,0 +1,319 @@
+/**
+ * The node simulator's scenarios (issue 30), each printed beside its goal:
+ *   1. N nodes register and become ready (≤ 60 s at 10,000);
+ *   2. a `system` job (node_pool "all") on every node, all running (≤ 30 s from submit);
+ *   3. a service job of 5 allocations a node (50,000 at 10,000 nodes) placed and running
+ *      (≤ 30 s), then rolled to a new version with max_parallel = 500, measuring the most
+ *      allocations down (not running) at once (≤ 500);
+ *   4. steady state for `--steady-seconds` (default 600): a job (10 allocations of a 30 s mock
+ *      task, so allocations keep ending and being replaced: a stream of alloc updates) submitted
+ *      every second; p99 of the registrations (≤ 50 ms), the server's CPU (≤ 30 % of a core) and
+ *      RSS (≤ 1.5 GB), nodes marked down (0).
+ * Also the simulator's RSS (≤ 4 GB at 10,000) and the server's CPU and RSS, and the nodes the
+ * server saw go down (a missed heartbeat). Starts one SQLite server on loopback unless
+ * `--servers` is given. Writes bench/results/nodesim.json.
+ *
+ *   npm run build && node dist/bench/nodesim/nodesim-bench.js [--nodes 10000] [--servers 127.0.0.1:4646,…]
+ *       [--scenarios 1,2,3,4] [--allocs-per-node 5] [--max-parallel 500] [--steady-seconds 600] [--server-heap-mb 4096]
+ *       [--server-pid PID (with --servers: the server whose CPU and RSS to report)]
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { api } from '../../test/integration/helpers/agent-process.js';
+import { NodeSimulator } from './node-simulator.js';
+import { cpuSeconds, givenServers, rssMB, startSqliteServer, type NodesimServers } from './nodesim-servers.js';
+import { SIM_DATACENTERS } from './simulated-node.js';
+import { percentile } from '../percentile.js';
+
+interface Args {
+  nodes: number;
+  servers: string[];
+  scenarios: Set<number>;
+  allocsPerNode: number;
+  maxParallel: number;
+  serverHeapMB: number;
+  steadySeconds: number;
+  /** With --servers: the pid of the server to measure (CPU, RSS), when it runs on this machine. */
+  serverPid: number | undefined;
+}
+
+function parseArgs(argv: string[]): Args {
+  const out: Args = { nodes: 10_000, servers: [], scenarios: new Set([1, 2, 3, 4]), allocsPerNode: 5, maxParallel: 500, serverHeapMB: 4096, steadySeconds: 600, serverPid: undefined };
+  const int = (flag: string, v: string | undefined): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${flag}: must be a positive integer, got "${v ?? ''}"`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const v = argv[++i];
+    if (flag === '--nodes') out.nodes = int(flag, v);
+    else if (flag === '--allocs-per-node') out.allocsPerNode = int(flag, v);
+    else if (flag === '--max-parallel') out.maxParallel = int(flag, v);
+    else if (flag === '--server-heap-mb') out.serverHeapMB = int(flag, v);
+    else if (flag === '--steady-seconds') out.steadySeconds = int(flag, v);
+    else if (flag === '--server-pid') out.serverPid = int(flag, v);
+    else if (flag === '--servers') out.servers = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    else if (flag === '--scenarios') out.scenarios = new Set((v ?? '').split(',').map((s) => int(flag, s.trim())));
+    else throw new Error(`unknown argument "${flag}"`);
+  }
+  if ([...out.scenarios].some((s) => s > 4)) throw new Error('--scenarios: scenarios 1 to 4 are implemented (5, the failover, is not yet)');
+  if (out.servers.length > 0 && out.servers.some((s) => !/^[^:]+:\d+$/.test(s))) throw new Error(`--servers: want host:port,…, got "${out.servers.join(',')}"`);
+  return out;
+}
+
+/** One printed figure. */
+interface Figure {
+  scenario: string;
+  value: string;
+  goal: string;
+  met: boolean | null;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** Polls `probe` every `everyMs` until it returns true; throws after `timeoutMs`. */
+async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number, everyMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${secs(timeoutMs)} waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+interface NodeStub {
+  Status: string;
+}
+
+async function nodeStatuses(addr: string): Promise<Map<string, number>> {
+  const r = await api<NodeStub[]>(addr, 'GET', '/v1/nodes');
+  if (r.status !== 200) throw new Error(`GET /v1/nodes: ${r.status} ${r.text}`);
+  const out = new Map<string, number>();
+  for (const n of r.body) out.set(n.Status, (out.get(n.Status) ?? 0) + 1);
+  return out;
+}
+
+interface Deployment {
+  Status?: string;
+  JobVersion?: number;
+  TaskGroups?: Record<string, { PlacedAllocs: number; HealthyAllocs: number; UnhealthyAllocs: number }>;
+}
+
+interface Summary {
+  Summary: Record<string, { Running: number; Queued: number; Starting: number; Failed: number; Lost: number }>;
+}
+
+async function runningOf(addr: string, jobId: string): Promise<number> {
+  const r = await api<Summary>(addr, 'GET', `/v1/job/${jobId}/summary`);
+  if (r.status !== 200) throw new Error(`summary of ${jobId}: ${r.status} ${r.text}`);
+  return Object.values(r.body.Summary).reduce((n, g) => n + g.Running, 0);
+}
+
+function mockTask(runFor: string): unknown {
+  return { Name: 't', Driver: 'mock_driver', Config: { run_for: runFor }, Resources: { CPU: 10, MemoryMB: 10 } };
+}
+
+function systemJob(): unknown {
+  return { Job: { ID: 'nodesim-system', Name: 'nodesim-system', Type: 'system', Datacenters: [...SIM_DATACENTERS], NodePool: 'all', TaskGroups: [{ Name: 'g', Count: 1, Tasks: [mockTask('24h')] }] } };
+}
+
+const SECOND_NS = 1_000_000_000;
+
+function serviceJob(count: number, maxParallel: number, runFor: string): unknown {
+  return {
+    Job: {
+      ID: 'nodesim-service',
+      Name: 'nodesim-service',
+      Type: 'service',
+      Datacenters: [...SIM_DATACENTERS],
+      NodePool: 'all',
+      Update: { MaxParallel: maxParallel, HealthCheck: 'task_states', MinHealthyTime: 0, HealthyDeadline: 300 * SECOND_NS, ProgressDeadline: 600 * SECOND_NS, Stagger: SECOND_NS },
+      // The task's config changes between versions: a destructive update, as a new image would be.
+      TaskGroups: [{ Name: 'g', Count: count, Tasks: [mockTask(runFor)] }],
+    },
+  };
+}
+
+async function register(addr: string, body: unknown): Promise<void> {
+  const r = await api(addr, 'PUT', '/v1/jobs', body);
+  if (r.status !== 200) throw new Error(`registering job: ${r.status} ${r.text}`);
+}
+
+/** Samples a server's CPU between two calls, as a share of one core. */
+function cpuMeter(pid: number | undefined): () => number | null {
+  if (pid === undefined) return () => null;
+  const t0 = Date.now();
+  const c0 = cpuSeconds(pid);
+  return () => (cpuSeconds(pid) - c0) / ((Date.now() - t0) / 1000);
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const figures: Figure[] = [];
+  const extra: Record<string, unknown> = { nodes: args.nodes, cores: cpus().length, loadavgAtStart: loadavg() };
+  const root = mkdtempSync(join(tmpdir(), 'caravan-nodesim-'));
+  let servers: NodesimServers | null = null;
+  let sim: NodeSimulator | null = null;
+  const print = (f: Figure) => {
+    figures.push(f);
+    const mark = f.met === null ? ' ' : f.met ? '✓' : '✗';
+    console.log(`${mark} ${f.scenario.padEnd(52)} ${f.value.padEnd(28)} goal ${f.goal}`);
+  };
+  // How late the simulator's own timers run: a starved simulator heartbeats late, and the
+  // nodes it fails to keep alive are its fault, not the servers'.
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
+  try {
+    servers = args.servers.length > 0 ? givenServers(args.servers) : await startSqliteServer(args.serverHeapMB);
+    const addr = `http://${servers.addresses[0]!}`;
+    const serverPid = servers.processes[0]?.proc.pid ?? args.serverPid;
+    console.log(`nodesim: ${args.nodes} nodes against ${servers.addresses.join(', ')} (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+
+    // 1. Registration: from the first client started to every node ready on the server.
+    const t1 = Date.now();
+    const cpu1 = cpuMeter(serverPid);
+    sim = await NodeSimulator.start({ servers: servers.addresses, nodes: args.nodes, dataDir: root });
+    const startedMs = Date.now() - t1;
+    let ready = 0;
+    await until(`${args.nodes} nodes ready`, async () => {
+      ready = (await nodeStatuses(addr)).get('ready') ?? 0;
+      return ready >= args.nodes;
+    }, 300_000, 1000);
+    const registerMs = Date.now() - t1;
+    print({ scenario: `1. ${args.nodes} nodes registered and ready`, value: `${secs(registerMs)} (clients started in ${secs(startedMs)})`, goal: '≤ 60 s', met: registerMs <= 60_000 });
+    extra.registration = { ms: registerMs, clientsStartedMs: startedMs, serverCpuCores: cpu1(), pool: sim.poolStats() };
+
+    if (args.scenarios.has(2)) {
+      const t2 = Date.now();
+      const cpu2 = cpuMeter(serverPid);
+      await register(addr, systemJob());
+      await until('the system job running on every node', async () => (await runningOf(addr, 'nodesim-system')) >= args.nodes, 300_000, 250);
+      const ms = Date.now() - t2;
+      print({ scenario: `2. system job on ${args.nodes} nodes, all running`, value: secs(ms), goal: '≤ 30 s from submit', met: ms <= 30_000 });
+      extra.systemJob = { ms, serverCpuCores: cpu2() };
+    }
+
+    if (args.scenarios.has(3)) {
+      const count = args.nodes * args.allocsPerNode;
+      // Nomad's default binpack piles these small allocations a few hundred to a node (the
+      // biggest nodes first); the scenario is "5 a node", so the cluster spreads, as an operator
+      // running many small services would set it.
+      const sc = await api(addr, 'PUT', '/v1/operator/scheduler/configuration', { SchedulerAlgorithm: 'spread' });
+      if (sc.status !== 200) throw new Error(`setting the spread scheduler: ${sc.status} ${sc.text}`);
+      const t3 = Date.now();
+      const cpu3 = cpuMeter(serverPid);
+      await register(addr, serviceJob(count, args.maxParallel, '24h'));
+      await until(`${count} service allocations running`, async () => (await runningOf(addr, 'nodesim-service')) >= count, 600_000, 250);
+      const placeMs = Date.now() - t3;
+      print({ scenario: `3. service job of ${count} allocations running`, value: secs(placeMs), goal: '≤ 30 s', met: placeMs <= 30_000 });
+      extra.serviceJob = { count, ms: placeMs, serverCpuCores: cpu3() };
+      await waitDeployment(addr, 'successful', 600_000);
+
+      const t4 = Date.now();
+      await register(addr, serviceJob(count, args.maxParallel, '25h'));
+      // Down: allocations not running (an old one stopped before its replacement runs). In
+      // flight: the deployment's placed but not yet healthy allocations, what max_parallel bounds.
+      let maxDown = 0;
+      let maxInFlight = 0;
+      let done = false;
+      while (!done) {
+        const running = await runningOf(addr, 'nodesim-service').catch(() => count);
+        maxDown = Math.max(maxDown, count - running);
+        const d = await api<Deployment | null>(addr, 'GET', '/v1/job/nodesim-service/deployment');
+        if (d.body?.JobVersion === 1) {
+          for (const g of Object.values(d.body.TaskGroups ?? {})) maxInFlight = Math.max(maxInFlight, g.PlacedAllocs - g.HealthyAllocs - g.UnhealthyAllocs);
+        }
+        if (d.body?.JobVersion === 1 && d.body.Status !== 'running') {
+          if (d.body.Status !== 'successful') throw new Error(`the rolling update ended ${d.body.Status}`);
+          done = true;
+        } else if (Date.now() - t4 > 1_800_000) {
+          throw new Error('the rolling update did not finish in 30 min');
+        } else {
+          await sleep(200);
+        }
+      }
+      const rollMs = Date.now() - t4;
+      print({
+        scenario: `3. rolling update, max_parallel = ${args.maxParallel}`,
+        value: `${maxDown} down, ${maxInFlight} in flight at most; ${secs(rollMs)}`,
+        goal: `≤ ${args.maxParallel} down at a time`,
+        met: maxDown <= args.maxParallel && maxInFlight <= args.maxParallel,
+      });
+      extra.rollingUpdate = { ms: rollMs, maxDown, maxInFlight };
+    }
+
+    if (args.scenarios.has(4)) {
+      const cpu4 = cpuMeter(serverPid);
+      const latencies: number[] = [];
+      const t5 = Date.now();
+      let peakRss = 0;
+      for (let i = 0; Date.now() - t5 < args.steadySeconds * 1000; i++) {
+        const tick = Date.now();
+        const job = { Job: { ID: `nodesim-steady-${i}`, Name: `nodesim-steady-${i}`, Type: 'batch', Datacenters: [...SIM_DATACENTERS], NodePool: 'all', TaskGroups: [{ Name: 'g', Count: 10, Tasks: [mockTask('30s')] }] } };
+        await register(addr, job);
+        latencies.push(Date.now() - tick);
+        if (serverPid !== undefined) peakRss = Math.max(peakRss, rssMB(serverPid));
+        await sleep(Math.max(0, 1000 - (Date.now() - tick)));
+      }
+      const cores = cpu4();
+      latencies.sort((a, b) => a - b);
+      const p99 = percentile(latencies, 99);
+      print({ scenario: `4. steady state, ${latencies.length} jobs at 1/s: registration p99`, value: `${p99.toFixed(0)} ms (p50 ${percentile(latencies, 50).toFixed(0)} ms)`, goal: '≤ 50 ms', met: p99 <= 50 });
+      if (cores !== null) print({ scenario: '4. steady state: server CPU', value: `${(cores * 100).toFixed(0)} % of a core`, goal: '≤ 30 %', met: cores <= 0.3 });
+      if (serverPid !== undefined) print({ scenario: '4. steady state: server peak RSS', value: `${peakRss.toFixed(0)} MB`, goal: '≤ 1.5 GB', met: peakRss <= 1536 });
+      extra.steady = { seconds: args.steadySeconds, jobs: latencies.length, p50: percentile(latencies, 50), p99, serverCpuCores: cores, peakRssMB: peakRss };
+    }
+
+    const statuses = await nodeStatuses(addr);
+    const down = statuses.get('down') ?? 0;
+    print({ scenario: 'nodes marked down (a missed heartbeat)', value: String(down), goal: '0', met: down === 0 });
+    const simMB = process.memoryUsage().rss / (1024 * 1024);
+    print({ scenario: `simulator RSS with ${args.nodes} nodes`, value: `${simMB.toFixed(0)} MB (${((simMB * 1024) / args.nodes).toFixed(0)} KB a node)`, goal: '≤ 4 GB at 10,000', met: simMB * (10_000 / args.nodes) <= 4096 });
+    if (serverPid !== undefined) {
+      const mb = rssMB(serverPid);
+      print({ scenario: 'server RSS', value: `${mb.toFixed(0)} MB`, goal: '≤ 1.5 GB (steady state)', met: null });
+      extra.serverRssMB = mb;
+    }
+    extra.simRssMB = simMB;
+    const lagP99 = loopDelay.percentile(99) / 1e6;
+    const lagMax = loopDelay.max / 1e6;
+    print({ scenario: 'simulator event-loop delay (its timers run late by)', value: `p99 ${lagP99.toFixed(0)} ms, max ${lagMax.toFixed(0)} ms`, goal: 'well under the heartbeat grace (10 s)', met: lagMax < 10_000 });
+    extra.simLoopDelayMs = { p99: lagP99, max: lagMax };
+    let lost = 0;
+    for (const job of ['nodesim-system', 'nodesim-service']) {
+      const r = await api<Summary>(addr, 'GET', `/v1/job/${job}/summary`).catch(() => null);
+      if (r?.status === 200) lost += Object.values(r.body.Summary).reduce((n, g) => n + g.Lost, 0);
+    }
+    print({ scenario: 'allocations lost (their node marked down)', value: String(lost), goal: '0', met: lost === 0 });
+    extra.lostAllocs = lost;
+    extra.loadavgAtEnd = loadavg();
+    console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  } finally {
+    await sim?.stop();
+    await servers?.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+  const out = join(dirname(fileURLToPath(import.meta.url)), '../../../bench/results');
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'nodesim.json'), JSON.stringify({ figures, ...extra }, null, 2) + '\n');
+}
+
+async function waitDeployment(addr: string, status: string, timeoutMs: number): Promise<void> {
+  await until(`the deployment ${status}`, async () => {
+    const d = await api<{ Status?: string } | null>(addr, 'GET', '/v1/job/nodesim-service/deployment');
+    return d.body?.Status === status;
+  }, timeoutMs, 500);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.stack : err);
+    process.exit(1);
+  },
+);

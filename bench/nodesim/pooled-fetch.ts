@@ -1,0 +1,108 @@
+/**
+ * A `fetch` over node:http for the node simulator's clients: every simulated client sends its
+ * requests through it, so the process holds one socket per held blocking query (a blocking
+ * query occupies its HTTP/1.1 connection until it answers), a bounded, kept-alive pool for
+ * heartbeats and another for everything else (registration, alloc updates). With the global fetch each burst
+ * of 10,000 registrations would open 10,000 more sockets and the process would run out of file
+ * descriptors; here the burst queues for the pool instead, as a real client's requests queue
+ * behind its one multiplexed connection to Nomad's servers.
+ *
+ * Bodies are buffered whole (the clients read every answer with `text()`), which is cheaper
+ * per request than a streamed web Response. Only http:// is supported.
+ */
+import { Agent, request } from 'node:http';
+
+/** Options of pooledFetch. */
+export interface PooledFetchOptions {
+  /** Sockets for ordinary requests, per server (default 256). */
+  maxSockets?: number;
+  /** Sockets for heartbeats, per server (default 64). */
+  heartbeatSockets?: number;
+}
+
+/** The sockets the pool holds now (open) and the requests queued for one. */
+export interface PoolStats {
+  blockingSockets: number;
+  shortSockets: number;
+  heartbeatSockets: number;
+  queued: number;
+}
+
+/** A fetch with its pools' statistics; `destroy()` closes every socket. */
+export interface PooledFetch {
+  fetch: typeof fetch;
+  stats(): PoolStats;
+  destroy(): void;
+}
+
+function socketCount(agent: Agent): number {
+  let n = 0;
+  for (const list of Object.values(agent.sockets)) n += list?.length ?? 0;
+  for (const list of Object.values(agent.freeSockets)) n += list?.length ?? 0;
+  return n;
+}
+
+function queuedCount(agent: Agent): number {
+  let n = 0;
+  for (const list of Object.values(agent.requests)) n += list?.length ?? 0;
+  return n;
+}
+
+function headerRecord(h: HeadersInit | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (h) new Headers(h).forEach((v, k) => (out[k] = v));
+  return out;
+}
+
+/** Creates the two pools and the fetch that picks one: blocking queries (`?index=`) get their own socket. */
+export function pooledFetch(opts: PooledFetchOptions = {}): PooledFetch {
+  // A held query must never wait behind the short pool (nor keep a heartbeat waiting): its own agent, unbounded.
+  const blocking = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 100_000 });
+  const short = new Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 256, maxFreeSockets: opts.maxSockets ?? 256 });
+  // Heartbeats never queue behind other clients' registrations and alloc updates: a real client's
+  // heartbeat waits for no other node, and one held up past its TTL marks a healthy node down.
+  const heartbeats = new Agent({ keepAlive: true, maxSockets: opts.heartbeatSockets ?? 64, maxFreeSockets: opts.heartbeatSockets ?? 64 });
+  const f = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const url = new URL(input instanceof Request ? input.url : input.toString());
+    if (url.protocol !== 'http:') return Promise.reject(new TypeError(`pooledFetch: only http:// is supported, got ${url.protocol}`));
+    const method = (init.method ?? 'GET').toUpperCase();
+    const agent = url.searchParams.has('index') ? blocking : url.pathname.endsWith('/heartbeat') ? heartbeats : short;
+    const signal = init.signal ?? undefined;
+    return new Promise<Response>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason ?? new DOMException('This operation was aborted', 'AbortError'));
+      const req = request(url, { agent, method, headers: headerRecord(init.headers) }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', (err) => reject(new TypeError('fetch failed', { cause: err })));
+        res.on('end', () => {
+          const headers = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) {
+            if (Array.isArray(v)) for (const x of v) headers.append(k, x);
+            else if (v !== undefined) headers.set(k, v);
+          }
+          const status = res.statusCode ?? 502;
+          const empty = status === 204 || status === 304 || method === 'HEAD';
+          resolve(new Response(empty ? null : Buffer.concat(chunks), { status, headers }));
+        });
+      });
+      // As the global fetch: network failures are a TypeError whose cause is the socket's error.
+      req.on('error', (err) => reject(new TypeError('fetch failed', { cause: err })));
+      // The client's stop signal outlives thousands of requests: each removes its listener when done.
+      const onAbort = () => req.destroy(signal?.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('close', () => signal?.removeEventListener('abort', onAbort));
+      const body = init.body;
+      if (body !== undefined && body !== null && typeof body !== 'string') return reject(new TypeError('pooledFetch: only string bodies are supported'));
+      req.end(body ?? undefined);
+    });
+  };
+  return {
+    fetch: f as typeof fetch,
+    stats: () => ({ blockingSockets: socketCount(blocking), shortSockets: socketCount(short), heartbeatSockets: socketCount(heartbeats), queued: queuedCount(short) + queuedCount(blocking) + queuedCount(heartbeats) }),
+    destroy() {
+      blocking.destroy();
+      short.destroy();
+      heartbeats.destroy();
+    },
+  };
+}
