@@ -29,6 +29,12 @@ job "counter" {
         destination = "/data"
       }
 
+      # The task's workload identity as NOMAD_TOKEN: with it the task may read its job's
+      # variables (nomad/jobs/counter), through the agent or its Task API socket secrets/api.sock.
+      identity {
+        env = true
+      }
+
       config {
         command = "/bin/sh"
         args    = ["-c", "n=$(cat /data/count 2>/dev/null || echo 0); echo $((n + 1)) > /data/count; exec sleep 3600"]
