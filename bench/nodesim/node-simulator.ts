@@ -52,6 +52,10 @@ export class NodeSimulator {
     const nodes: SimulatedNode[] = [];
     const clients: Client[] = [];
     const batch = opts.startBatch ?? 500;
+    // Dynamic host volumes are never made here: every node shares one (empty) volumes and plugins
+    // directory instead of two of its own on disk.
+    const hostVolumesDir = join(opts.dataDir, 'shared-host-volumes');
+    const hostVolumePluginDir = join(opts.dataDir, 'shared-host-volume-plugins');
     for (let i = 0; i < opts.nodes; i += batch) {
       const started = [];
       for (let j = i; j < Math.min(opts.nodes, i + batch); j++) {
@@ -73,6 +77,8 @@ export class NodeSimulator {
             drivers: [createMockDriver()],
             store: new MemoryStateDb(),
             allocDirsOnDisk: false,
+            hostVolumesDir,
+            hostVolumePluginDir,
             logger,
           }),
         );
