@@ -37,7 +37,7 @@ async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 60
   }
 }
 
-test('one allocation of 50 changing sends the client that allocation, not the node’s whole list', async () => {
+test('one allocation of 50 changing sends the client that allocation, not the node’s whole list', async (t) => {
   const server = await startAgent({ roleArgs: ['-server'], rawExec: false, extraArgs: ['-log-level', 'warn'], readyTimeoutMs: 60_000 });
   const root = mkdtempSync(join(tmpdir(), 'caravan-alloc-watch-'));
   const received = { allocs: 0, bytes: 0 };
@@ -87,6 +87,7 @@ test('one allocation of 50 changing sends the client that allocation, not the no
     await until(`${COUNT} allocations running`, () => running(0));
     const c = client;
     await until('the client running them all', async () => c.allocRunners().filter((ar) => ar.clientUpdate().ClientStatus === 'running').length === COUNT);
+    t.diagnostic(`placing: ${received.allocs} allocations, ${received.bytes} bytes`);
     // Placing 50 allocations one batch at a time is where the old watch sent K² allocations.
     const placing = { ...received };
 
@@ -98,6 +99,7 @@ test('one allocation of 50 changing sends the client that allocation, not the no
     await until('the stopped allocation replaced and running', () => running(1));
     await until('the client running the replacement', async () => c.allocRunners().filter((ar) => ar.clientUpdate().ClientStatus === 'running').length === COUNT);
 
+    t.diagnostic(`one stopped: ${received.allocs} allocations, ${received.bytes} bytes`);
     // The stopped allocation and its replacement, each fetched once per change of it (stop,
     // complete; placed, running): a handful, where the old watch sent all 50 on every change.
     assert.ok(received.allocs >= 2 && received.allocs <= 8, `the client received ${received.allocs} allocations (${received.bytes} bytes) for one stopped and one placed`);
