@@ -9,7 +9,8 @@ import type { TaskApiConnections } from './taskrunner/hooks/task-api-hook.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
-import type { Allocation, Node, NodeStatus } from '../structs/index.js';
+import type { Allocation, Job, Node, NodeStatus } from '../structs/index.js';
+import { MAX_ALLOC_IDS_PER_FETCH } from '../server/client-alloc-reads.js';
 import { newNode } from '../structs/node.js';
 import { isTerminalAlloc, isTerminalClientStatus } from '../structs/alloc.js';
 import { systemClock, type Clock, type RandomSource } from '../time/clock.js';
@@ -105,6 +106,8 @@ export class Client implements ClientHttpApi {
   private readonly runners = new Map<string, AllocRunner>();
   /** AllocModifyIndex of the version each runner was last given. */
   private readonly seen = new Map<string, number>();
+  /** AllocModifyIndex of the terminal allocations listed for the node that we do not run. */
+  private readonly ignored = new Map<string, number>();
   private readonly stopCtl = new AbortController();
   private readonly batcher: AllocUpdateBatcher;
   /** Writes the native service registrations of this node's allocations to the servers. */
@@ -299,6 +302,9 @@ export class Client implements ClientHttpApi {
       throw new ClientApiError(ClientApiErrorCode.NotTerminal, `allocation ${allocId} is still running on this node; only terminal allocations are collected`);
     }
     this.runners.delete(allocId);
+    // Collected here: not fetched again while the servers list it unchanged.
+    const held = this.seen.get(allocId);
+    if (held !== undefined) this.ignored.set(allocId, held);
     this.seen.delete(allocId);
     await ar.destroy();
   }
@@ -476,9 +482,17 @@ export class Client implements ClientHttpApi {
       try {
         const r = await this.config.connection.watchAllocs(this.node.ID, index, WATCH_WAIT_MS, signal);
         if (signal.aborted) break;
+        // Only the allocations whose AllocModifyIndex differs from what we hold are pulled
+        // (Nomad's client: Node.GetClientAllocs, then Alloc.GetAllocs of the changed ones).
+        const pull = Object.keys(r.allocs).filter((id) => this.needsPull(id, r.allocs[id]!));
+        const fetched: Allocation[] = [];
+        for (let i = 0; i < pull.length; i += MAX_ALLOC_IDS_PER_FETCH) {
+          fetched.push(...(await this.config.connection.fetchAllocs(this.node.ID, pull.slice(i, i + MAX_ALLOC_IDS_PER_FETCH), signal)));
+        }
+        if (signal.aborted) break;
         // An index going backwards means a server without our history: start over.
         index = r.index < index ? 0 : r.index;
-        this.applyAllocs(r.allocs);
+        this.applyAllocChanges(r.allocs, fetched);
         failures = 0;
       } catch (err) {
         if (signal.aborted) break;
@@ -492,14 +506,41 @@ export class Client implements ClientHttpApi {
 
   /** Diffs the server's allocations against the runners: start new, update changed, stop removed. */
   applyAllocs(allocs: Allocation[]): void {
-    const present = new Set<string>();
-    for (const a of allocs) {
-      present.add(a.ID);
+    const listed: Record<string, number> = {};
+    for (const a of allocs) listed[a.ID] = a.AllocModifyIndex;
+    this.applyAllocChanges(listed, allocs.filter((a) => this.needsPull(a.ID, a.AllocModifyIndex)));
+  }
+
+  /**
+   * Whether the allocation listed at `modifyIndex` must be fetched: new to us, or at another
+   * index than the version we hold (older too: a restored snapshot, see applyAllocChanges).
+   */
+  private needsPull(id: string, modifyIndex: number): boolean {
+    if (this.runners.has(id)) return this.seen.get(id) !== modifyIndex;
+    return this.ignored.get(id) !== modifyIndex;
+  }
+
+  /**
+   * Applies one listing of the node's allocations (ID → AllocModifyIndex) and the allocations
+   * fetched for it: starts new ones, updates changed ones, stops those no longer listed.
+   */
+  private applyAllocChanges(listed: Record<string, number>, fetched: Allocation[]): void {
+    const jobs = fetched.length > 0 ? this.heldJobs() : undefined;
+    for (const fresh of fetched) {
+      // A job we already hold at the same JobModifyIndex is shared, not kept once per allocation.
+      const held = fresh.Job ? jobs?.get(jobKey(fresh.Job)) : undefined;
+      const a = held ? { ...fresh, Job: held } : fresh;
       const ar = this.runners.get(a.ID);
       if (!ar) {
-        // Terminal allocations we do not run (e.g. GC'd here already) are ignored.
-        if (isTerminalAlloc(a)) continue;
+        // Terminal allocations we do not run (e.g. GC'd here already) are ignored, and not
+        // fetched again until they change.
+        if (isTerminalAlloc(a)) {
+          this.ignored.set(a.ID, a.AllocModifyIndex);
+          continue;
+        }
+        this.ignored.delete(a.ID);
         this.addRunner(a);
+        if (a.Job) jobs?.set(jobKey(a.Job), a.Job);
       } else if (a.AllocModifyIndex > (this.seen.get(a.ID) ?? -1)) {
         this.seen.set(a.ID, a.AllocModifyIndex);
         // Servers may send the alloc without its job when unchanged; keep the one we have.
@@ -514,8 +555,21 @@ export class Client implements ClientHttpApi {
       }
     }
     for (const [id, ar] of this.runners) {
-      if (!present.has(id)) this.removeRunner(id, ar);
+      if (!Object.hasOwn(listed, id)) this.removeRunner(id, ar);
     }
+    for (const id of this.ignored.keys()) {
+      if (!Object.hasOwn(listed, id)) this.ignored.delete(id);
+    }
+  }
+
+  /** The jobs the runners hold, by namespace, ID and JobModifyIndex. */
+  private heldJobs(): Map<string, Job> {
+    const jobs = new Map<string, Job>();
+    for (const ar of this.runners.values()) {
+      const job = ar.alloc().Job;
+      if (job) jobs.set(jobKey(job), job);
+    }
+    return jobs;
   }
 
   private addRunner(alloc: Allocation, restored?: StoredAlloc): AllocRunner {
@@ -569,6 +623,11 @@ export class Client implements ClientHttpApi {
       }
     }
   }
+}
+
+/** What identifies a version of a job's spec: allocations at the same key carry the same job. */
+function jobKey(job: Job): string {
+  return `${job.Namespace}\u0000${job.ID}\u0000${job.JobModifyIndex}`;
 }
 
 /** The host part of the client's advertised "host:port" ("[::1]:4646" → "::1"); loopback when empty. */

@@ -9,6 +9,7 @@ import type { AllocClientUpdate } from '../structs/alloc.js';
 import type { ServerApi } from '../server/server-api.js';
 import { ServerError } from '../server/server-error.js';
 import { Table, nodeAllocsTableKey } from '../server/state/state-reader.js';
+import { authenticateNodeRead, clientAllocIndexes, clientAllocsByIds, type ClientAllocIndexes } from '../server/client-alloc-reads.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
 import { withScheme, type OutboundTls } from '../tls/tls-config.js';
@@ -31,8 +32,16 @@ export interface ServerConnection {
    */
   registerNode(node: Node, introToken?: string): Promise<{ heartbeatTtlMs: number }>;
   heartbeat(nodeId: string, status: NodeStatus): Promise<{ heartbeatTtlMs: number }>;
-  /** blocking query: resolves when the node's allocs change past afterIndex or after timeoutMs */
-  watchAllocs(nodeId: string, afterIndex: number, timeoutMs: number, signal: AbortSignal): Promise<{ allocs: Allocation[]; index: number }>;
+  /**
+   * Blocking query (Nomad's Node.GetClientAllocs): the node's allocation IDs with their
+   * AllocModifyIndex, when the node's allocs change past afterIndex or after timeoutMs.
+   */
+  watchAllocs(nodeId: string, afterIndex: number, timeoutMs: number, signal: AbortSignal): Promise<{ allocs: ClientAllocIndexes; index: number }>;
+  /**
+   * The full allocations of `ids` on the node (Nomad's Alloc.GetAllocs); at most
+   * MAX_ALLOC_IDS_PER_FETCH IDs. An ID the server no longer has on the node is left out.
+   */
+  fetchAllocs(nodeId: string, ids: string[], signal: AbortSignal): Promise<Allocation[]>;
   updateAllocs(updates: AllocClientUpdate[]): Promise<void>;
   /** A task's template reads of variables (blocking when req.MinIndex > 0). */
   readTaskVariables(req: TaskVariablesRequest, signal: AbortSignal): Promise<TaskVariablesResponse>;
@@ -95,11 +104,24 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
       }
     },
     async watchAllocs(nodeId, afterIndex, timeoutMs, signal) {
-      // As GET /v1/node/:id/allocations: woken by this node's allocations only.
+      // As GET /v1/internal/node/:id/client-allocs: woken by this node's allocations only.
       const watched = nodeAllocsTableKey(nodeId);
+      try {
+        authenticateNodeRead(server.state, nodeId, secretId);
+      } catch (err) {
+        return fromServerError(err, 'watch allocations');
+      }
       let index = server.state.tableIndex(watched);
       if (index <= afterIndex) index = await server.waitForChange([watched], afterIndex, timeoutMs, signal);
-      return { allocs: server.state.allocsByNode(nodeId), index: Math.max(1, index, server.state.tableIndex(watched)) };
+      return { allocs: clientAllocIndexes(server.state, nodeId), index: Math.max(1, index, server.state.tableIndex(watched)) };
+    },
+    async fetchAllocs(nodeId, ids) {
+      try {
+        authenticateNodeRead(server.state, nodeId, secretId);
+        return clientAllocsByIds(server.state, nodeId, ids);
+      } catch (err) {
+        return fromServerError(err, 'fetch allocations');
+      }
     },
     async watchHostVolumes(nodeId, afterIndex, timeoutMs, signal) {
       let index = server.state.tableIndex(Table.HostVolumes);
@@ -254,10 +276,16 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
     },
     async watchAllocs(nodeId, afterIndex, timeoutMs, signal) {
       const wait = `${Math.max(1, Math.round(timeoutMs / 1000))}s`;
-      // The node's own allocations are read with its SecretID (the ACL gate lets a node read its own).
-      const { json, headers } = await request('GET', `/v1/node/${encodeURIComponent(nodeId)}/allocations?index=${afterIndex}&wait=${wait}`, undefined, signal, secretId || token);
+      // IDs and indexes only, read with the node's SecretID; the changed ones are fetched after.
+      const { json, headers } = await request('GET', `/v1/internal/node/${encodeURIComponent(nodeId)}/client-allocs?index=${afterIndex}&wait=${wait}`, undefined, signal, secretId);
       const index = Number(headers.get('X-Nomad-Index') ?? afterIndex);
-      return { allocs: Array.isArray(json) ? (json as Allocation[]) : [], index: Number.isFinite(index) ? index : afterIndex };
+      const listed = (json as { Allocs?: unknown } | null)?.Allocs;
+      return { allocs: listed !== null && typeof listed === 'object' ? (listed as ClientAllocIndexes) : {}, index: Number.isFinite(index) ? index : afterIndex };
+    },
+    async fetchAllocs(nodeId, ids, signal) {
+      const { json } = await request('PUT', `/v1/internal/node/${encodeURIComponent(nodeId)}/allocs`, { AllocIDs: ids }, signal, secretId);
+      const allocs = (json as { Allocs?: unknown } | null)?.Allocs;
+      return Array.isArray(allocs) ? (allocs as Allocation[]) : [];
     },
     async updateAllocs(updates) {
       await request('PUT', '/v1/internal/allocs/update', { Allocs: updates }, undefined, secretId);

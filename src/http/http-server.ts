@@ -22,6 +22,7 @@ import { registerAgentRoutes } from './routes/agent.js';
 import { registerAllocRoutes } from './routes/allocs.js';
 import { registerEvalRoutes } from './routes/evals.js';
 import { registerInternalRoutes } from './routes/internal.js';
+import { registerNodeAllocWatchRoutes } from './routes/node-alloc-watch.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerJobStatusesRoutes } from './routes/job-statuses.js';
 import { registerSystemRoutes } from './routes/system.js';
@@ -265,6 +266,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   registerOperatorRaftPeerRoutes(app, ctx);
   registerMetricsRoutes(app, ctx);
   registerInternalRoutes(app, ctx);
+  registerNodeAllocWatchRoutes(app, ctx);
   registerEventStreamRoutes(app, ctx);
   // Client routes serve local allocations and, on a server, forward to the client holding one.
   registerClientExecRoutes(app, ctx, proxy);

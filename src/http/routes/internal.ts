@@ -1,7 +1,7 @@
 /**
  * Internal endpoints through which client agents reach the servers (Nomad uses RPC for
  * these): node registration, heartbeats, and batched allocation updates. Clients then watch
- * GET /v1/node/:id/allocations with blocking queries. The server admits each report and
+ * their allocations through node-alloc-watch.ts (IDs and indexes, then the changed ones). The server admits each report and
  * authenticates the node by the SecretID its client sends as token (X-Nomad-Token), as Nomad's
  * clients authenticate their RPCs; this layer only parses the JSON envelope. Clients also
  * register and deregister their allocations' native services here. On a follower these
