@@ -201,9 +201,10 @@ test('a template with change_mode signal re-renders and signals the task instead
     assert.equal((await api(a, 'PUT', '/v1/var/nomad/jobs/tvs', { Items: { v: 'two' } })).status, 200);
     // The trap copies the re-rendered file when SIGHUP arrives.
     await waitUntil('the task saw the signal', async () => (await cat('seen.txt')) === 'two', 30_000);
+    // The task's events reach the server with the client's next (batched) alloc update.
+    const sig = await waitUntil('the Signaling event', async () => (await alloc()).TaskStates?.['show']?.Events.find((e) => e.Type === 'Signaling'), 30_000);
+    assert.equal(sig.DisplayMessage, 'Task being sent signal SIGHUP: Template re-rendered');
     const events = (await alloc()).TaskStates?.['show']?.Events ?? [];
-    const sig = events.find((e) => e.Type === 'Signaling');
-    assert.equal(sig?.DisplayMessage, 'Task being sent signal SIGHUP: Template re-rendered');
     assert.ok(!events.some((e) => e.Type === 'Restart Signaled'), 'signalled, not restarted');
     assert.equal((await alloc()).TaskStates?.['show']?.Restarts, 0);
   } finally {
