@@ -31,6 +31,7 @@ describe('AllocUpdateBatcher', () => {
     let durable!: (index: number) => void;
     const b = new AllocUpdateBatcher({
       clock,
+      windowMs: 50,
       nowNanos: () => 7,
       apply: (cmd) => {
         applied.push(cmd);
@@ -71,6 +72,7 @@ describe('AllocUpdateBatcher', () => {
     let fail = true;
     const b = new AllocUpdateBatcher({
       clock,
+      windowMs: 50,
       nowNanos: () => 0,
       apply: async () => {
         if (fail) throw new Error('not leader');
