@@ -62,20 +62,7 @@ export interface HostVolume {
 }
 
 /** What the list answers (Nomad's HostVolumeStub). */
-export interface HostVolumeStub {
-  Namespace: string;
-  ID: string;
-  Name: string;
-  PluginID: string;
-  NodePool: string;
-  NodeID: string;
-  CapacityBytes: number;
-  State: HostVolumeState;
-  CreateIndex: number;
-  CreateTime: number;
-  ModifyIndex: number;
-  ModifyTime: number;
-}
+export type HostVolumeStub = Pick<HostVolume, 'Namespace' | 'ID' | 'Name' | 'PluginID' | 'NodePool' | 'NodeID' | 'CapacityBytes' | 'State' | 'CreateIndex' | 'CreateTime' | 'ModifyIndex' | 'ModifyTime'>;
 
 /** The API form of a stored volume (the internal delete flag dropped). */
 export function hostVolumeView(v: HostVolume): Omit<HostVolume, 'DeleteRequested'> {

@@ -9,7 +9,7 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { readSnapshotFile as decodeSnapshotFile } from '../../server/snapshot/snapshot-file.js';
-import type { SerializedState } from '../../server/state/state-store.js';
+import type { SerializedState } from '../../server/state/serialized-state.js';
 import { CliRunError, ExitCode, type CliContext } from '../cli-context.js';
 import { commandGroup, type CommandModule } from '../command-registry.js';
 import { formatColumns, formatKV } from '../format/columns.js';

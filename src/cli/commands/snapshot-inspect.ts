@@ -7,7 +7,7 @@
  * are those of the objects' JSON, uncompressed, as Nomad's are of their encoded form.
  */
 import { createHash } from 'node:crypto';
-import type { SerializedState } from '../../server/state/state-store.js';
+import type { SerializedState } from '../../server/state/serialized-state.js';
 import { gunzipSync } from 'node:zlib';
 
 /** One row of the per-type table (Nomad's `Name`, `Sum` bytes, `Count`). */

@@ -338,9 +338,7 @@ export class AllocNetworkConfigurator {
       rec.complete = true;
       await this.writeRecord(rec);
     } catch (err) {
-      await this.undo(rec).catch(() => undefined);
-      if (err instanceof NetworkError) throw err;
-      throw new NetworkError(NetworkErrorCode.Setup, { mode, alloc: alloc.ID, reason: (err as Error).message }, { cause: err });
+      return this.setupFailed(rec, err);
     }
     return publicView(rec);
   }
@@ -382,13 +380,18 @@ export class AllocNetworkConfigurator {
       rec.complete = true;
       await this.writeRecord(rec);
     } catch (err) {
-      await this.undo(rec).catch(() => undefined);
-      if (err instanceof NetworkError) throw err;
-      throw new NetworkError(NetworkErrorCode.Setup, { mode: rec.mode, alloc: alloc.ID, reason: (err as Error).message }, { cause: err });
+      return this.setupFailed(rec, err);
     }
     // The old name goes after the set-up (teardown removes it too, should this fail).
     void deleteNetns(warm.allocId).catch(() => undefined);
     return publicView(rec);
+  }
+
+  /** Undoes a set-up that failed part-way and throws its error as a NetworkError. */
+  private async setupFailed(rec: NetworkRecord, err: unknown): Promise<never> {
+    await this.undo(rec).catch(() => undefined);
+    if (err instanceof NetworkError) throw err;
+    throw new NetworkError(NetworkErrorCode.Setup, { mode: rec.mode, alloc: rec.allocId, reason: (err as Error).message }, { cause: err });
   }
 
   /** A warm bridge namespace: its own name and record, the chain up to the plugin that needs the allocation's ports. */

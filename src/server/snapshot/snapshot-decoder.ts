@@ -7,7 +7,7 @@ import type { Allocation } from '../../structs/index.js';
 import { unpackObjects } from '../fsm/command-codec.js';
 import { MetricCompactor } from '../state/compact-metric.js';
 import { LogError, type LogBackend } from '../log/log-backend.js';
-import type { SerializedState } from '../state/state-store.js';
+import type { SerializedState } from '../state/serialized-state.js';
 import { SNAPSHOT_FORMATS_READ, SnapshotError, zeroCounts, type SnapshotCounts, type SnapshotLine } from './snapshot-format.js';
 
 const NEWLINE = 0x0a;

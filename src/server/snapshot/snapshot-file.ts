@@ -5,7 +5,7 @@
  * file whose lines were dropped; every such file is refused with SNAPSHOT_CORRUPT naming the problem.
  */
 import { gunzipSync } from 'node:zlib';
-import type { SerializedState } from '../state/state-store.js';
+import type { SerializedState } from '../state/serialized-state.js';
 import { decodeSnapshotSync } from './snapshot-decoder.js';
 import { SnapshotError } from './snapshot-format.js';
 

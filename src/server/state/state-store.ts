@@ -4,7 +4,10 @@
  * notification for blocking queries, and O(1) snapshots for the scheduler. Only the FSM
  * writes; every write takes the log index it happens at.
  */
-import { JobScalingEvents, type StoredScalingEvent } from './job-scaling-events.js';
+import { implicitNamespaces, type SerializedState } from './serialized-state.js';
+import { byPrefix, lookup, lookupIter } from './table-lookups.js';
+import { NodeTableIndexes } from './node-table-indexes.js';
+import { JobScalingEvents } from './job-scaling-events.js';
 import { NodePools } from './node-pools.js';
 import { VariableTable } from './variable-table.js';
 import { HostVolumeTable } from './host-volume-table.js';
@@ -14,10 +17,10 @@ import type { ServiceRegistration } from '../../structs/service-registration.js'
 import type { Variable } from '../../structs/variable.js';
 import type { NodePool } from '../../structs/node-pool.js';
 import type { JobVersionTag } from '../../structs/job.js';
-import { JobSubmissions, type JobSubmission } from './job-submissions.js';
+import { JobSubmissions } from './job-submissions.js';
 import { NamespaceTable } from './namespace-table.js';
 import type { Namespace } from '../../structs/namespace.js';
-import { AclTables, type SerializedAcl } from './acl-tables.js';
+import { AclTables } from './acl-tables.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import { defaultAutopilotConfig, type AutopilotConfig, type AutopilotConfigFields } from '../../structs/autopilot-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
@@ -38,40 +41,6 @@ export const JOB_VERSIONS_KEPT = 6;
 /** The key of a job in the tables: namespace and ID. */
 export function jobKey(namespace: string, id: string): string {
   return `${namespace}\u0000${id}`;
-}
-
-/** The serialized form of the whole state (persisted in log snapshots). */
-export interface SerializedState {
-  index: number;
-  tableIndexes: Record<string, number>;
-  jobs: Job[];
-  jobVersions: Job[][];
-  summaries: JobSummary[];
-  /** Allocations; Job is null when the job version is in jobVersions (see jobVersion). */
-  allocs: { alloc: Allocation; jobVersion: number | null }[];
-  evals: Evaluation[];
-  nodes: Node[];
-  deployments: Deployment[];
-  /** Absent in snapshots written before the scheduler configuration existed: the default. */
-  schedulerConfig?: SchedulerConfiguration;
-  /** Absent in snapshots written before the autopilot configuration existed: Nomad's defaults. */
-  autopilotConfig?: AutopilotConfig;
-  /** Absent in snapshots written before job sources were kept. */
-  submissions?: JobSubmission[];
-  /** Absent in snapshots written before scaling events were kept. */
-  scalingEvents?: StoredScalingEvent[];
-  /** Absent in states written before namespaces were objects: those jobs use become real. */
-  namespaces?: Namespace[];
-  /** Absent in snapshots written before ACLs existed: no tokens, policies or roles. */
-  acl?: SerializedAcl;
-  /** Absent in snapshots written before node pools: the built-in ones only. */
-  nodePools?: NodePool[];
-  /** Absent in snapshots written before variables: none. */
-  variables?: Variable[];
-  /** Absent in snapshots written before native service discovery: none. */
-  services?: ServiceRegistration[];
-  /** Absent in snapshots written before dynamic host volumes: none. */
-  hostVolumes?: HostVolume[];
 }
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
@@ -120,13 +89,8 @@ export class StateStore implements StateReader, SnapshotTables {
   private readonly touched = new Set<string>();
   /** Set by a snapshot restore: every waiter's tables moved. */
   private wakeAll = false;
-  /**
-   * The index of each per-node pseudo-table (nodeAllocsTableKey, nodeTableKey) written since this
-   * store was loaded; one not here answers from its objects (pseudoFallback).
-   */
-  private readonly pseudoIdx = new Map<string, number>();
-  /** Pseudo-table indexes as they were before the apply in progress (undone with it). */
-  private readonly pseudoUndo = new Map<string, number | undefined>();
+  /** Per-node pseudo-table indexes; one not written since the store was loaded answers from its objects (pseudoFallback). */
+  private readonly nodeTables = new NodeTableIndexes();
   private readonly touchedJobs = new Set<string>();
   /** Parents (periodic/parameterized) whose children changed in this apply. */
   private readonly touchedParents = new Set<string>();
@@ -140,7 +104,7 @@ export class StateStore implements StateReader, SnapshotTables {
   }
 
   tableIndex(table: Table): number {
-    if (table.startsWith(NODE_TABLE_PREFIX)) return this.pseudoIdx.get(table) ?? this.pseudoFallback(table);
+    if (table.startsWith(NODE_TABLE_PREFIX)) return this.nodeTables.get(table) ?? this.pseudoFallback(table);
     const i = this.tableIdx.get(table);
     if (i !== undefined || !table.startsWith(SERVICE_TABLE_PREFIX)) return i ?? 0;
     // A per-service pseudo-table (serviceTableKey): the service's own index.
@@ -166,8 +130,7 @@ export class StateStore implements StateReader, SnapshotTables {
 
   /** Moves a per-node pseudo-table to `index` (undone if the apply fails). */
   private touchPseudo(index: number, table: Table): void {
-    if (!this.pseudoUndo.has(table)) this.pseudoUndo.set(table, this.pseudoIdx.get(table));
-    this.pseudoIdx.set(table, index);
+    this.nodeTables.move(table, index);
     this.touched.add(table);
   }
 
@@ -357,11 +320,7 @@ export class StateStore implements StateReader, SnapshotTables {
       this.touchedJobs.clear();
       this.touchedParents.clear();
       this.removedServices = [];
-      for (const [t, i] of this.pseudoUndo) {
-        if (i === undefined) this.pseudoIdx.delete(t);
-        else this.pseudoIdx.set(t, i);
-      }
-      this.pseudoUndo.clear();
+      this.nodeTables.rollback();
       this.touched.clear();
       this.wakeAll = false;
       throw err;
@@ -385,7 +344,7 @@ export class StateStore implements StateReader, SnapshotTables {
     for (const key of this.touchedParents) this.refreshChildren(key, index);
     this.touchedParents.clear();
     this.index = Math.max(this.index, index);
-    this.pseudoUndo.clear();
+    this.nodeTables.commit();
     // Only the readers of what this apply touched are looked at (change-waiters.ts).
     const all = this.wakeAll;
     this.wakeAll = false;
@@ -806,8 +765,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.pools.restore(s.nodePools ?? s.nodes.filter((n) => n.NodePool).map((n) => ({ Name: n.NodePool, Description: '', Meta: null, SchedulerConfiguration: null, CreateIndex: n.CreateIndex, ModifyIndex: n.CreateIndex })));
     this.tableIdx.clear();
     for (const [t, i] of Object.entries(s.tableIndexes)) this.tableIdx.set(t as Table, i);
-    this.pseudoIdx.clear();
-    this.pseudoUndo.clear();
+    this.nodeTables.clear();
     this.index = s.index;
     // A follower that loads a snapshot while serving: the watches whose tables the snapshot moved
     // past their index answer now (no apply of theirs may follow soon).
@@ -841,26 +799,3 @@ export class StateStore implements StateReader, SnapshotTables {
 
 /** The table-index key under which restoreAt() records the restore's index. */
 const RESTORE_INDEX_KEY = 'snapshot_restore';
-
-/** The namespaces jobs used when namespaces were implicit (a state from before they were objects). */
-function implicitNamespaces(jobs: readonly Job[], index: number): Namespace[] {
-  const names = new Set(jobs.map((j) => j.Namespace));
-  return [...names].map((Name) => ({ Name, Description: '', Quota: '', Capabilities: null, NodePoolConfiguration: null, Meta: null, CreateIndex: index, ModifyIndex: index }));
-}
-
-function byPrefix<T extends { ID: string }>(it: Iterable<T>, prefix: string): T[] {
-  const out: T[] = [];
-  for (const x of it) if (x.ID.startsWith(prefix)) out.push(x);
-  return out.sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
-}
-
-function lookup<T>(ids: ReadonlySet<string>, table: CowTable<string, T>): T[] {
-  return [...lookupIter(ids, table)];
-}
-
-function* lookupIter<T>(ids: ReadonlySet<string>, table: CowTable<string, T>): Generator<T> {
-  for (const id of ids) {
-    const v = table.get(id);
-    if (v !== undefined) yield v;
-  }
-}
