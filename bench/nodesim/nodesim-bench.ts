@@ -298,7 +298,7 @@ async function main(): Promise<void> {
         beforeSeconds: args.failoverBefore,
         afterSeconds: args.failoverAfter,
         print,
-        heartbeatFailures: () => clientWarnings.count('heartbeat failed; retrying'),
+        clientWarnings: () => clientWarnings.all(),
       });
       addr = r.address;
       serverPid = r.pid;

@@ -10,6 +10,8 @@ export interface WarningCounter {
   logger: Logger;
   /** How many times `msg` was logged at warn or above. */
   count(msg: string): number;
+  /** Every message counted so far. */
+  all(): Record<string, number>;
 }
 
 /** Creates a counting logger (level "warn": debug and info lines are never formatted). */
@@ -24,5 +26,5 @@ export function warningCounter(): WarningCounter {
       },
     },
   );
-  return { logger, count: (msg) => counts.get(msg) ?? 0 };
+  return { logger, count: (msg) => counts.get(msg) ?? 0, all: () => Object.fromEntries(counts) };
 }
