@@ -214,6 +214,47 @@ function steadyTraffic(live: () => AgentProcess[]): { stop(): Promise<Submission
   };
 }
 
+/** A change of the leader one server names ("" : none). */
+interface LeaderChange {
+  at: number;
+  server: string;
+  from: string;
+  to: string;
+}
+
+/**
+ * Asks every live server for the leader twice a second and records each change a server
+ * reports, a moment without a leader included: a leader that loses its lease under load and
+ * takes it again shows here (its own answer goes "" and back), a kill too.
+ */
+function leaderWatch(live: () => AgentProcess[]): { stop(): Promise<LeaderChange[]> } {
+  const changes: LeaderChange[] = [];
+  const named = new Map<string, string>();
+  let stopped = false;
+  const run = (async () => {
+    while (!stopped) {
+      await Promise.all(
+        live().map(async (s) => {
+          const r = await api<string>(s.address, 'GET', '/v1/status/leader').catch(() => null);
+          if (r?.status !== 200 || typeof r.body !== 'string') return;
+          const server = s.address.replace(/^http:\/\//, '');
+          const before = named.get(server);
+          if (before !== undefined && before !== r.body) changes.push({ at: Date.now(), server, from: before, to: r.body });
+          named.set(server, r.body);
+        }),
+      );
+      await sleep(500);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await run;
+      return changes;
+    },
+  };
+}
+
 /** GETs `paths` from `address`, `concurrency` at a time. */
 async function getAll<T>(address: string, paths: string[], concurrency: number): Promise<(T | null)[]> {
   const out: (T | null)[] = new Array<T | null>(paths.length).fill(null);
@@ -236,6 +277,7 @@ export async function runFailoverScenario(opts: FailoverOptions): Promise<Failov
   if (all.length < 3) throw new Error('scenario 5 needs the three servers it starts on etcd (not --servers)');
   let live = [...all];
   const traffic = steadyTraffic(() => live);
+  const watch = leaderWatch(() => live);
   await sleep(opts.beforeSeconds * 1000);
 
   // Before: every allocation and the nodes, read from the leader.
@@ -266,6 +308,15 @@ export async function runFailoverScenario(opts: FailoverOptions): Promise<Failov
     await sleep(1000);
   }
   const history = await traffic.stop();
+  const changes = await watch.stop();
+  // The kill makes one change (the old leader, then a new one; a moment without one between).
+  const unplanned = changes.filter((c) => c.at < killedAt || c.at > killedAt + firstWriteMs + 1000);
+  opts.print({
+    scenario: '5. leader changes besides the kill (servers\' own view)',
+    value: `${unplanned.length}${unplanned.length > 0 ? ` (${unplanned.slice(0, 4).map((c) => `${c.server}: ${c.from || '-'} → ${c.to || '-'}`).join('; ')})` : ''}`,
+    goal: '0',
+    met: unplanned.length === 0,
+  });
   // Jobs acknowledged in the last seconds get the time to be placed before they are counted.
   await sleep(5000);
 
@@ -327,6 +378,7 @@ export async function runFailoverScenario(opts: FailoverOptions): Promise<Failov
     extra: {
       firstWriteMs,
       leaderNamedMs,
+      leaderChanges: changes,
       newLeader: newLeader.address,
       killedLeader: leader.address,
       nodesDownMax: maxDown,
