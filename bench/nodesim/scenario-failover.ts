@@ -324,8 +324,9 @@ export async function runFailoverScenario(opts: FailoverOptions): Promise<Failov
   const nodesAfter = (await readAny<NodeStub[]>([newLeader], '/v1/nodes')) ?? [];
   const downAfter = nodesAfter.filter((n) => n.Status === 'down').length - downBefore;
   const details = await getAll<{ Events?: { Message?: string; Timestamp?: string }[] }>(newLeader.address, nodesAfter.map((n) => `/v1/node/${n.ID}`), 16);
-  const missedEvents = details.reduce((n, d) => n + (d?.Events ?? []).filter((e) => e.Message === 'Node heartbeat missed').length, 0);
-  opts.print({ scenario: '5. nodes marked down after the kill', value: `${Math.max(maxDown, downAfter)} (${missedEvents} "heartbeat missed" events)`, goal: '0', met: maxDown === 0 && downAfter === 0 && missedEvents === 0 });
+  // Only what happened from the kill on (a node the simulator starved earlier is not the failover's).
+  const missedEvents = details.reduce((n, d) => n + (d?.Events ?? []).filter((e) => e.Message === 'Node heartbeat missed' && Date.parse(e.Timestamp ?? '') >= killedAt).length, 0);
+  opts.print({ scenario: '5. nodes marked down after the kill', value: `${Math.max(maxDown, downAfter)} (${missedEvents} "heartbeat missed" events since)`, goal: '0', met: maxDown === 0 && downAfter === 0 && missedEvents === 0 });
 
   // Allocations that existed before the kill and had not ended: still there, not lost, not
   // failed, no task restarted. (Ending "complete" is the 30 s tasks' own doing.)
