@@ -16,7 +16,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { Client } from '../../src/client/client.js';
 import { httpServerConnection } from '../../src/client/server-connection.js';
 import { MemoryStateDb } from '../../src/client/state/state-db.js';
@@ -35,6 +35,8 @@ export interface NodeSimulatorOptions {
   maxSockets?: number;
   /** Clients started per tick of the event loop (their registrations then queue for the pool). */
   startBatch?: number;
+  /** One logger for every client (default silent). */
+  logger?: Logger;
 }
 
 /** N simulated nodes in this process. */
@@ -48,7 +50,7 @@ export class NodeSimulator {
   /** Starts every client; resolves when all are started (registration goes on in their loops). */
   static async start(opts: NodeSimulatorOptions): Promise<NodeSimulator> {
     const pool = pooledFetch({ maxSockets: opts.maxSockets ?? 256 });
-    const logger = pino({ level: 'silent' });
+    const logger = opts.logger ?? pino({ level: 'silent' });
     const nodes: SimulatedNode[] = [];
     const clients: Client[] = [];
     const batch = opts.startBatch ?? 500;

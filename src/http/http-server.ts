@@ -71,7 +71,8 @@ import { LiveAuthorizations } from './acl/live-authorizations.js';
 import { polledTokenSource, stateTokenSource } from './acl/token-watch-sources.js';
 import { registerAclRoutes } from './routes/acl.js';
 import { registerClientIntroductionRoutes } from './routes/client-introduction.js';
-import { LeaderForwarder, routeToLeader } from './forward-to-leader/leader-forward.js';
+import { LeaderForwarder, routeToLeader, type LeaderRoute } from './forward-to-leader/leader-forward.js';
+import { DEFAULT_LEADER_HOLD_MS, LeaderHold, waitsForLeader } from './forward-to-leader/leader-hold.js';
 import { ServerError } from '../server/server-error.js';
 import { TaskApiServer } from './task-api/task-api-server.js';
 
@@ -94,6 +95,8 @@ export interface HttpServerOptions {
   uiDir?: string;
   /** The agent's `acl` block: with `enabled`, every route is checked against the caller's token. */
   acl?: { enabled: boolean; tokenTtlMs?: number; policyTtlMs?: number };
+  /** How long a server without a (ready) leader holds a request before refusing it (Nomad's RPCHoldTimeout, default 5 s). */
+  leaderHoldMs?: number;
 }
 
 /** Builds the fastify instance with every route; the caller listens (or uses inject in tests). */
@@ -171,13 +174,27 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   const server = opts.server;
   if (server) {
     const forwarder = new LeaderForwarder(opts.tls?.outbound);
+    // During an election (or a new leader's catch-up) a request waits for the leader, as Nomad's
+    // servers hold an RPC; it is answered early if the caller goes or the agent shuts down.
+    const hold = new LeaderHold(clock, opts.leaderHoldMs ?? DEFAULT_LEADER_HOLD_MS, ctx.shutdown.signal);
     app.addHook('onRequest', (req, reply, done) => {
-      const route = routeToLeader(req.method, req.url, req.headers, server);
-      if (route.kind === 'local') return done();
-      if (route.kind === 'no-leader') return done(new ServerError('NO_LEADER', {}));
-      if (route.kind === 'not-ready') return done(new ServerError('NOT_READY_FOR_CONSISTENT_READS', {}));
-      reply.hijack();
-      void forwarder.forward(req.raw, reply.raw, route.address);
+      const act = (route: LeaderRoute): void => {
+        if (route.kind === 'local') return done();
+        if (route.kind === 'no-leader') return done(new ServerError('NO_LEADER', {}));
+        if (route.kind === 'not-ready') return done(new ServerError('NOT_READY_FOR_CONSISTENT_READS', {}));
+        reply.hijack();
+        void forwarder.forward(req.raw, reply.raw, route.address);
+      };
+      const decide = () => routeToLeader(req.method, req.url, req.headers, server);
+      const route = decide();
+      if (!waitsForLeader(route)) return act(route);
+      const gone = new AbortController();
+      const onGone = () => gone.abort();
+      reply.raw.once('close', onGone);
+      void hold.wait(decide, gone.signal).then((r) => {
+        reply.raw.off('close', onGone);
+        act(r);
+      });
     });
     app.addHook('onClose', (_app, done) => {
       forwarder.close();

@@ -39,6 +39,9 @@ async function call(base: string, method: string, path: string, body?: unknown, 
   return { status: res.status, json, text, headers: res.headers };
 }
 
+/** How long a server without a leader holds a request here. */
+const HOLD_MS = 1_000;
+
 describe('a follower behind the HTTP API', () => {
   const shared = SqliteLogBackend.openInMemory();
   const sw = new LeadershipSwitch();
@@ -59,7 +62,8 @@ describe('a follower behind the HTTP API', () => {
       leadership: sw.member(name, ''),
     });
     await settled(server);
-    const app = createHttpServer({ server, agent: { name, httpAddr: '127.0.0.1:0' } });
+    // A short hold (Nomad's is 5 s) keeps the leaderless refusals quick.
+    const app = createHttpServer({ server, agent: { name, httpAddr: '127.0.0.1:0' }, leaderHoldMs: HOLD_MS });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const port = (app.server.address() as { port: number }).port;
     const addr = `127.0.0.1:${port}`;
@@ -143,7 +147,7 @@ describe('a follower behind the HTTP API', () => {
     }
   });
 
-  it('without a leader a follower refuses writes and non-stale reads with "No cluster leader", and serves ?stale', async () => {
+  it('without a leader a follower refuses writes and non-stale reads with "No cluster leader" after the hold, and serves ?stale', async () => {
     sw.elect(null);
     try {
       const put = await call(b.url, 'PUT', '/v1/jobs', { Job: mockJob({ ID: 'leaderless' }) });
@@ -162,6 +166,21 @@ describe('a follower behind the HTTP API', () => {
       assert.equal(stale.status, 200);
       assert.equal(stale.headers.get('x-nomad-knownleader'), 'false');
       assert.equal(a.server.state.jobById('default', 'leaderless'), undefined);
+    } finally {
+      sw.elect('a');
+    }
+  });
+
+  it('a write sent while no leader is known is held and answered by the leader elected meanwhile', async () => {
+    sw.elect(null);
+    try {
+      const put = call(b.url, 'PUT', '/v1/jobs', { Job: mockJob({ ID: 'held-through-election' }) });
+      // The election ends while the request is held (well inside the hold time).
+      await new Promise((r) => setTimeout(r, HOLD_MS / 5));
+      sw.elect('a');
+      const answer = await put;
+      assert.equal(answer.status, 200, answer.text);
+      assert.ok(a.server.state.jobById('default', 'held-through-election'), 'written by the new leader');
     } finally {
       sw.elect('a');
     }
