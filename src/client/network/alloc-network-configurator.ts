@@ -156,7 +156,7 @@ export class AllocNetworkConfigurator {
   /** Warm bridge namespaces (records of allocId `cvwarm-…`, never complete). */
   private readonly warm: WarmPool<NetworkRecord>;
   /** Teardowns under way, by allocation, with the host ports their portmap rules still hold. */
-  private readonly releasing = new Map<string, { ports: ReadonlySet<number>; done: Promise<void> }>();
+  private readonly releasing = new Map<string, { ports: Promise<ReadonlySet<number>>; free: Promise<void> }>();
   /** Set-ups under way, and when the last one ended (performance.now()): what a refill waits for. */
   private settingUp = 0;
   private lastSetupEnd = 0;
@@ -455,8 +455,12 @@ export class AllocNetworkConfigurator {
   /** Waits for the teardowns still holding any of these host ports (their DNAT rules would match first). */
   private async portsReleased(mappings: CniPortMapping[]): Promise<void> {
     const mine = new Set(mappings.map((m) => m.hostPort));
-    const pending = [...this.releasing.values()].filter((r) => [...r.ports].some((p) => mine.has(p)));
-    await Promise.all(pending.map((r) => r.done));
+    // A teardown that has only just started may not know its ports yet (its record is being read).
+    await Promise.all(
+      [...this.releasing.values()].map(async (r) => {
+        if ([...(await r.ports)].some((p) => mine.has(p))) await r.free;
+      }),
+    );
   }
 
   private async writeNameFiles(rec: NetworkRecord, net: NetworkResource): Promise<void> {
@@ -497,16 +501,21 @@ export class AllocNetworkConfigurator {
     return publicView(rec);
   }
 
-  /** Removes the allocation's network: CNI DEL, the namespace, its files and record. Idempotent. */
-  async teardown(allocId: string): Promise<void> {
-    const ports = new Set<number>();
+  /**
+   * Removes the allocation's network: its port rules (then `onPortsFree` is called: a set-up
+   * on those host ports may go on), CNI DEL, the namespace, its files and record. Idempotent.
+   */
+  async teardown(allocId: string, onPortsFree?: () => void): Promise<void> {
+    let known = (_: ReadonlySet<number>): void => undefined;
+    const ports = new Promise<ReadonlySet<number>>((resolve) => (known = resolve));
     let portsFree = (): void => undefined;
-    const free = new Promise<void>((resolve) => (portsFree = resolve));
+    const free = new Promise<void>((resolve) => (portsFree = resolve)).then(() => onPortsFree?.());
     const done = (async () => {
       try {
         const rec = await this.readRecord(allocId);
+        known(new Set(rec?.portMappings.map((m) => m.hostPort)));
         if (!rec) return;
-        for (const m of rec.portMappings) ports.add(m.hostPort);
+        if (rec.portMappings.length === 0) portsFree();
         // The client's own port rules first: what a set-up on one of those ports waits for (a
         // failure here is retried by undo). A plugin's (cni/<name> portmap) go with the DEL chain.
         if (rec.portForward && (await removeHostPortForward(rec.portForward).then(() => true, () => false))) {
@@ -516,10 +525,11 @@ export class AllocNetworkConfigurator {
           await this.undo(rec);
         }
       } finally {
+        known(new Set());
         portsFree();
       }
     })();
-    const entry = { ports, done: free };
+    const entry = { ports, free };
     this.releasing.set(allocId, entry);
     try {
       await done;
