@@ -404,12 +404,12 @@ export class AllocNetworkConfigurator {
     };
     if (mappings.length > 0) rec.portForward = this.portForwardOf(rec, mappings);
     await this.writeRecord(rec);
-    await rm(this.recordPath(warm.allocId), { force: true });
+    const warmRecordGone = rm(this.recordPath(warm.allocId), { force: true });
     try {
       await this.portsReleased(rec.portMappings);
       // Naming the namespace and forwarding its ports are independent. Both settle before
       // anything is undone: a removal must not overtake the addition it undoes.
-      const [named, forwarded] = await Promise.allSettled([aliasNetns(warm.allocId, alloc.ID), rec.portForward ? this.forwardPorts(rec.portForward) : undefined]);
+      const [named, forwarded] = await Promise.allSettled([aliasNetns(warm.allocId, alloc.ID), rec.portForward ? this.forwardPorts(rec.portForward) : undefined, warmRecordGone]);
       if (named.status === 'rejected') throw named.reason;
       if (forwarded.status === 'rejected') throw forwarded.reason;
       rec.netnsPath = netnsPath(alloc.ID);

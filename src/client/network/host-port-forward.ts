@@ -22,7 +22,8 @@
  */
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { access, constants, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { CniPortMapping } from './cni-network.js';
 import { iptablesRestore, iptablesSave } from './iptables-restore.js';
 
@@ -190,7 +191,28 @@ export async function hostPortForwardPresent(f: HostPortForward): Promise<boolea
  */
 export async function flushStaleUdp(f: HostPortForward): Promise<void> {
   const ports = [...new Set(f.mappings.filter((m) => m.protocol === 'udp').map((m) => m.hostPort))];
+  const tool = ports.length > 0 ? await conntrackTool() : null;
+  if (!tool) return;
   for (const port of ports) {
-    await new Promise<void>((resolve) => execFile('conntrack', ['-D', '-p', 'udp', '--orig-port-dst', String(port)], { timeout: 10_000 }, () => resolve()));
+    await new Promise<void>((resolve) => execFile(tool, ['-D', '-p', 'udp', '--orig-port-dst', String(port)], { timeout: 10_000 }, () => resolve()));
   }
+}
+
+let conntrackLookup: Promise<string | null> | null = null;
+
+/** Where `conntrack` is on PATH, looked up once: a spawn that fails still forks, on a set-up's path. */
+function conntrackTool(): Promise<string | null> {
+  conntrackLookup ??= (async () => {
+    for (const dir of (process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':')) {
+      if (!dir) continue;
+      try {
+        await access(join(dir, 'conntrack'), constants.X_OK);
+        return join(dir, 'conntrack');
+      } catch {
+        // next directory
+      }
+    }
+    return null;
+  })();
+  return conntrackLookup;
 }
