@@ -11,9 +11,10 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { bridgeConflist, DEFAULT_ADMIN_CHAIN } from '../../../src/client/network/cni-conflist.js';
 import { addCniNetwork, delCniNetwork, sandboxSubnet } from '../../../src/client/network/cni-network.js';
-import { addHostPortForward, hostPortChain, hostPortForwardPresent, removeHostPortForward, sharedChainsText, unforwardRulesText, type HostPortForward } from '../../../src/client/network/host-port-forward.js';
+import { addHostPortForward, enableRouteLocalnet, hostPortChain, hostPortForwardPresent, removeHostPortForward, sharedChainsText, unforwardRulesText, type HostPortForward } from '../../../src/client/network/host-port-forward.js';
 import { createNetns, deleteNetns, netnsPath } from '../../../src/client/network/net-namespace.js';
-import { CNI_PLUGIN_DIR, requireGroupNetworking } from '../../integration/helpers/group-network.js';
+import { CNI_PLUGIN_DIR, hostAddress, requireGroupNetworking } from '../../integration/helpers/group-network.js';
+import { spawn } from 'node:child_process';
 
 test('chain names are portmap\'s: CNI-DN- and sha512(network + container ID), 28 characters', () => {
   // Read off the chain the plugin made for network "nomad", container "cvprobe-1".
@@ -67,11 +68,11 @@ function forwardingRules(f: HostPortForward): string[] {
 }
 
 /** A namespace on the test bridge through the plugins up to firewall: an allocation's, before its ports. */
-async function namespace(): Promise<{ f: HostPortForward; list: ReturnType<typeof bridgeConflist>; a: Parameters<typeof addCniNetwork>[1]; prev: Record<string, unknown> | null }> {
+async function namespace(hairpinMode = false): Promise<{ f: HostPortForward; list: ReturnType<typeof bridgeConflist>; a: Parameters<typeof addCniNetwork>[1]; prev: Record<string, unknown> | null }> {
   if (ready) throw ready;
   const id = `cvpf-${randomBytes(6).toString('hex')}`;
   made.push(id);
-  const list = bridgeConflist({ bridgeName: BRIDGE, subnet: SUBNET, hairpinMode: false, adminChain: DEFAULT_ADMIN_CHAIN, ipamDataDir: `/tmp/${BRIDGE}-ipam` });
+  const list = bridgeConflist({ bridgeName: BRIDGE, subnet: SUBNET, hairpinMode, adminChain: DEFAULT_ADMIN_CHAIN, ipamDataDir: `/tmp/${BRIDGE}-ipam` });
   const mappings = [
     { hostPort: 29871, containerPort: 8080, protocol: 'tcp' as const },
     { hostPort: 29871, containerPort: 8080, protocol: 'udp' as const },
@@ -132,5 +133,45 @@ test('removing one allocation\'s forwarding leaves another\'s as it was', async 
   } finally {
     await remove(one);
     await remove(two);
+  }
+});
+
+/** Runs node inside the namespace. */
+function inNamespace(ns: string, script: string): ReturnType<typeof spawn> {
+  return spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+async function output(ns: string, script: string): Promise<string> {
+  const child = inNamespace(ns, script);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise((resolve) => child.on('exit', resolve));
+  return out.trim();
+}
+
+test('through the rules, the allocation is reached on 127.0.0.1:<host port> from the host and on <host address>:<host port> from itself (hairpin)', async () => {
+  // With br_netfilter (docker loads it) a packet DNATed back to the port it came in on is
+  // dropped by the bridge unless the port has hairpin mode: Nomad's bridge_network_hairpin_mode.
+  const n = await namespace(true);
+  const server = inNamespace(n.f.containerId, "require('http').createServer((q, r) => r.end('from ' + q.socket.remoteAddress)).listen(8080, '0.0.0.0', () => console.log('up'))");
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.stdout!.once('data', () => resolve());
+      server.once('exit', (code) => reject(new Error(`server exited ${String(code)}`)));
+    });
+    await enableRouteLocalnet(BRIDGE);
+    await addHostPortForward(n.f);
+    const gateway = SUBNET.replace('0/24', '1');
+    // The host's loopback: masqueraded to the bridge's address (route_localnet lets it leave lo).
+    const local = await (await fetch('http://127.0.0.1:29871/', { signal: AbortSignal.timeout(5_000) })).text();
+    assert.equal(local, `from ${gateway}`);
+    // Hairpin: the allocation to its own host port, masqueraded too (else the reply would not come back the same way).
+    const self = await output(n.f.containerId, `fetch('http://${hostAddress()}:29871/', { signal: AbortSignal.timeout(5000) }).then((r) => r.text()).then(console.log, (e) => console.log('ERR', String(e.cause ?? e)))`);
+    assert.equal(self, `from ${gateway}`);
+  } finally {
+    server.kill();
+    await removeHostPortForward(n.f);
+    await remove(n);
   }
 });
