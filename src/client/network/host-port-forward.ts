@@ -94,14 +94,42 @@ function chainRules(f: HostPortForward): string[] {
   return out;
 }
 
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+/**
+ * Refuses a forwarding whose values could not be an iptables word: every value goes into a
+ * ruleset text, where a newline or a space would be a rule or an option of its own. Ports and
+ * addresses come from the servers (the allocation) and the CNI result; they are checked here,
+ * where they meet the text, whatever checked them before. Throws an Error naming the field.
+ */
+export function checkHostPortForward(f: HostPortForward): void {
+  const bad = (field: string, value: unknown): never => {
+    throw new Error(`port forwarding: ${field} ${JSON.stringify(value)} is not valid`);
+  };
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(f.network)) bad('network', f.network);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(f.containerId)) bad('containerId', f.containerId);
+  if (!IPV4.test(f.address)) bad('address', f.address);
+  const [net, bits, ...rest] = f.subnet.split('/');
+  if (rest.length > 0 || !IPV4.test(net ?? '') || !/^(3[0-2]|[12]?\d)$/.test(bits ?? '')) bad('subnet', f.subnet);
+  for (const m of f.mappings) {
+    for (const [field, port] of [['hostPort', m.hostPort], ['containerPort', m.containerPort]] as const) {
+      if (!Number.isInteger(port) || port < 1 || port > 65535) bad(field, port);
+    }
+    if (m.protocol !== 'tcp' && m.protocol !== 'udp') bad('protocol', m.protocol);
+    if (m.hostIP !== undefined && m.hostIP !== '' && !IPV4.test(m.hostIP)) bad('hostIP', m.hostIP);
+  }
+}
+
 /** The restore text that makes the allocation's chain and its entry (a chain already there is flushed first). */
 export function forwardRulesText(f: HostPortForward): string {
+  checkHostPortForward(f);
   const chain = hostPortChain(f.network, f.containerId);
   return ['*nat', `:${chain} - [0:0]`, ...chainRules(f).map((r) => `-A ${r}`), ...entryRules(f).map((r) => `-A ${r}`), 'COMMIT', ''].join('\n');
 }
 
 /** The restore text that removes the allocation's entry and chain (fails, changing nothing, when a part is gone). */
 export function unforwardRulesText(f: HostPortForward): string {
+  checkHostPortForward(f);
   const chain = hostPortChain(f.network, f.containerId);
   return ['*nat', ...entryRules(f).map((r) => `-D ${r}`), `-F ${chain}`, `-X ${chain}`, 'COMMIT', ''].join('\n');
 }
