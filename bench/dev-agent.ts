@@ -48,8 +48,11 @@ export function dataDirPids(dataDir: string): number[] {
   return out;
 }
 
-/** Starts a dev agent and resolves once /v1/agent/health answers 200 and the node is ready. */
-export async function startBenchAgent(extraArgs: string[] = []): Promise<BenchAgent> {
+/**
+ * Starts a dev agent and resolves once /v1/agent/health answers 200 and the node is ready
+ * (within `readyTimeoutMs`, default 20 s; on a loaded shared machine a start can take longer).
+ */
+export async function startBenchAgent(extraArgs: string[] = [], readyTimeoutMs = 20_000): Promise<BenchAgent> {
   const dataDir = mkdtempSync('/tmp/cv-');
   const port = await freePort();
   const proc = spawn(process.execPath, [join(REPO_ROOT, 'bin/caravan.js'), 'agent', '-dev', '-bind', '127.0.0.1', '-http-port', String(port), '-data-dir', dataDir, '-log-level', 'warn', ...extraArgs], {
@@ -57,12 +60,13 @@ export async function startBenchAgent(extraArgs: string[] = []): Promise<BenchAg
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const address = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`agent exited early with code ${proc.exitCode}`);
     if (Date.now() > deadline) {
       proc.kill('SIGKILL');
-      throw new Error(`agent at ${address} not ready after 20 s`);
+      rmSync(dataDir, { recursive: true, force: true });
+      throw new Error(`agent at ${address} not ready after ${readyTimeoutMs / 1000} s`);
     }
     try {
       const h = await fetch(`${address}/v1/agent/health`);

@@ -3,17 +3,22 @@
  * set up in ≤ 30 ms median, torn down in ≤ 30 ms): the client's AllocNetworkConfigurator with
  * the real kernel and Debian's CNI plugins, on a bridge and subnet of the benchmark's own
  * (removed at the end), for modes bridge (namespace + loopback, bridge/host-local, firewall,
- * portmap with one mapped port) and none (namespace, loopback up). Bridge is measured twice:
- * "bridge" as the client runs it (a warm namespace taken from the pool, only portmap per
- * allocation; the pool refills in the background between allocations) and "bridge-cold"
- * with the pool disabled (the whole chain per allocation); "bridge-noport" is a warm bridge
- * allocation without ports (portmap then has nothing to do: the floor of a bridge set-up). Teardown is the whole DEL chain and
- * the namespace's removal; the client runs it after the allocation is reported stopped.
+ * then one mapped port forwarded with portmap's rules in one iptables-restore) and none
+ * (namespace, loopback up). Bridge is measured three ways: "bridge" as the client runs it (a
+ * warm namespace taken from the pool, then the port rules; the pool refills in the background
+ * between allocations), "bridge-noport" (a warm namespace, no ports) and "bridge-cold" with the
+ * pool disabled (the whole chain per allocation). Teardown is measured twice: "ports free",
+ * when the port rules are gone and a set-up on those host ports may go on (what anything
+ * waits for), and "whole", when the DEL chain and the namespace's removal have ended too (the
+ * client runs teardown after the allocation is reported stopped).
+ *
+ * Beside them, Nomad's chain from scratch, step by step: what Nomad runs per allocation with
+ * the same plugins (its own namespace, then each plugin's ADD, portmap included; DEL in
+ * reverse) — Nomad itself cannot be built or installed on this machine.
  *
  * Usage (root): node dist/bench/network/network-setup.js [-n N]   (default 20 per mode)
- * Prints the medians and p90s beside the goal, then the median of each step of a bridge
- * set-up and teardown from scratch (each plugin is a process: where the time goes), and
- * writes bench/results/network.json.
+ * Prints the medians and p90s beside the goal, then the median of each step of Nomad's chain
+ * and of the client's port rules, and writes bench/results/network.json.
  */
 import { randomUUID } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -23,7 +28,8 @@ import { join } from 'node:path';
 import type { Allocation } from '../../src/structs/index.js';
 import { AllocNetworkConfigurator, clientNetworkConfig } from '../../src/client/network/alloc-network-configurator.js';
 import { bridgeConflist, DEFAULT_ADMIN_CHAIN } from '../../src/client/network/cni-conflist.js';
-import { addCniNetwork, delCniNetwork } from '../../src/client/network/cni-network.js';
+import { addCniNetwork, delCniNetwork, sandboxSubnet } from '../../src/client/network/cni-network.js';
+import { addHostPortForward, removeHostPortForward } from '../../src/client/network/host-port-forward.js';
 import { createNetns, deleteNetns, netnsPath } from '../../src/client/network/net-namespace.js';
 import { percentile } from '../percentile.js';
 
@@ -67,6 +73,18 @@ async function profileSteps(n: number, stateDir: string): Promise<Record<string,
     for (const plugin of [...list.plugins].reverse()) await time(`DEL ${String(plugin['type'])}`, () => delCniNetwork({ ...list, plugins: [plugin] }, a, prev));
     await time('ip netns delete', () => deleteNetns(id));
   }
+  // The client's replacement for portmap, on a namespace through firewall: one restore each way.
+  const id = 'cvprof-own';
+  const a = { containerId: id, netnsPath: netnsPath(id), ifName: 'eth0', cniPath: ['/usr/lib/cni'], portMappings: [] };
+  await createNetns(id, false);
+  const head = await addCniNetwork(list, a, { from: 0, to: 3, prev: null });
+  for (let i = 0; i < n; i++) {
+    const f = { network: list.name, containerId: id, address: head.address, subnet: sandboxSubnet(head.result, 'eth0'), mappings: [{ hostPort: 29100 + i, containerPort: 8080, protocol: 'tcp' as const }, { hostPort: 29100 + i, containerPort: 8080, protocol: 'udp' as const }] };
+    await time('own port rules add', () => addHostPortForward(f));
+    await time('own port rules remove', () => removeHostPortForward(f));
+  }
+  await delCniNetwork({ ...list, plugins: list.plugins.slice(0, 3) }, a, head.result);
+  await deleteNetns(id);
   return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, percentile([...v].sort((x, y) => x - y), 50)]));
 }
 
@@ -79,7 +97,8 @@ async function main(): Promise<void> {
   const warm = new AllocNetworkConfigurator(clientNetworkConfig(cfg), stateDir);
   const cold = new AllocNetworkConfigurator(clientNetworkConfig({ ...cfg, warmNamespaces: 0 }), stateDir);
   let steps: Record<string, number> = {};
-  const results: Record<string, { setup: { median: number; p90: number }; teardown: { median: number; p90: number } }> = {};
+  type Summary = { median: number; p90: number };
+  const results: Record<string, { setup: Summary; portsFree: Summary; teardown: Summary }> = {};
   try {
     // One warm-up: the first set-up creates the bridge and the admin chain (and starts the warm pool).
     const first = alloc('bridge', 29000);
@@ -87,6 +106,7 @@ async function main(): Promise<void> {
     await warm.teardown(first.ID);
     for (const mode of ['bridge', 'bridge-noport', 'bridge-cold', 'none']) {
       const setup: number[] = [];
+      const portsFree: number[] = [];
       const teardown: number[] = [];
       const c = mode === 'bridge-cold' ? cold : warm;
       for (let i = 0; i < n; i++) {
@@ -98,10 +118,12 @@ async function main(): Promise<void> {
         await c.setup(a);
         setup.push(performance.now() - t);
         t = performance.now();
-        await c.teardown(a.ID);
+        let free = Number.NaN;
+        await c.teardown(a.ID, () => (free = performance.now() - t));
         teardown.push(performance.now() - t);
+        portsFree.push(free);
       }
-      results[mode] = { setup: summary(setup), teardown: summary(teardown) };
+      results[mode] = { setup: summary(setup), portsFree: summary(portsFree), teardown: summary(teardown) };
     }
     steps = await profileSteps(n, stateDir);
   } finally {
@@ -113,13 +135,17 @@ async function main(): Promise<void> {
   }
   const f = (x: number) => `${x.toFixed(1)} ms`;
   console.log(`group network, ${n} allocations per mode (goal: median ≤ ${GOAL_MS} ms each way); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  const goal = (ms: number): string => (ms <= GOAL_MS ? 'within' : 'OVER');
   for (const [mode, r] of Object.entries(results)) {
-    console.log(`  ${mode.padEnd(13)} set-up   median ${f(r.setup.median)}  p90 ${f(r.setup.p90)}  ${r.setup.median <= GOAL_MS ? 'within' : 'OVER'} the goal`);
-    console.log(`  ${mode.padEnd(13)} teardown median ${f(r.teardown.median)}  p90 ${f(r.teardown.p90)}  ${r.teardown.median <= GOAL_MS ? 'within' : 'OVER'} the goal`);
+    console.log(`  ${mode.padEnd(13)} set-up              median ${f(r.setup.median)}  p90 ${f(r.setup.p90)}  ${goal(r.setup.median)} the goal`);
+    console.log(`  ${mode.padEnd(13)} teardown, ports free median ${f(r.portsFree.median)}  p90 ${f(r.portsFree.p90)}  ${goal(r.portsFree.median)} the goal`);
+    console.log(`  ${mode.padEnd(13)} teardown, whole      median ${f(r.teardown.median)}  p90 ${f(r.teardown.p90)}  (off every path: after the allocation is reported stopped)`);
   }
-  console.log('  (teardown: the whole DEL chain and the namespace; the client runs it after the allocation is reported stopped)');
-  console.log('bridge from scratch, median per step:');
-  for (const [step, ms] of Object.entries(steps)) console.log(`  ${step.padEnd(20)} ${f(ms)}`);
+  const sum = (prefix: string, extra: string): number => Object.entries(steps).filter(([k]) => k.startsWith(prefix) || k === extra).reduce((acc, [, v]) => acc + v, 0);
+  console.log(`Nomad's chain from scratch (the same plugins, portmap included), median per step — set-up ${f(sum('ADD ', 'ip netns add'))}, teardown ${f(sum('DEL ', 'ip netns delete'))}:`);
+  for (const [step, ms] of Object.entries(steps)) if (!step.startsWith('own ')) console.log(`  ${step.padEnd(22)} ${f(ms)}`);
+  console.log('the client\'s port rules in place of portmap (one iptables-restore each way):');
+  for (const [step, ms] of Object.entries(steps)) if (step.startsWith('own ')) console.log(`  ${step.padEnd(22)} ${f(ms)}`);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/network.json', JSON.stringify({ n, goalMs: GOAL_MS, loadavg: loadavg(), results, steps }, null, 2) + '\n');
 }

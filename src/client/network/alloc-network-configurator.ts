@@ -3,8 +3,9 @@
  *
  *   host       nothing: the tasks share the host's network (setup answers null)
  *   none       a named network namespace with only its loopback
- *   bridge     a namespace on the client's bridge through Nomad's conflist (bridgeConflist),
- *              its ports forwarded by the portmap plugin
+ *   bridge     a namespace on the client's bridge through Nomad's conflist (bridgeConflist):
+ *              loopback, bridge and firewall run as plugins; the ports are forwarded with the
+ *              portmap plugin's own rules, written in one iptables-restore (host-port-forward.ts)
  *   cni/<name> a namespace set up by the conflist named <name> in cni_config_dir
  *
  * What was set up is recorded in `<stateDir>/<alloc id>.json` before anything is created, so
@@ -23,11 +24,13 @@
  * After the first bridge allocation, the client keeps a few warm namespaces (`warmNamespaces`)
  * on which the part of the chain that does not depend on the allocation (loopback, bridge with
  * its address, firewall) has already run; an allocation takes one, names it after itself and
- * only runs the rest (portmap, with its ports). A warm namespace is new and used once: nothing
- * of an earlier allocation is in it. Each is recorded like an allocation's network, so a sweep
- * removes the ones a dead agent left, and close() removes the idle ones at shutdown.
- * Teardown runs after the allocation is reported stopped; a set-up whose host ports a teardown
- * still holds waits for that teardown, so a stale forwarding rule never shadows the new one.
+ * only gets its ports forwarded (one iptables-restore). A warm namespace is new and used once:
+ * nothing of an earlier allocation is in it. Each is recorded like an allocation's network, so
+ * a sweep removes the ones a dead agent left, and close() removes the idle ones at shutdown.
+ * Teardown runs after the allocation is reported stopped. It removes the port forwarding first
+ * (one iptables-restore): a set-up whose host ports a teardown still holds waits for that much
+ * only, so a stale forwarding rule never shadows the new one. The rest (the DEL chain, which
+ * frees the address only after its firewall rules are gone, then the namespace) follows.
  */
 import { mkdir, readdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
@@ -37,11 +40,12 @@ import type { Allocation } from '../../structs/alloc.js';
 import type { NetworkResource } from '../../structs/resources.js';
 import type { DriverNetworkManager } from '../../drivers/driver.js';
 import { bridgeConflist, DEFAULT_ADMIN_CHAIN, loadConflist, type CniConflist } from './cni-conflist.js';
-import { addCniNetwork, delCniNetwork, firstRuntimeConfigPlugin, type CniAttachment, type CniPortMapping } from './cni-network.js';
+import { addCniNetwork, delCniNetwork, sandboxSubnet, type CniAttachment, type CniPortMapping } from './cni-network.js';
 import { aliasNetns, attachNetns, createNetns, deleteNetns, netnsExists, netnsPath } from './net-namespace.js';
 import { NetworkError, NetworkErrorCode } from './network-error.js';
 import { hostsText, resolvConfText } from './resolv-conf.js';
 import { WarmPool } from './warm-pool.js';
+import { addHostPortForward, enableRouteLocalnet, ensureHostPortChains, flushStaleUdp, hostPortForwardPresent, removeHostPortForward, type HostPortForward } from './host-port-forward.js';
 
 /** The client's network options (Nomad's names), with defaults applied. */
 export interface ClientNetworkConfig {
@@ -95,6 +99,11 @@ interface NetworkRecord extends AllocNetwork {
   conflist: CniConflist | null;
   portMappings: CniPortMapping[];
   cniResult: Record<string, unknown> | null;
+  /**
+   * Bridge mode: the host ports forwarded by the client's own rules (the portmap plugin's, see
+   * host-port-forward.ts); recorded before they are made. Absent in records of plugin-run portmap.
+   */
+  portForward?: HostPortForward;
   /** The driver whose sandbox owns the namespace; recorded before it is created (id '' until then). */
   sandbox?: { driver: string; id: string };
   /** false until the set-up finished (a crash before leaves a record for sweep to undo). */
@@ -143,10 +152,11 @@ function iptables(args: string[]): Promise<boolean> {
 /** Sets up, restores and removes allocations' group networks on this client. */
 export class AllocNetworkConfigurator {
   private forwardingReady: Promise<void> | null = null;
+  private hostPortChainsReady: Promise<void> | null = null;
   /** Warm bridge namespaces (records of allocId `cvwarm-…`, never complete). */
   private readonly warm: WarmPool<NetworkRecord>;
   /** Teardowns under way, by allocation, with the host ports their portmap rules still hold. */
-  private readonly releasing = new Map<string, { ports: ReadonlySet<number>; done: Promise<void> }>();
+  private readonly releasing = new Map<string, { ports: Promise<ReadonlySet<number>>; free: Promise<void> }>();
   /** Set-ups under way, and when the last one ended (performance.now()): what a refill waits for. */
   private settingUp = 0;
   private lastSetupEnd = 0;
@@ -206,13 +216,15 @@ export class AllocNetworkConfigurator {
   private async conflistFor(mode: string, allocId: string): Promise<CniConflist | null> {
     if (mode === 'none') return null;
     if (mode === 'bridge') {
-      return bridgeConflist({
+      const nomad = bridgeConflist({
         bridgeName: this.cfg.bridgeName,
         subnet: this.cfg.bridgeSubnet,
         hairpinMode: this.cfg.hairpinMode,
         adminChain: DEFAULT_ADMIN_CHAIN,
         ipamDataDir: join(this.stateDir, 'ipam'),
       });
+      // Nomad's list without portmap: the client makes portmap's rules itself (forwardPorts).
+      return { ...nomad, plugins: nomad.plugins.filter((p) => p['type'] !== 'portmap') };
     }
     if (mode.startsWith('cni/')) {
       const name = mode.slice('cni/'.length);
@@ -245,6 +257,31 @@ export class AllocNetworkConfigurator {
       if (!(await iptables(['-C', ...guard]))) await iptables(['-I', ...guard]);
     })();
     return this.forwardingReady;
+  }
+
+  /**
+   * portmap's shared chains (CNI-HOSTPORT-DNAT, -SETMARK, -MASQ and their entry rules), made
+   * where missing once per process; a failure is retried by the next call.
+   */
+  private ensureHostPortChains(): Promise<void> {
+    this.hostPortChainsReady ??= ensureHostPortChains().catch((err: unknown) => {
+      this.hostPortChainsReady = null;
+      throw err;
+    });
+    return this.hostPortChainsReady;
+  }
+
+  /** What forwarding the allocation's ports needs, on the address and subnet its namespace got. */
+  private portForwardOf(rec: NetworkRecord, mappings: CniPortMapping[]): HostPortForward {
+    return { network: rec.conflist!.name, containerId: rec.containerId ?? rec.allocId, address: rec.address, subnet: sandboxSubnet(rec.cniResult, rec.interfaceName || ALLOC_IFNAME), mappings };
+  }
+
+  /** Forwards the recorded ports (portmap's rules, one iptables-restore); UDP flows seen before are dropped after. */
+  private async forwardPorts(f: HostPortForward): Promise<void> {
+    if (f.mappings.length === 0) return;
+    await Promise.all([this.ensureHostPortChains(), enableRouteLocalnet(this.cfg.bridgeName)]);
+    await addHostPortForward(f);
+    void flushStaleUdp(f);
   }
 
   /**
@@ -334,6 +371,11 @@ export class AllocNetworkConfigurator {
         rec.address = added.address;
         rec.cniResult = added.result;
       }
+      if (mode === 'bridge' && rec.portMappings.length > 0) {
+        rec.portForward = this.portForwardOf(rec, rec.portMappings);
+        await this.writeRecord(rec);
+        await this.forwardPorts(rec.portForward);
+      }
       await this.writeNameFiles(rec, net);
       rec.complete = true;
       await this.writeRecord(rec);
@@ -346,10 +388,10 @@ export class AllocNetworkConfigurator {
   /**
    * The allocation takes a warm namespace: recorded as the allocation's (before the warm record
    * goes, so a crash leaves one record or both, never none), named after the allocation while
-   * the rest of the chain (portmap) runs with the allocation's ports.
+   * its ports are forwarded to the address the warm namespace already has.
    */
   private async setupFromWarm(alloc: Allocation, net: NetworkResource, warm: NetworkRecord): Promise<AllocNetwork> {
-    const conflist = warm.conflist!;
+    const mappings = allocPortMappings(alloc);
     const rec: NetworkRecord = {
       ...warm,
       allocId: alloc.ID,
@@ -357,25 +399,21 @@ export class AllocNetworkConfigurator {
       aliasOf: warm.allocId,
       // The warm path until the allocation's name is on the namespace (what a DEL enters).
       netnsPath: warm.netnsPath,
-      portMappings: allocPortMappings(alloc),
+      portMappings: mappings,
       complete: false,
     };
+    if (mappings.length > 0) rec.portForward = this.portForwardOf(rec, mappings);
     await this.writeRecord(rec);
-    await rm(this.recordPath(warm.allocId), { force: true });
+    const warmRecordGone = rm(this.recordPath(warm.allocId), { force: true });
     try {
       await this.portsReleased(rec.portMappings);
-      // The plugins get the warm name (the same namespace) so naming it need not wait for them.
-      // Both settle before anything is undone: a DEL must not overtake the ADD it undoes.
-      const [named, rest] = await Promise.allSettled([
-        aliasNetns(warm.allocId, alloc.ID),
-        addCniNetwork(conflist, this.attachment(rec), { from: firstRuntimeConfigPlugin(conflist), to: conflist.plugins.length, prev: warm.cniResult }),
-      ]);
+      // Naming the namespace and forwarding its ports are independent. Both settle before
+      // anything is undone: a removal must not overtake the addition it undoes.
+      const [named, forwarded] = await Promise.allSettled([aliasNetns(warm.allocId, alloc.ID), rec.portForward ? this.forwardPorts(rec.portForward) : undefined, warmRecordGone]);
       if (named.status === 'rejected') throw named.reason;
-      if (rest.status === 'rejected') throw rest.reason;
-      const added = rest.value;
+      if (forwarded.status === 'rejected') throw forwarded.reason;
       rec.netnsPath = netnsPath(alloc.ID);
-      rec.cniResult = withSandbox(added.result, warm.netnsPath, rec.netnsPath);
-      rec.address = added.address || warm.address;
+      rec.cniResult = withSandbox(warm.cniResult, warm.netnsPath, rec.netnsPath);
       await this.writeNameFiles(rec, net);
       rec.complete = true;
       await this.writeRecord(rec);
@@ -401,8 +439,9 @@ export class AllocNetworkConfigurator {
     const rec: NetworkRecord = { allocId: id, mode: 'bridge', netnsPath: netnsPath(id), address: '', interfaceName: ALLOC_IFNAME, conflist, portMappings: [], cniResult: null, complete: false };
     await this.writeRecord(rec);
     try {
-      await Promise.all([this.ensureForwarding(), createNetns(id, false)]);
-      const added = await addCniNetwork(conflist, this.attachment(rec), { from: 0, to: firstRuntimeConfigPlugin(conflist), prev: null });
+      // The shared port chains too: the allocation that takes this namespace then only adds its own.
+      await Promise.all([this.ensureForwarding(), this.ensureHostPortChains(), createNetns(id, false)]);
+      const added = await addCniNetwork(conflist, this.attachment(rec));
       rec.address = added.address;
       rec.cniResult = added.result;
       await this.writeRecord(rec);
@@ -416,8 +455,12 @@ export class AllocNetworkConfigurator {
   /** Waits for the teardowns still holding any of these host ports (their DNAT rules would match first). */
   private async portsReleased(mappings: CniPortMapping[]): Promise<void> {
     const mine = new Set(mappings.map((m) => m.hostPort));
-    const pending = [...this.releasing.values()].filter((r) => [...r.ports].some((p) => mine.has(p)));
-    await Promise.all(pending.map((r) => r.done));
+    // A teardown that has only just started may not know its ports yet (its record is being read).
+    await Promise.all(
+      [...this.releasing.values()].map(async (r) => {
+        if ([...(await r.ports)].some((p) => mine.has(p))) await r.free;
+      }),
+    );
   }
 
   private async writeNameFiles(rec: NetworkRecord, net: NetworkResource): Promise<void> {
@@ -446,18 +489,47 @@ export class AllocNetworkConfigurator {
   async restore(allocId: string): Promise<AllocNetwork | null> {
     const rec = await this.readRecord(allocId);
     if (!rec?.complete || !(await netnsExists(allocId)) || !(await this.sandboxAlive(rec))) return null;
+    // Rules live in the kernel and survive the agent; made again should they be gone (an iptables flush).
+    if (rec.portForward && !(await hostPortForwardPresent(rec.portForward).catch(() => false))) {
+      try {
+        await removeHostPortForward(rec.portForward);
+        await this.forwardPorts(rec.portForward);
+      } catch {
+        return null;
+      }
+    }
     return publicView(rec);
   }
 
-  /** Removes the allocation's network: CNI DEL, the namespace, its files and record. Idempotent. */
-  async teardown(allocId: string): Promise<void> {
-    const ports = new Set<number>();
+  /**
+   * Removes the allocation's network: its port rules (then `onPortsFree` is called: a set-up
+   * on those host ports may go on), CNI DEL, the namespace, its files and record. Idempotent.
+   */
+  async teardown(allocId: string, onPortsFree?: () => void): Promise<void> {
+    let known = (_: ReadonlySet<number>): void => undefined;
+    const ports = new Promise<ReadonlySet<number>>((resolve) => (known = resolve));
+    let portsFree = (): void => undefined;
+    const free = new Promise<void>((resolve) => (portsFree = resolve)).then(() => onPortsFree?.());
     const done = (async () => {
-      const rec = await this.readRecord(allocId);
-      for (const m of rec?.portMappings ?? []) ports.add(m.hostPort);
-      if (rec) await this.undo(rec);
+      try {
+        const rec = await this.readRecord(allocId);
+        known(new Set(rec?.portMappings.map((m) => m.hostPort)));
+        if (!rec) return;
+        if (rec.portMappings.length === 0) portsFree();
+        // The client's own port rules first: what a set-up on one of those ports waits for (a
+        // failure here is retried by undo). A plugin's (cni/<name> portmap) go with the DEL chain.
+        if (rec.portForward && (await removeHostPortForward(rec.portForward).then(() => true, () => false))) {
+          portsFree();
+          await this.undo(rec, { portsRemoved: true });
+        } else {
+          await this.undo(rec);
+        }
+      } finally {
+        known(new Set());
+        portsFree();
+      }
     })();
-    const entry = { ports, done: done.catch(() => undefined) };
+    const entry = { ports, free };
     this.releasing.set(allocId, entry);
     try {
       await done;
@@ -477,8 +549,10 @@ export class AllocNetworkConfigurator {
     await this.warm.close();
   }
 
-  private async undo(rec: NetworkRecord): Promise<void> {
+  private async undo(rec: NetworkRecord, opts: { portsRemoved?: boolean } = {}): Promise<void> {
     let first: unknown = null;
+    // Where portmap's DEL would be, the chain run in reverse: first.
+    if (rec.portForward && !opts.portsRemoved) await removeHostPortForward(rec.portForward).catch((err: unknown) => (first ??= err));
     if (rec.conflist) {
       // DEL needs the namespace path even when the namespace is gone (plugins then skip it).
       await delCniNetwork(rec.conflist, this.attachment(rec), rec.cniResult).catch((err: unknown) => (first ??= err));

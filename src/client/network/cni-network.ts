@@ -43,13 +43,33 @@ function invocation(command: CniCommand, a: CniAttachment): CniInvocation {
   return { command, containerId: a.containerId, netnsPath: a.netnsPath, ifName: a.ifName, cniPath: a.cniPath };
 }
 
-/** The IPv4 (else first) address of the interface in the namespace, without its prefix length. */
-export function sandboxAddress(result: Record<string, unknown> | null, ifName: string): string {
+/** The IPv4 (else first) address of the interface in the namespace, with its prefix length ('' when none). */
+function sandboxCidr(result: Record<string, unknown> | null, ifName: string): string {
   const ifaces = (result?.['interfaces'] as { name?: string; sandbox?: string }[] | undefined) ?? [];
   const ips = (result?.['ips'] as { address?: string; interface?: number; version?: string }[] | undefined) ?? [];
   const mine = ips.filter((ip) => ip.interface === undefined || ifaces[ip.interface]?.name === ifName || Boolean(ifaces[ip.interface]?.sandbox));
   const pick = mine.find((ip) => !String(ip.address).includes(':')) ?? mine[0];
-  return pick?.address ? String(pick.address).split('/')[0]! : '';
+  return pick?.address ? String(pick.address) : '';
+}
+
+/** The IPv4 (else first) address of the interface in the namespace, without its prefix length. */
+export function sandboxAddress(result: Record<string, unknown> | null, ifName: string): string {
+  return sandboxCidr(result, ifName).split('/')[0]!;
+}
+
+/**
+ * The IPv4 network the interface's address is in, as CIDR (172.26.64.7/20 → 172.26.64.0/20):
+ * what portmap masquerades hairpin traffic from. Throws when the interface has no IPv4 address.
+ */
+export function sandboxSubnet(result: Record<string, unknown> | null, ifName: string): string {
+  const cidr = sandboxCidr(result, ifName);
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr);
+  if (!m) throw new Error(`the interface ${ifName} has no IPv4 address with a prefix (got "${cidr}")`);
+  const bits = Number(m[5]);
+  const addr = ((Number(m[1]) << 24) | (Number(m[2]) << 16) | (Number(m[3]) << 8) | Number(m[4])) >>> 0;
+  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+  const net = (addr & mask) >>> 0;
+  return `${net >>> 24}.${(net >>> 16) & 255}.${(net >>> 8) & 255}.${net & 255}/${bits}`;
 }
 
 /**

@@ -15,6 +15,7 @@ import type { Allocation } from '../../../src/structs/index.js';
 import { AllocNetworkConfigurator, allocPortMappings, clientNetworkConfig } from '../../../src/client/network/alloc-network-configurator.js';
 import { bridgeConflist, parseConflist } from '../../../src/client/network/cni-conflist.js';
 import { resolvConfText } from '../../../src/client/network/resolv-conf.js';
+import { removeHostPortForward } from '../../../src/client/network/host-port-forward.js';
 import { hasErrorCode } from '../../../src/structs/caravan-error.js';
 import { bridgePorts, CNI_PLUGIN_DIR, netnsNames, removeTestBridge, requireGroupNetworking, rulesMentioning, testBridge, type TestBridge } from '../../integration/helpers/group-network.js';
 
@@ -138,6 +139,26 @@ test('a starting agent sweeps the networks of allocations it no longer holds, an
   assert.deepEqual(bridgePorts(bridge), []);
 });
 
+test('an agent restart finds the port rules of a running allocation again, and makes them again when they are gone', async () => {
+  const a = fakeAlloc('bridge', [{ Label: 'http', Value: 29997, To: 8080 }]);
+  const net = await configurator().setup(a);
+  const rules = rulesMentioning(`${net!.address}:8080`);
+  assert.equal(rules.length, 2, 'TCP and UDP are forwarded');
+  // A new agent process.
+  const second = configurator();
+  assert.deepEqual(await second.restore(a.ID), net);
+  assert.deepEqual(rulesMentioning(`${net!.address}:8080`), rules);
+  // Rules flushed behind the agent's back (the namespace still runs).
+  const mappings = allocPortMappings(a);
+  await removeHostPortForward({ network: 'nomad', containerId: a.ID, address: net!.address, subnet: bridge.subnet, mappings });
+  assert.deepEqual(rulesMentioning(`${net!.address}:8080`), []);
+  assert.deepEqual(await configurator().restore(a.ID), net);
+  assert.deepEqual(rulesMentioning(`${net!.address}:8080`), rules);
+  await second.teardown(a.ID);
+  assert.deepEqual(rulesMentioning(`${net!.address}:`), []);
+  assert.deepEqual(bridgePorts(bridge), []);
+});
+
 const warmNames = (): string[] => netnsNames().filter((n) => n.startsWith('cvwarm-'));
 
 function linksIn(ns: string): string {
@@ -187,19 +208,24 @@ test('a starting agent sweeps the warm namespaces a dead agent left', async () =
   assert.deepEqual(bridgePorts(bridge), []);
 });
 
-test('a set-up waits for the teardown still holding its host port (a stale DNAT rule would match first)', async () => {
+test('a set-up waits for the teardown still holding its host port (a stale DNAT rule would match first), for its port rules only', async () => {
   const c = configurator(1);
   const old = fakeAlloc('bridge', [{ Label: 'http', Value: 29995, To: 8080 }]);
   const oldNet = await c.setup(old);
   await c.warmSettled();
   // The servers free the port once the old allocation is reported stopped, before its teardown ends.
-  const stopping = c.teardown(old.ID);
+  let tornDown = false;
+  const stopping = c.teardown(old.ID).then(() => (tornDown = true));
   const next = fakeAlloc('bridge', [{ Label: 'http', Value: 29995, To: 9090 }]);
   const nextNet = await c.setup(next);
   assert.deepEqual(rulesMentioning(`${oldNet!.address}:`), [], 'the old mapping was gone before the new one was made');
-  assert.ok(!netnsNames().includes(old.ID), 'the set-up waited for the whole teardown');
+  // The rest of the old teardown (its DEL chain: several plugin processes, then the namespace)
+  // is not on the new allocation's path: one iptables-restore is.
+  assert.equal(tornDown, false, 'the set-up did not wait for the whole teardown');
   assert.equal(rulesMentioning(`${nextNet!.address}:9090`).length > 0, true);
   await stopping;
+  assert.ok(!netnsNames().includes(old.ID));
+  assert.deepEqual(rulesMentioning(`${oldNet!.address}/32`), [], 'the old firewall and masquerade rules went with the DEL chain');
   await c.teardown(next.ID);
   await c.close();
   assert.deepEqual(bridgePorts(bridge), []);
