@@ -6,6 +6,7 @@
 import type { Allocation, Deployment, Evaluation, Job, Node, Plan, PlanResult } from '../structs/index.js';
 import type { NodeAllocatedUsage } from '../structs/resource-accounting.js';
 import type { SchedulerAlgorithm } from '../structs/scheduler-config.js';
+import type { HostVolume } from '../structs/dynamic-host-volume.js';
 
 /** A read-only snapshot of cluster state at one index. Returned objects must not be mutated. */
 export interface SchedulerState {
@@ -37,6 +38,11 @@ export interface SchedulerState {
   nodesVersion?(): { owner: object; index: number } | undefined;
   /** The operator's placement algorithm (binpack when absent): spread prefers the emptiest node. */
   schedulerAlgorithm?(): SchedulerAlgorithm;
+  /**
+   * Optional: a dynamic host volume by ID, for its state and capabilities. Without it, a node
+   * offering a dynamic volume is taken at its word (as before Nomad 1.10's capability checks).
+   */
+  hostVolumeById?(id: string): HostVolume | undefined;
   /** Whether the operator enabled memory oversubscription (off when absent): without it, `memory_max` is ignored, as Nomad's. */
   memoryOversubscription?(): boolean;
 }
