@@ -31,7 +31,8 @@ export interface SchedulerState {
   nodeAllocatedUsage?(nodeId: string): NodeAllocatedUsage;
   /**
    * Optional: the version of the nodes table this snapshot reads — an owner object (the same
-   * for every snapshot of one store) and an index that changes whenever any node changes. The
+   * for every snapshot of one store) and an index that changes whenever any node (or dynamic
+   * host volume, whose capabilities the static checks read) changes. The
    * scheduler keeps what it derives from the nodes alone across evaluations of one version
    * (candidate-set.ts); without it, it derives them per evaluation.
    */

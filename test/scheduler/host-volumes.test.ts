@@ -176,3 +176,14 @@ test('single-node-single-writer: a second writer of the volume is refused, on th
   await h.process(mockEval(other));
   assert.deepEqual(h.state.allocsByJob('default', 'other').map((a) => a.NodeID), ['node-0']);
 });
+
+test('a volume\'s new capability is seen by the next evaluation, though no node changed', async () => {
+  const h = clusterWithDynamic([[{ name: 'db' }]]);
+  const multi = { ...jobWith({ data: request('db', { AccessMode: 'single-node-multi-writer' }) }, 1), ID: 'multi', Name: 'multi' };
+  await register(h, multi);
+  assert.equal(h.state.allocsByJob('default', 'multi').length, 0, 'the volume has no multi-writer capability yet');
+  const vol = h.state.store.hostVolumes('*')[0]!;
+  h.state.apply({ Type: 'HostVolumeUpsert', Volumes: [{ ...vol, RequestedCapabilities: [...vol.RequestedCapabilities, { AccessMode: 'single-node-multi-writer', AttachmentMode: 'file-system' }] }], Now: 0 });
+  await h.process(mockEval(multi));
+  assert.equal(h.state.allocsByJob('default', 'multi').length, 1);
+});

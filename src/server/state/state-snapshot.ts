@@ -35,7 +35,7 @@ export class StateSnapshot implements SchedulerState {
     private readonly epoch: Epoch,
     private readonly atIndex: number,
     private readonly schedulerConf?: SchedulerConfiguration,
-    /** The nodes table's index when the snapshot was taken (-1: unknown, no nodesVersion). */
+    /** The nodes (and host volumes) tables' index when the snapshot was taken (-1: unknown, no nodesVersion). */
     private readonly nodesIndex = -1,
   ) {}
 
