@@ -16,6 +16,7 @@ import { constraintString, DistinctOperator, resolveTarget } from './constraint-
 import { ClassFeasibility, distinctConstraints, FilterReason, groupConstraints } from './feasibility.js';
 import { hostVolumeRequests, nodeHasHostVolumes, type VolumeRequest } from '../structs/host-volume.js';
 import { singleWriterClaimsFree, singleWriterRequests } from './host-volume-claims.js';
+import type { HostVolume } from '../structs/dynamic-host-volume.js';
 import { groupAsk, type GroupAsk } from '../structs/group-ask.js';
 import { isLiveAlloc } from '../structs/alloc.js';
 import { computedClass } from './node-class.js';
@@ -139,6 +140,8 @@ export class PlacementStack {
   private readonly candidates: readonly Node[];
   /** The candidates shared across evaluations, when the state allows it (candidate-set.ts). */
   private readonly shared: CandidateSet | null;
+  /** Dynamic host volumes by ID (their state and capabilities), when the state can look them up. */
+  private readonly volumeById: ((id: string) => HostVolume | undefined) | undefined;
 
   constructor(
     private readonly job: Job,
@@ -155,6 +158,7 @@ export class PlacementStack {
     // The operator's algorithm, fixed for this evaluation as the state snapshot is.
     this.fitScore = state.schedulerAlgorithm?.() === 'spread' ? spreadFitScore : binPackScore;
     this.memoryOversubscription = state.memoryOversubscription?.() ?? false;
+    this.volumeById = state.hostVolumeById?.bind(state);
     if (candidates instanceof CandidateSet) {
       this.shared = candidates;
       this.candidates = candidates.nodes;
@@ -187,7 +191,7 @@ export class PlacementStack {
       const n = this.candidates.length;
       g = {
         ask: groupAsk(group),
-        feasibility: new ClassFeasibility(groupConstraints(this.job, group), group, this.job.Namespace, this.state.hostVolumeById?.bind(this.state)),
+        feasibility: new ClassFeasibility(groupConstraints(this.job, group), group, this.job.Namespace, this.volumeById),
         distinct: distinctConstraints(this.job, group),
         perAllocVolumes: [],
         singleWriterVolumes: [],
@@ -517,7 +521,7 @@ export class PlacementStack {
    * it cannot take the group and answers false. `at` is the node's candidate position (-1: none).
    */
   private score(node: Node, at: number, group: TaskGroup, g: GroupCache, metric: AllocMetric, opts: SelectOptions): boolean {
-    if (g.perAllocVolumes.length > 0 && !nodeHasHostVolumes(node.HostVolumes, g.perAllocVolumes, opts.allocName ?? '', this.job.Namespace, this.state.hostVolumeById?.bind(this.state))) {
+    if (g.perAllocVolumes.length > 0 && !nodeHasHostVolumes(node.HostVolumes, g.perAllocVolumes, opts.allocName ?? '', this.job.Namespace, this.volumeById)) {
       recordFiltered(metric, node.NodeClass, FilterReason.MissingHostVolumes);
       return false;
     }
