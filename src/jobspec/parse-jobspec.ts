@@ -16,6 +16,7 @@ import { evaluateJobTree } from './hcl-tree-evaluation.js';
 import type { FileAccess } from './hcl2/functions/file-functions.js';
 import { jobFromHclTree } from './job-from-hcl.js';
 import { jobFromApiJson } from './job-from-json.js';
+import { rewriteTaskConfigBlocks } from './rewrite-task-config-blocks.js';
 import type { JobDraft } from '../structs/job-draft.js';
 
 /** How to read a job file. */
@@ -139,7 +140,8 @@ export async function parseJobspec(source: string, opts: JobspecOptions = {}): P
       draft = jobFromApiJson(value, ctx);
     }
   } else {
-    draft = decodeHclTree(await parseHclTree(file, source), ctx, { cli, files, env }, fileAccess(opts));
+    // The context keeps the text as written: the rewrite keeps every line where it was.
+    draft = decodeHclTree(await parseHclTree(file, rewriteTaskConfigBlocks(source)), ctx, { cli, files, env }, fileAccess(opts));
   }
   if (ctx.problems.length > 0 || draft === undefined) throw new JobspecParseError(ctx.problemsInLineOrder());
   return draft;

@@ -7,6 +7,7 @@ import type { Constraint, Job, Node, TaskGroup } from '../structs/index.js';
 import { constraintString, datacenterMatches, DistinctOperator, nodeMeetsConstraint } from './constraint-check.js';
 import { computedClass, constraintEscapesClass } from './node-class.js';
 import { hostVolumeRequests, nodeHasHostVolumes, type VolumeRequest } from '../structs/host-volume.js';
+import type { HostVolume } from '../structs/dynamic-host-volume.js';
 
 /** Reason keys for filters that are not user constraints. */
 export const FilterReason = {
@@ -81,6 +82,8 @@ export class ClassFeasibility {
     private readonly group: TaskGroup,
     /** The job's namespace: dynamic host volumes serve their own namespace only. */
     private readonly namespace?: string,
+    /** Dynamic host volumes by ID, for their state and capabilities (SchedulerState.hostVolumeById). */
+    private readonly volumeById?: (id: string) => HostVolume | undefined,
   ) {
     constraints.forEach((c, at) => {
       if (isDistinct(c)) return;
@@ -107,7 +110,7 @@ export class ClassFeasibility {
       if (!nodeMeetsConstraint(c, node)) return constraintString(c);
     }
     // Nomad checks host volumes after drivers and constraints.
-    if (answer.reason === null && !nodeHasHostVolumes(node.HostVolumes, this.hostVolumes, '', this.namespace)) return FilterReason.MissingHostVolumes;
+    if (answer.reason === null && !nodeHasHostVolumes(node.HostVolumes, this.hostVolumes, '', this.namespace, this.volumeById)) return FilterReason.MissingHostVolumes;
     return answer.reason;
   }
 

@@ -6,6 +6,7 @@
 import type { Allocation, Deployment, Evaluation, Job, Node, Plan, PlanResult } from '../structs/index.js';
 import type { NodeAllocatedUsage } from '../structs/resource-accounting.js';
 import type { SchedulerAlgorithm } from '../structs/scheduler-config.js';
+import type { HostVolume } from '../structs/dynamic-host-volume.js';
 
 /** A read-only snapshot of cluster state at one index. Returned objects must not be mutated. */
 export interface SchedulerState {
@@ -30,13 +31,19 @@ export interface SchedulerState {
   nodeAllocatedUsage?(nodeId: string): NodeAllocatedUsage;
   /**
    * Optional: the version of the nodes table this snapshot reads — an owner object (the same
-   * for every snapshot of one store) and an index that changes whenever any node changes. The
+   * for every snapshot of one store) and an index that changes whenever any node (or dynamic
+   * host volume, whose capabilities the static checks read) changes. The
    * scheduler keeps what it derives from the nodes alone across evaluations of one version
    * (candidate-set.ts); without it, it derives them per evaluation.
    */
   nodesVersion?(): { owner: object; index: number } | undefined;
   /** The operator's placement algorithm (binpack when absent): spread prefers the emptiest node. */
   schedulerAlgorithm?(): SchedulerAlgorithm;
+  /**
+   * Optional: a dynamic host volume by ID, for its state and capabilities. Without it, a node
+   * offering a dynamic volume is taken at its word (as before Nomad 1.10's capability checks).
+   */
+  hostVolumeById?(id: string): HostVolume | undefined;
   /** Whether the operator enabled memory oversubscription (off when absent): without it, `memory_max` is ignored, as Nomad's. */
   memoryOversubscription?(): boolean;
 }

@@ -15,6 +15,8 @@ import { FilterTally, newAllocMetric, recordExhausted, recordFiltered } from './
 import { constraintString, DistinctOperator, resolveTarget } from './constraint-check.js';
 import { ClassFeasibility, distinctConstraints, FilterReason, groupConstraints } from './feasibility.js';
 import { hostVolumeRequests, nodeHasHostVolumes, type VolumeRequest } from '../structs/host-volume.js';
+import { singleWriterClaimsFree, singleWriterRequests } from './host-volume-claims.js';
+import type { HostVolume } from '../structs/dynamic-host-volume.js';
 import { groupAsk, type GroupAsk } from '../structs/group-ask.js';
 import { isLiveAlloc } from '../structs/alloc.js';
 import { computedClass } from './node-class.js';
@@ -63,6 +65,8 @@ interface GroupCache {
   distinct: ReturnType<typeof distinctConstraints>;
   /** per_alloc host volumes: which node has them depends on the allocation's index (score()). */
   perAllocVolumes: VolumeRequest[];
+  /** single-node-single-writer host volumes: their claims depend on the plan (score()). */
+  singleWriterVolumes: VolumeRequest[];
   affinities: Affinity[];
   spreads: Spread[];
   spreadScorer: SpreadScorer | null;
@@ -136,6 +140,8 @@ export class PlacementStack {
   private readonly candidates: readonly Node[];
   /** The candidates shared across evaluations, when the state allows it (candidate-set.ts). */
   private readonly shared: CandidateSet | null;
+  /** Dynamic host volumes by ID (their state and capabilities), when the state can look them up. */
+  private readonly volumeById: ((id: string) => HostVolume | undefined) | undefined;
 
   constructor(
     private readonly job: Job,
@@ -152,6 +158,7 @@ export class PlacementStack {
     // The operator's algorithm, fixed for this evaluation as the state snapshot is.
     this.fitScore = state.schedulerAlgorithm?.() === 'spread' ? spreadFitScore : binPackScore;
     this.memoryOversubscription = state.memoryOversubscription?.() ?? false;
+    this.volumeById = state.hostVolumeById?.bind(state);
     if (candidates instanceof CandidateSet) {
       this.shared = candidates;
       this.candidates = candidates.nodes;
@@ -184,9 +191,10 @@ export class PlacementStack {
       const n = this.candidates.length;
       g = {
         ask: groupAsk(group),
-        feasibility: new ClassFeasibility(groupConstraints(this.job, group), group, this.job.Namespace),
+        feasibility: new ClassFeasibility(groupConstraints(this.job, group), group, this.job.Namespace, this.volumeById),
         distinct: distinctConstraints(this.job, group),
         perAllocVolumes: [],
+        singleWriterVolumes: [],
         affinities,
         spreads,
         spreadScorer:
@@ -216,7 +224,8 @@ export class PlacementStack {
         if (g.shared.skip) g.skip = g.shared.skip;
       }
       g.perAllocVolumes = hostVolumeRequests(group.Volumes).filter((v) => v.PerAlloc);
-      g.fast = g.distinct.length === 0 && g.ask.networks.length === 0 && g.perAllocVolumes.length === 0;
+      g.singleWriterVolumes = singleWriterRequests(hostVolumeRequests(group.Volumes));
+      g.fast = g.distinct.length === 0 && g.ask.networks.length === 0 && g.perAllocVolumes.length === 0 && g.singleWriterVolumes.length === 0;
       this.groups.set(group.Name, g);
     }
     return g;
@@ -512,7 +521,14 @@ export class PlacementStack {
    * it cannot take the group and answers false. `at` is the node's candidate position (-1: none).
    */
   private score(node: Node, at: number, group: TaskGroup, g: GroupCache, metric: AllocMetric, opts: SelectOptions): boolean {
-    if (g.perAllocVolumes.length > 0 && !nodeHasHostVolumes(node.HostVolumes, g.perAllocVolumes, opts.allocName ?? '', this.job.Namespace)) {
+    if (g.perAllocVolumes.length > 0 && !nodeHasHostVolumes(node.HostVolumes, g.perAllocVolumes, opts.allocName ?? '', this.job.Namespace, this.volumeById)) {
+      recordFiltered(metric, node.NodeClass, FilterReason.MissingHostVolumes);
+      return false;
+    }
+    if (
+      g.singleWriterVolumes.length > 0 &&
+      !singleWriterClaimsFree(this.state, this.job, node, g.singleWriterVolumes, opts.allocName ?? '', this.jobAllocsOnNode.get(node.ID))
+    ) {
       recordFiltered(metric, node.NodeClass, FilterReason.MissingHostVolumes);
       return false;
     }
@@ -669,7 +685,7 @@ export class PlacementStack {
  */
 function groupShapeKey(job: Job, group: TaskGroup): string {
   const cs = groupConstraints(job, group).map((c) => [c.LTarget, c.Operand, c.RTarget]);
-  const volumes = hostVolumeRequests(group.Volumes).map((v) => [v.Source, v.ReadOnly, v.PerAlloc]);
+  const volumes = hostVolumeRequests(group.Volumes).map((v) => [v.Source, v.ReadOnly, v.PerAlloc, v.AccessMode, v.AttachmentMode]);
   // With host volumes the namespace counts too: a dynamic volume serves its own namespace only.
   return JSON.stringify([cs, group.Tasks.map((t) => t.Driver), volumes, volumes.length > 0 ? job.Namespace : '']);
 }

@@ -5,6 +5,7 @@
 import type { Allocation, Deployment, Evaluation, Job, Node, Plan, PlanResult } from '../structs/index.js';
 import type { Planner, SchedulerFactory, SchedulerState } from '../scheduler/interfaces.js';
 import type { JobPlanResult } from './server-api.js';
+import type { HostVolume } from '../structs/dynamic-host-volume.js';
 import { annotateJobDiff, diffJob } from '../structs/job-diff/index.js';
 
 /** A snapshot view where one job is replaced by a candidate version. */
@@ -40,6 +41,9 @@ class CandidateState implements SchedulerState {
   }
   evalById(id: string): Evaluation | undefined {
     return this.base.evalById(id);
+  }
+  hostVolumeById(id: string): HostVolume | undefined {
+    return this.base.hostVolumeById?.(id);
   }
 }
 

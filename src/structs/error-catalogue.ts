@@ -71,6 +71,8 @@ export const ErrorCatalogue = {
   NAMESPACE_CAPABILITY_REFUSED: e(400, '{reason}'),
   /** Deleting a namespace that still holds non-terminal jobs (Nomad's text). */
   NAMESPACE_IN_USE: e(400, 'namespace "{namespace}" has non-terminal jobs in regions: [{region}]'),
+  /** Deleting a namespace that still holds host volumes (Nomad's text). */
+  NAMESPACE_HAS_VOLUMES: e(400, 'namespace "{namespace}" has volumes associated with it in regions: [{region}]'),
   /** Deleting the default namespace. */
   NAMESPACE_DEFAULT_UNDELETABLE: e(400, 'can not delete default namespace'),
   /** No job of that ID in the namespace. */
@@ -241,6 +243,11 @@ export const ErrorCatalogue = {
    * isolation needs alloc-node-exec): Nomad's text first, so clients matching it still do.
    */
   ACL_CAPABILITY_MISSING: e(403, 'Permission denied: the token lacks the "{capability}" capability in namespace "{namespace}"'),
+  /**
+   * A job mounting a host volume its token's `host_volume` rules do not allow (Nomad answers a
+   * bare "Permission denied"; the volume and the missing capability are named after it).
+   */
+  ACL_HOST_VOLUME_DENIED: e(403, 'Permission denied: group "{group}" mounts host volume "{volume}", which needs the "{capability}" capability'),
   /** A secret that is no token's (Nomad's text and status). */
   ACL_TOKEN_NOT_FOUND: e(403, 'ACL token not found'),
   /** A token past its ExpirationTime (Nomad's text and status). */

@@ -4,6 +4,7 @@
  * = "host" source read_only per_alloc }`, TaskGroup.Volumes) and where a task wants it
  * (`volume_mount { volume destination read_only propagation_mode }`, Task.VolumeMounts).
  */
+import type { HostVolume } from './dynamic-host-volume.js';
 
 /** Nomad's volume types; Caravan runs only "host" ("csi" is parsed and refused at registration). */
 export const VolumeType = { Host: 'host', Csi: 'csi' } as const;
@@ -77,22 +78,57 @@ export function hostVolumeRequests(volumes: Record<string, VolumeRequest> | null
 
 /**
  * Whether a node offers every host volume the group asks for, as Nomad's HostVolumeChecker: each
- * source (per_alloc: suffixed with the allocation's index) must exist, a read-only volume
- * only serves read-only requests, and a dynamic volume only jobs of its `namespace` (when given). `allocName` is needed only when a request is per_alloc.
+ * source (per_alloc: suffixed with the allocation's index) must exist; a static volume that is
+ * read-only only serves read-only requests; a dynamic volume only serves jobs of its namespace
+ * and, when `volumeById` gives its record, must be ready with a capability the request fits
+ * (hostVolumeCapabilityFits). `allocName` is needed only when a request is per_alloc. Claims by
+ * other allocations (single-node-single-writer) are the placement's business, not this one's.
  */
 export function nodeHasHostVolumes(
   offered: Record<string, ClientHostVolumeConfig> | null | undefined,
   requests: readonly VolumeRequest[],
   allocName = '',
   namespace?: string,
+  volumeById?: (id: string) => HostVolume | undefined,
 ): boolean {
   for (const req of requests) {
     const vol = offered?.[hostVolumeSource(req, allocName)];
     if (!vol) return false;
     if (vol.ReadOnly && !req.ReadOnly) return false;
+    if (!vol.ID) continue;
     // A dynamic volume serves jobs of its own namespace only, as Nomad's HostVolumeChecker.
     if (namespace !== undefined && vol.Namespace !== undefined && vol.Namespace !== namespace) return false;
+    if (!volumeById) continue;
+    const record = volumeById(vol.ID);
+    if (!record || (namespace !== undefined && record.Namespace !== namespace)) return false;
+    if (!hostVolumeCapabilityFits(record, req)) return false;
   }
+  return true;
+}
+
+/**
+ * The access mode a request to a dynamic host volume claims: its own, else single-node-reader-only
+ * when read-only and single-node-writer otherwise (Nomad picks this default in the scheduler, as
+ * only there is it known whether a volume is dynamic).
+ */
+export function hostVolumeRequestAccessMode(req: Pick<VolumeRequest, 'AccessMode' | 'ReadOnly'>): string {
+  if (req.AccessMode) return req.AccessMode;
+  return req.ReadOnly ? 'single-node-reader-only' : 'single-node-writer';
+}
+
+/**
+ * Whether a dynamic host volume can serve a request, as Nomad's hostVolumeIsAvailable without
+ * the claims: the volume is ready, one of its capabilities has the request's access and
+ * attachment modes (defaults: see hostVolumeRequestAccessMode, and "file-system"), and a
+ * reader-only claim is read-only while a single-node-writer one is not.
+ */
+export function hostVolumeCapabilityFits(vol: Pick<HostVolume, 'State' | 'RequestedCapabilities'>, req: Pick<VolumeRequest, 'AccessMode' | 'AttachmentMode' | 'ReadOnly'>): boolean {
+  if (vol.State !== 'ready') return false;
+  const access = hostVolumeRequestAccessMode(req);
+  const attachment = req.AttachmentMode || 'file-system';
+  if (!vol.RequestedCapabilities.some((c) => c.AccessMode === access && c.AttachmentMode === attachment)) return false;
+  if (access === 'single-node-reader-only') return req.ReadOnly;
+  if (access === 'single-node-writer') return !req.ReadOnly;
   return true;
 }
 

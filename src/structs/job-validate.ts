@@ -25,6 +25,7 @@ import { posix } from 'node:path';
 import { scalingPolicyProblems } from './scaling-policy.js';
 import { identityProblems } from './workload-identity.js';
 import { PROPAGATION_MODES, VolumeType } from './host-volume.js';
+import { HOST_VOLUME_ACCESS_MODES, HOST_VOLUME_ATTACHMENT_MODES } from './dynamic-host-volume.js';
 import { jobFeatureProblems } from './job-feature-checks.js';
 import { isArtifactMode, isTemplateChangeMode, TemplateChangeMode, type TaskArtifact, type Template } from './template.js';
 import { nomadServiceProblems } from './nomad-service-validate.js';
@@ -307,7 +308,13 @@ function checkVolumes(p: Problems, path: string, g: TaskGroup, jobType: string):
     if (v.Source === '') p.add(vp, `Volume ${name} has an empty source`);
     if (v.Type === VolumeType.Host) {
       if (v.MountOptions !== null) p.add(vp, 'host volumes cannot have mount options');
-      if (v.AccessMode !== '' || v.AttachmentMode !== '') p.add(vp, 'host volumes cannot have an access mode or attachment mode');
+      // Nomad 1.10: a request may name a dynamic host volume's capability (the scheduler matches it).
+      if (typeof v.AccessMode === 'string' && v.AccessMode !== '' && !(HOST_VOLUME_ACCESS_MODES as readonly string[]).includes(v.AccessMode)) {
+        p.add(vp, `access_mode ${JSON.stringify(v.AccessMode)} is not a host volume access mode (${HOST_VOLUME_ACCESS_MODES.join(', ')})`);
+      }
+      if (typeof v.AttachmentMode === 'string' && v.AttachmentMode !== '' && !(HOST_VOLUME_ATTACHMENT_MODES as readonly string[]).includes(v.AttachmentMode)) {
+        p.add(vp, `attachment_mode ${JSON.stringify(v.AttachmentMode)} is not a host volume attachment mode (${HOST_VOLUME_ATTACHMENT_MODES.join(', ')})`);
+      }
     }
     if (v.PerAlloc && (jobType === JobType.System || jobType === JobType.SysBatch)) p.add(vp, `volume cannot be per_alloc for "${jobType}" jobs`);
     if (v.PerAlloc && !v.ReadOnly && (g.Update?.Canary ?? 0) > 0) p.add(vp, 'volume cannot be per_alloc when canaries are in use');

@@ -98,3 +98,34 @@ test('runs a plugin from host_volume_plugin_dir as Nomad does, and reports a mis
   assert.match(reports[2]?.Error ?? '', /no host volume plugin "not-installed"/);
   store.close();
 });
+
+test('a plugin that fails to make a new volume has what it made removed; a failed update keeps the volume and its data', async () => {
+  const store = new StateDb(join(tmp, 'state3.db'));
+  const { m, reports } = manager(store);
+  const failFlag = join(tmp, 'fail-create');
+  const plugin = join(tmp, 'plugins', 'half-plugin');
+  // Makes the directory and a file in it before it fails (exit 1) when the flag file exists.
+  await writeFile(plugin, `#!/bin/sh\nif [ "$1" = create ]; then mkdir -p "$2" && echo data > "$2/f"; [ -f ${failFlag} ] && exit 1; echo '{"path": "'"$2"'", "bytes": 0}'; exit 0; fi\nrm -rf "$2"\n`);
+  await chmod(plugin, 0o755);
+
+  await writeFile(failFlag, '');
+  const fresh = volume({ ID: '2b5e8a3c-6f0e-4d52-9a37-1d2c3e4f5a6b', Name: 'fresh', PluginID: 'half-plugin' });
+  await m.apply([fresh]);
+  assert.equal(reports.at(-1)?.Op, 'create');
+  assert.ok(reports.at(-1)?.Error, 'the failure is reported');
+  await assert.rejects(stat(join(tmp, 'host_volumes', fresh.ID)), /ENOENT/, 'the part-made directory is removed');
+
+  await rm(failFlag);
+  const kept = volume({ ID: '3b5e8a3c-6f0e-4d52-9a37-1d2c3e4f5a6b', Name: 'kept', PluginID: 'half-plugin' });
+  await m.apply([kept]);
+  const path = join(tmp, 'host_volumes', kept.ID);
+  assert.equal(reports.at(-1)?.Error, undefined);
+  await writeFile(failFlag, '');
+  // An update: the server cleared the path, the plugin runs again and fails.
+  await m.apply([{ ...kept, ModifyIndex: 9 }]);
+  assert.ok(reports.at(-1)?.Error);
+  assert.equal(await readFile(join(path, 'f'), 'utf8'), 'data\n', 'the volume and its data stay');
+  assert.equal(m.fingerprint()['kept']?.Path, path, 'and the node still offers it');
+  await rm(failFlag);
+  store.close();
+});

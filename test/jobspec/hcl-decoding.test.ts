@@ -188,7 +188,8 @@ test('task config keeps nested blocks as lists of maps', async () => {
     image: 'redis:7',
     ports: ['db'],
     mount: [{ type: 'bind', target: '/data' }],
-    labels: { a: 'b' },
+    // An object attribute is a one-element list, as jobspec2 (HCL1's shape); the docker driver reads both.
+    labels: [{ a: 'b' }],
   });
 });
 

@@ -109,6 +109,16 @@ test('validation: per_alloc is refused for system jobs and host volumes take no 
   assert.ok(p.some((m) => m.includes('host volumes cannot have mount options')), p.join('\n'));
 });
 
+test('validation: a host volume request may name a host capability (Nomad 1.10); other modes are refused naming the volume', async () => {
+  const ok = canonicalizeJob(await parseJobspec(job('    volume "data" {\n      type = "host"\n      source = "db"\n      access_mode = "single-node-single-writer"\n      attachment_mode = "file-system"\n    }')));
+  assert.deepEqual(problems(ok), []);
+  assert.deepEqual([ok.TaskGroups[0]!.Volumes!['data']!.AccessMode, ok.TaskGroups[0]!.Volumes!['data']!.AttachmentMode], ['single-node-single-writer', 'file-system']);
+  const bad = canonicalizeJob(await parseJobspec(job('    volume "data" {\n      type = "host"\n      source = "db"\n      access_mode = "multi-node-multi-writer"\n      attachment_mode = "nfs"\n    }')));
+  const p = problems(bad);
+  assert.ok(p.some((m) => m.includes('volume "data"') && m.includes('access_mode "multi-node-multi-writer" is not a host volume access mode')), p.join('\n'));
+  assert.ok(p.some((m) => m.includes('volume "data"') && m.includes('attachment_mode "nfs" is not a host volume attachment mode')), p.join('\n'));
+});
+
 test('examples/host-volume.hcl: a host volume mounted at /data', async () => {
   const j = await loadJobFile(repoPath('examples/host-volume.hcl'));
   assert.equal(j.TaskGroups[0]!.Volumes?.data?.Source, 'counter-data');

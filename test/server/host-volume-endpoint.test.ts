@@ -100,6 +100,34 @@ describe('dynamic host volume endpoint', () => {
     assert.deepEqual(h.state.hostVolumes('*'), []);
   });
 
+  it('keeps the volume as it was when the node fails an update (its directory and data are still on the node)', async () => {
+    const h = harness();
+    const n = h.node();
+    const creating = h.ep.create({ Volume: { Name: 'data', Parameters: { mode: '0750' } } }, 'default');
+    await h.clientCreates(n);
+    const { volume: made } = await creating;
+    const updating = h.ep.create({ Volume: { ID: made!.ID, Name: 'data', Parameters: { mode: '0700' } } }, 'default');
+    await h.clientCreates(n, 'chmod refused');
+    await assert.rejects(updating, (e) => hasErrorCode(e, 'HOST_VOLUME_PLUGIN_FAILED') && /chmod refused/.test(e.message));
+    const after = h.state.hostVolumes('*');
+    assert.equal(after.length, 1, 'not forgotten');
+    assert.deepEqual([after[0]!.ID, after[0]!.HostPath, after[0]!.State, after[0]!.Parameters], [made!.ID, made!.HostPath, 'ready', { mode: '0750' }]);
+  });
+
+  it('refuses to delete a namespace that still holds host volumes, as Nomad', async () => {
+    const h = harness();
+    const n = h.node();
+    h.apply({ Type: 'NamespaceUpsert', Namespaces: [{ Name: 'team-a', Description: '', Quota: '', Capabilities: null, NodePoolConfiguration: null, Meta: null, CreateIndex: 0, ModifyIndex: 0 }], Now: 0 });
+    const creating = h.ep.create({ Volume: { Name: 'data', Namespace: 'team-a' } }, 'team-a');
+    await h.clientCreates(n);
+    await creating;
+    assert.throws(
+      () => h.apply({ Type: 'NamespaceDelete', Names: ['team-a'], Now: 0 }),
+      (e: unknown) => hasErrorCode(e, 'NAMESPACE_HAS_VOLUMES') && (e as Error).message === 'namespace "team-a" has volumes associated with it in regions: [global]',
+    );
+    assert.ok(h.state.namespaceByName('team-a'), 'the namespace is kept');
+  });
+
   it('answers a timeout when the node never reports, leaving the volume pending for it', async () => {
     const h = harness(1_000);
     h.node();

@@ -143,7 +143,23 @@ export class HostVolumeManager {
       return { ID: v.ID, Op: 'create', HostPath: path, CapacityBytes: bytes };
     } catch (err) {
       this.opts.logger.warn({ volume: v.ID, err: errorMessage(err) }, 'host volume create failed');
+      await this.undoFailedCreate(v);
       return { ID: v.ID, Op: 'create', Error: errorMessage(err) };
+    }
+  }
+
+  /**
+   * After a plugin failed to make a volume this node does not hold, runs the plugin's delete so
+   * what it made part-way (the mkdir plugin's directory, made before its chmod or chown failed)
+   * is not left behind: the server forgets the volume, and nothing else would remove it. A
+   * volume the node holds (a failed update) keeps its directory and data.
+   */
+  private async undoFailedCreate(v: HostVolume): Promise<void> {
+    if (v.PluginID === '' || this.held.has(v.ID)) return;
+    try {
+      await this.plugin(v.PluginID).delete({ ID: v.ID, NodeID: v.NodeID, Parameters: v.Parameters });
+    } catch (err) {
+      this.opts.logger.warn({ volume: v.ID, err: errorMessage(err) }, 'removing a host volume whose create failed failed too');
     }
   }
 

@@ -14,6 +14,8 @@ import { objectBody, optionalBool } from '../request-body.js';
 import { queryParam, type RawQuery } from '../query-options.js';
 import type { SubmittedSource } from '../../server/state/job-submissions.js';
 import { answerRead, answerWrite, queryOptions, requireServer, type RouteContext } from '../route-context.js';
+import { requestAcl } from '../acl/acl-gate.js';
+import { deniedHostVolumeMount } from '../../acl/host-volume-mount-check.js';
 
 function requireWrite(req: FastifyRequest): void {
   if (req.method !== 'PUT' && req.method !== 'POST') throw methodNotAllowed(req.method, req.url);
@@ -56,6 +58,11 @@ export async function revertRoute(ctx: RouteContext, req: FastifyRequest, reply:
   const version = requiredUint(body, 'JobVersion');
   const enforce = body['EnforcePriorVersion'];
   const prior = enforce === undefined || enforce === null ? undefined : requiredUint(body, 'EnforcePriorVersion');
+  // A revert registers the old version with this token, as Nomad's: its host volume mounts need the token's rules too.
+  const r = requestAcl(req);
+  const target = r ? server.state.jobVersions(queryOptions(req).namespace, jobId).find((j) => j.Version === version) : undefined;
+  const denied = r && target ? deniedHostVolumeMount(r.acl, target) : undefined;
+  if (denied) throw new HttpError('ACL_HOST_VOLUME_DENIED', { ...denied });
   const res = await server.revertJob(queryOptions(req).namespace, jobId, version, prior);
   return registerAnswer(req, reply, res);
 }

@@ -19,6 +19,9 @@ import { queryFlag, type RawQuery } from '../query-options.js';
 import { objectBody, objectField, optionalBool, optionalObjectBody, optionalUint } from '../request-body.js';
 import { answerRead, answerWrite, queryOptions, requireServer, sendJson, modifyIndex, type RouteContext } from '../route-context.js';
 import { acl, need, type AclNeed } from '../acl/route-acl.js';
+import { requestAcl } from '../acl/acl-gate.js';
+import { deniedHostVolumeMount } from '../../acl/host-volume-mount-check.js';
+import { HttpError } from '../http-errors.js';
 import { GO_ZERO_TIME } from '../../structs/go-time.js';
 
 /** Sub-resources of /v1/job/<id>/…, longest first so "deployments" wins over "deployment". */
@@ -53,6 +56,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
     const server = requireServer(ctx);
     const body = objectBody(req.body);
     const opts = queryOptions(req);
+    checkHostVolumeMounts(req, body['Job']);
     // The server admits the job (decode, canonicalize, validate): the one boundary for every caller.
     const res = await server.registerJob(objectField(body, 'Job'), {
       namespace: opts.namespace,
@@ -90,6 +94,14 @@ export function registerJobRoutes(app: FastifyInstance, ctx: RouteContext): void
       return jobRoute(ctx, req, reply, jobId, sub, register);
     },
   });
+}
+
+/** Refuses (403, naming the volume) a job mounting a host volume the token's host_volume rules deny. */
+function checkHostVolumeMounts(req: FastifyRequest, job: unknown): void {
+  const r = requestAcl(req);
+  if (!r) return;
+  const denied = deniedHostVolumeMount(r.acl, job);
+  if (denied) throw new HttpError('ACL_HOST_VOLUME_DENIED', { ...denied });
 }
 
 function parseVariables(v: unknown): Record<string, string> {

@@ -75,6 +75,8 @@ interface Waiter {
 
 export class HostVolumeEndpoint {
   private readonly waiters = new Map<string, Waiter>();
+  /** The version before an update (create or register of an existing ID), restored if the node fails it. */
+  private readonly updating = new Map<string, HostVolume>();
 
   constructor(
     private readonly ctx: EndpointContext,
@@ -89,6 +91,7 @@ export class HostVolumeEndpoint {
     const prev = req.ID ? this.existing(req) : undefined;
     const node = prev ? this.requireNode(prev.NodeID) : this.place(req);
     const vol = this.newVolume(req, node, prev, HostVolumeState.Pending);
+    if (prev) this.updating.set(prev.ID, prev);
     return this.writeAndWait(vol, 'create');
   }
 
@@ -106,6 +109,7 @@ export class HostVolumeEndpoint {
       return { volume: this.ctx.store.hostVolumeById(prev.ID)!, index };
     }
     const vol = this.newVolume(req, node, prev, HostVolumeState.Pending);
+    if (prev) this.updating.set(prev.ID, prev);
     return this.writeAndWait(vol, 'create');
   }
 
@@ -142,9 +146,16 @@ export class HostVolumeEndpoint {
     let index: number;
     let failure: Error | null = null;
     if (r.Op === 'create') {
+      const before = this.updating.get(vol.ID);
+      this.updating.delete(vol.ID);
       if (r.Error !== undefined) {
         failure = new CaravanError('HOST_VOLUME_PLUGIN_FAILED', { reason: `node ${vol.NodeID} could not create volume ${vol.ID}: ${r.Error}` });
-        index = await this.ctx.apply({ Type: 'HostVolumeDelete', IDs: [vol.ID], Now: now });
+        // (A version the node never made, with no path, is not restored: the node would only try again.)
+        const kept = before && before.HostPath !== '' ? before : volumeAsFingerprinted(vol, node);
+        // A failed update leaves the volume as it was: its node still holds the directory (and
+        // its data), which forgetting the volume would leave behind with nothing to delete it.
+        if (kept) index = await this.ctx.apply({ Type: 'HostVolumeUpsert', Volumes: [kept], Now: now });
+        else index = await this.ctx.apply({ Type: 'HostVolumeDelete', IDs: [vol.ID], Now: now });
       } else {
         const updated: HostVolume = { ...vol, HostPath: r.HostPath ?? vol.HostPath, CapacityBytes: r.CapacityBytes ?? vol.CapacityBytes };
         index = await this.ctx.apply({ Type: 'HostVolumeUpsert', Volumes: [updated], Now: now });
@@ -279,4 +290,14 @@ function admitReport(raw: unknown): HostVolumeClientReport {
   }
   if (typeof r['CapacityBytes'] === 'number' && Number.isSafeInteger(r['CapacityBytes']) && r['CapacityBytes'] >= 0) out.CapacityBytes = r['CapacityBytes'];
   return out;
+}
+
+/**
+ * The volume as its node still offers it (an update that failed after a leader change, when
+ * the version before it is not known here): ready at the path the node fingerprints, or
+ * undefined when the node does not offer it (a new volume the plugin failed to make).
+ */
+function volumeAsFingerprinted(vol: HostVolume, node: Node): HostVolume | undefined {
+  const offered = Object.values(node.HostVolumes ?? {}).find((h) => h.ID === vol.ID);
+  return offered ? { ...vol, HostPath: offered.Path, State: HostVolumeState.Ready } : undefined;
 }

@@ -1,7 +1,7 @@
 /**
  * How the FSM applies namespace commands. A delete is checked whole before anything changes
- * (the default namespace, or one holding a job that is not dead, refuses it, as Nomad's state
- * store does), so a refused command leaves the state as it was.
+ * (the default namespace, or one holding a job that is not dead or a host volume, refuses it,
+ * as Nomad does), so a refused command leaves the state as it was.
  */
 import { CaravanError } from '../../structs/caravan-error.js';
 import { DEFAULT_NAMESPACE, type Namespace } from '../../structs/namespace.js';
@@ -33,6 +33,8 @@ export function applyNamespaceDelete(state: StateStore, cmd: NamespaceDeleteComm
 export function namespaceDeleteRefusal(state: StateStore, name: string): CaravanError | undefined {
   if (name === DEFAULT_NAMESPACE) return new CaravanError('NAMESPACE_DEFAULT_UNDELETABLE', {});
   if (state.jobs(name).some((j) => j.Status !== 'dead')) return new CaravanError('NAMESPACE_IN_USE', { namespace: name, region: REGION });
+  // Nomad 1.10 refuses too: the volumes (and their directories on the nodes) would be left with no namespace to delete them from.
+  if (state.hostVolumes(name).length > 0) return new CaravanError('NAMESPACE_HAS_VOLUMES', { namespace: name, region: REGION });
   return undefined;
 }
 

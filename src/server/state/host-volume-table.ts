@@ -5,7 +5,7 @@
  * Values are replaced, never mutated, so a reader may keep what it got.
  */
 import type { HostVolume } from '../../structs/dynamic-host-volume.js';
-import { CowTable, type EpochClock } from './cow-table.js';
+import { CowTable, type Epoch, type EpochClock } from './cow-table.js';
 
 const byNamespaceThenId = (a: HostVolume, b: HostVolume): number =>
   a.Namespace < b.Namespace ? -1 : a.Namespace > b.Namespace ? 1 : a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0;
@@ -19,6 +19,11 @@ export class HostVolumeTable {
 
   get(id: string): HostVolume | undefined {
     return this.byId.get(id);
+  }
+
+  /** The volume as it was at a snapshot's epoch. */
+  getAt(epoch: Epoch, id: string): HostVolume | undefined {
+    return this.byId.getAt(epoch, id);
   }
 
   /** The volumes of `namespace` (`*`: every one) whose ID starts with `prefix`, by namespace then ID. */

@@ -7,6 +7,8 @@ import type { SchedulerState } from '../../scheduler/interfaces.js';
 import type { NodeAllocatedUsage } from '../../structs/resource-accounting.js';
 import type { CowIndex, CowTable, Epoch } from './cow-table.js';
 import type { NodeUsageTable } from './node-usage-table.js';
+import type { HostVolumeTable } from './host-volume-table.js';
+import type { HostVolume } from '../../structs/dynamic-host-volume.js';
 
 /**
  * The copy-on-write tables and indexes a snapshot reads at its epoch. The state store provides
@@ -22,6 +24,7 @@ export interface SnapshotTables {
   readonly allocsByJobI: CowIndex;
   readonly deploymentsByJobI: CowIndex;
   readonly nodeUsage: NodeUsageTable;
+  readonly hostVolumeTable: HostVolumeTable;
 }
 import type { SchedulerAlgorithm, SchedulerConfiguration } from '../../structs/scheduler-config.js';
 
@@ -32,7 +35,7 @@ export class StateSnapshot implements SchedulerState {
     private readonly epoch: Epoch,
     private readonly atIndex: number,
     private readonly schedulerConf?: SchedulerConfiguration,
-    /** The nodes table's index when the snapshot was taken (-1: unknown, no nodesVersion). */
+    /** The nodes (and host volumes) tables' index when the snapshot was taken (-1: unknown, no nodesVersion). */
     private readonly nodesIndex = -1,
   ) {}
 
@@ -92,6 +95,10 @@ export class StateSnapshot implements SchedulerState {
 
   evalById(id: string): Evaluation | undefined {
     return this.store.evalsT.getAt(this.epoch, id);
+  }
+
+  hostVolumeById(id: string): HostVolume | undefined {
+    return this.store.hostVolumeTable.getAt(this.epoch, id);
   }
 
   private resolveAllocs(ids: ReadonlySet<string>): Allocation[] {

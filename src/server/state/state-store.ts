@@ -232,7 +232,10 @@ export class StateStore implements StateReader, SnapshotTables {
 
   /** A consistent read-only view of the state as it is now; O(1). */
   snapshot(): StateSnapshot {
-    return new StateSnapshot(this, this.epochs.begin(), this.index, this.schedulerConf, this.tableIndex(Table.Nodes));
+    // The scheduler's static answers read dynamic host volumes' capabilities beside the nodes,
+    // so a volume's change is a new version of what those answers derive from (both indexes only grow).
+    const nodesVersion = Math.max(this.tableIndex(Table.Nodes), this.tableIndex(Table.HostVolumes));
+    return new StateSnapshot(this, this.epochs.begin(), this.index, this.schedulerConf, nodesVersion);
   }
 
   /** The scheduler configuration (replaced whole on change, so snapshots keep theirs). */
