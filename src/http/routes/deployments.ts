@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/state/state-reader.js';
+import { deploymentTableKey } from '../../server/state/object-tables.js';
 import type { DeploymentAction } from '../../server/server-api.js';
 import { allocStubView } from '../api-views/alloc-views.js';
 import type { Deployment } from '../../structs/index.js';
@@ -72,7 +73,8 @@ export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext
   );
 
   app.get<{ Params: { id: string } }>('/v1/deployment/:id', acl.ns('read-job', 'deployment'), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Deployments], (server) => {
+    // Waits on this deployment only.
+    answerRead(ctx, req, reply, [deploymentTableKey(req.params.id)], (server) => {
       const d = server.state.deploymentById(req.params.id);
       if (!d) throw notFound('deployment');
       return d;

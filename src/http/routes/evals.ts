@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Table } from '../../server/state/state-reader.js';
+import { evalTableKey } from '../../server/state/object-tables.js';
 import { allocStubView } from '../api-views/alloc-views.js';
 import { evalView } from '../api-views/eval-views.js';
 import { PageOrder, pagedList } from '../list-options.js';
@@ -67,7 +68,8 @@ export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): voi
   });
 
   app.get<{ Params: { id: string } }>('/v1/evaluation/:id', acl.ns('read-job', 'eval'), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Evals], (server) => {
+    // Waits on this evaluation only.
+    answerRead(ctx, req, reply, [evalTableKey(req.params.id)], (server) => {
       const ev = server.state.evalById(req.params.id);
       if (!ev) throw notFound('eval');
       return evalView(ev);

@@ -4,7 +4,8 @@
  * split on the known sub-resource names, as Nomad's own router does.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/state/state-reader.js';
+import { Table, jobAllocsTableKey } from '../../server/state/state-reader.js';
+import { jobSummaryTableKey, jobTableKey } from '../../server/state/object-tables.js';
 import { allocStubView } from '../api-views/alloc-views.js';
 import { evalView } from '../api-views/eval-views.js';
 import { parseJobHcl } from '../../server/job-admission.js';
@@ -152,7 +153,8 @@ async function jobRoute(
   switch (sub) {
     case '':
       if (method === 'GET') {
-        return answerRead(ctx, req, reply, [Table.Jobs], (server, opts) => {
+        // Waits on this job only: writes to other jobs wake none of its readers.
+        return answerRead(ctx, req, reply, (opts) => [jobTableKey(opts.namespace, jobId)], (server, opts) => {
           const job = server.state.jobById(opts.namespace, jobId);
           if (!job) throw notFound('job');
           return job;
@@ -180,8 +182,15 @@ async function jobRoute(
       throw methodNotAllowed(method, req.url);
     case 'allocations':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Allocs], (server, opts) =>
-        server.state.allocsByJob(opts.namespace, jobId).map(allocStubView),
+      // Waits on this job's allocations (Nomad's watch on the allocs-by-job index) and answers the
+      // allocation table's index, as Nomad's Job.Allocations.
+      return answerRead(
+        ctx,
+        req,
+        reply,
+        (opts) => [jobAllocsTableKey(opts.namespace, jobId)],
+        (server, opts) => server.state.allocsByJob(opts.namespace, jobId).map(allocStubView),
+        () => requireServer(ctx).state.tableIndex(Table.Allocs),
       );
     case 'evaluations':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
@@ -196,7 +205,8 @@ async function jobRoute(
       });
     case 'summary':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.JobSummaries], (server, opts) => {
+      // Waits on this job's summary only.
+      return answerRead(ctx, req, reply, (opts) => [jobSummaryTableKey(opts.namespace, jobId)], (server, opts) => {
         const summary = server.state.jobSummary(opts.namespace, jobId);
         if (!summary) throw notFound('job summary');
         return summary;

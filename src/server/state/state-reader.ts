@@ -44,7 +44,7 @@ export function serviceTableKey(namespace: string, name: string): Table {
   return `${SERVICE_TABLE_PREFIX}${namespace}\u0000${name}` as Table;
 }
 
-/** The prefix of the per-node pseudo-tables (nodeAllocsTableKey, nodeTableKey). */
+/** The prefix of the per-node pseudo-tables (nodeAllocsTableKey, nodeTableKey, nodeHostVolumesTableKey). */
 export const NODE_TABLE_PREFIX = 'node/';
 
 /**
@@ -59,6 +59,26 @@ export function nodeAllocsTableKey(nodeId: string): Table {
 /** A pseudo-table for blocking on one node's own record: its index moves when that node is written or deleted. */
 export function nodeTableKey(nodeId: string): Table {
   return `${NODE_TABLE_PREFIX}record/${nodeId}` as Table;
+}
+
+/**
+ * A pseudo-table for blocking on the dynamic host volumes placed on one node (a client's watch of
+ * its volumes): its index moves when one of them is written or deleted, so a volume of another
+ * node wakes no client but its own.
+ */
+export function nodeHostVolumesTableKey(nodeId: string): Table {
+  return `${NODE_TABLE_PREFIX}host_volumes/${nodeId}` as Table;
+}
+
+/** The prefix of the per-job pseudo-tables (jobAllocsTableKey). */
+export const JOB_TABLE_PREFIX = 'job/';
+
+/**
+ * A pseudo-table for blocking on one job's allocations (Nomad's watch on the allocs-by-job
+ * index): its index moves when an allocation of that job is written or deleted.
+ */
+export function jobAllocsTableKey(namespace: string, jobId: string): Table {
+  return `${JOB_TABLE_PREFIX}allocs/${namespace}\u0000${jobId}` as Table;
 }
 
 /** Read access to the current state. Objects returned must not be mutated. */
