@@ -4,7 +4,9 @@
  * split on the known sub-resource names, as Nomad's own router does.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table, jobAllocsTableKey } from '../../server/state/state-reader.js';
+import { Table, jobRowsTableKey, type JobRowsTable } from '../../server/state/state-reader.js';
+import type { ServerApi } from '../../server/server-api.js';
+import type { QueryOptions } from '../query-options.js';
 import { jobSummaryTableKey, jobTableKey } from '../../server/state/object-tables.js';
 import { allocStubView } from '../api-views/alloc-views.js';
 import { evalView } from '../api-views/eval-views.js';
@@ -140,6 +142,22 @@ type RegisterFn = (req: FastifyRequest, reply: FastifyReply, pathJobId?: string)
 
 
 
+/**
+ * Answers a read of one job's allocations, evaluations or deployments: waits on that job's rows of
+ * `table` only (writes for other jobs wake none of its readers) and answers `table`'s index, as
+ * Nomad's Job.Allocations, Job.Evaluations, Job.Deployments and Job.LatestDeployment do.
+ */
+function answerJobRows<T>(
+  ctx: RouteContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  jobId: string,
+  table: JobRowsTable,
+  read: (server: ServerApi, opts: QueryOptions) => T,
+): Promise<FastifyReply> {
+  return answerRead(ctx, req, reply, (opts) => [jobRowsTableKey(table, opts.namespace, jobId)], read, () => requireServer(ctx).state.tableIndex(table));
+}
+
 async function jobRoute(
   ctx: RouteContext,
   req: FastifyRequest,
@@ -182,19 +200,10 @@ async function jobRoute(
       throw methodNotAllowed(method, req.url);
     case 'allocations':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      // Waits on this job's allocations (Nomad's watch on the allocs-by-job index) and answers the
-      // allocation table's index, as Nomad's Job.Allocations.
-      return answerRead(
-        ctx,
-        req,
-        reply,
-        (opts) => [jobAllocsTableKey(opts.namespace, jobId)],
-        (server, opts) => server.state.allocsByJob(opts.namespace, jobId).map(allocStubView),
-        () => requireServer(ctx).state.tableIndex(Table.Allocs),
-      );
+      return answerJobRows(ctx, req, reply, jobId, Table.Allocs, (server, opts) => server.state.allocsByJob(opts.namespace, jobId).map(allocStubView));
     case 'evaluations':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Evals], (server, opts) => server.state.evalsByJob(opts.namespace, jobId).map(evalView));
+      return answerJobRows(ctx, req, reply, jobId, Table.Evals, (server, opts) => server.state.evalsByJob(opts.namespace, jobId).map(evalView));
     case 'versions':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
       return answerRead(ctx, req, reply, [Table.JobVersions], (server, opts) => {
@@ -213,10 +222,10 @@ async function jobRoute(
       }, modifyIndex);
     case 'deployments':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Deployments], (server, opts) => server.state.deploymentsByJob(opts.namespace, jobId));
+      return answerJobRows(ctx, req, reply, jobId, Table.Deployments, (server, opts) => server.state.deploymentsByJob(opts.namespace, jobId));
     case 'deployment':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Deployments], (server, opts) => {
+      return answerJobRows(ctx, req, reply, jobId, Table.Deployments, (server, opts) => {
         const all = server.state.deploymentsByJob(opts.namespace, jobId);
         // The latest deployment is the one created last.
         return all.reduce<(typeof all)[number] | null>((best, d) => (best === null || d.CreateIndex > best.CreateIndex ? d : best), null);

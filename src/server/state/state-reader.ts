@@ -70,15 +70,24 @@ export function nodeHostVolumesTableKey(nodeId: string): Table {
   return `${NODE_TABLE_PREFIX}host_volumes/${nodeId}` as Table;
 }
 
-/** The prefix of the per-job pseudo-tables (jobAllocsTableKey). */
+/** The prefix of the per-job pseudo-tables (jobRowsTableKey). */
 export const JOB_TABLE_PREFIX = 'job/';
 
+/** The tables whose rows of one job have a pseudo-table. */
+export type JobRowsTable = typeof Table.Allocs | typeof Table.Evals | typeof Table.Deployments;
+
 /**
- * A pseudo-table for blocking on one job's allocations (Nomad's watch on the allocs-by-job
- * index): its index moves when an allocation of that job is written or deleted.
+ * A pseudo-table for blocking on one job's allocations, evaluations or deployments (Nomad's watch
+ * on the allocs-, evals- or deployments-by-job index): its index moves when a row of that job is
+ * written or deleted in that table, so other jobs' writes wake no reader of it.
  */
+export function jobRowsTableKey(table: JobRowsTable, namespace: string, jobId: string): Table {
+  return `${JOB_TABLE_PREFIX}${table}/${namespace}\u0000${jobId}` as Table;
+}
+
+/** The pseudo-table of one job's allocations (jobRowsTableKey). */
 export function jobAllocsTableKey(namespace: string, jobId: string): Table {
-  return `${JOB_TABLE_PREFIX}allocs/${namespace}\u0000${jobId}` as Table;
+  return jobRowsTableKey(Table.Allocs, namespace, jobId);
 }
 
 /** Read access to the current state. Objects returned must not be mutated. */

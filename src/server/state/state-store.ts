@@ -30,6 +30,7 @@ import {
   SERVICE_TABLE_PREFIX,
   Table,
   jobAllocsTableKey,
+  jobRowsTableKey,
   nodeAllocsTableKey,
   nodeHostVolumesTableKey,
   nodeTableKey,
@@ -133,9 +134,12 @@ export class StateStore implements StateReader, SnapshotTables {
   private pseudoFallback(table: Table): number {
     let max = this.restoreIndex();
     if (table.startsWith(JOB_TABLE_PREFIX)) {
-      const key = table.slice(`${JOB_TABLE_PREFIX}allocs/`.length);
-      const sep = key.indexOf('\u0000');
-      for (const a of this.allocsByJob(key.slice(0, sep), key.slice(sep + 1))) max = Math.max(max, a.ModifyIndex);
+      const rest = table.slice(JOB_TABLE_PREFIX.length);
+      const slash = rest.indexOf('/');
+      const sep = rest.indexOf('\u0000', slash);
+      const [of, namespace, jobId] = [rest.slice(0, slash), rest.slice(slash + 1, sep), rest.slice(sep + 1)];
+      const rows = of === Table.Allocs ? this.allocsByJob(namespace, jobId) : of === Table.Evals ? this.evalsByJob(namespace, jobId) : this.deploymentsByJob(namespace, jobId);
+      for (const r of rows) max = Math.max(max, r.ModifyIndex);
       return max;
     }
     const rest = table.slice(NODE_TABLE_PREFIX.length);
@@ -517,6 +521,7 @@ export class StateStore implements StateReader, SnapshotTables {
     }
     this.touch(index, Table.Evals);
     this.touchObject(Table.Evals, e.ID);
+    this.touchPseudo(index, jobRowsTableKey(Table.Evals, e.Namespace, e.JobID));
     this.touchedJobs.add(key);
   }
 
@@ -527,6 +532,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.evalsByJobI.remove(jobKey(e.Namespace, e.JobID), id);
     this.touch(index, Table.Evals);
     this.touchObject(Table.Evals, id);
+    this.touchPseudo(index, jobRowsTableKey(Table.Evals, e.Namespace, e.JobID));
     this.touchedJobs.add(jobKey(e.Namespace, e.JobID));
   }
 
@@ -667,6 +673,7 @@ export class StateStore implements StateReader, SnapshotTables {
     if (!prev) this.deploymentsByJobI.add(jobKey(d.Namespace, d.JobID), d.ID);
     this.touch(index, Table.Deployments);
     this.touchObject(Table.Deployments, d.ID);
+    this.touchPseudo(index, jobRowsTableKey(Table.Deployments, d.Namespace, d.JobID));
   }
 
   /**
@@ -713,6 +720,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.deploymentsByJobI.remove(jobKey(d.Namespace, d.JobID), id);
     this.touch(index, Table.Deployments);
     this.touchObject(Table.Deployments, id);
+    this.touchPseudo(index, jobRowsTableKey(Table.Deployments, d.Namespace, d.JobID));
   }
 
   private refreshJobStatus(key: string, index: number): void {
