@@ -56,12 +56,10 @@ export type ObjectRows = Pick<StateReader, 'tableIndex' | 'allocById' | 'evalByI
  * ModifyIndex, at least the last restore's; its table's index when the object does not exist.
  */
 export function objectTableIndex(state: ObjectRows, table: Table): number {
-  const rest = table.slice(OBJECT_TABLE_PREFIX.length);
-  const slash = rest.indexOf('/');
-  const of = rest.slice(0, slash) as ObjectTable;
-  const key = rest.slice(slash + 1);
-  const row = rowOf(state, of, key);
-  return row ? Math.max(row.ModifyIndex, state.restoreIndex?.() ?? 0) : state.tableIndex(of);
+  const parsed = parseObjectTable(table);
+  if (!parsed) throw new Error(`not a per-object pseudo-table: ${table}`);
+  const row = rowOf(state, parsed.table, parsed.key);
+  return row ? Math.max(row.ModifyIndex, state.restoreIndex?.() ?? 0) : state.tableIndex(parsed.table);
 }
 
 function rowOf(state: ObjectRows, table: ObjectTable, key: string): { ModifyIndex: number } | undefined {
@@ -83,4 +81,50 @@ function rowOf(state: ObjectRows, table: ObjectTable, key: string): { ModifyInde
       return never;
     }
   }
+}
+
+/**
+ * The objects blocked readers wait on right now, counted by table and key, so that a write
+ * builds and files the pseudo-table of an object only when someone waits on it: a plan of 50,000
+ * allocations that nobody reads one by one costs one map lookup per allocation, not a key each.
+ */
+export class WatchedObjects {
+  private readonly byTable = new Map<string, Map<string, number>>();
+
+  /** Counts the per-object pseudo-tables among `tables` (a reader begins to wait on them). */
+  add(tables: readonly Table[]): void {
+    for (const t of tables) {
+      const parsed = parseObjectTable(t);
+      if (!parsed) continue;
+      let keys = this.byTable.get(parsed.table);
+      if (!keys) this.byTable.set(parsed.table, (keys = new Map()));
+      keys.set(parsed.key, (keys.get(parsed.key) ?? 0) + 1);
+    }
+  }
+
+  /** Uncounts them (that reader's wait ended). */
+  remove(tables: readonly Table[]): void {
+    for (const t of tables) {
+      const parsed = parseObjectTable(t);
+      const keys = parsed && this.byTable.get(parsed.table);
+      if (!parsed || !keys) continue;
+      const n = (keys.get(parsed.key) ?? 0) - 1;
+      if (n > 0) keys.set(parsed.key, n);
+      else keys.delete(parsed.key);
+      if (keys.size === 0) this.byTable.delete(parsed.table);
+    }
+  }
+
+  /** Whether a reader waits on the row `key` of `table`. */
+  has(table: ObjectTable, key: string): boolean {
+    return this.byTable.get(table)?.has(key) ?? false;
+  }
+}
+
+/** The table and row key of a per-object pseudo-table; undefined for any other table. */
+function parseObjectTable(t: Table): { table: ObjectTable; key: string } | undefined {
+  if (!t.startsWith(OBJECT_TABLE_PREFIX)) return undefined;
+  const rest = t.slice(OBJECT_TABLE_PREFIX.length);
+  const slash = rest.indexOf('/');
+  return { table: rest.slice(0, slash) as ObjectTable, key: rest.slice(slash + 1) };
 }

@@ -36,7 +36,7 @@ import {
   nodeTableKey,
   type StateReader,
 } from './state-reader.js';
-import { OBJECT_TABLE_PREFIX, objectTableIndex, objectTableKey, type ObjectTable } from './object-tables.js';
+import { OBJECT_TABLE_PREFIX, WatchedObjects, objectTableIndex, objectTableKey, type ObjectTable } from './object-tables.js';
 import { ChangeWaiters, type ChangeWaiter } from './change-waiters.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
 import { computeJobStatus, emptyTgSummary, summaryForJob, summaryWithAlloc } from './job-status.js';
@@ -97,6 +97,8 @@ export class StateStore implements StateReader, SnapshotTables {
   private index = 0;
   private readonly tableIdx = new Map<Table, number>();
   private readonly waiters = new ChangeWaiters((t) => (t.startsWith(SERVICE_TABLE_PREFIX) ? Table.Services : t));
+  /** The objects blocked readers wait on (touchObject files only those). */
+  private readonly watchedObjects = new WatchedObjects();
   /** Tables and per-node pseudo-tables touched by the apply in progress: whose waiters it may wake. */
   private readonly touched = new Set<string>();
   /** Set by a snapshot restore: every waiter's tables moved. */
@@ -154,11 +156,12 @@ export class StateStore implements StateReader, SnapshotTables {
   }
 
   /**
-   * Marks one object written in this apply: its blocked readers are looked at (object-tables.ts;
-   * nothing is stored, the pseudo-table's index is the object's own).
+   * Marks one object written in this apply: its blocked readers, if it has any, are looked at
+   * (object-tables.ts; nothing is stored, the pseudo-table's index is the object's own). The
+   * apply is synchronous, so no reader can begin to wait on it before finishApply.
    */
   private touchObject(table: ObjectTable, key: string): void {
-    this.touched.add(objectTableKey(table, key));
+    if (this.watchedObjects.has(table, key)) this.touched.add(objectTableKey(table, key));
   }
 
   /** Moves a per-node or per-job pseudo-table to `index` (undone if the apply fails). */
@@ -298,14 +301,19 @@ export class StateStore implements StateReader, SnapshotTables {
     const cur = this.maxTableIndex(tables);
     if (cur > afterIndex || signal?.aborted || timeoutMs <= 0) return Promise.resolve(cur);
     return new Promise((resolve) => {
+      let ended = false;
       const done = (): void => {
+        if (ended) return;
+        ended = true;
         timer.cancel();
         signal?.removeEventListener('abort', done);
         this.waiters.remove(waiter);
+        this.watchedObjects.remove(tables);
         resolve(this.maxTableIndex(tables));
       };
       const waiter: ChangeWaiter = { tables, after: afterIndex, resolve: done };
       this.waiters.add(waiter);
+      this.watchedObjects.add(tables);
       const timer = this.clock.setTimer(timeoutMs, done);
       signal?.addEventListener('abort', done, { once: true });
     });
