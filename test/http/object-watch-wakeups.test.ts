@@ -2,7 +2,8 @@
  * What blocking reads of one object cost while other objects change: held
  * `GET /v1/allocation/:id`, `/v1/job/:id`, `/v1/job/:id/allocations`, `/v1/job/:id/summary`,
  * `/v1/evaluation/:id`, `/v1/deployment/:id`, `/v1/job/:id/evaluations`, `/v1/job/:id/deployments`
- * and `/v1/job/:id/deployment` queries on job "a" and its objects, against the
+ * `/v1/job/:id/deployment`, `/v1/evaluation/:id/allocations` and `/v1/deployment/allocations/:id`
+ * queries on job "a" and its objects, against the
  * real server and HTTP layer, are not woken (not even to read again and sleep) by job "b" being
  * placed, updated by its clients and rolled to a new version; a write to one allocation of "a"
  * answers that allocation's readers and the job's allocation list, and no other allocation's.
@@ -109,7 +110,7 @@ test('held reads of one job and its objects wake for that job alone', async () =
   await place(deployedJob('b', ALLOCS));
 
   const allocWatch = await hold(allocsA.map((a) => `/v1/allocation/${a.ID}`));
-  const [JOB, JOB_ALLOCS, SUMMARY, EVAL, DEPLOYMENT, JOB_EVALS, JOB_DEPLOYMENTS, JOB_LATEST] = [0, 1, 2, 3, 4, 5, 6, 7];
+  const [JOB, JOB_ALLOCS, SUMMARY, EVAL, DEPLOYMENT, JOB_EVALS, JOB_DEPLOYMENTS, JOB_LATEST, EVAL_ALLOCS, DEPLOYMENT_ALLOCS] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
   const jobWatch = await hold([
     '/v1/job/a',
     '/v1/job/a/allocations',
@@ -119,6 +120,8 @@ test('held reads of one job and its objects wake for that job alone', async () =
     '/v1/job/a/evaluations',
     '/v1/job/a/deployments',
     '/v1/job/a/deployment',
+    `/v1/evaluation/${placedA.evalId}/allocations`,
+    `/v1/deployment/allocations/${deployA.ID}`,
   ]);
   const w0 = wakeups();
 
@@ -149,6 +152,9 @@ test('held reads of one job and its objects wake for that job alone', async () =
   const list = await jobWatch.pending[JOB_ALLOCS]!;
   assert.equal(Number(list.headers['x-nomad-index']), server.state.tableIndex(Table.Allocs), "the allocation table's index, as Nomad's Job.Allocations");
   assert.ok(jobWatch.returned.has(SUMMARY), "the job's summary (one more running) answered");
+  assert.ok(jobWatch.returned.has(EVAL_ALLOCS) && jobWatch.returned.has(DEPLOYMENT_ALLOCS), "the evaluation's and the deployment's allocations answered");
+  const evalAllocs = await jobWatch.pending[EVAL_ALLOCS]!;
+  assert.equal(evalAllocs.json<unknown[]>().length, ALLOCS);
   // The job (already running), its evaluations and its deployment (health set by hand) did not change.
   assert.deepEqual([JOB, EVAL, DEPLOYMENT, JOB_EVALS, JOB_DEPLOYMENTS, JOB_LATEST].filter((i) => jobWatch.returned.has(i)), []);
 });
