@@ -8,7 +8,7 @@ import { NANOS_PER_MS } from '../structs/duration.js';
 import type { AllocClientUpdate } from '../structs/alloc.js';
 import type { ServerApi } from '../server/server-api.js';
 import { ServerError } from '../server/server-error.js';
-import { Table, nodeAllocsTableKey } from '../server/state/state-reader.js';
+import { nodeAllocsTableKey, nodeHostVolumesTableKey } from '../server/state/state-reader.js';
 import { authenticateNodeRead, clientAllocIndexes, clientAllocsByIds, type ClientAllocIndexes } from '../server/client-alloc-reads.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { ERROR_CODE_HEADER } from '../structs/error-catalogue.js';
@@ -124,9 +124,11 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
       }
     },
     async watchHostVolumes(nodeId, afterIndex, timeoutMs, signal) {
-      let index = server.state.tableIndex(Table.HostVolumes);
-      if (index <= afterIndex) index = await server.waitForChange([Table.HostVolumes], afterIndex, timeoutMs, signal);
-      return { volumes: server.state.hostVolumesByNode(nodeId), index: Math.max(index, server.state.tableIndex(Table.HostVolumes)) };
+      // As GET /v1/internal/node/:id/host-volumes: woken by this node's volumes only.
+      const watched = nodeHostVolumesTableKey(nodeId);
+      let index = server.state.tableIndex(watched);
+      if (index <= afterIndex) index = await server.waitForChange([watched], afterIndex, timeoutMs, signal);
+      return { volumes: server.state.hostVolumesByNode(nodeId), index: Math.max(1, index, server.state.tableIndex(watched)) };
     },
     async reportHostVolume(report) {
       if (!server.hostVolumes) throw new ClientError(ClientErrorCode.ServerRejected, 'the server has no dynamic host volumes');

@@ -57,6 +57,7 @@ export class HttpMetrics {
     nomadGauge('nomad.nomad.job_status.running', 'Jobs running (Nomad name).', jobsWith('running'));
     nomadGauge('nomad.nomad.job_status.dead', 'Jobs dead (Nomad name).', jobsWith('dead'));
     nomadGauge('nomad.nomad.blocked_evals.total_blocked', 'Evaluations blocked on resources (Nomad name).', (s) => s.state.evals().filter((e) => e.Status === 'blocked').length);
+    nomadGauge('nomad.client.introduction_violation_num', 'Node registrations without a valid introduction token since the server started, logged or not (Nomad name).', (s) => s.clientIntroduction?.violations?.() ?? 0);
     nomadGauge('nomad.nomad.heartbeat.active', 'Nodes with a live heartbeat (Nomad name).', (s) => s.state.nodes().filter((n) => n.Status !== 'down').length);
     this.registerLogStorageGauges(server);
     new Gauge({

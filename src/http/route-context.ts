@@ -105,7 +105,8 @@ export function setQueryMeta(reply: FastifyReply, index: number, server?: Server
 }
 
 /**
- * Answers a read: blocks as the query asks on `tables`, runs `read`, sets the query-meta
+ * Answers a read: blocks as the query asks on `tables` (or the tables a function of the query's
+ * options names: a read of one job waits on that job of the request's namespace), runs `read`, sets the query-meta
  * headers and sends the JSON. A read of one object passes `indexOf` (see blockingQuery): it
  * waits for that object and answers its index. `read` throwing (e.g. a 404) is answered by the error handler,
  * with the index header still set. A list answer is filtered and paged here, for every list
@@ -117,7 +118,7 @@ export async function answerRead<T>(
   ctx: RouteContext,
   req: FastifyRequest,
   reply: FastifyReply,
-  tables: Table[],
+  tables: Table[] | ((opts: QueryOptions) => Table[]),
   read: (server: ServerApi, opts: QueryOptions) => T,
   indexOf?: (value: T) => number,
 ): Promise<FastifyReply> {
@@ -131,7 +132,8 @@ export async function answerRead<T>(
   const signal = grant === UNHELD ? gone : AbortSignal.any([gone, revoked.signal]);
   let index = 0;
   try {
-    const result = await blockingQuery({ server, clock: ctx.clock, random: ctx.random }, tables, opts, () => read(server, opts), signal, indexOf);
+    const watched = typeof tables === 'function' ? tables(opts) : tables;
+    const result = await blockingQuery({ server, clock: ctx.clock, random: ctx.random }, watched, opts, () => read(server, opts), signal, indexOf);
     if (!grant.check()) throw permissionDenied();
     grant.release();
     index = result.index;

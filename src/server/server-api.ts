@@ -235,8 +235,11 @@ export interface ServerApi {
    * client presented (403 NODE_INTRODUCTION_REFUSED when the enforcement refuses it).
    */
   registerNode(node: unknown, auth?: NodeRegistrationAuth): Promise<NodeRegisterResult>;
-  /** Client introduction tokens (PUT /v1/acl/identity/client-introduction-token). Optional: older servers lack it. */
-  readonly clientIntroduction?: { createToken(raw: unknown): Promise<ClientIntroductionTokenResponse> };
+  /**
+   * Client introduction tokens (PUT /v1/acl/identity/client-introduction-token) and the count of
+   * registrations without a valid one (`violations`). Optional: older servers lack it.
+   */
+  readonly clientIntroduction?: { createToken(raw: unknown): Promise<ClientIntroductionTokenResponse>; violations?(): number };
   /**
    * A heartbeat: resets the node's TTL and sets its status ("ready" when absent). `secretId` must
    * be the node's SecretID, as Nomad's clients send it (403 "Permission denied" otherwise).

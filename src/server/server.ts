@@ -349,6 +349,7 @@ export class Server implements ServerApi {
     // An unfinished snapshot is aborted at its next chunk; the previous one stays the latest.
     await this.snapshotter.close();
     this.events.close();
+    this.clientIntroduction.close();
     await this.log.close();
   }
 

@@ -1,17 +1,18 @@
 /**
  * Blocked readers of the state store filed by table: an apply visits and wakes only the readers
- * of what it touched (a node's allocations, a service, a table), a failed apply wakes nobody,
- * and a snapshot loaded by a follower wakes the readers whose tables it moved.
+ * of what it touched (a node's allocations, a service, a table, one object), a failed apply wakes
+ * nobody, and a snapshot loaded by a follower wakes the readers whose tables it moved.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { StateStore } from '../../src/server/state/state-store.js';
-import { Table, nodeAllocsTableKey, nodeTableKey, serviceTableKey } from '../../src/server/state/state-reader.js';
+import { Table, jobAllocsTableKey, nodeAllocsTableKey, nodeTableKey, serviceTableKey } from '../../src/server/state/state-reader.js';
+import { allocTableKey } from '../../src/server/state/object-tables.js';
 import type { Allocation } from '../../src/structs/index.js';
-import { mockNode } from '../mock/factories.js';
+import { mockAllocMetric, mockNode } from '../mock/factories.js';
 
-const alloc = (id: string, nodeId: string): Allocation =>
-  ({ ID: id, NodeID: nodeId, Namespace: 'default', JobID: 'j', ClientStatus: 'pending', DesiredStatus: 'run', TaskStates: {} }) as unknown as Allocation;
+const alloc = (id: string, nodeId: string, modifyIndex = 0): Allocation =>
+  ({ ID: id, NodeID: nodeId, Namespace: 'default', JobID: 'j', ClientStatus: 'pending', DesiredStatus: 'run', TaskStates: {}, ModifyIndex: modifyIndex }) as unknown as Allocation;
 
 const turns = async (): Promise<void> => {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
@@ -83,5 +84,37 @@ describe('state store watches', () => {
     follower.restore(leader.serialize());
     await turns();
     assert.deepEqual([nodes(), record(), evals()], [true, true, false]);
+  });
+
+  it("one allocation's watch: its ModifyIndex, woken by its own writes and its deletion only", async () => {
+    const s = new StateStore();
+    const apply = (index: number, fn: () => void): void =>
+      s.transact(() => {
+        fn();
+        s.finishApply(index);
+      });
+    apply(3, () => {
+      s.putAlloc(alloc('x', 'n', 3), 3);
+      s.putAlloc(alloc('y', 'n', 3), 3);
+    });
+    assert.equal(s.tableIndex(allocTableKey('x')), 3);
+    assert.equal(s.tableIndex(allocTableKey('nope')), 3, "an absent allocation: the table's index");
+    const x = hold(s, [allocTableKey('x')], 3);
+    const jobAllocs = hold(s, [jobAllocsTableKey('default', 'j')], 3);
+    apply(4, () => s.putAlloc(alloc('y', 'n', 4), 4));
+    await turns();
+    assert.deepEqual([x(), jobAllocs()], [false, true], "another allocation's write wakes the job's list only");
+    assert.equal(s.watchWakeups(), 1);
+    assert.equal(s.tableIndex(allocTableKey('x')), 3);
+
+    apply(5, () => s.deleteAlloc('x', 5));
+    await turns();
+    assert.equal(x(), true, 'its deletion wakes it');
+    assert.equal(s.tableIndex(allocTableKey('x')), 5, "gone: the table's index");
+
+    // After a snapshot restored into the cluster, an allocation's index is at least the restore's.
+    s.restoreAt({ ...s.serialize(), allocs: [{ alloc: { ...alloc('y', 'n', 4), Metrics: mockAllocMetric() }, jobVersion: null }] }, 9);
+    assert.equal(s.tableIndex(allocTableKey('y')), 9);
+    assert.equal(s.tableIndex(jobAllocsTableKey('default', 'j')), 9);
   });
 });

@@ -10,10 +10,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { Server, type ServerConfig } from '../../src/server/server.js';
 import { ServerError } from '../../src/server/server-error.js';
 import type { ClientIntroductionConfig, IntroductionEnforcement } from '../../src/structs/client-introduction.js';
 import { FakeClock } from '../../src/time/clock.js';
+import { INTRODUCTION_LOG_BURST } from '../../src/server/introduction/introduction-log.js';
 import { mockNode } from '../mock/factories.js';
 import { fakeSchedulerFactory } from './fake-scheduler.js';
 
@@ -153,5 +155,23 @@ describe('client introduction on the server', () => {
     // Still one key: a second token verifies under the same one.
     const second = await again.clientIntroduction.createToken({});
     assert.equal(JSON.parse(Buffer.from(second.JWT.split('.')[0]!, 'base64url').toString()).kid, JSON.parse(Buffer.from(JWT.split('.')[0]!, 'base64url').toString()).kid);
+  });
+
+  it('warn: a fleet registering without tokens logs a burst of lines, then their count; every one is in the metric', async () => {
+    const lines: { level: number; msg: string; node_id?: string; suppressed?: number }[] = [];
+    const logger = pino({ level: 'warn', base: null, timestamp: false }, { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
+    const clock = new FakeClock();
+    const s = await start('warn', { clock, logger });
+    const fleet = Array.from({ length: 200 }, (_, i) => mockNode({ Name: `sim-${i}` }));
+    for (const n of fleet) await s.registerNode(n);
+    const noToken = () => lines.filter((l) => l.msg.startsWith('node registration without introduction token'));
+    assert.equal(noToken().length, INTRODUCTION_LOG_BURST, 'not a line per node');
+    assert.deepEqual(noToken().map((l) => l.node_id), fleet.slice(0, INTRODUCTION_LOG_BURST).map((n) => n.ID), 'the first ones name their node');
+    assert.ok(noToken().every((l) => l.level === 40), 'at WARN, as Nomad');
+    assert.equal(s.clientIntroduction.violations(), 200);
+    // When the window ends (or the server closes), one line counts the rest.
+    await s.close();
+    assert.equal(noToken().length, INTRODUCTION_LOG_BURST + 1);
+    assert.equal(noToken().at(-1)?.suppressed, 200 - INTRODUCTION_LOG_BURST);
   });
 });

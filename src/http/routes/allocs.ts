@@ -3,6 +3,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table } from '../../server/state/state-reader.js';
+import { allocTableKey } from '../../server/state/object-tables.js';
 import { allocStubView, allocView } from '../api-views/alloc-views.js';
 import { notFound } from '../http-errors.js';
 import { PageOrder, pagedList } from '../list-options.js';
@@ -25,7 +26,8 @@ export function registerAllocRoutes(app: FastifyInstance, ctx: RouteContext): vo
   );
 
   app.get<{ Params: { id: string } }>('/v1/allocation/:id', acl.ns('read-job', 'alloc'), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Allocs], (server) => {
+    // Waits on this allocation only (Nomad's watch on its row): other allocations' writes wake none of these.
+    answerRead(ctx, req, reply, [allocTableKey(req.params.id)], (server) => {
       const alloc = server.state.allocById(req.params.id);
       if (!alloc) throw notFound('alloc');
       return allocView(alloc);

@@ -4,7 +4,8 @@
  * Nomad's DeploymentUpdateResponse. The leader's deployment watcher does the rest.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/state/state-reader.js';
+import { Table, jobAllocsTableKey } from '../../server/state/state-reader.js';
+import { deploymentTableKey } from '../../server/state/object-tables.js';
 import type { DeploymentAction } from '../../server/server-api.js';
 import { allocStubView } from '../api-views/alloc-views.js';
 import type { Deployment } from '../../structs/index.js';
@@ -72,23 +73,34 @@ export function registerDeploymentRoutes(app: FastifyInstance, ctx: RouteContext
   );
 
   app.get<{ Params: { id: string } }>('/v1/deployment/:id', acl.ns('read-job', 'deployment'), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Deployments], (server) => {
+    // Waits on this deployment only.
+    answerRead(ctx, req, reply, [deploymentTableKey(req.params.id)], (server) => {
       const d = server.state.deploymentById(req.params.id);
       if (!d) throw notFound('deployment');
       return d;
     }, modifyIndex),
   );
 
-  app.get<{ Params: { id: string } }>('/v1/deployment/allocations/:id', acl.ns('read-job', 'deployment'), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Deployments, Table.Allocs], (server) => {
-      const d = server.state.deploymentById(req.params.id);
-      if (!d) throw notFound('deployment');
-      return server.state
-        .allocsByJob(d.Namespace, d.JobID)
-        .filter((a) => a.DeploymentID === d.ID)
-        .map(allocStubView);
-    }),
-  );
+  app.get<{ Params: { id: string } }>('/v1/deployment/allocations/:id', acl.ns('read-job', 'deployment'), (req, reply) => {
+    // A deployment's allocations are its job's: wait on that job's allocations only and answer the
+    // allocation table's index, as Nomad's Deployment.Allocations.
+    const known = requireServer(ctx).state.deploymentById(req.params.id);
+    return answerRead(
+      ctx,
+      req,
+      reply,
+      known ? [jobAllocsTableKey(known.Namespace, known.JobID)] : [Table.Deployments],
+      (server) => {
+        const d = server.state.deploymentById(req.params.id);
+        if (!d) throw notFound('deployment');
+        return server.state
+          .allocsByJob(d.Namespace, d.JobID)
+          .filter((a) => a.DeploymentID === d.ID)
+          .map(allocStubView);
+      },
+      () => requireServer(ctx).state.tableIndex(Table.Allocs),
+    );
+  });
 
   const write = (kind: 'promote' | 'fail' | 'pause' | 'alloc-health' | 'unblock') => async (req: IdRequest, reply: FastifyReply) => {
     const server = requireServer(ctx);

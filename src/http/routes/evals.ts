@@ -3,7 +3,8 @@
  * allocations an evaluation created.
  */
 import type { FastifyInstance } from 'fastify';
-import { Table } from '../../server/state/state-reader.js';
+import { Table, jobAllocsTableKey } from '../../server/state/state-reader.js';
+import { evalTableKey } from '../../server/state/object-tables.js';
 import { allocStubView } from '../api-views/alloc-views.js';
 import { evalView } from '../api-views/eval-views.js';
 import { PageOrder, pagedList } from '../list-options.js';
@@ -67,19 +68,29 @@ export function registerEvalRoutes(app: FastifyInstance, ctx: RouteContext): voi
   });
 
   app.get<{ Params: { id: string } }>('/v1/evaluation/:id', acl.ns('read-job', 'eval'), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Evals], (server) => {
+    // Waits on this evaluation only.
+    answerRead(ctx, req, reply, [evalTableKey(req.params.id)], (server) => {
       const ev = server.state.evalById(req.params.id);
       if (!ev) throw notFound('eval');
       return evalView(ev);
     }, modifyIndex),
   );
 
-  app.get<{ Params: { id: string } }>('/v1/evaluation/:id/allocations', acl.ns('read-job', 'eval'), (req, reply) =>
-    answerRead(ctx, req, reply, [Table.Allocs], (server) =>
-      server.state
-        .allocs()
-        .filter((a) => a.EvalID === req.params.id)
-        .map(allocStubView),
-    ),
-  );
+  app.get<{ Params: { id: string } }>('/v1/evaluation/:id/allocations', acl.ns('read-job', 'eval'), (req, reply) => {
+    // An evaluation's allocations are its job's: wait on that job's allocations and read them
+    // alone (not every allocation of the cluster); answer the allocation table's index, as Nomad's
+    // Eval.Allocations. An unknown evaluation has none and waits on the table.
+    const ev = requireServer(ctx).state.evalById(req.params.id);
+    return answerRead(
+      ctx,
+      req,
+      reply,
+      [ev ? jobAllocsTableKey(ev.Namespace, ev.JobID) : Table.Allocs],
+      (server) => {
+        const e = server.state.evalById(req.params.id) ?? ev;
+        return (e ? server.state.allocsByJob(e.Namespace, e.JobID) : []).filter((a) => a.EvalID === req.params.id).map(allocStubView);
+      },
+      () => requireServer(ctx).state.tableIndex(Table.Allocs),
+    );
+  });
 }

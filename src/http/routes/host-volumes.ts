@@ -11,7 +11,7 @@
  * volumes and the report of what it did with one.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Table } from '../../server/state/state-reader.js';
+import { Table, nodeHostVolumesTableKey } from '../../server/state/state-reader.js';
 import { hostVolumeStub, hostVolumeView, type HostVolume, type HostVolumeStub } from '../../structs/dynamic-host-volume.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { allocStubView } from '../api-views/alloc-views.js';
@@ -88,9 +88,10 @@ export function registerHostVolumeRoutes(app: FastifyInstance, ctx: RouteContext
     return answerWrite(req, reply, res.index, {});
   });
 
-  // The node's client watches its volumes (blocking on the table) to act on them.
+  // The node's client watches its volumes to act on them: blocked on that node's volumes only, so
+  // a volume written on one node wakes no other node's client. The index is that of the node's volumes.
   app.get('/v1/internal/node/:id/host-volumes', acl.need({ kind: 'own-node-or', else: { kind: 'rule', rule: 'node', level: 'read' } }), (req: IdReq, reply) =>
-    answerRead(ctx, req, reply, [Table.HostVolumes], (server) => server.state.hostVolumesByNode(req.params.id)),
+    answerRead(ctx, req, reply, [nodeHostVolumesTableKey(req.params.id)], (server) => server.state.hostVolumesByNode(req.params.id)),
   );
 
   app.put('/v1/internal/host-volumes/report', acl.nodeSecret(), async (req, reply) => {

@@ -4,7 +4,10 @@
  * split on the known sub-resource names, as Nomad's own router does.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Table } from '../../server/state/state-reader.js';
+import { Table, jobRowsTableKey, type JobRowsTable } from '../../server/state/state-reader.js';
+import type { ServerApi } from '../../server/server-api.js';
+import type { QueryOptions } from '../query-options.js';
+import { jobSummaryTableKey, jobTableKey } from '../../server/state/object-tables.js';
 import { allocStubView } from '../api-views/alloc-views.js';
 import { evalView } from '../api-views/eval-views.js';
 import { parseJobHcl } from '../../server/job-admission.js';
@@ -151,6 +154,22 @@ type RegisterFn = (req: FastifyRequest, reply: FastifyReply, pathJobId?: string)
 
 
 
+/**
+ * Answers a read of one job's allocations, evaluations or deployments: waits on that job's rows of
+ * `table` only (writes for other jobs wake none of its readers) and answers `table`'s index, as
+ * Nomad's Job.Allocations, Job.Evaluations, Job.Deployments and Job.LatestDeployment do.
+ */
+function answerJobRows<T>(
+  ctx: RouteContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  jobId: string,
+  table: JobRowsTable,
+  read: (server: ServerApi, opts: QueryOptions) => T,
+): Promise<FastifyReply> {
+  return answerRead(ctx, req, reply, (opts) => [jobRowsTableKey(table, opts.namespace, jobId)], read, () => requireServer(ctx).state.tableIndex(table));
+}
+
 async function jobRoute(
   ctx: RouteContext,
   req: FastifyRequest,
@@ -164,7 +183,8 @@ async function jobRoute(
   switch (sub) {
     case '':
       if (method === 'GET') {
-        return answerRead(ctx, req, reply, [Table.Jobs], (server, opts) => {
+        // Waits on this job only: writes to other jobs wake none of its readers.
+        return answerRead(ctx, req, reply, (opts) => [jobTableKey(opts.namespace, jobId)], (server, opts) => {
           const job = server.state.jobById(opts.namespace, jobId);
           if (!job) throw notFound('job');
           return job;
@@ -192,12 +212,10 @@ async function jobRoute(
       throw methodNotAllowed(method, req.url);
     case 'allocations':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Allocs], (server, opts) =>
-        server.state.allocsByJob(opts.namespace, jobId).map(allocStubView),
-      );
+      return answerJobRows(ctx, req, reply, jobId, Table.Allocs, (server, opts) => server.state.allocsByJob(opts.namespace, jobId).map(allocStubView));
     case 'evaluations':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Evals], (server, opts) => server.state.evalsByJob(opts.namespace, jobId).map(evalView));
+      return answerJobRows(ctx, req, reply, jobId, Table.Evals, (server, opts) => server.state.evalsByJob(opts.namespace, jobId).map(evalView));
     case 'versions':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
       return answerRead(ctx, req, reply, [Table.JobVersions], (server, opts) => {
@@ -208,17 +226,18 @@ async function jobRoute(
       });
     case 'summary':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.JobSummaries], (server, opts) => {
+      // Waits on this job's summary only.
+      return answerRead(ctx, req, reply, (opts) => [jobSummaryTableKey(opts.namespace, jobId)], (server, opts) => {
         const summary = server.state.jobSummary(opts.namespace, jobId);
         if (!summary) throw notFound('job summary');
         return summary;
       }, modifyIndex);
     case 'deployments':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Deployments], (server, opts) => server.state.deploymentsByJob(opts.namespace, jobId));
+      return answerJobRows(ctx, req, reply, jobId, Table.Deployments, (server, opts) => server.state.deploymentsByJob(opts.namespace, jobId));
     case 'deployment':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Deployments], (server, opts) => {
+      return answerJobRows(ctx, req, reply, jobId, Table.Deployments, (server, opts) => {
         const all = server.state.deploymentsByJob(opts.namespace, jobId);
         // The latest deployment is the one created last.
         return all.reduce<(typeof all)[number] | null>((best, d) => (best === null || d.CreateIndex > best.CreateIndex ? d : best), null);

@@ -17,6 +17,7 @@ import { NANOS_PER_MS, parseDuration } from '../../structs/duration.js';
 import type { Node } from '../../structs/index.js';
 import { IntroductionTokenError, mintIntroductionToken, verifyIntroductionToken } from '../introduction/introduction-token.js';
 import { introductionVerdict, type PresentedIntroduction } from '../introduction/introduction-verdict.js';
+import { IntroductionLog } from '../introduction/introduction-log.js';
 import { ServerError } from '../server-error.js';
 import type { EndpointContext } from './endpoint-context.js';
 
@@ -51,7 +52,12 @@ export function parseIntroductionRequest(raw: unknown): ClientIntroductionTokenR
 
 /** Minting and checking introduction tokens. */
 export class ClientIntroductionEndpoint {
-  constructor(private readonly ctx: EndpointContext) {}
+  /** Violations, counted and logged without flooding (introduction-log.ts). */
+  private readonly log: IntroductionLog;
+
+  constructor(private readonly ctx: EndpointContext) {
+    this.log = new IntroductionLog(() => ctx.config.logger, ctx.clock);
+  }
 
   /** The server's `client_introduction` block. */
   get config(): ClientIntroductionConfig {
@@ -85,16 +91,26 @@ export class ClientIntroductionEndpoint {
 
   /**
    * Admits or refuses the first registration of `node` with what its client presented
-   * (`introToken` undefined or "": none), logging as Nomad's servers do; throws
+   * (`introToken` undefined or "": none), logging as Nomad's servers do (but at most a burst of
+   * lines of each kind a minute, then their count: IntroductionLog); throws
    * NODE_INTRODUCTION_REFUSED (403) naming the reason, never the token.
    */
   admitNewNode(node: Node, introToken: string | undefined): void {
     const enforcement = this.config.enforcement;
     if (enforcement === 'none') return;
     const verdict = introductionVerdict(enforcement, this.presented(introToken), { ID: node.ID, Name: node.Name, NodePool: node.NodePool });
-    const logger = this.ctx.config.logger;
-    if (verdict.log) logger?.[verdict.log.level](verdict.log.fields, verdict.log.message);
+    if (verdict.log) this.log.record(verdict.log);
     if (!verdict.allowed) throw new ServerError('NODE_INTRODUCTION_REFUSED', { reason: verdict.reason ?? 'no valid introduction token' });
+  }
+
+  /** Registrations without a valid introduction token since the server started (Nomad's nomad.client.introduction_violation_num). */
+  violations(): number {
+    return this.log.violations();
+  }
+
+  /** The server is closing: what the log left out is logged now. */
+  close(): void {
+    this.log.close();
   }
 
   private presented(token: string | undefined): PresentedIntroduction {

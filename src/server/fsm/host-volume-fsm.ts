@@ -22,7 +22,7 @@ export function applyHostVolumeUpsert(state: StateStore, cmd: HostVolumeUpsertCo
       ModifyTime: cmd.Now,
     };
     const put = node ? withFingerprintState(stored, node) : stored;
-    state.hostVolumeTable.put(put);
+    state.putHostVolume(put, index);
     ev.push(hostVolumeEvent('HostVolumeRegistered', put, index));
   }
   state.touch(index, Table.HostVolumes);
@@ -30,9 +30,8 @@ export function applyHostVolumeUpsert(state: StateStore, cmd: HostVolumeUpsertCo
 
 export function applyHostVolumeDelete(state: StateStore, cmd: HostVolumeDeleteCommand, index: number, ev: StreamEvent[]): void {
   for (const id of cmd.IDs) {
-    const prev = state.hostVolumeTable.get(id);
+    const prev = state.deleteHostVolume(id, index);
     if (!prev) continue;
-    state.hostVolumeTable.delete(id);
     ev.push(hostVolumeEvent('HostVolumeDeleted', prev, index));
   }
   state.touch(index, Table.HostVolumes);
@@ -40,20 +39,17 @@ export function applyHostVolumeDelete(state: StateStore, cmd: HostVolumeDeleteCo
 
 /**
  * After node `node` registered at `index`: its pending volumes that it now fingerprints become
- * ready, and ready ones it no longer offers become unavailable. Touches the table only when one
- * changed.
+ * ready, and ready ones it no longer offers become unavailable. Touches the table (and the node's
+ * volume watches) only when one changed.
  */
 export function updateHostVolumesFromNode(state: StateStore, node: Node, index: number, ev: StreamEvent[]): void {
-  let changed = false;
   for (const v of state.hostVolumeTable.byNode(node.ID)) {
     const next = withFingerprintState(v, node);
     if (next.State === v.State) continue;
     const put = { ...next, ModifyIndex: index };
-    state.hostVolumeTable.put(put);
+    state.putHostVolume(put, index);
     ev.push(hostVolumeEvent('HostVolumeRegistered', put, index));
-    changed = true;
   }
-  if (changed) state.touch(index, Table.HostVolumes);
 }
 
 /** The volume with the state its node's fingerprint gives it (unchanged before the plugin ran). */

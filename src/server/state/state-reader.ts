@@ -44,7 +44,7 @@ export function serviceTableKey(namespace: string, name: string): Table {
   return `${SERVICE_TABLE_PREFIX}${namespace}\u0000${name}` as Table;
 }
 
-/** The prefix of the per-node pseudo-tables (nodeAllocsTableKey, nodeTableKey). */
+/** The prefix of the per-node pseudo-tables (nodeAllocsTableKey, nodeTableKey, nodeHostVolumesTableKey). */
 export const NODE_TABLE_PREFIX = 'node/';
 
 /**
@@ -59,6 +59,35 @@ export function nodeAllocsTableKey(nodeId: string): Table {
 /** A pseudo-table for blocking on one node's own record: its index moves when that node is written or deleted. */
 export function nodeTableKey(nodeId: string): Table {
   return `${NODE_TABLE_PREFIX}record/${nodeId}` as Table;
+}
+
+/**
+ * A pseudo-table for blocking on the dynamic host volumes placed on one node (a client's watch of
+ * its volumes): its index moves when one of them is written or deleted, so a volume of another
+ * node wakes no client but its own.
+ */
+export function nodeHostVolumesTableKey(nodeId: string): Table {
+  return `${NODE_TABLE_PREFIX}host_volumes/${nodeId}` as Table;
+}
+
+/** The prefix of the per-job pseudo-tables (jobRowsTableKey). */
+export const JOB_TABLE_PREFIX = 'job/';
+
+/** The tables whose rows of one job have a pseudo-table. */
+export type JobRowsTable = typeof Table.Allocs | typeof Table.Evals | typeof Table.Deployments;
+
+/**
+ * A pseudo-table for blocking on one job's allocations, evaluations or deployments (Nomad's watch
+ * on the allocs-, evals- or deployments-by-job index): its index moves when a row of that job is
+ * written or deleted in that table, so other jobs' writes wake no reader of it.
+ */
+export function jobRowsTableKey(table: JobRowsTable, namespace: string, jobId: string): Table {
+  return `${JOB_TABLE_PREFIX}${table}/${namespace}\u0000${jobId}` as Table;
+}
+
+/** The pseudo-table of one job's allocations (jobRowsTableKey). */
+export function jobAllocsTableKey(namespace: string, jobId: string): Table {
+  return jobRowsTableKey(Table.Allocs, namespace, jobId);
 }
 
 /** Read access to the current state. Objects returned must not be mutated. */

@@ -24,7 +24,19 @@ import { AclTables } from './acl-tables.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import { defaultAutopilotConfig, type AutopilotConfig, type AutopilotConfigFields } from '../../structs/autopilot-config.js';
 import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
-import { NODE_TABLE_PREFIX, SERVICE_TABLE_PREFIX, Table, nodeAllocsTableKey, nodeTableKey, type StateReader } from './state-reader.js';
+import {
+  JOB_TABLE_PREFIX,
+  NODE_TABLE_PREFIX,
+  SERVICE_TABLE_PREFIX,
+  Table,
+  jobAllocsTableKey,
+  jobRowsTableKey,
+  nodeAllocsTableKey,
+  nodeHostVolumesTableKey,
+  nodeTableKey,
+  type StateReader,
+} from './state-reader.js';
+import { OBJECT_TABLE_PREFIX, WatchedObjects, objectTableIndex, objectTableKey, type ObjectTable } from './object-tables.js';
 import { ChangeWaiters, type ChangeWaiter } from './change-waiters.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
 import { computeJobStatus, emptyTgSummary, summaryForJob, summaryWithAlloc } from './job-status.js';
@@ -85,11 +97,13 @@ export class StateStore implements StateReader, SnapshotTables {
   private index = 0;
   private readonly tableIdx = new Map<Table, number>();
   private readonly waiters = new ChangeWaiters((t) => (t.startsWith(SERVICE_TABLE_PREFIX) ? Table.Services : t));
+  /** The objects blocked readers wait on (touchObject files only those). */
+  private readonly watchedObjects = new WatchedObjects();
   /** Tables and per-node pseudo-tables touched by the apply in progress: whose waiters it may wake. */
   private readonly touched = new Set<string>();
   /** Set by a snapshot restore: every waiter's tables moved. */
   private wakeAll = false;
-  /** Per-node pseudo-table indexes; one not written since the store was loaded answers from its objects (pseudoFallback). */
+  /** Per-node and per-job pseudo-table indexes; one not written since the store was loaded answers from its objects (pseudoFallback). */
   private readonly nodeTables = new NodeTableIndexes();
   private readonly touchedJobs = new Set<string>();
   /** Parents (periodic/parameterized) whose children changed in this apply. */
@@ -104,7 +118,8 @@ export class StateStore implements StateReader, SnapshotTables {
   }
 
   tableIndex(table: Table): number {
-    if (table.startsWith(NODE_TABLE_PREFIX)) return this.nodeTables.get(table) ?? this.pseudoFallback(table);
+    if (table.startsWith(OBJECT_TABLE_PREFIX)) return objectTableIndex(this, table);
+    if (table.startsWith(NODE_TABLE_PREFIX) || table.startsWith(JOB_TABLE_PREFIX)) return this.nodeTables.get(table) ?? this.pseudoFallback(table);
     const i = this.tableIdx.get(table);
     if (i !== undefined || !table.startsWith(SERVICE_TABLE_PREFIX)) return i ?? 0;
     // A per-service pseudo-table (serviceTableKey): the service's own index.
@@ -114,21 +129,42 @@ export class StateStore implements StateReader, SnapshotTables {
   }
 
   /**
-   * A per-node pseudo-table not written since the store was loaded: the highest ModifyIndex of
-   * what it covers (at least the last restore's index), never above any index a later write gives it.
+   * A per-node or per-job pseudo-table not written since the store was loaded: the highest
+   * ModifyIndex of what it covers (at least the last restore's index), never above any index a
+   * later write gives it.
    */
   private pseudoFallback(table: Table): number {
-    const rest = table.slice(NODE_TABLE_PREFIX.length);
     let max = this.restoreIndex();
+    if (table.startsWith(JOB_TABLE_PREFIX)) {
+      const rest = table.slice(JOB_TABLE_PREFIX.length);
+      const slash = rest.indexOf('/');
+      const sep = rest.indexOf('\u0000', slash);
+      const [of, namespace, jobId] = [rest.slice(0, slash), rest.slice(slash + 1, sep), rest.slice(sep + 1)];
+      const rows = of === Table.Allocs ? this.allocsByJob(namespace, jobId) : of === Table.Evals ? this.evalsByJob(namespace, jobId) : this.deploymentsByJob(namespace, jobId);
+      for (const r of rows) max = Math.max(max, r.ModifyIndex);
+      return max;
+    }
+    const rest = table.slice(NODE_TABLE_PREFIX.length);
     if (rest.startsWith('allocs/')) {
       for (const a of this.allocsByNode(rest.slice('allocs/'.length))) max = Math.max(max, a.ModifyIndex);
     } else if (rest.startsWith('record/')) {
       max = Math.max(max, this.nodeById(rest.slice('record/'.length))?.ModifyIndex ?? 0);
+    } else if (rest.startsWith('host_volumes/')) {
+      for (const v of this.hostVolumesByNode(rest.slice('host_volumes/'.length))) max = Math.max(max, v.ModifyIndex);
     }
     return max;
   }
 
-  /** Moves a per-node pseudo-table to `index` (undone if the apply fails). */
+  /**
+   * Marks one object written in this apply: its blocked readers, if it has any, are looked at
+   * (object-tables.ts; nothing is stored, the pseudo-table's index is the object's own). The
+   * apply is synchronous, so no reader can begin to wait on it before finishApply.
+   */
+  private touchObject(table: ObjectTable, key: string): void {
+    if (this.watchedObjects.has(table, key)) this.touched.add(objectTableKey(table, key));
+  }
+
+  /** Moves a per-node or per-job pseudo-table to `index` (undone if the apply fails). */
   private touchPseudo(index: number, table: Table): void {
     this.nodeTables.move(table, index);
     this.touched.add(table);
@@ -268,14 +304,19 @@ export class StateStore implements StateReader, SnapshotTables {
     const cur = this.maxTableIndex(tables);
     if (cur > afterIndex || signal?.aborted || timeoutMs <= 0) return Promise.resolve(cur);
     return new Promise((resolve) => {
+      let ended = false;
       const done = (): void => {
+        if (ended) return;
+        ended = true;
         timer.cancel();
         signal?.removeEventListener('abort', done);
         this.waiters.remove(waiter);
+        this.watchedObjects.remove(tables);
         resolve(this.maxTableIndex(tables));
       };
       const waiter: ChangeWaiter = { tables, after: afterIndex, resolve: done };
       this.waiters.add(waiter);
+      this.watchedObjects.add(tables);
       const timer = this.clock.setTimer(timeoutMs, done);
       signal?.addEventListener('abort', done, { once: true });
     });
@@ -364,6 +405,8 @@ export class StateStore implements StateReader, SnapshotTables {
     this.jobVersionsT.set(key, [job, ...versions].slice(0, JOB_VERSIONS_KEPT));
     this.summariesT.set(key, summaryForJob(job, this.summariesT.get(key), index));
     this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
+    this.touchObject(Table.Jobs, key);
+    this.touchObject(Table.JobSummaries, key);
     this.touchedJobs.add(key);
     if (job.ParentID) this.touchedParents.add(jobKey(job.Namespace, job.ParentID));
   }
@@ -375,6 +418,7 @@ export class StateStore implements StateReader, SnapshotTables {
     const versions = this.jobVersionsT.get(key);
     if (versions && versions[0]?.Version === job.Version) this.jobVersionsT.set(key, [job, ...versions.slice(1)]);
     this.touch(index, Table.Jobs);
+    this.touchObject(Table.Jobs, key);
   }
 
   deleteJob(namespace: string, id: string, index: number): void {
@@ -387,6 +431,8 @@ export class StateStore implements StateReader, SnapshotTables {
     this.submissions.deleteJob(namespace, id);
     this.scalingEvents.deleteJob(namespace, id);
     this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
+    this.touchObject(Table.Jobs, key);
+    this.touchObject(Table.JobSummaries, key);
   }
 
   /**
@@ -411,6 +457,7 @@ export class StateStore implements StateReader, SnapshotTables {
       this.touchPseudo(index, nodeAllocsTableKey(prev.NodeID));
     }
     this.touchPseudo(index, nodeAllocsTableKey(a.NodeID));
+    this.touchPseudo(index, jobAllocsTableKey(a.Namespace, a.JobID));
     const key = jobKey(a.Namespace, a.JobID);
     const summary = this.summariesT.get(key);
     if (summary) {
@@ -418,9 +465,11 @@ export class StateStore implements StateReader, SnapshotTables {
       if (next) {
         this.summariesT.set(key, next);
         this.touch(index, Table.JobSummaries);
+        this.touchObject(Table.JobSummaries, key);
       }
     }
     this.touch(index, Table.Allocs);
+    this.touchObject(Table.Allocs, a.ID);
     this.touchedJobs.add(key);
     if (isTerminalClientStatus(a.ClientStatus)) this.deleteAllocServices(a.ID, index);
   }
@@ -438,6 +487,7 @@ export class StateStore implements StateReader, SnapshotTables {
       summary = { ...summary, Children: existing?.Children ?? summary.Children, CreateIndex: existing?.CreateIndex ?? index };
       for (const a of this.allocsByJob(job.Namespace, job.ID)) summary = summaryWithAlloc(summary, undefined, a, index) ?? summary;
       this.summariesT.set(key, summary);
+      this.touchObject(Table.JobSummaries, key);
     }
     this.touch(index, Table.JobSummaries);
   }
@@ -450,7 +500,9 @@ export class StateStore implements StateReader, SnapshotTables {
     this.allocsByNodeI.remove(a.NodeID, id);
     this.allocsByJobI.remove(jobKey(a.Namespace, a.JobID), id);
     this.touch(index, Table.Allocs);
+    this.touchObject(Table.Allocs, id);
     this.touchPseudo(index, nodeAllocsTableKey(a.NodeID));
+    this.touchPseudo(index, jobAllocsTableKey(a.Namespace, a.JobID));
     this.touchedJobs.add(jobKey(a.Namespace, a.JobID));
     this.deleteAllocServices(id, index);
   }
@@ -475,9 +527,12 @@ export class StateStore implements StateReader, SnapshotTables {
       if (changed) {
         this.summariesT.set(key, { ...summary, Summary, ModifyIndex: index });
         this.touch(index, Table.JobSummaries);
+        this.touchObject(Table.JobSummaries, key);
       }
     }
     this.touch(index, Table.Evals);
+    this.touchObject(Table.Evals, e.ID);
+    this.touchPseudo(index, jobRowsTableKey(Table.Evals, e.Namespace, e.JobID));
     this.touchedJobs.add(key);
   }
 
@@ -487,6 +542,8 @@ export class StateStore implements StateReader, SnapshotTables {
     this.evalsT.delete(id);
     this.evalsByJobI.remove(jobKey(e.Namespace, e.JobID), id);
     this.touch(index, Table.Evals);
+    this.touchObject(Table.Evals, id);
+    this.touchPseudo(index, jobRowsTableKey(Table.Evals, e.Namespace, e.JobID));
     this.touchedJobs.add(jobKey(e.Namespace, e.JobID));
   }
 
@@ -516,6 +573,28 @@ export class StateStore implements StateReader, SnapshotTables {
 
   hostVolumesByNode(nodeId: string): HostVolume[] {
     return this.hostVolumeTable.byNode(nodeId);
+  }
+
+  /**
+   * Inserts or replaces a dynamic host volume (already stamped with its indexes): the volume
+   * watches of its node (and of the node it left, if it moved) are woken, no other node's.
+   */
+  putHostVolume(v: HostVolume, index: number): void {
+    const prev = this.hostVolumeTable.get(v.ID);
+    this.hostVolumeTable.put(v);
+    this.touch(index, Table.HostVolumes);
+    if (prev && prev.NodeID !== v.NodeID) this.touchPseudo(index, nodeHostVolumesTableKey(prev.NodeID));
+    this.touchPseudo(index, nodeHostVolumesTableKey(v.NodeID));
+  }
+
+  /** Removes a dynamic host volume, if there is one of that ID; answers it. Wakes its node's volume watches. */
+  deleteHostVolume(id: string, index: number): HostVolume | undefined {
+    const prev = this.hostVolumeTable.get(id);
+    if (!prev) return undefined;
+    this.hostVolumeTable.delete(id);
+    this.touch(index, Table.HostVolumes);
+    this.touchPseudo(index, nodeHostVolumesTableKey(prev.NodeID));
+    return prev;
   }
 
   serviceRegistrations(namespace: string): ServiceRegistration[] {
@@ -604,6 +683,8 @@ export class StateStore implements StateReader, SnapshotTables {
     this.deploymentsT.set(d.ID, d);
     if (!prev) this.deploymentsByJobI.add(jobKey(d.Namespace, d.JobID), d.ID);
     this.touch(index, Table.Deployments);
+    this.touchObject(Table.Deployments, d.ID);
+    this.touchPseudo(index, jobRowsTableKey(Table.Deployments, d.Namespace, d.JobID));
   }
 
   /**
@@ -620,6 +701,7 @@ export class StateStore implements StateReader, SnapshotTables {
     const cur = this.jobsT.get(key);
     if (cur && cur.Version === version) this.jobsT.set(key, { ...cur, Stable: stable, ModifyIndex: index });
     this.touch(index, Table.Jobs, Table.JobVersions);
+    this.touchObject(Table.Jobs, key);
     return changed;
   }
 
@@ -638,6 +720,7 @@ export class StateStore implements StateReader, SnapshotTables {
     const cur = this.jobsT.get(key);
     if (cur && cur.Version === target.Version) this.jobsT.set(key, { ...cur, VersionTag: tag, ModifyIndex: index });
     this.touch(index, Table.Jobs, Table.JobVersions);
+    this.touchObject(Table.Jobs, key);
     return true;
   }
 
@@ -647,6 +730,8 @@ export class StateStore implements StateReader, SnapshotTables {
     this.deploymentsT.delete(id);
     this.deploymentsByJobI.remove(jobKey(d.Namespace, d.JobID), id);
     this.touch(index, Table.Deployments);
+    this.touchObject(Table.Deployments, id);
+    this.touchPseudo(index, jobRowsTableKey(Table.Deployments, d.Namespace, d.JobID));
   }
 
   private refreshJobStatus(key: string, index: number): void {
@@ -673,6 +758,7 @@ export class StateStore implements StateReader, SnapshotTables {
     if (sameChildren(summary.Children, counts)) return;
     this.summariesT.set(key, { ...summary, Children: counts, ModifyIndex: index });
     this.touch(index, Table.JobSummaries);
+    this.touchObject(Table.JobSummaries, key);
   }
 
   // ---- persistence ----
