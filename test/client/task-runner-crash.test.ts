@@ -149,3 +149,15 @@ test('task runner crash as the task starts: no write leaves a driver handle besi
   void h.tr.kill();
   await until(h.clock, () => h.tr.state().State === 'dead', 'killed');
 });
+
+test('a starting task writes its Received and Task Setup events together (one state-DB write, not two)', async () => {
+  const store = new EveryWriteStore();
+  const h = taskRunnerHarness({ Config: { run_for: '1h' } }, { jobType: 'service', store });
+  void h.tr.run();
+  await until(h.clock, () => h.tr.state().State === 'running');
+  assert.deepEqual(types(h.states[0]!), ['Received'], 'Received is reported at once');
+  const first = store.snapshots[0]![0]!.tasks.web!.state!;
+  assert.deepEqual(types(first), ['Received', 'Task Setup'], 'the first write holds both events');
+  void h.tr.kill();
+  await until(h.clock, () => h.tr.state().State === 'dead', 'killed');
+});

@@ -316,7 +316,15 @@ export class TaskRunner {
 
   private async runLoop(): Promise<void> {
     if (this.taskState.State === 'dead') return;
-    if (this.taskState.Events.length === 0) this.emitEvent(newTaskEvent(TaskEventType.Received, this.now()));
+    if (this.taskState.Events.length === 0) {
+      // Reported now, written with the next state write ("Task Setup", at once unless the task
+      // waits for its lifecycle turn, or its death): one fsync fewer before the task starts. A
+      // crash before that write only loses this event, which the next agent emits again.
+      const received = newTaskEvent(TaskEventType.Received, this.now());
+      appendTaskEvent(this.taskState, received);
+      logTaskEvent(this.log, received);
+      this.cfg.onStateChange(this.taskName, this.state());
+    }
 
     if (!this.handle && !this.restoredExitToReplay && this.cfg.waitForStart) {
       const outcome = await this.race(this.cfg.waitForStart(this.killCtl.signal).then(() => 'go' as const, () => 'killed' as const));
