@@ -55,7 +55,7 @@ export interface ServerConfig {
    * missed (Nomad's failover_heartbeat_ttl, default 5 min).
    */
   heartbeat?: { minTtlMs?: number; maxHeartbeatsPerSecond?: number; graceMs?: number; failoverTtlMs?: number };
-  /** The window (ms) in which clients' allocation reports are batched into one log entry (Nomad's 50 ms). */
+  /** The window (ms) in which clients' allocation reports are batched into one log entry while an earlier batch is being applied (Nomad's 50 ms, always). */
   allocUpdateBatchMs?: number;
   broker?: { nackTimeoutMs?: number; deliveryLimit?: number; initialNackDelayMs?: number; subsequentNackDelayMs?: number };
   /** Delay before the follow-up of a failed eval (ms). Default 60 s. */

@@ -115,3 +115,49 @@ test('task runner crash during a kill: the killed task stays dead after the agen
   assert.equal(starts(), 0);
   assert.deepEqual(types(h2.tr.state()).slice(-3), ['Killing', 'Killed', 'Terminated']);
 });
+
+/** A store that photographs its contents after every write, whatever the write. */
+class EveryWriteStore extends MemoryStateDb {
+  readonly snapshots: StoredAlloc[][] = [];
+  override putTaskState(allocId: string, task: string, state: TaskState): void {
+    super.putTaskState(allocId, task, state);
+    this.snapshots.push(this.allAllocs());
+  }
+  override putTaskHandle(allocId: string, task: string, handle: TaskHandle | null): void {
+    super.putTaskHandle(allocId, task, handle);
+    this.snapshots.push(this.allAllocs());
+  }
+  override putTaskHandleAndState(allocId: string, task: string, handle: TaskHandle, state: TaskState): void {
+    super.putTaskHandleAndState(allocId, task, handle, state);
+    this.snapshots.push(this.allAllocs());
+  }
+}
+
+test('task runner crash as the task starts: no write leaves a driver handle beside a task not marked started', async () => {
+  const store = new EveryWriteStore();
+  const h = taskRunnerHarness({ Config: { run_for: '1h' } }, { jobType: 'service', store });
+  void h.tr.run();
+  await until(h.clock, () => h.tr.state().State === 'running');
+  const withHandle = store.snapshots.map((s) => s[0]!.tasks.web!).filter((t) => t.handle !== null);
+  assert.ok(withHandle.length > 0, 'the handle was persisted');
+  for (const t of withHandle) {
+    // A reattach to such a handle would count the task running with no Started event and no StartedAt.
+    assert.equal(t.state?.State, 'running', 'a handle is only ever persisted with the running state');
+    assert.ok(t.state?.StartedAt, 'and its StartedAt');
+    assert.equal(t.state?.Events.at(-1)?.Type, 'Started');
+  }
+  void h.tr.kill();
+  await until(h.clock, () => h.tr.state().State === 'dead', 'killed');
+});
+
+test('a starting task writes its Received and Task Setup events together (one state-DB write, not two)', async () => {
+  const store = new EveryWriteStore();
+  const h = taskRunnerHarness({ Config: { run_for: '1h' } }, { jobType: 'service', store });
+  void h.tr.run();
+  await until(h.clock, () => h.tr.state().State === 'running');
+  assert.deepEqual(types(h.states[0]!), ['Received'], 'Received is reported at once');
+  const first = store.snapshots[0]![0]!.tasks.web!.state!;
+  assert.deepEqual(types(first), ['Received', 'Task Setup'], 'the first write holds both events');
+  void h.tr.kill();
+  await until(h.clock, () => h.tr.state().State === 'dead', 'killed');
+});

@@ -37,7 +37,8 @@ export class AllocDir {
   /** Creates the shared directories. Safe to call again. */
   async build(): Promise<void> {
     if (!this.onDisk) return;
-    for (const d of ['data', 'logs', 'tmp']) await mkdir(join(this.sharedDir, d), { recursive: true });
+    // At once, not one after another: each is a trip through the thread pool on a task's way to running.
+    await Promise.all(['data', 'logs', 'tmp'].map((d) => mkdir(join(this.sharedDir, d), { recursive: true })));
   }
 
   /** The directories of one task (no I/O). */

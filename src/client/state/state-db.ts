@@ -27,6 +27,8 @@ export interface ClientStateStore {
   deleteAlloc(allocId: string): void;
   putTaskHandle(allocId: string, task: string, handle: TaskHandle | null): void;
   putTaskState(allocId: string, task: string, state: TaskState): void;
+  /** Both at once, atomically (a task just started: its handle and its running state). */
+  putTaskHandleAndState(allocId: string, task: string, handle: TaskHandle, state: TaskState): void;
   allAllocs(): StoredAlloc[];
   getMeta(key: string): string | undefined;
   putMeta(key: string, value: string): void;
@@ -97,6 +99,16 @@ export class StateDb implements ClientStateStore {
     this.stmts.putState.run(allocId, task, JSON.stringify(state));
   }
 
+  /** One transaction, so one fsync where two statements on their own would each commit. */
+  putTaskHandleAndState(allocId: string, task: string, handle: TaskHandle, state: TaskState): void {
+    const h = JSON.stringify(handle);
+    const s = JSON.stringify(state);
+    this.db.transaction(() => {
+      this.stmts.putHandle.run(allocId, task, h);
+      this.stmts.putState.run(allocId, task, s);
+    });
+  }
+
   allAllocs(): StoredAlloc[] {
     const allocs = this.db.prepare('SELECT id, body FROM allocs').all<{ id: string; body: string }>();
     const tasks = this.db.prepare('SELECT alloc_id, task, handle, state FROM tasks').all<{
@@ -159,6 +171,11 @@ export class MemoryStateDb implements ClientStateStore {
   }
   putTaskState(allocId: string, task: string, state: TaskState): void {
     this.row(allocId, task).state = JSON.stringify(state);
+  }
+  putTaskHandleAndState(allocId: string, task: string, handle: TaskHandle, state: TaskState): void {
+    const row = this.row(allocId, task);
+    row.handle = JSON.stringify(handle);
+    row.state = JSON.stringify(state);
   }
   allAllocs(): StoredAlloc[] {
     return [...this.allocs.entries()].map(([id, body]) => {

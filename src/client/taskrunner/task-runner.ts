@@ -316,7 +316,15 @@ export class TaskRunner {
 
   private async runLoop(): Promise<void> {
     if (this.taskState.State === 'dead') return;
-    if (this.taskState.Events.length === 0) this.emitEvent(newTaskEvent(TaskEventType.Received, this.now()));
+    if (this.taskState.Events.length === 0) {
+      // Reported now, written with the next state write ("Task Setup", at once unless the task
+      // waits for its lifecycle turn, or its death): one fsync fewer before the task starts. A
+      // crash before that write only loses this event, which the next agent emits again.
+      const received = newTaskEvent(TaskEventType.Received, this.now());
+      appendTaskEvent(this.taskState, received);
+      logTaskEvent(this.log, received);
+      this.cfg.onStateChange(this.taskName, this.state());
+    }
 
     if (!this.handle && !this.restoredExitToReplay && this.cfg.waitForStart) {
       const outcome = await this.race(this.cfg.waitForStart(this.killCtl.signal).then(() => 'go' as const, () => 'killed' as const));
@@ -450,18 +458,22 @@ export class TaskRunner {
       ...(isolation ? { networkIsolation: isolation } : {}),
       ...(prep.mounts && prep.mounts.length > 0 ? { mounts: prep.mounts } : {}),
     };
+    let handle: TaskHandle;
     try {
-      const handle = await this.cfg.driver.startTask(config, {
+      handle = await this.cfg.driver.startTask(config, {
         emit: (message) => this.emitEvent(newTaskEvent(TaskEventType.DriverMessage, this.now(), { DriverMessage: message })),
       });
-      this.setHandle(handle);
-      this.exitPromise = null;
     } catch (err) {
       this.emitEvent(newTaskEvent(TaskEventType.DriverFailure, this.now(), { DriverError: errorMessage(err) }));
       this.tracker.setStartError({ recoverable: isRecoverable(err) });
       return false;
     }
-    this.setState('running', newTaskEvent(TaskEventType.Started, this.now()));
+    this.exitPromise = null;
+    // The handle and the Started state are one write: one fsync (not two) between the driver's
+    // answer and the "running" report, and no crash can leave a handle recorded for a task that
+    // was never marked started (a reattach would then run it with no StartedAt).
+    this.handle = handle;
+    this.setState('running', newTaskEvent(TaskEventType.Started, this.now()), handle);
     return true;
   }
 
@@ -606,8 +618,11 @@ export class TaskRunner {
     await this.cfg.driver.destroyTask(h.taskId, false).catch(() => undefined);
   }
 
-  /** Moves to `state` with an optional event; timestamps as Nomad sets them. */
-  private setState(state: TaskState['State'], ev?: TaskEvent): void {
+  /**
+   * Moves to `state` with an optional event; timestamps as Nomad sets them. With `handle`, the
+   * driver handle is persisted in the same write as the state.
+   */
+  private setState(state: TaskState['State'], ev?: TaskEvent, handle?: TaskHandle): void {
     const prev = this.taskState.State;
     if (ev) {
       appendTaskEvent(this.taskState, ev);
@@ -617,11 +632,12 @@ export class TaskRunner {
     const nowIso = new Date(this.now()).toISOString();
     if (state === 'running' && prev !== 'running') this.taskState.StartedAt = nowIso;
     if (state === 'dead' && !this.taskState.FinishedAt) this.taskState.FinishedAt = nowIso;
-    this.persistState();
+    this.persistState(handle);
   }
 
-  private persistState(): void {
-    this.cfg.store.putTaskState(this.alloc.ID, this.taskName, this.taskState);
+  private persistState(handle?: TaskHandle): void {
+    if (handle) this.cfg.store.putTaskHandleAndState(this.alloc.ID, this.taskName, handle, this.taskState);
+    else this.cfg.store.putTaskState(this.alloc.ID, this.taskName, this.taskState);
     this.cfg.onStateChange(this.taskName, this.state());
   }
 

@@ -100,7 +100,11 @@ function cgroupName(taskId: string): string {
 /** The exec driver (see the file comment). */
 /** How long startTask waits for bwrap to build the sandbox before answering anyway (ms). */
 const SANDBOX_BUILD_WAIT_MS = 5000;
-const SANDBOX_POLL_MS = 3;
+/**
+ * How often it looks (ms). Every exec task's "running" waits for this look, the build takes
+ * ~10-30 ms, and a look is three small reads of /proc: the finest a timer goes.
+ */
+const SANDBOX_POLL_MS = 1;
 
 export class ExecDriver extends RawExecDriver {
   override readonly name: string = EXEC_DRIVER_NAME;

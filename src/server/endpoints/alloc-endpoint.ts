@@ -1,8 +1,8 @@
 /**
  * The allocation endpoint: a user stopping one allocation (the scheduler replaces it), and the
  * clients' reports on their allocations (authenticated with the node's SecretID; a newly failed
- * allocation gets its job an evaluation), batched into one log entry per window across clients
- * (alloc-update-batcher.ts).
+ * allocation gets its job an evaluation), applied at once on an idle server and batched into one
+ * log entry per window across clients while a batch is being applied (alloc-update-batcher.ts).
  */
 import type { Evaluation } from '../../structs/index.js';
 import { admitAllocUpdates } from '../client-report-admission.js';
