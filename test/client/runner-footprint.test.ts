@@ -2,8 +2,9 @@
  * What a client's runners keep per allocation (issue 30: 10,000 simulated nodes, 50,000
  * allocations, in one process). Each case is behaviour a real client has too: a hook call
  * makes no new AbortSignal (Node 20 keeps a weak reference per AbortSignal.any() in its sources
- * for good), an updated allocation's old version is let go, allocations of one job version
- * share one job object, and the servers' copy of the task states is not kept.
+ * for good), an updated allocation's old version is let go, a copy of a task's state shares its
+ * (never changed) events, allocations of one job version share one job object, and the
+ * servers' copy of the task states is not kept.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -50,6 +51,11 @@ test('task runner: every hook call gets the one stop signal, which aborts when t
   const killed = tr.kill();
   await until(clock, () => tr.state().State === 'dead', 'the task dead');
   await killed;
+  // A copy of the state has its own list of events, but not copies of the events themselves
+  // (the alloc runner keeps one such copy of every task's state).
+  const [s1, s2] = [tr.state(), tr.state()];
+  assert.notEqual(s1.Events, s2.Events);
+  assert.ok(s1.Events.length > 0 && s1.Events.every((ev, i) => ev === s2.Events[i]));
   assert.equal(signals.length, 4, 'prestart, poststart, update, stop');
   for (const s of signals) assert.equal(s, signals[0], 'one signal for every hook call');
   assert.equal(signals[0]!.aborted, true);

@@ -165,9 +165,13 @@ export class TaskRunner {
     }
   }
 
-  /** A copy of the task's current state. */
+  /**
+   * A copy of the task's current state. Its events are the runner's own objects, not copies:
+   * an event is never changed once appended, and the alloc runner keeps this copy for every
+   * task (a deep copy held each of up to ten events twice).
+   */
   state(): TaskState {
-    return structuredClone(this.taskState);
+    return { ...this.taskState, Events: [...this.taskState.Events] };
   }
 
   /** The driver handle while the task runs, else null. */
