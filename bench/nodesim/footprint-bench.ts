@@ -129,6 +129,13 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 1000));
     }
     const upMs = Date.now() - t0;
+    // What the nodes cost while nothing happens: heartbeats, each task's stats poll (1 s, as
+    // Nomad's collection_interval), driver fingerprints (10 s).
+    const cpu0 = process.cpuUsage();
+    const idle0 = Date.now();
+    await new Promise((r) => setTimeout(r, 10_000));
+    const cpu = process.cpuUsage(cpu0);
+    const idleCores = (cpu.user + cpu.system) / 1000 / (Date.now() - idle0);
     gc?.();
     const m = process.memoryUsage();
     peakMB = Math.max(peakMB, m.rss / MB);
@@ -136,6 +143,7 @@ async function main(): Promise<void> {
     console.log(`  ${running} allocations running on ${args.nodes} nodes in ${(upMs / 1000).toFixed(1)} s`);
     console.log(`  peak RSS ${peakMB.toFixed(0)} MB (${perNode(peakMB * MB)}); RSS now ${(m.rss / MB).toFixed(0)} MB; goal ≤ 4096 MB at 10,000 nodes: ${peakMB * (10_000 / args.nodes) <= 4096 ? 'met' : 'NOT met'}`);
     console.log(`  live heap${gc ? ' after a full GC' : ' (no --expose-gc: garbage included)'}: ${((m.heapUsed - base.heapUsed) / MB).toFixed(0)} MB over the empty process (${perNode(m.heapUsed - base.heapUsed)}); heap total ${(m.heapTotal / MB).toFixed(0)} MB; external ${(m.external / MB).toFixed(0)} MB`);
+    console.log(`  CPU with every allocation running and nothing changing: ${(idleCores * 100).toFixed(0)} % of a core (${((idleCores * 1e6) / args.nodes).toFixed(0)} µs a node a second)`);
     console.log(`  shared job versions: ${jobs.size()}; load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
     clearInterval(sampler);
