@@ -7,8 +7,9 @@
  * What is made cheap, and why it does not change what one client does:
  * - one HTTP socket pool for every client (pooled-fetch.ts): a held blocking query keeps its
  *   own socket, other requests share a bounded kept-alive pool;
- * - client state in memory (MemoryStateDb, the client's store seam) instead of one SQLite file
- *   each: a simulated node is never restarted, so nothing needs to survive;
+ * - no client state kept (EphemeralStateStore, the client's store seam) instead of one SQLite
+ *   file each: a simulated node is never restarted, so nothing needs to survive;
+ * - one job object per job version for all nodes (SharedJobs), not one parsed per node;
  * - allocation directories not built on disk (`allocDirsOnDisk: false`): mock tasks that print
  *   nothing read and write nothing there;
  * - the identity and host fingerprint given (no files, no /proc reads per node);
@@ -19,8 +20,9 @@ import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { Client } from '../../src/client/client.js';
 import { httpServerConnection } from '../../src/client/server-connection.js';
-import { MemoryStateDb } from '../../src/client/state/state-db.js';
 import { createMockDriver } from '../../src/drivers/mock/mock-driver.js';
+import { EphemeralStateStore } from './ephemeral-state-store.js';
+import { SharedJobs } from './shared-jobs.js';
 import { pooledFetch, type PoolStats, type PooledFetch } from './pooled-fetch.js';
 import { simulatedNode, type SimulatedNode } from './simulated-node.js';
 
@@ -51,6 +53,7 @@ export class NodeSimulator {
   static async start(opts: NodeSimulatorOptions): Promise<NodeSimulator> {
     const pool = pooledFetch({ maxSockets: opts.maxSockets ?? 256 });
     const logger = opts.logger ?? pino({ level: 'silent' });
+    const jobs = new SharedJobs();
     const nodes: SimulatedNode[] = [];
     const clients: Client[] = [];
     const batch = opts.startBatch ?? 500;
@@ -68,7 +71,7 @@ export class NodeSimulator {
         started.push(
           Client.start({
             dataDir,
-            connection: httpServerConnection(opts.servers, undefined, undefined, pool.fetch),
+            connection: jobs.wrap(httpServerConnection(opts.servers, undefined, undefined, pool.fetch)),
             nodeName: node.name,
             datacenter: node.datacenter,
             nodePool: node.nodePool,
@@ -77,7 +80,7 @@ export class NodeSimulator {
             identity: node.identity,
             host: node.host,
             drivers: [createMockDriver()],
-            store: new MemoryStateDb(),
+            store: new EphemeralStateStore(),
             allocDirsOnDisk: false,
             hostVolumesDir,
             hostVolumePluginDir,

@@ -528,8 +528,10 @@ export class Client implements ClientHttpApi {
     const jobs = fetched.length > 0 ? this.heldJobs() : undefined;
     for (const fresh of fetched) {
       // A job we already hold at the same JobModifyIndex is shared, not kept once per allocation.
+      // The servers' copy of the task states is only what this client reported (up to ten events
+      // a task); the runners hold the real ones, so it is not kept either.
       const held = fresh.Job ? jobs?.get(jobKey(fresh.Job)) : undefined;
-      const a = held ? { ...fresh, Job: held } : fresh;
+      const a: Allocation = { ...fresh, ...(held ? { Job: held } : {}), TaskStates: null };
       const ar = this.runners.get(a.ID);
       if (!ar) {
         // Terminal allocations we do not run (e.g. GC'd here already) are ignored, and not

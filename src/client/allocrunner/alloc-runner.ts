@@ -110,7 +110,15 @@ export class AllocRunner {
   /** The native service checks of the allocation (null: its group has no native services). */
   private readonly checks: AllocCheckRunner | null = null;
 
-  constructor(private readonly cfg: AllocRunnerConfig) {
+  /** The runner's configuration without the allocation it was created with (see the constructor). */
+  private readonly cfg: Omit<AllocRunnerConfig, 'alloc'>;
+
+  constructor(config: AllocRunnerConfig) {
+    // Only the newest version of the allocation is kept (this.current): holding on to the one
+    // the runner was created with kept a second copy of every updated allocation.
+    const cfg = config;
+    const { alloc: _created, ...rest } = config;
+    this.cfg = rest;
     this.current = cfg.alloc;
     this.allocId = cfg.alloc.ID;
     this.allocDir = new AllocDir(cfg.dataDir, cfg.alloc.ID, { onDisk: cfg.allocDirsOnDisk ?? true });
@@ -145,7 +153,9 @@ export class AllocRunner {
       this.states[task.Name] = tr.state();
     }
     cfg.store.putAlloc(cfg.alloc);
-    const group = cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup);
+    // No closure below may name `cfg` (the created allocation): they would keep it alive.
+    const groupName = cfg.alloc.TaskGroup;
+    const group = cfg.alloc.Job?.TaskGroups.find((g) => g.Name === groupName);
     if (hasNomadServices(group)) {
       this.checks = new AllocCheckRunner({
         allocId: cfg.alloc.ID,
@@ -153,12 +163,12 @@ export class AllocRunner {
         clock: cfg.clock,
         logger: cfg.logger,
         onRestart: (task, reason) => {
-          void this.runners.get(task)?.restart(reason, true).catch((err: unknown) => cfg.logger.warn({ alloc: this.allocId, task, err: String(err) }, 'check_restart: restart failed'));
+          void this.runners.get(task)?.restart(reason, true).catch((err: unknown) => this.cfg.logger.warn({ alloc: this.allocId, task, err: String(err) }, 'check_restart: restart failed'));
         },
         onChange: () => this.health?.checksChanged(this.checks?.allPassing() ?? true),
       });
     }
-    const settings = healthSettings(cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup)?.Update ?? null);
+    const settings = healthSettings(group?.Update ?? null);
     if (cfg.alloc.DeploymentID && settings && (cfg.alloc.DeploymentStatus?.Healthy ?? null) === null) {
       this.health = new HealthTracker({
         clock: cfg.clock,
@@ -168,7 +178,7 @@ export class AllocRunner {
         onHealth: (healthy) => {
           this.deploymentStatus = {
             Healthy: healthy,
-            Timestamp: new Date(cfg.clock.now()).toISOString(),
+            Timestamp: new Date(this.cfg.clock.now()).toISOString(),
             Canary: this.current.DeploymentStatus?.Canary ?? false,
             ModifyIndex: 0,
           };
@@ -475,7 +485,7 @@ export class AllocRunner {
   }
 
   private groupTasks(): Task[] {
-    return this.cfg.alloc.Job?.TaskGroups.find((g) => g.Name === this.cfg.alloc.TaskGroup)?.Tasks ?? [];
+    return this.current.Job?.TaskGroups.find((g) => g.Name === this.current.TaskGroup)?.Tasks ?? [];
   }
 
   private groupShutdownDelay(): number {

@@ -108,6 +108,14 @@ export class TaskRunner {
   private readonly shutdownCtl = new AbortController();
   /** Cuts a running shutdown_delay short (an update asking for NoShutdownDelay). */
   private readonly shutdownDelayCut = new AbortController();
+  /**
+   * Aborts when the runner is killed or shut down; made once. Every AbortSignal.any() leaves a
+   * weak reference in its sources' dependant sets that Node 20 never removes, so one made per
+   * hook call (12 hooks a phase, every alloc update) grew each runner for as long as it lived.
+   */
+  private stopSig: AbortSignal | null = null;
+  /** The runner's configuration without the allocation it was created with (see the constructor). */
+  private readonly cfg: Omit<TaskRunnerConfig, 'alloc'>;
   private killErr: string | null = null;
   private done: Promise<void> | null = null;
   private pendingUpdate: Allocation | null = null;
@@ -125,7 +133,12 @@ export class TaskRunner {
     kill: (reason) => this.kill(reason),
   };
 
-  constructor(private readonly cfg: TaskRunnerConfig) {
+  constructor(config: TaskRunnerConfig) {
+    // Only the newest version of the allocation is kept (this.alloc): holding on to the one the
+    // runner was created with kept a second copy of every updated allocation for its lifetime.
+    const cfg = config;
+    const { alloc: _created, ...rest } = config;
+    this.cfg = rest;
     this.alloc = cfg.alloc;
     this.task = cfg.task;
     this.taskName = cfg.task.Name;
@@ -136,7 +149,9 @@ export class TaskRunner {
       this.variables = identity ? async (req, signal) => read({ ...req, Identity: await identity.get(signal) }, signal) : read;
     }
     this.log = cfg.logger.child({ alloc_id: cfg.alloc.ID, task: cfg.task.Name });
-    const group = cfg.alloc.Job?.TaskGroups.find((g) => g.Name === cfg.alloc.TaskGroup);
+    // No closure here may name `cfg` (the created allocation): it would keep it alive.
+    const groupName = cfg.alloc.TaskGroup;
+    const group = cfg.alloc.Job?.TaskGroups.find((g) => g.Name === groupName);
     this.group = group ?? ({ Name: cfg.alloc.TaskGroup, Meta: null, RestartPolicy: null } as unknown as TaskGroup);
     const jobType = cfg.alloc.Job?.Type ?? 'service';
     this.tracker = new RestartTracker(effectiveRestartPolicy(cfg.task, group, jobType), jobType, cfg.random, cfg.clock.now(), cfg.task.Lifecycle ?? null);
@@ -150,9 +165,13 @@ export class TaskRunner {
     }
   }
 
-  /** A copy of the task's current state. */
+  /**
+   * A copy of the task's current state. Its events are the runner's own objects, not copies:
+   * an event is never changed once appended, and the alloc runner keeps this copy for every
+   * task (a deep copy held each of up to ten events twice).
+   */
   state(): TaskState {
-    return structuredClone(this.taskState);
+    return { ...this.taskState, Events: [...this.taskState.Events] };
   }
 
   /** The driver handle while the task runs, else null. */
@@ -523,7 +542,8 @@ export class TaskRunner {
 
   /** Aborts when the runner is killed or shut down. */
   private stopSignal(): AbortSignal {
-    return AbortSignal.any([this.killCtl.signal, this.shutdownCtl.signal]);
+    this.stopSig ??= AbortSignal.any([this.killCtl.signal, this.shutdownCtl.signal]);
+    return this.stopSig;
   }
 
   private stopDriverTask(h: TaskHandle): Promise<Error | null> {

@@ -24,8 +24,12 @@ export class StatsHook implements PoststartHook, ExitedHook, StopHook, ShutdownH
 
   async poststart(req: TaskHookRequest, handle: TaskHandle): Promise<void> {
     this.cancel();
+    // The timer's closure holds the driver and the task's ID, not the request: the request
+    // carries the allocation of the moment, which the runner replaces on every update.
+    const { driver } = req;
+    const { taskId } = handle;
     const tick = (): void => {
-      req.driver.taskStats(handle.taskId).then(
+      driver.taskStats(taskId).then(
         (u) => { this.latest = u; },
         () => { /* the task may be exiting; the next tick or exit settles it */ },
       );
