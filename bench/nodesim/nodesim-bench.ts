@@ -26,6 +26,7 @@ import { api } from '../../test/integration/helpers/agent-process.js';
 import { NodeSimulator } from './node-simulator.js';
 import { cpuSeconds, givenServers, rssMB, startSqliteServer, type NodesimServers } from './nodesim-servers.js';
 import { SIM_DATACENTERS } from './simulated-node.js';
+import { runRegistrationProber } from './registration-prober.js';
 import { percentile } from '../percentile.js';
 
 interface Args {
@@ -249,17 +250,16 @@ async function main(): Promise<void> {
 
     if (args.scenarios.has(4)) {
       const cpu4 = cpuMeter(serverPid);
-      const latencies: number[] = [];
-      const t5 = Date.now();
+      // Timed on a thread of its own (registration-prober.ts): this thread is the simulator's.
+      const probing = runRegistrationProber(addr, args.steadySeconds);
       let peakRss = 0;
-      for (let i = 0; Date.now() - t5 < args.steadySeconds * 1000; i++) {
-        const tick = Date.now();
-        const job = { Job: { ID: `nodesim-steady-${i}`, Name: `nodesim-steady-${i}`, Type: 'batch', Datacenters: [...SIM_DATACENTERS], NodePool: 'all', TaskGroups: [{ Name: 'g', Count: 10, Tasks: [mockTask('30s')] }] } };
-        await register(addr, job);
-        latencies.push(Date.now() - tick);
+      let finished = false;
+      void probing.finally(() => (finished = true)).catch(() => undefined);
+      while (!finished) {
         if (serverPid !== undefined) peakRss = Math.max(peakRss, rssMB(serverPid));
-        await sleep(Math.max(0, 1000 - (Date.now() - tick)));
+        await Promise.race([probing, sleep(1000)]);
       }
+      const latencies = [...(await probing)];
       const cores = cpu4();
       latencies.sort((a, b) => a - b);
       const p99 = percentile(latencies, 99);
