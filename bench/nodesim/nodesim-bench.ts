@@ -32,6 +32,7 @@ import { cpuSeconds, givenServers, rssMB, startSqliteServer, type NodesimServers
 import { SIM_DATACENTERS } from './simulated-node.js';
 import { runFailoverScenario, startEtcdServers } from './scenario-failover.js';
 import { warningCounter } from './warning-counter.js';
+import { runRegistrationProber } from './registration-prober.js';
 import { percentile } from '../percentile.js';
 
 interface Args {
@@ -158,6 +159,17 @@ async function register(addr: string, body: unknown): Promise<void> {
   if (r.status !== 200) throw new Error(`registering job: ${r.status} ${r.text}`);
 }
 
+/**
+ * How late the server's event loop ran (p99, max; ms) since the previous scrape of its
+ * /v1/metrics (each scrape resets it); null when it does not say.
+ */
+async function serverLoopDelay(addr: string): Promise<{ p99: number; max: number } | null> {
+  const r = await api(addr, 'GET', '/v1/metrics?format=prometheus').catch(() => null);
+  const stat = (name: string) => Number(new RegExp(`^caravan_runtime_event_loop_delay_seconds\\{stat="${name}"\\} (\\S+)$`, 'm').exec(r?.text ?? '')?.[1] ?? NaN) * 1000;
+  const out = { p99: stat('p99'), max: stat('max') };
+  return Number.isNaN(out.p99) || Number.isNaN(out.max) ? null : out;
+}
+
 /** Samples a server's CPU between two calls, as a share of one core. */
 function cpuMeter(pid: number | undefined): () => number | null {
   if (pid === undefined) return () => null;
@@ -275,24 +287,28 @@ async function main(): Promise<void> {
 
     if (args.scenarios.has(4)) {
       const cpu4 = cpuMeter(serverPid);
-      const latencies: number[] = [];
-      const t5 = Date.now();
+      await serverLoopDelay(addr);
+      // Timed on a thread of its own (registration-prober.ts): this thread is the simulator's.
+      const probing = runRegistrationProber(addr, args.steadySeconds);
       let peakRss = 0;
-      for (let i = 0; Date.now() - t5 < args.steadySeconds * 1000; i++) {
-        const tick = Date.now();
-        const job = { Job: { ID: `nodesim-steady-${i}`, Name: `nodesim-steady-${i}`, Type: 'batch', Datacenters: [...SIM_DATACENTERS], NodePool: 'all', TaskGroups: [{ Name: 'g', Count: 10, Tasks: [mockTask('30s')] }] } };
-        await register(addr, job);
-        latencies.push(Date.now() - tick);
+      let finished = false;
+      void probing.finally(() => (finished = true)).catch(() => undefined);
+      while (!finished) {
         if (serverPid !== undefined) peakRss = Math.max(peakRss, rssMB(serverPid));
-        await sleep(Math.max(0, 1000 - (Date.now() - tick)));
+        await Promise.race([probing, sleep(1000)]);
       }
+      const latencies = [...(await probing)];
       const cores = cpu4();
+      const lag = await serverLoopDelay(addr);
       latencies.sort((a, b) => a - b);
       const p99 = percentile(latencies, 99);
       print({ scenario: `4. steady state, ${latencies.length} jobs at 1/s: registration p99`, value: `${p99.toFixed(0)} ms (p50 ${percentile(latencies, 50).toFixed(0)} ms)`, goal: '≤ 50 ms', met: p99 <= 50 });
+      const over = latencies.filter((l) => l > 50).length;
+      print({ scenario: '4. steady state: registrations over 50 ms', value: `${over} of ${latencies.length}, max ${latencies.at(-1)?.toFixed(0) ?? '-'} ms`, goal: '—', met: null });
+      if (lag) print({ scenario: "4. steady state: server's event loop late by", value: `p99 ${lag.p99.toFixed(0)} ms, max ${lag.max.toFixed(0)} ms`, goal: '(a registration waits it out)', met: null });
       if (cores !== null) print({ scenario: '4. steady state: server CPU', value: `${(cores * 100).toFixed(0)} % of a core`, goal: '≤ 30 %', met: cores <= 0.3 });
       if (serverPid !== undefined) print({ scenario: '4. steady state: server peak RSS', value: `${peakRss.toFixed(0)} MB`, goal: '≤ 1.5 GB', met: peakRss <= 1536 });
-      extra.steady = { seconds: args.steadySeconds, jobs: latencies.length, p50: percentile(latencies, 50), p99, serverCpuCores: cores, peakRssMB: peakRss };
+      extra.steady = { seconds: args.steadySeconds, jobs: latencies.length, p50: percentile(latencies, 50), p99, over50ms: over, serverCpuCores: cores, peakRssMB: peakRss, serverLoopDelayMs: lag };
     }
 
     if (args.scenarios.has(5)) {

@@ -3,6 +3,7 @@
  * process do not collide) with request counters and durations and gauges read from the state
  * at scrape time. Rendered as Prometheus text or as Nomad's JSON metrics summary.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ServerApi } from '../server/server-api.js';
 import type { LogStorageStatus } from '../server/log/log-backend.js';
@@ -69,6 +70,36 @@ export class HttpMetrics {
       },
     });
     this.nomadNames.set('nomad_runtime_alloc_bytes', 'nomad.runtime.alloc_bytes');
+    this.registerEventLoopDelay();
+  }
+
+  /**
+   * How late the agent's event loop ran since the previous scrape (p50, p99, max): every request,
+   * heartbeat and apply of the process waits out a synchronous stretch, so this tells a slow
+   * answer caused here from one caused by the network or a starved machine. Reset at each scrape,
+   * as prom-client's own event-loop metrics are (one scraper per agent, as the bench has it); the
+   * first 10 ms interval after a reset goes unrecorded (Node's histogram starts over from it).
+   */
+  private registerEventLoopDelay(): void {
+    // Sampled by an unref'd libuv timer every 10 ms (it keeps no process alive); the histogram
+    // holds each interval as it ran, so lateness is what exceeds the 10 ms.
+    const resolutionMs = 10;
+    const delay = monitorEventLoopDelay({ resolution: resolutionMs });
+    delay.enable();
+    new Gauge({
+      name: 'caravan_runtime_event_loop_delay_seconds',
+      help: 'How late the event loop ran since the previous scrape (stat: p50, p99, max).',
+      labelNames: ['stat'],
+      registers: [this.registry],
+      collect() {
+        // Empty before its first sample (percentile() answers 0).
+        const s = (ns: number) => (delay.count > 0 ? Math.max(0, ns / 1e6 - resolutionMs) / 1000 : 0);
+        this.set({ stat: 'p50' }, s(delay.percentile(50)));
+        this.set({ stat: 'p99' }, s(delay.percentile(99)));
+        this.set({ stat: 'max' }, s(delay.max));
+        delay.reset();
+      },
+    });
   }
 
   /**

@@ -109,6 +109,18 @@ test('status, agent and metrics endpoints answer the real addresses', async () =
   assert.match(prom.body, /caravan_state_index/);
   const json = (await sut.app.inject({ url: '/v1/metrics' })).json<{ Gauges: { Name: string }[] }>();
   assert.ok(json.Gauges.some((g) => g.Name === 'caravan.state.index'));
+  // A synchronous stretch of the process shows in the next scrape's event-loop delay. (The
+  // histogram's first interval after a scrape's reset is not recorded: let it pass.)
+  await new Promise((r) => setTimeout(r, 50));
+  const blockUntil = Date.now() + 200;
+  while (Date.now() < blockUntil) {
+    // the event loop is held here, as a long apply would hold it
+  }
+  await new Promise((r) => setTimeout(r, 30));
+  const delay = await sut.app.inject({ url: '/v1/metrics?format=prometheus' });
+  const max = Number(/^caravan_runtime_event_loop_delay_seconds\{stat="max"\} (\S+)$/m.exec(delay.body)?.[1]);
+  assert.ok(max >= 0.15, `event-loop delay max ${max} s after a 200 ms stretch`);
+  assert.match(delay.body, /^caravan_runtime_event_loop_delay_seconds\{stat="p99"\} \S+$/m);
 });
 
 test('a client-only agent answers server routes with a clear error, not a crash', async () => {

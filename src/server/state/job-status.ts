@@ -2,28 +2,29 @@
  * Nomad's derived job facts: the job Status from its allocations and evaluations, and the
  * per task group summary counts kept up to date from allocation client status changes.
  */
-import type { Allocation, Evaluation, Job, JobStatus, JobSummary, TaskGroupSummary } from '../../structs/index.js';
-import { isTerminalAlloc, isTerminalEvalStatus } from '../../structs/index.js';
+import type { Allocation, Job, JobStatus, JobSummary, TaskGroupSummary } from '../../structs/index.js';
+
+/** What a job's status depends on besides the job: whether it has allocations and evaluations, and live ones. */
+export interface JobActivity {
+  hasAllocs: boolean;
+  /** A non-terminal allocation. */
+  hasLiveAlloc: boolean;
+  hasEvals: boolean;
+  /** A non-terminal evaluation. */
+  hasLiveEval: boolean;
+}
 
 /**
  * The status Nomad shows for a job: system/periodic/parameterized jobs run until stopped; a
  * stopped job is dead; otherwise running with a live alloc, pending with a live eval, dead
  * once it had allocs or evals and all are terminal, pending before anything happened.
  */
-export function computeJobStatus(job: Job, allocs: Iterable<Allocation>, evals: Iterable<Evaluation>): JobStatus {
+export function computeJobStatus(job: Job, activity: JobActivity): JobStatus {
   if (job.Stop) return 'dead';
   if (job.Type === 'system' || job.Periodic?.Enabled || job.ParameterizedJob) return 'running';
-  let hasAlloc = false;
-  for (const a of allocs) {
-    hasAlloc = true;
-    if (!isTerminalAlloc(a)) return 'running';
-  }
-  let hasEval = false;
-  for (const e of evals) {
-    hasEval = true;
-    if (!isTerminalEvalStatus(e.Status)) return 'pending';
-  }
-  return hasAlloc || hasEval ? 'dead' : 'pending';
+  if (activity.hasLiveAlloc) return 'running';
+  if (activity.hasLiveEval) return 'pending';
+  return activity.hasAllocs || activity.hasEvals ? 'dead' : 'pending';
 }
 
 /** An all-zero task group summary. */

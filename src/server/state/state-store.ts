@@ -5,7 +5,7 @@
  * writes; every write takes the log index it happens at.
  */
 import { implicitNamespaces, type SerializedState } from './serialized-state.js';
-import { byPrefix, lookup, lookupIter } from './table-lookups.js';
+import { byPrefix, lookup } from './table-lookups.js';
 import { NodeTableIndexes } from './node-table-indexes.js';
 import { JobScalingEvents } from './job-scaling-events.js';
 import { NodePools } from './node-pools.js';
@@ -39,6 +39,7 @@ import {
 import { OBJECT_TABLE_PREFIX, WatchedObjects, objectTableIndex, objectTableKey, type ObjectTable } from './object-tables.js';
 import { ChangeWaiters, type ChangeWaiter } from './change-waiters.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
+import { JobLiveness } from './job-liveness.js';
 import { computeJobStatus, emptyTgSummary, summaryForJob, summaryWithAlloc } from './job-status.js';
 import { isTerminalAlloc, isTerminalClientStatus } from '../../structs/alloc.js';
 import { childrenSummary, sameChildren } from '../dispatch/children-summary.js';
@@ -87,6 +88,8 @@ export class StateStore implements StateReader, SnapshotTables {
   readonly allocsByJobI = new CowIndex('idx_allocs_job', this.epochs);
   readonly evalsByJobI = new CowIndex('idx_evals_job', this.epochs);
   readonly deploymentsByJobI = new CowIndex('idx_deploy_job', this.epochs);
+  /** Each job's live allocations and evaluations: its status without reading all of them. */
+  private readonly liveness = new JobLiveness(this.epochs);
 
   /** @param clock times the waits of blocking queries (the server's clock; fake in tests). */
   constructor(private readonly clock: Clock = systemClock) {}
@@ -448,6 +451,7 @@ export class StateStore implements StateReader, SnapshotTables {
     const prev = known === undefined ? this.allocsT.get(a.ID) : (known ?? undefined);
     this.allocsT.setKnown(a.ID, a, prev);
     this.nodeUsage.update(prev, a, isTerminalAlloc);
+    this.liveness.allocWritten(jobKey(a.Namespace, a.JobID), a.ID, a);
     if (!prev) {
       this.allocsByNodeI.add(a.NodeID, a.ID);
       this.allocsByJobI.add(jobKey(a.Namespace, a.JobID), a.ID);
@@ -499,6 +503,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.nodeUsage.update(a, undefined, isTerminalAlloc);
     this.allocsByNodeI.remove(a.NodeID, id);
     this.allocsByJobI.remove(jobKey(a.Namespace, a.JobID), id);
+    this.liveness.allocWritten(jobKey(a.Namespace, a.JobID), id, undefined);
     this.touch(index, Table.Allocs);
     this.touchObject(Table.Allocs, id);
     this.touchPseudo(index, nodeAllocsTableKey(a.NodeID));
@@ -512,6 +517,7 @@ export class StateStore implements StateReader, SnapshotTables {
     this.evalsT.set(e.ID, e);
     const key = jobKey(e.Namespace, e.JobID);
     if (!prev) this.evalsByJobI.add(key, e.ID);
+    this.liveness.evalWritten(key, e.ID, e);
     // Nomad keeps Queued in the summary from the eval's QueuedAllocations.
     const summary = this.summariesT.get(key);
     if (summary && e.QueuedAllocations) {
@@ -541,6 +547,7 @@ export class StateStore implements StateReader, SnapshotTables {
     if (!e) return;
     this.evalsT.delete(id);
     this.evalsByJobI.remove(jobKey(e.Namespace, e.JobID), id);
+    this.liveness.evalWritten(jobKey(e.Namespace, e.JobID), id, undefined);
     this.touch(index, Table.Evals);
     this.touchObject(Table.Evals, id);
     this.touchPseudo(index, jobRowsTableKey(Table.Evals, e.Namespace, e.JobID));
@@ -737,11 +744,12 @@ export class StateStore implements StateReader, SnapshotTables {
   private refreshJobStatus(key: string, index: number): void {
     const job = this.jobsT.get(key);
     if (!job) return;
-    const status = computeJobStatus(
-      job,
-      lookupIter(this.allocsByJobI.get(key), this.allocsT),
-      lookupIter(this.evalsByJobI.get(key), this.evalsT),
-    );
+    const status = computeJobStatus(job, {
+      hasAllocs: this.allocsByJobI.get(key).size > 0,
+      hasLiveAlloc: this.liveness.hasLiveAlloc(key),
+      hasEvals: this.evalsByJobI.get(key).size > 0,
+      hasLiveEval: this.liveness.hasLiveEval(key),
+    });
     if (status !== job.Status) {
       this.replaceJob({ ...job, Status: status, ModifyIndex: index }, index);
       if (job.ParentID) this.touchedParents.add(jobKey(job.Namespace, job.ParentID));
@@ -807,6 +815,7 @@ export class StateStore implements StateReader, SnapshotTables {
     }
     this.nodeUsage.clear();
     for (const i of [this.allocsByNodeI, this.allocsByJobI, this.evalsByJobI, this.deploymentsByJobI]) i.clearForRestore();
+    this.liveness.clearForRestore();
     for (const j of s.jobs) this.jobsT.set(jobKey(j.Namespace, j.ID), j);
     for (const v of s.jobVersions) if (v[0]) this.jobVersionsT.set(jobKey(v[0].Namespace, v[0].ID), v);
     for (const sm of s.summaries) this.summariesT.set(jobKey(sm.Namespace, sm.JobID), sm);
@@ -831,10 +840,12 @@ export class StateStore implements StateReader, SnapshotTables {
       this.nodeUsage.update(undefined, a, isTerminalAlloc);
       this.allocsByNodeI.add(a.NodeID, a.ID);
       this.allocsByJobI.add(key, a.ID);
+      this.liveness.allocWritten(key, a.ID, a);
     }
     for (const e of s.evals) {
       this.evalsT.set(e.ID, e);
       this.evalsByJobI.add(jobKey(e.Namespace, e.JobID), e.ID);
+      this.liveness.evalWritten(jobKey(e.Namespace, e.JobID), e.ID, e);
     }
     for (const n of s.nodes) this.nodesT.set(n.ID, n);
     for (const d of s.deployments) {
