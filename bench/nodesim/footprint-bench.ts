@@ -61,7 +61,7 @@ function standInServer(allocs: Allocation[]): ServerConnection {
       return { allocs: Object.fromEntries(allocs.map((a) => [a.ID, a.AllocModifyIndex])), index: 100 };
     },
     fetchAllocs: async (_n, ids) => allocs.filter((a) => ids.includes(a.ID)).map((a) => JSON.parse(JSON.stringify(a)) as Allocation),
-    watchHostVolumes: async (_n, _i, _t, signal) => hold(signal),
+    fetchHostVolumes: async () => [],
     updateAllocs: async () => {},
     readTaskVariables: (_r, signal) => hold(signal),
     signTaskIdentities: async () => [],

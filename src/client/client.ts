@@ -163,7 +163,7 @@ export class Client implements ClientHttpApi {
     const c = new Client(config, store, drivers);
     await c.fingerprint();
     await c.restore();
-    c.loops.push(c.heartbeatLoop(), c.watchLoop(), c.driverFingerprintLoop(), c.hostVolumeManager.run(() => c.node.ID, () => c.registered, c.stopCtl.signal));
+    c.loops.push(c.heartbeatLoop(), c.watchLoop(), c.driverFingerprintLoop(), c.hostVolumeManager.run(() => c.node.ID, c.stopCtl.signal));
     return c;
   }
 
@@ -469,7 +469,7 @@ export class Client implements ClientHttpApi {
     }
   }
 
-  /** Blocking-query loop on the node's allocations; applies each answer. */
+  /** Blocking-query loop on the node's allocations (and, by its index, host volumes); applies each answer. */
   private async watchLoop(): Promise<void> {
     let index = 0;
     let failures = 0;
@@ -482,6 +482,8 @@ export class Client implements ClientHttpApi {
       try {
         const r = await this.config.connection.watchAllocs(this.node.ID, index, WATCH_WAIT_MS, signal);
         if (signal.aborted) break;
+        // The same answer says when the node's host volumes changed: fetched by their manager.
+        if (r.hostVolumesIndex !== undefined) this.hostVolumeManager.noteIndex(r.hostVolumesIndex);
         // Only the allocations whose AllocModifyIndex differs from what we hold are pulled
         // (Nomad's client: Node.GetClientAllocs, then Alloc.GetAllocs of the changed ones).
         const pull = Object.keys(r.allocs).filter((id) => this.needsPull(id, r.allocs[id]!));

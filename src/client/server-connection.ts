@@ -34,9 +34,12 @@ export interface ServerConnection {
   heartbeat(nodeId: string, status: NodeStatus): Promise<{ heartbeatTtlMs: number }>;
   /**
    * Blocking query (Nomad's Node.GetClientAllocs): the node's allocation IDs with their
-   * AllocModifyIndex, when the node's allocs change past afterIndex or after timeoutMs.
+   * AllocModifyIndex, when the node's allocs or dynamic host volumes change past afterIndex or
+   * after timeoutMs. `hostVolumesIndex` is the index of the node's host volumes (Caravan's: the
+   * client fetches them when it moves, so it holds this one blocking query only); undefined
+   * when the server sent none.
    */
-  watchAllocs(nodeId: string, afterIndex: number, timeoutMs: number, signal: AbortSignal): Promise<{ allocs: ClientAllocIndexes; index: number }>;
+  watchAllocs(nodeId: string, afterIndex: number, timeoutMs: number, signal: AbortSignal): Promise<{ allocs: ClientAllocIndexes; index: number; hostVolumesIndex?: number }>;
   /**
    * The full allocations of `ids` on the node (Nomad's Alloc.GetAllocs); at most
    * MAX_ALLOC_IDS_PER_FETCH IDs. An ID the server no longer has on the node is left out.
@@ -51,8 +54,8 @@ export interface ServerConnection {
   registerServices(services: ServiceRegistrationInput[]): Promise<void>;
   /** Removes native service registrations of this node's allocations, by ID. */
   deregisterServices(ids: string[]): Promise<void>;
-  /** blocking query: the dynamic host volumes placed on the node, when they change past afterIndex or after timeoutMs */
-  watchHostVolumes?(nodeId: string, afterIndex: number, timeoutMs: number, signal: AbortSignal): Promise<{ volumes: HostVolume[]; index: number }>;
+  /** The dynamic host volumes placed on the node, read now (not a blocking query). */
+  fetchHostVolumes?(nodeId: string, signal: AbortSignal): Promise<HostVolume[]>;
   /** Reports what the node did with one of its dynamic host volumes. */
   reportHostVolume?(report: HostVolumeReport): Promise<void>;
   /** The servers this client talks to ("host:port"), configured first, then learned ones. */
@@ -104,16 +107,21 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
       }
     },
     async watchAllocs(nodeId, afterIndex, timeoutMs, signal) {
-      // As GET /v1/internal/node/:id/client-allocs: woken by this node's allocations only.
-      const watched = nodeAllocsTableKey(nodeId);
+      // As GET /v1/internal/node/:id/client-allocs: woken by this node's allocations and host volumes only.
+      const watched = [nodeAllocsTableKey(nodeId), nodeHostVolumesTableKey(nodeId)];
       try {
         authenticateNodeRead(server.state, nodeId, secretId);
       } catch (err) {
         return fromServerError(err, 'watch allocations');
       }
-      let index = server.state.tableIndex(watched);
-      if (index <= afterIndex) index = await server.waitForChange([watched], afterIndex, timeoutMs, signal);
-      return { allocs: clientAllocIndexes(server.state, nodeId), index: Math.max(1, index, server.state.tableIndex(watched)) };
+      const current = (): number => Math.max(...watched.map((t) => server.state.tableIndex(t)));
+      let index = current();
+      if (index <= afterIndex) index = await server.waitForChange(watched, afterIndex, timeoutMs, signal);
+      return {
+        allocs: clientAllocIndexes(server.state, nodeId),
+        index: Math.max(1, index, current()),
+        hostVolumesIndex: server.state.tableIndex(watched[1]!),
+      };
     },
     async fetchAllocs(nodeId, ids) {
       try {
@@ -123,12 +131,14 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
         return fromServerError(err, 'fetch allocations');
       }
     },
-    async watchHostVolumes(nodeId, afterIndex, timeoutMs, signal) {
-      // As GET /v1/internal/node/:id/host-volumes: woken by this node's volumes only.
-      const watched = nodeHostVolumesTableKey(nodeId);
-      let index = server.state.tableIndex(watched);
-      if (index <= afterIndex) index = await server.waitForChange([watched], afterIndex, timeoutMs, signal);
-      return { volumes: server.state.hostVolumesByNode(nodeId), index: Math.max(1, index, server.state.tableIndex(watched)) };
+    async fetchHostVolumes(nodeId) {
+      // As GET /v1/internal/node/:id/host-volumes without an index.
+      try {
+        authenticateNodeRead(server.state, nodeId, secretId);
+      } catch (err) {
+        return fromServerError(err, 'read host volumes');
+      }
+      return server.state.hostVolumesByNode(nodeId);
     },
     async reportHostVolume(report) {
       if (!server.hostVolumes) throw new ClientError(ClientErrorCode.ServerRejected, 'the server has no dynamic host volumes');
@@ -281,8 +291,14 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
       // IDs and indexes only, read with the node's SecretID; the changed ones are fetched after.
       const { json, headers } = await request('GET', `/v1/internal/node/${encodeURIComponent(nodeId)}/client-allocs?index=${afterIndex}&wait=${wait}`, undefined, signal, secretId);
       const index = Number(headers.get('X-Nomad-Index') ?? afterIndex);
-      const listed = (json as { Allocs?: unknown } | null)?.Allocs;
-      return { allocs: listed !== null && typeof listed === 'object' ? (listed as ClientAllocIndexes) : {}, index: Number.isFinite(index) ? index : afterIndex };
+      const body = json as { Allocs?: unknown; HostVolumesIndex?: unknown } | null;
+      const listed = body?.Allocs;
+      const volumesIndex = body?.HostVolumesIndex;
+      return {
+        allocs: listed !== null && typeof listed === 'object' ? (listed as ClientAllocIndexes) : {},
+        index: Number.isFinite(index) ? index : afterIndex,
+        ...(typeof volumesIndex === 'number' ? { hostVolumesIndex: volumesIndex } : {}),
+      };
     },
     async fetchAllocs(nodeId, ids, signal) {
       const { json } = await request('PUT', `/v1/internal/node/${encodeURIComponent(nodeId)}/allocs`, { AllocIDs: ids }, signal, secretId);
@@ -292,10 +308,10 @@ export function httpServerConnection(servers: string[], token?: string, tls?: Ou
     async updateAllocs(updates) {
       await request('PUT', '/v1/internal/allocs/update', { Allocs: updates }, undefined, secretId);
     },
-    async watchHostVolumes(nodeId, afterIndex, timeoutMs, signal) {
-      const wait = `${Math.max(1, Math.round(timeoutMs / 1000))}s`;
-      const { json, headers } = await request('GET', `/v1/internal/node/${encodeURIComponent(nodeId)}/host-volumes?index=${afterIndex}&wait=${wait}`, undefined, signal, secretId || token);
-      return { volumes: (json as HostVolume[] | null) ?? [], index: Number(headers.get('X-Nomad-Index') ?? 0) };
+    async fetchHostVolumes(nodeId, signal) {
+      // Without an index: answered at once, so it holds no socket while nothing changes.
+      const { json } = await request('GET', `/v1/internal/node/${encodeURIComponent(nodeId)}/host-volumes`, undefined, signal, secretId || token);
+      return Array.isArray(json) ? (json as HostVolume[]) : [];
     },
     async reportHostVolume(report) {
       await request('PUT', '/v1/internal/host-volumes/report', report, undefined, secretId);

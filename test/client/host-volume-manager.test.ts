@@ -3,7 +3,8 @@
  * state DB: a pending volume is made by the mkdir plugin, offered to the node and reported; the
  * same version is not acted on twice; a restarted client offers what it holds before it hears
  * from the servers; a plugin in host_volume_plugin_dir runs with Nomad's arguments and
- * environment; a delete removes and forgets the volume.
+ * environment; a delete removes and forgets the volume; the volumes are read once at start and
+ * again only when the allocation watch reports their index moved.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -127,5 +128,51 @@ test('a plugin that fails to make a new volume has what it made removed; a faile
   assert.equal(await readFile(join(path, 'f'), 'utf8'), 'data\n', 'the volume and its data stay');
   assert.equal(m.fingerprint()['kept']?.Path, path, 'and the node still offers it');
   await rm(failFlag);
+  store.close();
+});
+
+test("reads the volumes once at start and again only when the allocation watch's index moves; a failed read is retried", async () => {
+  const store = new StateDb(join(tmp, 'state4.db'));
+  const clock = new FakeClock();
+  const reads: string[] = [];
+  let failNext = false;
+  const vol = volume({ ID: '4b5e8a3c-6f0e-4d52-9a37-1d2c3e4f5a6b', Name: 'watched' });
+  const connection = {
+    reportHostVolume: async () => undefined,
+    fetchHostVolumes: async (nodeId: string) => {
+      reads.push(nodeId);
+      if (failNext) {
+        failNext = false;
+        throw new Error('server unreachable');
+      }
+      return reads.length > 1 ? [vol] : [];
+    },
+  } as unknown as ServerConnection;
+  const offered: Record<string, ClientHostVolumeConfig>[] = [];
+  const m = new HostVolumeManager({ volumesDir: join(tmp, 'hv4'), pluginDir: join(tmp, 'plugins4'), store, connection, clock, logger: pino({ level: 'silent' }), onChange: async (v) => void offered.push(v) });
+  const stop = new AbortController();
+  const running = m.run(() => 'node-1', stop.signal);
+  const settle = async (): Promise<void> => {
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  };
+  await settle();
+  assert.deepEqual(reads, [], 'nothing read before the watch answered');
+  m.noteIndex(0);
+  await settle();
+  assert.deepEqual(reads, ['node-1'], 'read once after the first answer');
+  m.noteIndex(0);
+  await settle();
+  assert.equal(reads.length, 1, 'the same index: not read again');
+  failNext = true;
+  m.noteIndex(12);
+  await settle();
+  assert.equal(reads.length, 2);
+  assert.equal(offered.length, 0, 'the failed read acted on nothing');
+  await clock.advanceAsync(1_000);
+  await settle();
+  assert.equal(reads.length, 3, 'retried after a second');
+  assert.equal(offered.at(-1)?.['watched']?.ID, vol.ID, 'the volume was made and offered');
+  stop.abort();
+  await running;
   store.close();
 });

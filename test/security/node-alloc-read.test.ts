@@ -3,7 +3,8 @@
  * task configs) through the routes behind the allocation watch: with its own SecretID against
  * the other node's ID, with the other node's allocation IDs against its own ID, with no secret,
  * and with malformed or oversized ID lists. Every attempt is refused or answers nothing of the
- * other node; the node's own reads work.
+ * other node; the node's own reads work. The watch's `HostVolumesIndex` (the index of the node's
+ * dynamic host volumes) tells a node of its own volumes only.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -72,4 +73,32 @@ test('a fetch with bad or too many allocation IDs is a 400 naming AllocIDs', asy
     assert.equal(res.statusCode, 400, JSON.stringify(row.payload).slice(0, 80));
     assert.match(res.body, row.want);
   }
+});
+
+test("a node learns nothing of another node's host volumes through the watch's HostVolumesIndex", async () => {
+  const victim = mockNode();
+  const attacker = mockNode();
+  await sut.server.registerNode(victim);
+  await sut.server.registerNode(attacker);
+  // A volume on the victim's node (written pending until the victim reports it, at the end).
+  const registering = sut.app.inject({ method: 'PUT', url: '/v1/volume/host/register', payload: { Volume: { Name: 'secret-data', NodeID: victim.ID, HostPath: '/srv/secret' } } });
+  for (let i = 0; i < 500 && sut.server.state.hostVolumesByNode(victim.ID).length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  const [vol] = sut.server.state.hostVolumesByNode(victim.ID);
+  assert.ok(vol, 'the victim has a volume');
+
+  // The victim's watch with the attacker's secret, none, or a wrong one: 403, and no index in it.
+  for (const token of [attacker.SecretID, undefined, '', 'guess']) {
+    const l = await listing(victim.ID, token);
+    assert.equal(l.statusCode, 403, `listing with ${String(token)}`);
+    assert.ok(!l.body.includes('HostVolumesIndex'), `no volume index answered with ${String(token)}`);
+  }
+  // The attacker's own watch carries its own volumes' index, untouched by the victim's.
+  const own = await listing(attacker.ID, attacker.SecretID);
+  assert.equal(own.statusCode, 200, own.body);
+  assert.equal(own.json<{ HostVolumesIndex: number }>().HostVolumesIndex, 0);
+  const victims = await listing(victim.ID, victim.SecretID);
+  assert.equal(victims.json<{ HostVolumesIndex: number }>().HostVolumesIndex, vol.ModifyIndex);
+  const report = await sut.app.inject({ method: 'PUT', url: '/v1/internal/host-volumes/report', headers: { 'X-Nomad-Token': victim.SecretID }, payload: { ID: vol.ID, Op: 'create', HostPath: '/srv/secret' } });
+  assert.equal(report.statusCode, 200, report.body);
+  assert.equal((await registering).statusCode, 200);
 });

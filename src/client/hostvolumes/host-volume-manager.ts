@@ -1,16 +1,19 @@
 /**
- * The client's side of dynamic host volumes (Nomad's hostvolumemanager): it watches the
+ * The client's side of dynamic host volumes (Nomad's hostvolumemanager): it reads the
  * volumes the servers placed on this node, runs the plugin for a new one (or checks the path of
  * a registered one), keeps what it made in the client state DB so the node fingerprints it
  * after a restart, and reports back; a volume marked for deletion is removed and forgotten.
  *
- *   watch (blocking) ─▶ pending, no HostPath ─▶ plugin create ─▶ record ─▶ node re-registered
+ *   index moved ─▶ fetch ─▶ pending, no HostPath ─▶ plugin create ─▶ record ─▶ node re-registered
  *                                                                 with it ─▶ report {HostPath}
- *                    ─▶ DeleteRequested ─────▶ plugin delete ─▶ forget ─▶ node re-registered
+ *                         ─▶ DeleteRequested ─────▶ plugin delete ─▶ forget ─▶ node re-registered
  *                                                                 without it ─▶ report
  *
- * Each version of a volume (its ModifyIndex) is acted on once; a failed report is retried when
- * the watch next answers.
+ * The manager holds no blocking query of its own: the client's allocation watch carries the
+ * index of the node's volumes (noteIndex), and the volumes are fetched, without blocking, once
+ * at start and whenever that index moves, so a client holds one request to the servers, not two
+ * (10,000 nodes would otherwise hold 20,000 sockets). Each version of a volume (its ModifyIndex)
+ * is acted on once; a failed fetch or report is retried after a second.
  */
 import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { sep } from 'node:path';
@@ -27,7 +30,6 @@ import { MkdirPlugin } from './mkdir-plugin.js';
 
 /** The client state DB key of the volumes this node holds. */
 const STATE_KEY = 'dynamic_host_volumes';
-const WATCH_WAIT_MS = 30_000;
 const RETRY_MS = 1_000;
 
 /** A volume this node holds, as kept in its state DB. */
@@ -61,6 +63,12 @@ export class HostVolumeManager {
   private readonly root: string;
   private readonly pluginDir: string;
   private readonly mkdir: MkdirPlugin;
+  /** The latest index of the node's volumes the allocation watch reported; undefined until it answers. */
+  private heard: number | undefined;
+  /** The index whose volumes were fetched and acted on. */
+  private applied: number | undefined;
+  /** Wakes run() when the index moved. */
+  private wake: (() => void) | undefined;
 
   constructor(private readonly opts: HostVolumeManagerOptions) {
     mkdirSync(opts.volumesDir, { recursive: true, mode: 0o700 });
@@ -85,27 +93,52 @@ export class HostVolumeManager {
     return out;
   }
 
-  /** Watches the node's volumes until `signal` aborts. */
-  async run(nodeId: () => string, registered: () => boolean, signal: AbortSignal): Promise<void> {
-    const watch = this.opts.connection.watchHostVolumes;
-    if (!watch) return;
-    let index = 0;
+  /**
+   * The index of the node's volumes from an answer of the allocation watch. Any change (back
+   * too: a server without our history) makes run() fetch the volumes; the first answer after
+   * start always does.
+   */
+  noteIndex(index: number): void {
+    if (index === this.heard) return;
+    this.heard = index;
+    this.wake?.();
+  }
+
+  /** Fetches and acts on the node's volumes each time noteIndex reports a new index, until `signal` aborts. */
+  async run(nodeId: () => string, signal: AbortSignal): Promise<void> {
+    const fetchVolumes = this.opts.connection.fetchHostVolumes;
+    if (!fetchVolumes) return;
     while (!signal.aborted) {
-      if (!registered()) {
-        await this.opts.clock.sleep(50, signal).catch(() => undefined);
+      const target = this.heard;
+      if (target === undefined || target === this.applied) {
+        await this.nextIndex(signal);
         continue;
       }
       try {
-        const r = await watch.call(this.opts.connection, nodeId(), index, WATCH_WAIT_MS, signal);
+        // Read after the index was heard, so the list is at least as new as `target`.
+        const volumes = await fetchVolumes.call(this.opts.connection, nodeId(), signal);
         if (signal.aborted) break;
-        index = r.index < index ? 0 : r.index;
-        await this.apply(r.volumes);
+        await this.apply(volumes);
+        this.applied = target;
       } catch (err) {
         if (signal.aborted) break;
-        this.opts.logger.warn({ err: errorMessage(err) }, 'watching host volumes failed; retrying');
+        this.opts.logger.warn({ err: errorMessage(err) }, 'reading host volumes failed; retrying');
         await this.opts.clock.sleep(RETRY_MS, signal).catch(() => undefined);
       }
     }
+  }
+
+  /** Resolves when noteIndex hears a new index or `signal` aborts. */
+  private nextIndex(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        this.wake = undefined;
+        resolve();
+      };
+      this.wake = done;
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   /** Acts on each volume version not acted on yet, one after the other. */

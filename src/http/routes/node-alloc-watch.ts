@@ -1,14 +1,16 @@
 /**
  * The routes behind a client's allocation watch, as Nomad's client RPCs: GET
  * /v1/internal/node/:id/client-allocs (Node.GetClientAllocs) blocks on the node's own
- * allocations and answers only their IDs and AllocModifyIndex; PUT /v1/internal/node/:id/allocs
+ * allocations and answers only their IDs and AllocModifyIndex, with the index of the node's
+ * dynamic host volumes (Caravan's `HostVolumesIndex`: the client pulls its volumes when it moves,
+ * so each client holds one blocking request, not two); PUT /v1/internal/node/:id/allocs
  * (Alloc.GetAllocs) answers the full allocations of the IDs the client names that are on that
  * node. Both are authenticated by the node's SecretID (sent as token), whatever the ACL
  * enforcement, so one node never reads another's allocations. The public
  * GET /v1/node/:id/allocations stays Nomad's full list for other callers.
  */
 import type { FastifyInstance } from 'fastify';
-import { nodeAllocsTableKey } from '../../server/state/state-reader.js';
+import { nodeAllocsTableKey, nodeHostVolumesTableKey } from '../../server/state/state-reader.js';
 import { admitAllocIds, authenticateNodeRead, clientAllocIndexes, clientAllocsByIds } from '../../server/client-alloc-reads.js';
 import { tokenFromHeaders } from '../query-options.js';
 import { objectBody } from '../request-body.js';
@@ -24,11 +26,13 @@ export function registerNodeAllocWatchRoutes(app: FastifyInstance, ctx: RouteCon
     const server = requireServer(ctx);
     // Checked before blocking: a wrong secret is refused at once, not after the wait.
     authenticateNodeRead(server.state, req.params.id, tokenFromHeaders(req.headers));
-    const watched = nodeAllocsTableKey(req.params.id);
-    // Woken by this node's allocations only; the answer is IDs and indexes, a few bytes each.
-    return answerRead(ctx, req, reply, [watched], (s) => ({
+    const allocs = nodeAllocsTableKey(req.params.id);
+    const volumes = nodeHostVolumesTableKey(req.params.id);
+    // Woken by this node's allocations and host volumes only; the answer is IDs and indexes, a few bytes each.
+    return answerRead(ctx, req, reply, [allocs, volumes], (s) => ({
       Allocs: clientAllocIndexes(s.state, req.params.id),
-      Index: Math.max(1, s.state.tableIndex(watched)),
+      HostVolumesIndex: s.state.tableIndex(volumes),
+      Index: Math.max(1, s.state.tableIndex(allocs), s.state.tableIndex(volumes)),
     }));
   });
 
