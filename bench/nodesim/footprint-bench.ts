@@ -5,7 +5,7 @@
  * 3's shape: 5 a node), all running; then the process's peak RSS and its live heap per node.
  * This is issue 30's "10,000 nodes in one process within 4 GB" measured apart from the control
  * plane, on a machine too busy to run both at 10,000 nodes; the stand-in answers registration
- * and heartbeats at once and holds each node's allocation and host-volume watches as a server
+ * and heartbeats at once and holds each node's allocation watch (which carries its host volumes) as a server
  * holds a blocking query. What it leaves out: each node's HTTP sockets (nodesim-bench measures
  * those with real servers).
  *
