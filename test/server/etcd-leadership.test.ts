@@ -10,6 +10,8 @@ import type { Etcd3 } from 'etcd3';
 import { EtcdCluster } from '../helpers/etcd-process.js';
 import { openEtcdClient } from '../../src/server/etcd/etcd-connection.js';
 import { EtcdLeadership } from '../../src/server/leadership/etcd-leadership.js';
+import { EtcdWatch } from '../../src/server/etcd/etcd-watch.js';
+import { CaravanError } from '../../src/structs/caravan-error.js';
 
 let etcd: EtcdCluster;
 before(async () => {
@@ -33,9 +35,9 @@ interface Member {
   changes: boolean[];
 }
 
-async function join(prefix: string, id: string): Promise<Member> {
+async function join(prefix: string, id: string, openWatch?: typeof EtcdWatch.open): Promise<Member> {
   const client = openEtcdClient({ endpoints: etcd.endpoints });
-  const leadership = new EtcdLeadership({ client, prefix, id, name: `name-${id}`, address: `127.0.0.1:${id}`, leaseTtlSeconds: 1, onClose: () => client.close() });
+  const leadership = new EtcdLeadership({ client, prefix, id, name: `name-${id}`, address: `127.0.0.1:${id}`, leaseTtlSeconds: 1, onClose: () => client.close(), ...(openWatch ? { openWatch } : {}) });
   const changes: boolean[] = [];
   leadership.onChange((l) => changes.push(l));
   await leadership.start();
@@ -119,6 +121,31 @@ describe('etcd leadership', () => {
       const leader = a.leadership.isLeader() ? a : b;
       const other = leader === a ? b : a;
       await waitFor(() => other.leadership.leaderAddress() === leader.leadership.leaderAddress(), 'the other to follow it');
+    } finally {
+      await a.leadership.close();
+      await b.leadership.close();
+    }
+  });
+
+  it('a follower whose watch ends while it is still reading the cluster reads it again and follows the leader', async () => {
+    const prefix = `/lead-${randomBytes(4).toString('hex')}/`;
+    const a = await join(prefix, '1');
+    await waitFor(() => a.leadership.isLeader(), 'a to lead');
+    // b's first election watch ends (as when etcd goes away) before its read of the cluster is
+    // done: that read is superseded, and b must read again rather than wait for it for good.
+    let ended = 0;
+    const openWatch: typeof EtcdWatch.open = async (client, o) => {
+      const w = await EtcdWatch.open(client, o);
+      if (ended === 0 && 'prefix' in o.range && o.range.prefix.endsWith('/election/')) {
+        ended++;
+        o.onEnd(new CaravanError('ETCD_WATCH_ENDED', { range: o.range.prefix, reason: 'ended by the test' }));
+      }
+      return w;
+    };
+    const b = await join(prefix, '2', openWatch);
+    try {
+      await waitFor(() => b.leadership.leaderAddress() === '127.0.0.1:1', 'b to follow a');
+      assert.equal(ended, 1);
     } finally {
       await a.leadership.close();
       await b.leadership.close();

@@ -378,6 +378,12 @@ export class EtcdLeadership implements Leadership {
     this.dropWatches();
     const generation = ++this.generation;
     const current = (): boolean => generation === this.generation && !this.closed;
+    // A resync superseded before it answers (its own watch ended while it read on, say, as etcd
+    // went down) must still answer: the election waits for `synced` or `resync-failed` before it
+    // asks for another, and a follower would otherwise never learn a leader again.
+    const abandoned = (): void => {
+      if (!this.closed) this.step({ type: 'resync-failed' });
+    };
     this.pending = [];
     const lost = (err: Error): void => {
       if (!current()) return;
@@ -387,7 +393,7 @@ export class EtcdLeadership implements Leadership {
     };
     try {
       const election = await this.client.getAll().prefix(this.keys.election).exec();
-      if (!current()) return;
+      if (!current()) return abandoned();
       const electionRevision = BigInt(election.header.revision);
       const ew = await this.openWatch(this.client, {
         range: { prefix: this.keys.election },
@@ -401,9 +407,12 @@ export class EtcdLeadership implements Leadership {
         onEnd: lost,
       });
       this.watches.push(ew);
-      if (!current()) return ew.cancel();
+      if (!current()) {
+        ew.cancel();
+        return abandoned();
+      }
       const members = await this.client.getAll().prefix(this.keys.members).exec();
-      if (!current()) return;
+      if (!current()) return abandoned();
       const membersRevision = BigInt(members.header.revision);
       const mw = await this.openWatch(this.client, {
         range: { prefix: this.keys.members },
@@ -414,14 +423,17 @@ export class EtcdLeadership implements Leadership {
         onEnd: lost,
       });
       this.watches.push(mw);
-      if (!current()) return mw.cancel();
+      if (!current()) {
+        mw.cancel();
+        return abandoned();
+      }
       this.noteMembers(members.kvs, membersRevision);
       const pending = this.pending ?? [];
       this.pending = null;
       this.step({ type: 'synced', revision: electionRevision, keys: election.kvs.map(toElectionKey) });
       if (pending.length > 0) this.step({ type: 'changes', changes: pending });
     } catch (err) {
-      if (!current()) return;
+      if (!current()) return abandoned();
       this.log?.warn({ err: describe(err) }, 'etcd leadership: reading the cluster failed; trying again');
       this.dropWatches();
       this.step({ type: 'resync-failed' });
