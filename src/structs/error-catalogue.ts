@@ -354,6 +354,8 @@ export const ErrorCatalogue = {
   CLIENT_NETWORK_SETUP: e(500, 'network {mode} of allocation {alloc}: {reason}', true),
   /** A CNI plugin failed (its own error message when it printed one); retrying may help. */
   CLIENT_CNI_PLUGIN: e(500, 'CNI plugin "{plugin}" {command} failed: {reason}', true),
+  /** iptables-restore or iptables-save failed (an allocation's port rules); retrying may help. */
+  CLIENT_IPTABLES: e(500, '{tool}: {reason}', true),
   /** A group network the client cannot provide as configured (unknown mode or CNI network, bad conflist). */
   CLIENT_NETWORK_CONFIG: e(500, 'network {mode} of allocation {alloc}: {reason}'),
   /** A task's setup failed before it started. */

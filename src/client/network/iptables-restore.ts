@@ -5,14 +5,15 @@
  * `iptables` on PATH belongs to (the nft or legacy backend the CNI plugins use too).
  */
 import { execFile } from 'node:child_process';
+import { CaravanError } from '../../structs/caravan-error.js';
 
 /** An iptables-restore or iptables-save run that failed, with what the tool printed. */
-export class IptablesError extends Error {
+export class IptablesError extends CaravanError<'CLIENT_IPTABLES'> {
   constructor(
     readonly tool: string,
     readonly detail: string,
   ) {
-    super(`${tool}: ${detail}`);
+    super('CLIENT_IPTABLES', { tool, reason: detail });
     this.name = 'IptablesError';
   }
 }
