@@ -9,6 +9,8 @@ import { setLongTimeout } from './long-timeout.js';
 /** A cancellable timer handle. */
 export interface Timer {
   cancel(): void;
+  /** Lets the process exit while only this timer is pending (the system clock's timers). */
+  unref?(): void;
 }
 
 /** The source of "now" and of timers. */
@@ -26,7 +28,7 @@ export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(ms, fn) {
     const t = setLongTimeout(fn, ms);
-    return { cancel: () => t.cancel() };
+    return { cancel: () => t.cancel(), unref: () => t.unref() };
   },
   sleep(ms, signal) {
     return new Promise((resolve, reject) => {

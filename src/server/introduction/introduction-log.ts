@@ -60,6 +60,8 @@ export class IntroductionLog {
     let w = this.windows.get(key);
     if (!w) {
       w = { logged: 0, suppressed: 0, last: line, timer: this.clock.setTimer(this.windowMs, () => this.end(key)) };
+      // A pending count line must not keep a server's process alive: close() writes it anyway.
+      w.timer.unref?.();
       this.windows.set(key, w);
     }
     w.last = line;
