@@ -16,13 +16,12 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { Client, type ServerConnection } from '../../src/client/client.js';
-import { createMockDriver } from '../../src/drivers/mock/mock-driver.js';
 import type { Allocation } from '../../src/structs/alloc.js';
 import type { Job } from '../../src/structs/job.js';
 import { mockAlloc, mockJob, mockNode, mockTask, mockTaskGroup } from '../../test/mock/factories.js';
-import { EphemeralStateStore } from './ephemeral-state-store.js';
 import { SharedJobs } from './shared-jobs.js';
 import { simulatedNode } from './simulated-node.js';
+import { startSimulatedClient } from './node-simulator.js';
 
 const MB = 1024 * 1024;
 
@@ -98,19 +97,9 @@ async function main(): Promise<void> {
         const allocs = [mockAlloc(system, n, { Name: 'nodesim-system.g[0]', DesiredStatus: 'run', ClientStatus: 'pending' })];
         for (let k = 0; k < args.allocsPerNode; k++) allocs.push(mockAlloc(service, n, { Name: `nodesim-service.g[${j * args.allocsPerNode + k}]`, DesiredStatus: 'run', ClientStatus: 'pending' }));
         started.push(
-          Client.start({
+          startSimulatedClient(node, {
             dataDir: join(root, node.name),
             connection: jobs.wrap(standInServer(allocs)),
-            nodeName: node.name,
-            datacenter: node.datacenter,
-            nodePool: node.nodePool,
-            meta: node.meta,
-            httpAddr: node.httpAddr,
-            identity: node.identity,
-            host: node.host,
-            drivers: [createMockDriver()],
-            store: new EphemeralStateStore(),
-            allocDirsOnDisk: false,
             hostVolumesDir,
             hostVolumePluginDir,
             logger,

@@ -18,7 +18,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
-import { Client } from '../../src/client/client.js';
+import { Client, type ServerConnection } from '../../src/client/client.js';
 import { httpServerConnection } from '../../src/client/server-connection.js';
 import { createMockDriver } from '../../src/drivers/mock/mock-driver.js';
 import { EphemeralStateStore } from './ephemeral-state-store.js';
@@ -69,19 +69,9 @@ export class NodeSimulator {
         const dataDir = join(opts.dataDir, node.name);
         mkdirSync(dataDir, { recursive: true });
         started.push(
-          Client.start({
+          startSimulatedClient(node, {
             dataDir,
             connection: jobs.wrap(httpServerConnection(opts.servers, undefined, undefined, pool.fetch)),
-            nodeName: node.name,
-            datacenter: node.datacenter,
-            nodePool: node.nodePool,
-            meta: node.meta,
-            httpAddr: node.httpAddr,
-            identity: node.identity,
-            host: node.host,
-            drivers: [createMockDriver()],
-            store: new EphemeralStateStore(),
-            allocDirsOnDisk: false,
             hostVolumesDir,
             hostVolumePluginDir,
             logger,
@@ -110,4 +100,30 @@ export class NodeSimulator {
     await Promise.allSettled(this.clients.map((c) => c.shutdown()));
     this.pool.destroy();
   }
+}
+
+/** Where a simulated client runs and what it talks to; the rest comes from its node. */
+export interface SimulatedClientPlace {
+  dataDir: string;
+  connection: ServerConnection;
+  hostVolumesDir: string;
+  hostVolumePluginDir: string;
+  logger: Logger;
+}
+
+/** Starts the project's own Client as simulated node `node`: mock driver, no state kept, no alloc dirs. */
+export function startSimulatedClient(node: SimulatedNode, place: SimulatedClientPlace): Promise<Client> {
+  return Client.start({
+    ...place,
+    nodeName: node.name,
+    datacenter: node.datacenter,
+    nodePool: node.nodePool,
+    meta: node.meta,
+    httpAddr: node.httpAddr,
+    identity: node.identity,
+    host: node.host,
+    drivers: [createMockDriver()],
+    store: new EphemeralStateStore(),
+    allocDirsOnDisk: false,
+  });
 }
