@@ -75,3 +75,16 @@ test('/v1/nodes pages by ID; a filter applies before paging; a malformed token i
   assert.equal(bad.statusCode, 400);
   assert.match(bad.body, /next_token/);
 });
+
+test('/v1/job/:id/allocations pages by ID and filters on the stored allocation, not its stub', async () => {
+  const all = (await sut.app.inject({ url: '/v1/job/web/allocations' })).json<Record<string, unknown>[]>();
+  assert.equal(all.length, 2);
+  const { items, tokens } = await walk('/v1/job/web/allocations', 1);
+  const ids = all.map((a) => String(a['ID'])).sort();
+  assert.deepEqual(items.map((a) => a['ID']), ids);
+  assert.deepEqual(tokens, [ids[1]]);
+  // A stub has no Job; the stored allocation does (as /v1/allocations filters).
+  const byJob = await walk(`/v1/job/web/allocations?filter=${encodeURIComponent('Job.ID == "web"')}`, 1);
+  assert.deepEqual(byJob.items.map((a) => a['ID']), ids);
+  assert.ok(byJob.items.every((a) => a['Job'] === undefined), 'answered as stubs');
+});

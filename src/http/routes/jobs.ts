@@ -212,7 +212,8 @@ async function jobRoute(
       throw methodNotAllowed(method, req.url);
     case 'allocations':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerJobRows(ctx, req, reply, jobId, Table.Allocs, (server, opts) => server.state.allocsByJob(opts.namespace, jobId).map(allocStubView));
+      // Paged by ID, stubs built for the page only: the UI pages a job of 50,000 allocations 50 at a time.
+      return answerJobRows(ctx, req, reply, jobId, Table.Allocs, (server, opts) => pagedList(server.state.allocsByJob(opts.namespace, jobId), PageOrder.Id, allocStubView));
     case 'evaluations':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
       return answerJobRows(ctx, req, reply, jobId, Table.Evals, (server, opts) => server.state.evalsByJob(opts.namespace, jobId).map(evalView));
