@@ -22,6 +22,10 @@ export function openEtcdReplication(config: EtcdConfig, self: { id: string; name
   const release = (): void => {
     if (--users === 0) client.close();
   };
+  const leaseKeeper = new WorkerLeaseKeeper({ config, ttlMs: ttlSeconds * 1000, ...(logger ? { logger } : {}) });
+  // The worker loads its own etcd client (~0.5 s, more under load) while the server opens its
+  // state; leadership grants its first lease only once the worker can keep it.
+  void leaseKeeper.open();
   const leadership = new EtcdLeadership({
     client,
     prefix,
@@ -29,7 +33,7 @@ export function openEtcdReplication(config: EtcdConfig, self: { id: string; name
     leaseTtlSeconds: ttlSeconds,
     ...(logger ? { logger } : {}),
     // Keep-alives on a worker thread with its own client: a busy server keeps its lease.
-    leaseKeeper: new WorkerLeaseKeeper({ config, ttlMs: ttlSeconds * 1000, ...(logger ? { logger } : {}) }),
+    leaseKeeper,
     onClose: release,
   });
   const log = new EtcdLogBackend({ client, prefix, fence: () => leadership.fence(), onClose: release });
