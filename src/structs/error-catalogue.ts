@@ -178,6 +178,10 @@ export const ErrorCatalogue = {
   LOG_COMPACTED: e(500, '{reason}', true),
   /** An etcd watch ended (stream failed or ended, canceled by etcd); its owner reads afresh and watches again. */
   ETCD_WATCH_ENDED: e(500, 'etcd watch on {range} ended: {reason}', true),
+  /** A leader-election lease etcd no longer keeps (expired, revoked, or unconfirmed for twice its TTL); the server campaigns again with a new one. */
+  ETCD_LEASE_LOST: e(500, 'etcd lease {lease} lost: {reason}', true),
+  /** The worker thread that keeps this server's etcd leases alive failed; its leases count as lost and a new worker takes over. */
+  ETCD_LEASE_KEEPER_FAILED: e(500, 'etcd lease keep-alive worker failed: {reason}', true),
   /** A snapshot write was abandoned. */
   SNAPSHOT_ABORTED: e(500, '{reason}', true),
   /** A snapshot cannot be read back. */

@@ -2,6 +2,8 @@
  * EtcdLeadership against a real one-member etcd: one leader among several servers, members
  * with their addresses, the leader's address followed by everyone, leadership handed over when
  * the leader leaves (close revokes its lease) or its lease lapses, and onChange on both sides.
+ * Leases are kept alive on a worker thread (WorkerLeaseKeeper), as a server's are: a leader
+ * whose main thread is busy for several TTLs keeps leading.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +13,7 @@ import { EtcdCluster } from '../helpers/etcd-process.js';
 import { openEtcdClient } from '../../src/server/etcd/etcd-connection.js';
 import { EtcdLeadership } from '../../src/server/leadership/etcd-leadership.js';
 import { EtcdWatch } from '../../src/server/etcd/etcd-watch.js';
+import { WorkerLeaseKeeper } from '../../src/server/etcd/worker-lease-keeper.js';
 import { CaravanError } from '../../src/structs/caravan-error.js';
 
 let etcd: EtcdCluster;
@@ -37,7 +40,8 @@ interface Member {
 
 async function join(prefix: string, id: string, openWatch?: typeof EtcdWatch.open): Promise<Member> {
   const client = openEtcdClient({ endpoints: etcd.endpoints });
-  const leadership = new EtcdLeadership({ client, prefix, id, name: `name-${id}`, address: `127.0.0.1:${id}`, leaseTtlSeconds: 1, onClose: () => client.close(), ...(openWatch ? { openWatch } : {}) });
+  const leaseKeeper = new WorkerLeaseKeeper({ config: { endpoints: etcd.endpoints }, ttlMs: 1000 });
+  const leadership = new EtcdLeadership({ client, prefix, id, name: `name-${id}`, address: `127.0.0.1:${id}`, leaseTtlSeconds: 1, leaseKeeper, onClose: () => client.close(), ...(openWatch ? { openWatch } : {}) });
   const changes: boolean[] = [];
   leadership.onChange((l) => changes.push(l));
   await leadership.start();
@@ -103,6 +107,36 @@ describe('etcd leadership', () => {
       assert.notEqual(a.leadership.fence()!.createRevision, fence.createRevision);
     } finally {
       await a.leadership.close();
+    }
+  });
+
+  it('a leader whose main thread is busy for 3.5 TTLs keeps leading: no step-down, no other leader, the same fence', async () => {
+    const prefix = `/lead-${randomBytes(4).toString('hex')}/`;
+    const a = await join(prefix, '1');
+    await waitFor(() => a.leadership.isLeader(), 'a to lead');
+    const b = await join(prefix, '2');
+    try {
+      await waitFor(() => b.leadership.leaderAddress() === '127.0.0.1:1', 'b to follow a');
+      const fence = a.leadership.fence()!;
+      // The whole thread stalls (as under GC, a 10,000-node plan or a herd of requests): no
+      // timer, no gRPC answer, no watch event runs on it for 3.5 × the 1 s TTL.
+      const until = Date.now() + 3500;
+      while (Date.now() < until) {
+        // busy
+      }
+      assert.ok(a.leadership.isLeader(), 'a still leads the moment its thread runs again');
+      // Two more TTLs for anything the stall set off (an expired lease's key deleted, b taking
+      // over) to happen.
+      await new Promise((r) => setTimeout(r, 2000));
+      assert.deepEqual(a.changes, [true], 'a never stepped down');
+      assert.deepEqual(b.changes, [], 'b never led');
+      assert.deepEqual(a.leadership.fence(), fence);
+      assert.equal(b.leadership.leaderAddress(), '127.0.0.1:1');
+      // In etcd too: a's key (its lease) outlived the stall.
+      assert.equal((await a.client.get(fence.key).exec()).kvs[0]?.create_revision, fence.createRevision);
+    } finally {
+      await a.leadership.close();
+      await b.leadership.close();
     }
   });
 

@@ -5,7 +5,8 @@
 import type pino from 'pino';
 import { EtcdLogBackend } from '../log/etcd-log-backend.js';
 import { EtcdLeadership } from '../leadership/etcd-leadership.js';
-import { etcdPrefix, openEtcdClient, type EtcdConfig } from './etcd-connection.js';
+import { DEFAULT_LEASE_TTL_SECONDS, etcdPrefix, openEtcdClient, type EtcdConfig } from './etcd-connection.js';
+import { WorkerLeaseKeeper } from './worker-lease-keeper.js';
 
 export interface EtcdReplication {
   log: EtcdLogBackend;
@@ -16,16 +17,23 @@ export interface EtcdReplication {
 export function openEtcdReplication(config: EtcdConfig, self: { id: string; name: string; address: string }, logger?: pino.Logger): EtcdReplication {
   const client = openEtcdClient(config);
   const prefix = etcdPrefix(config);
+  const ttlSeconds = config.leaseTtlSeconds ?? DEFAULT_LEASE_TTL_SECONDS;
   let users = 2;
   const release = (): void => {
     if (--users === 0) client.close();
   };
+  const leaseKeeper = new WorkerLeaseKeeper({ config, ttlMs: ttlSeconds * 1000, ...(logger ? { logger } : {}) });
+  // The worker loads its own etcd client (~0.5 s, more under load) while the server opens its
+  // state; leadership grants its first lease only once the worker can keep it.
+  void leaseKeeper.open();
   const leadership = new EtcdLeadership({
     client,
     prefix,
     ...self,
-    ...(config.leaseTtlSeconds !== undefined ? { leaseTtlSeconds: config.leaseTtlSeconds } : {}),
+    leaseTtlSeconds: ttlSeconds,
     ...(logger ? { logger } : {}),
+    // Keep-alives on a worker thread with its own client: a busy server keeps its lease.
+    leaseKeeper,
     onClose: release,
   });
   const log = new EtcdLogBackend({ client, prefix, fence: () => leadership.fence(), onClose: release });

@@ -1,8 +1,11 @@
 /**
  * Leadership on etcd: the I/O around the LeaderElection state machine (leader-election.ts,
- * which holds every decision). This class grants and keeps alive the leases, puts the
- * candidate key, reads the election prefix and watches it (EtcdWatch, one stream each), feeds
- * each result back as an event with the time, and tells listeners when leadership changes.
+ * which holds every decision). This class grants the leases (a LeaseKeeper keeps them alive:
+ * on a worker thread for a server, see worker-lease-keeper.ts), puts the candidate key, reads
+ * the election prefix and watches it (EtcdWatch, one stream each), feeds each result back as an
+ * event with the time, and tells listeners when leadership changes. Before every decision about
+ * who leads it reads the keeper's newest confirmation of its lease, so a leader whose thread was
+ * busy past the TTL while the keeper kept confirming it does not step down.
  *
  * Each server also registers `<prefix>members/<id>` with its lease (the member list; a
  * registration gone with its lease shows the server as failed, until force-leave removes it).
@@ -13,7 +16,7 @@
  * watch runs on its own stream whose failures end that watch only (then the prefix is read
  * again), and a failed call becomes a retry event.
  */
-import type { Etcd3, IKeyValue, Lease } from 'etcd3';
+import type { Etcd3, IKeyValue } from 'etcd3';
 import { EtcdLeaseInvalidError } from 'etcd3';
 import type pino from 'pino';
 import type { Leadership, ServerMember } from './leadership.js';
@@ -21,7 +24,8 @@ import type { EtcdFence } from '../log/etcd-log-keys.js';
 import { EtcdLogKeys } from '../log/etcd-log-keys.js';
 import { DEFAULT_LEASE_TTL_SECONDS } from '../etcd/etcd-connection.js';
 import { EtcdWatch, type WatchEvent } from '../etcd/etcd-watch.js';
-import { LeaderElection, type ElectionAction, type ElectionChange, type ElectionEvent, type ElectionKey } from './leader-election.js';
+import { InlineLeaseKeeper, type LeaseKeeper } from '../etcd/lease-keeper.js';
+import { LeaderElection, type ElectionAction, type ElectionChange, type ElectionEvent, type ElectionKey, type ElectionLeader } from './leader-election.js';
 
 export interface EtcdLeadershipOptions {
   client: Etcd3;
@@ -37,6 +41,11 @@ export interface EtcdLeadershipOptions {
   onClose?: () => void;
   /** Opens a watch (tests substitute one whose stream they drive). Default EtcdWatch.open. */
   openWatch?: typeof EtcdWatch.open;
+  /**
+   * Keeps the leases alive (closed by close()). Default: on this thread over `client`; servers
+   * get a WorkerLeaseKeeper (etcd-replication.ts).
+   */
+  leaseKeeper?: LeaseKeeper;
 }
 
 /** What the candidate and member keys hold; `left` marks a member removed by force-leave. */
@@ -67,8 +76,9 @@ export class EtcdLeadership implements Leadership {
   private readonly election: LeaderElection;
   private closed = false;
   private started = false;
-  /** The etcd3 Lease objects keeping our leases alive, by lease ID. */
-  private readonly leases = new Map<string, Lease>();
+  private readonly keeper: LeaseKeeper;
+  /** The leases granted and not yet revoked. */
+  private readonly leases = new Set<string>();
   private registered: string | null = null;
   private registering = false;
   /** Bumped by every read of the prefix: events of older watches are dropped. */
@@ -91,11 +101,12 @@ export class EtcdLeadership implements Leadership {
     this.onClose = o.onClose;
     this.openWatch = o.openWatch ?? ((client, opts) => EtcdWatch.open(client, opts));
     this.election = new LeaderElection({ prefix: this.keys.election, leaseTtlMs: this.ttlMs, retryMs: RETRY_MS });
+    this.keeper = o.leaseKeeper ?? new InlineLeaseKeeper(this.client, this.ttlMs);
   }
 
   /** The fence for the log backend: this server's candidate key while it is the leader. */
   fence(): EtcdFence | null {
-    const l = this.election.leader(Date.now());
+    const l = this.leader();
     return l.kind === 'self' ? { key: l.key.key, createRevision: String(l.key.createRevision) } : null;
   }
 
@@ -107,27 +118,28 @@ export class EtcdLeadership implements Leadership {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
+    void this.keeper.open();
     this.timer = setInterval(() => this.step({ type: 'tick' }), TICK_MS);
     this.step({ type: 'tick' });
     const deadline = Date.now() + this.ttlMs + START_WAIT_EXTRA_MS;
-    while (!this.closed && this.election.leader(Date.now()).kind === 'unknown' && Date.now() < deadline) {
+    while (!this.closed && this.leader().kind === 'unknown' && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20));
     }
   }
 
   isLeader(): boolean {
-    return !this.closed && this.election.leader(Date.now()).kind === 'self';
+    return !this.closed && this.leader().kind === 'self';
   }
 
   leaderAddress(): string | null {
-    const l = this.election.leader(Date.now());
+    const l = this.leader();
     if (l.kind === 'self') return this.self.address || null;
     if (l.kind === 'other') return parseMember(l.key.value)?.address || null;
     return null;
   }
 
   term(): string | null {
-    const l = this.election.leader(Date.now());
+    const l = this.leader();
     return l.kind === 'self' || l.kind === 'other' ? String(l.key.createRevision) : null;
   }
 
@@ -161,7 +173,7 @@ export class EtcdLeadership implements Leadership {
   }
 
   members(): ServerMember[] {
-    const l = this.election.leader(Date.now());
+    const l = this.leader();
     const leaderId = l.kind === 'self' ? this.self.id : l.kind === 'other' ? parseMember(l.key.value)?.id : undefined;
     return [...this.known.values()]
       .map(({ value, alive }) => ({
@@ -211,21 +223,31 @@ export class EtcdLeadership implements Leadership {
     this.publish();
     this.dropWatches();
     // Revoking the lease deletes the candidate key and the registration: the next leader is elected at once.
-    for (const [id, lease] of this.leases) {
-      lease.release();
+    for (const id of this.leases) {
+      this.keeper.release(id);
       if (id === leaseId) await this.client.leaseClient.leaseRevoke({ ID: id }).catch(() => undefined);
     }
     this.leases.clear();
+    await this.keeper.close();
     this.onClose?.();
   }
 
   // ---- the state machine's loop ----
+
+  /** Who leads now, with the keeper's newest confirmation of this server's lease applied first. */
+  private leader(): ElectionLeader {
+    const leaseId = this.election.leaseId();
+    const at = leaseId ? this.keeper.confirmedAt(leaseId) : null;
+    if (leaseId && at !== null) this.election.confirm(leaseId, at);
+    return this.election.leader(Date.now());
+  }
 
   /** Feeds `event` to the election, performs what it asks, and tells listeners of a change. */
   private step(event: ElectionEvent): void {
     if (this.closed) return;
     let actions: ElectionAction[];
     try {
+      this.leader(); // applies the newest confirmation, which the election's rules read
       actions = this.election.step(event, Date.now());
     } catch (err) {
       this.log?.error({ err, event: event.type }, 'etcd leadership: election step failed');
@@ -257,7 +279,7 @@ export class EtcdLeadership implements Leadership {
     const now = this.isLeader();
     if (now === this.wasLeader) return;
     this.wasLeader = now;
-    const l = this.election.leader(Date.now());
+    const l = this.leader();
     this.log?.info({ id: this.self.id, ...(l.kind === 'self' ? { key: l.key.key, createRevision: String(l.key.createRevision) } : {}) }, now ? 'etcd leadership: became leader' : 'etcd leadership: lost leadership');
     for (const listener of [...this.listeners]) {
       try {
@@ -271,36 +293,27 @@ export class EtcdLeadership implements Leadership {
   // ---- leases ----
 
   private async grant(): Promise<void> {
+    await this.keeper.open();
+    if (this.closed) return;
     const sentAt = Date.now();
-    const lease = this.client.lease(this.ttlMs / 1000);
-    let id: string | null = null;
-    /** When each unanswered keep-alive was sent: answers come in order on the stream. */
-    let fired: number[] = [];
-    lease.on('keepaliveFired', () => void fired.push(Date.now()));
-    lease.on('keepaliveFailed', () => void (fired = []));
-    lease.on('keepaliveSucceeded', () => {
-      const at = fired.shift();
-      if (id !== null && at !== undefined) this.step({ type: 'keepalive', leaseId: id, sentAt: at });
-    });
-    lease.on('lost', (err: Error) => {
-      if (id === null || !this.leases.has(id)) return;
-      this.log?.warn({ err: err.message, lease: id }, 'etcd leadership: lease lost');
-      this.step({ type: 'lease-lost', leaseId: id });
-    });
+    let id: string;
     try {
-      id = await lease.grant();
+      id = String((await this.client.leaseClient.leaseGrant({ TTL: this.ttlMs / 1000 })).ID);
     } catch (err) {
-      lease.release();
       this.log?.warn({ err: describe(err) }, 'etcd leadership: no lease (etcd unreachable?); trying again');
       this.step({ type: 'lease-grant-failed' });
       return;
     }
     if (this.closed) {
-      lease.release();
       await this.client.leaseClient.leaseRevoke({ ID: id }).catch(() => undefined);
       return;
     }
-    this.leases.set(id, lease);
+    this.leases.add(id);
+    this.keeper.keep(id, sentAt, (err) => {
+      if (!this.leases.has(id)) return;
+      this.log?.warn({ err: err.message, code: err.code, lease: id }, 'etcd leadership: lease lost');
+      this.step({ type: 'lease-lost', leaseId: id });
+    });
     this.step({ type: 'lease-granted', leaseId: id, sentAt });
   }
 
@@ -310,7 +323,7 @@ export class EtcdLeadership implements Leadership {
    * lowest — for another TTL.
    */
   private async revoke(leaseId: string): Promise<void> {
-    this.leases.get(leaseId)?.release();
+    this.keeper.release(leaseId);
     this.leases.delete(leaseId);
     const deadline = Date.now() + 3 * this.ttlMs + 10_000;
     while (!this.closed && Date.now() < deadline) {
@@ -327,12 +340,12 @@ export class EtcdLeadership implements Leadership {
   /** Registers this server under its current lease (best effort: retried on the next step). */
   private register(): void {
     const leaseId = this.election.leaseId();
-    const lease = leaseId ? this.leases.get(leaseId) : undefined;
-    if (!leaseId || !lease || this.registering || this.closed) return;
+    if (!leaseId || !this.leases.has(leaseId) || this.registering || this.closed) return;
     this.registering = true;
-    lease
+    this.client
       .put(this.keys.members + this.self.id)
       .value(JSON.stringify(this.self))
+      .lease(leaseId)
       .then(() => {
         this.registered = leaseId;
       })

@@ -162,6 +162,15 @@ export class LeaderElection {
     return this.session?.confirmedAt ?? null;
   }
 
+  /**
+   * etcd confirmed `leaseId` in answer to a keep-alive sent at `sentAt`: the 'keepalive' event
+   * without a step (no actions), for a caller that reads confirmations from elsewhere (a lease
+   * keeper's worker thread) just before it asks who leads.
+   */
+  confirm(leaseId: string, sentAt: number): void {
+    if (this.session?.leaseId === leaseId && sentAt > this.session.confirmedAt) this.session.confirmedAt = sentAt;
+  }
+
   /** The candidates' keys in the view, lowest create revision first. */
   candidates(): ElectionKey[] {
     return [...this.keys.values()].sort((a, b) => (a.createRevision < b.createRevision ? -1 : a.createRevision > b.createRevision ? 1 : 0));
@@ -193,7 +202,7 @@ export class LeaderElection {
         this.nextGrantAt = now + this.o.retryMs;
         return;
       case 'keepalive':
-        if (this.session?.leaseId === event.leaseId && event.sentAt > this.session.confirmedAt) this.session.confirmedAt = event.sentAt;
+        this.confirm(event.leaseId, event.sentAt);
         return;
       case 'lease-lost':
         if (this.session?.leaseId === event.leaseId) this.dropSession(actions, now);
