@@ -170,6 +170,7 @@ export class StateStore extends StateTables implements StateReader {
     this.summariesT.set(key, summaryForJob(job, this.summariesT.get(key), index));
     this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
     this.changes.touchObject(Table.Jobs, key);
+    this.changes.touchObject(Table.JobVersions, key);
     this.changes.touchObject(Table.JobSummaries, key);
     this.touchedJobs.add(key);
     if (job.ParentID) this.touchedParents.add(jobKey(job.Namespace, job.ParentID));
@@ -180,7 +181,11 @@ export class StateStore extends StateTables implements StateReader {
     const key = jobKey(job.Namespace, job.ID);
     this.jobsT.set(key, job);
     const versions = this.jobVersionsT.get(key);
-    if (versions && versions[0]?.Version === job.Version) this.jobVersionsT.set(key, [job, ...versions.slice(1)]);
+    if (versions && versions[0]?.Version === job.Version) {
+      this.jobVersionsT.set(key, [job, ...versions.slice(1)]);
+      // The version's ModifyIndex moved: what GET /v1/job/:id/versions answers moved with it.
+      this.changes.touchObject(Table.JobVersions, key);
+    }
     this.touch(index, Table.Jobs);
     this.changes.touchObject(Table.Jobs, key);
   }
@@ -196,6 +201,7 @@ export class StateStore extends StateTables implements StateReader {
     this.scalingEvents.deleteJob(namespace, id);
     this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
     this.changes.touchObject(Table.Jobs, key);
+    this.changes.touchObject(Table.JobVersions, key);
     this.changes.touchObject(Table.JobSummaries, key);
   }
 
@@ -389,6 +395,7 @@ export class StateStore extends StateTables implements StateReader {
     if (cur && cur.Version === version) this.jobsT.set(key, { ...cur, Stable: stable, ModifyIndex: index });
     this.touch(index, Table.Jobs, Table.JobVersions);
     this.changes.touchObject(Table.Jobs, key);
+    this.changes.touchObject(Table.JobVersions, key);
     return changed;
   }
 
@@ -408,6 +415,7 @@ export class StateStore extends StateTables implements StateReader {
     if (cur && cur.Version === target.Version) this.jobsT.set(key, { ...cur, VersionTag: tag, ModifyIndex: index });
     this.touch(index, Table.Jobs, Table.JobVersions);
     this.changes.touchObject(Table.Jobs, key);
+    this.changes.touchObject(Table.JobVersions, key);
     return true;
   }
 
