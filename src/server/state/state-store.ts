@@ -361,12 +361,14 @@ export class StateStore extends StateTables implements StateReader {
 
   putNode(n: Node, index: number): void {
     this.nodesT.set(n.ID, n);
+    this.draining.written(n.ID, n);
     this.touch(index, Table.Nodes);
     this.changes.touchPseudo(index, nodeTableKey(n.ID));
   }
 
   deleteNode(id: string, index: number): void {
     this.nodesT.delete(id);
+    this.draining.written(id, undefined);
     this.touch(index, Table.Nodes);
     this.changes.touchPseudo(index, nodeTableKey(id));
   }
