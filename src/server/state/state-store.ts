@@ -317,10 +317,7 @@ export class StateStore extends StateTables implements StateReader {
     this.touchedJobs.add(jobKey(e.Namespace, e.JobID));
   }
 
-  /**
-   * Inserts or replaces a dynamic host volume (already stamped with its indexes): the volume
-   * watches of its node (and of the node it left, if it moved) are woken, no other node's.
-   */
+  /** Inserts or replaces a dynamic host volume (already stamped); wakes its readers and its node's (host-volume-writes.ts). */
   putHostVolume(v: HostVolume, index: number): void {
     this.volumes.put(v, index);
   }
@@ -340,10 +337,7 @@ export class StateStore extends StateTables implements StateReader {
     return this.services.deleteByIds(ids, index);
   }
 
-  /**
-   * Removes an allocation's registrations (it ended, was lost or collected), as Nomad's state
-   * store does for a client-terminal allocation; answers the ones removed.
-   */
+  /** Removes an allocation's registrations (it ended, was lost or collected), as Nomad does; answers them. */
   deleteAllocServices(allocId: string, index: number): ServiceRegistration[] {
     return this.services.deleteForAlloc(allocId, index);
   }
