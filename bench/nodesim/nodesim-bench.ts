@@ -34,6 +34,7 @@ import { runFailoverScenario, startEtcdServers } from './scenario-failover.js';
 import { warningCounter } from './warning-counter.js';
 import { runRegistrationProber } from './registration-prober.js';
 import { percentile } from '../percentile.js';
+import { BenchTeardown } from './bench-teardown.js';
 
 interface Args {
   nodes: number;
@@ -182,7 +183,11 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const figures: Figure[] = [];
   const extra: Record<string, unknown> = { nodes: args.nodes, cores: cpus().length, loadavgAtStart: loadavg() };
+  // What the bench starts is stopped on every way out, signals and uncaught errors included.
+  const teardown = new BenchTeardown();
+  teardown.installExitHandlers();
   const root = mkdtempSync(join(tmpdir(), 'caravan-nodesim-'));
+  teardown.add('the simulator\'s data directory', () => rmSync(root, { recursive: true, force: true }));
   let servers: NodesimServers | null = null;
   let sim: NodeSimulator | null = null;
   const print = (f: Figure) => {
@@ -207,6 +212,8 @@ async function main(): Promise<void> {
         : args.scenarios.has(5)
           ? await startEtcdServers({ heapMB: args.serverHeapMB, failoverHeartbeatTtlSeconds: args.failoverHeartbeatTtl })
           : await startSqliteServer(args.serverHeapMB);
+    const started = servers;
+    teardown.add('the servers', () => started.stop());
     // After scenario 5 these are the new leader's.
     let addr = `http://${servers.addresses[0]!}`;
     let serverPid = servers.processes[0]?.proc.pid ?? args.serverPid;
@@ -216,6 +223,8 @@ async function main(): Promise<void> {
     const t1 = Date.now();
     const cpu1 = cpuMeter(serverPid);
     sim = await NodeSimulator.start({ servers: servers.addresses, nodes: args.nodes, dataDir: root, logger: clientWarnings.logger });
+    const simulator = sim;
+    teardown.add('the simulator', () => simulator.stop());
     const startedMs = Date.now() - t1;
     let ready = 0;
     await until(`${args.nodes} nodes ready`, async () => {
@@ -357,9 +366,7 @@ async function main(): Promise<void> {
     extra.loadavgAtEnd = loadavg();
     console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
-    await sim?.stop();
-    await servers?.stop();
-    rmSync(root, { recursive: true, force: true });
+    await teardown.run();
   }
   const out = join(dirname(fileURLToPath(import.meta.url)), '../../../bench/results');
   mkdirSync(out, { recursive: true });

@@ -8,7 +8,9 @@
  * placed, updated by its clients and rolled to a new version; a write to one allocation of "a"
  * answers that allocation's readers and the job's allocation list, and no other allocation's.
  * Clients' host volume watches (`/v1/internal/node/:id/host-volumes`) wake for their own node's
- * volumes only. Wakeups are counted by the state store (caravan_state_watch_wakeups).
+ * volumes only. Held `GET /v1/job/:id/versions` and `GET /v1/volume/host/:id` wake for that job's
+ * versions and that volume only (not for another job's new version, allocation writes or another
+ * node's volume). Wakeups are counted by the state store (caravan_state_watch_wakeups).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -187,4 +189,65 @@ test("held host volume watches of 200 clients wake for their own node's volumes 
   await turns(20);
   assert.deepEqual([...watch.returned], [on]);
   assert.equal(wakeups() - w0, 1, "the report woke no other node's watch");
+});
+
+/** Registers a host volume on `node` and answers its node's report for it (as its client would). */
+async function registerVolume(node: Node, name: string, id?: string): Promise<{ ID: string; ModifyIndex: number }> {
+  const { server } = sut;
+  const registering = sut.app.inject({ method: 'PUT', url: '/v1/volume/host/register', payload: { Volume: { ID: id, Name: name, NodeID: node.ID, HostPath: `/srv/${name}` } } });
+  const written = (): boolean => server.state.hostVolumesByNode(node.ID).some((v) => v.Name === name);
+  for (let i = 0; i < 500 && !written(); i++) await new Promise((r) => setTimeout(r, 10));
+  const vol = server.state.hostVolumesByNode(node.ID).find((v) => v.Name === name);
+  assert.ok(vol, `volume ${name} was written`);
+  if (id === undefined) {
+    const report = await sut.app.inject({ method: 'PUT', url: '/v1/internal/host-volumes/report', headers: { 'X-Nomad-Token': node.SecretID }, payload: { ID: vol.ID, Op: 'create', HostPath: `/srv/${name}` } });
+    assert.equal(report.statusCode, 200, report.body);
+  }
+  const res = await registering;
+  assert.equal(res.statusCode, 200, res.body);
+  await quiet(() => true, `volume ${name}`);
+  return server.state.hostVolumeById(vol.ID)!;
+}
+
+test("held reads of one job's versions and of one host volume wake for that object alone", async () => {
+  const { server } = sut;
+  // (Registering a volume here answers this node's held watch from the test above, before w0.)
+  const node = nodes[40]!;
+  await place(deployedJob('c', 5));
+  await place(deployedJob('d', 5));
+  const vol = await registerVolume(node, 'mine');
+  const [VERSIONS, VOLUME] = [0, 1];
+  const held = await hold(['/v1/job/c/versions', `/v1/volume/host/${vol.ID}`]);
+  const w0 = wakeups();
+
+  // Writes to other objects of the same tables: job d rolls to a new version (the versions
+  // table), its clients report its allocations running (the allocation table), and another
+  // volume is registered on the same node (the host volume table).
+  await place(deployedJob('d', 5, { Meta: { version: '2' } }));
+  assert.equal(server.state.jobVersions('default', 'd').length, 2);
+  for (const a of server.state.allocsByJob('default', 'd').filter((x) => x.DesiredStatus === 'run')) {
+    await server.updateAllocsFromClient([running(a)], server.state.nodeById(a.NodeID)!.SecretID);
+  }
+  await registerVolume(node, 'theirs');
+  await turns(20);
+  assert.deepEqual([...held.returned], [], "a write to another job's versions, an allocation or another volume answered the held reads");
+  assert.equal(wakeups(), w0, "writes to other objects woke a held read of job c's versions or of the volume");
+
+  // Job c's version 0 is tagged: its versions answer, at the highest ModifyIndex among them (Nomad's GetJobVersions).
+  const tagged = await sut.app.inject({ method: 'PUT', url: '/v1/job/c/versions/first/tag', payload: { Version: 0 } });
+  assert.equal(tagged.statusCode, 200, tagged.body);
+  await turns(20);
+  assert.deepEqual([...held.returned], [VERSIONS], "only the read of job c's versions answered");
+  const versions = await held.pending[VERSIONS]!;
+  const stored = server.state.jobVersions('default', 'c');
+  assert.equal(versions.json<{ Versions: { VersionTag: { Name: string } | null }[] }>().Versions[0]?.VersionTag?.Name, 'first');
+  assert.equal(Number(versions.headers['x-nomad-index']), Math.max(...stored.map((v) => v.ModifyIndex)), 'the highest ModifyIndex of the versions');
+
+  // The volume is registered again (same path: updated in place): its reader answers, at the volume's index.
+  const updated = await registerVolume(node, 'mine', vol.ID);
+  await turns(20);
+  assert.ok(held.returned.has(VOLUME), "the volume's reader answered");
+  const answer = await held.pending[VOLUME]!;
+  assert.equal(Number(answer.headers['x-nomad-index']), updated.ModifyIndex, "the volume's own index");
+  assert.equal(wakeups() - w0, 2, 'one wakeup for each object written');
 });

@@ -11,7 +11,8 @@
  * volumes and the report of what it did with one.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Table, nodeHostVolumesTableKey } from '../../server/state/state-reader.js';
+import { nodeHostVolumesTableKey } from '../../server/state/state-reader.js';
+import { hostVolumeTableKey } from '../../server/state/object-tables.js';
 import { hostVolumeStub, hostVolumeView, type HostVolume, type HostVolumeStub } from '../../structs/dynamic-host-volume.js';
 import { CaravanError } from '../../structs/caravan-error.js';
 import { allocStubView } from '../api-views/alloc-views.js';
@@ -76,7 +77,9 @@ export function registerHostVolumeRoutes(app: FastifyInstance, ctx: RouteContext
   app.route({ method: ['PUT', 'POST'], url: '/v1/volume/host/register', ...acl.ns('host-volume-register'), handler: write('register') });
 
   app.get('/v1/volume/host/:id', acl.ns('host-volume-read'), (req: IdReq, reply) =>
-    answerRead(ctx, req, reply, [Table.HostVolumes, Table.Allocs], (server, opts) => {
+    // Waits on this volume only, as Nomad's HostVolume.Get (the claiming allocations are read
+    // beside it, not watched): writes to allocations or other volumes wake none of its readers.
+    answerRead(ctx, req, reply, [hostVolumeTableKey(req.params.id)], (server, opts) => {
       const v = server.state.hostVolumeById(req.params.id);
       if (!v || v.Namespace !== opts.namespace) throw new CaravanError('HOST_VOLUME_NOT_FOUND', {});
       return volumeWithAllocs(server, v);

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Table, jobRowsTableKey, type JobRowsTable } from '../../server/state/state-reader.js';
 import type { ServerApi } from '../../server/server-api.js';
 import type { QueryOptions } from '../query-options.js';
-import { jobSummaryTableKey, jobTableKey } from '../../server/state/object-tables.js';
+import { jobSummaryTableKey, jobTableKey, jobVersionsTableKey } from '../../server/state/object-tables.js';
 import { allocStubView } from '../api-views/alloc-views.js';
 import { evalView } from '../api-views/eval-views.js';
 import { parseJobHcl } from '../../server/job-admission.js';
@@ -219,10 +219,12 @@ async function jobRoute(
       return answerJobRows(ctx, req, reply, jobId, Table.Evals, (server, opts) => server.state.evalsByJob(opts.namespace, jobId).map(evalView));
     case 'versions':
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.JobVersions], (server, opts) => {
+      // Waits on this job's versions only; the index is the highest ModifyIndex among them (the
+      // version table's once there are none), as Nomad's GetJobVersions answers.
+      return answerRead(ctx, req, reply, (opts) => [jobVersionsTableKey(opts.namespace, jobId)], (server, opts) => {
         const versions = server.state.jobVersions(opts.namespace, jobId);
         if (versions.length === 0) throw notFound('job');
-        const index = server.state.tableIndex(Table.JobVersions);
+        const index = server.state.tableIndex(jobVersionsTableKey(opts.namespace, jobId));
         return { Versions: versions, Diffs: versionDiffs(versions, req.query as RawQuery), Index: index, LastContact: 0, KnownLeader: true };
       });
     case 'summary':
@@ -294,7 +296,8 @@ async function jobRoute(
     case 'actions':
       // Nomad's task `action` blocks (Nomad 1.7+), one row per action with its task and group.
       if (method !== 'GET') throw methodNotAllowed(method, req.url);
-      return answerRead(ctx, req, reply, [Table.Jobs], (server, opts) => {
+      // Waits on this job only; the index is the job's ModifyIndex, as Nomad's GetActions answers.
+      return answerRead(ctx, req, reply, (opts) => [jobTableKey(opts.namespace, jobId)], (server, opts) => {
         const job = server.state.jobById(opts.namespace, jobId);
         if (!job) throw notFound('job');
         return job.TaskGroups.flatMap((g) =>

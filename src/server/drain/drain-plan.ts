@@ -64,11 +64,20 @@ function isHealthy(a: Allocation): boolean {
   return isLive(a) && a.ClientStatus === 'running' && a.DesiredTransition.Migrate !== true && a.DeploymentStatus?.Healthy !== false;
 }
 
+/**
+ * What a pass reads: the draining nodes (kept by the state store as nodes are written, so an idle
+ * pass reads no node at all), their allocations and their jobs.
+ */
+export type DrainState = Pick<StateReader, 'jobById' | 'allocsByNode' | 'allocsByJob' | 'nodeById'> & {
+  /** The nodes with a DrainStrategy, by ID. */
+  drainingNodes(): Node[];
+};
+
 /** Computes one pass of the drainer (see the file comment). */
-export function planDrain(state: StateReader, nowMs: number): DrainPlan {
+export function planDrain(state: DrainState, nowMs: number): DrainPlan {
   const plan: DrainPlan = { migrate: [], complete: [] };
   const draining = new Map<string, Node>();
-  for (const n of state.nodes()) if (n.DrainStrategy) draining.set(n.ID, n);
+  for (const n of state.drainingNodes()) if (n.DrainStrategy) draining.set(n.ID, n);
   if (draining.size === 0) return plan;
 
   const jobOf = (a: Allocation): Job | null => state.jobById(a.Namespace, a.JobID) ?? a.Job ?? null;

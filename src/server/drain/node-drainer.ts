@@ -3,16 +3,17 @@
  * `intervalMs` (and soon after `poke()`), marks the chosen allocations for migration together
  * with one evaluation per job (the scheduler then stops and replaces them), and completes the
  * drains with nothing left. Passes never overlap; a failed pass is logged and retried on the
- * next tick. Time comes from the injected Clock.
+ * next tick. Time comes from the injected Clock. An idle pass costs O(draining nodes): it reads
+ * the state store's set of draining nodes, never the whole node table.
  */
 import type { Allocation, DesiredTransition, Evaluation, Job, Node } from '../../structs/index.js';
 import type { Clock, Timer } from '../../time/clock.js';
-import type { StateReader } from '../state/state-reader.js';
-import { drainForceAt, planDrain } from './drain-plan.js';
+import { drainForceAt, planDrain, type DrainState } from './drain-plan.js';
 
 /** What the drainer needs from the server. */
 export interface NodeDrainerDeps {
-  state: StateReader;
+  /** The state (the store): a pass with no node draining reads nothing of it but that. */
+  state: DrainState;
   clock: Clock;
   /** Applies the migrate marks and the evaluations in one log command. */
   markForMigration(transitions: Record<string, DesiredTransition>, evals: Evaluation[]): Promise<void>;
@@ -80,7 +81,7 @@ export class NodeDrainer {
   private nextDelay(): number {
     const now = this.deps.clock.now();
     let delay = this.intervalMs;
-    for (const n of this.deps.state.nodes()) {
+    for (const n of this.deps.state.drainingNodes()) {
       const at = drainForceAt(n);
       if (at !== null && at > now) delay = Math.min(delay, at - now);
     }

@@ -1,7 +1,8 @@
 /**
- * How the state store writes dynamic host volumes: the table, its index, and the per-node
- * pseudo-table of each node a volume is (or was) on, so a volume's change wakes the volume watch
- * of its own node and no other client's. Used by StateStore only, within an apply.
+ * How the state store writes dynamic host volumes: the table, its index, the volume's own
+ * pseudo-table (a held GET /v1/volume/host/:id) and the per-node pseudo-table of each node a
+ * volume is (or was) on, so a volume's change wakes the readers of that volume and the volume
+ * watch of its own node, and no other client's. Used by StateStore only, within an apply.
  */
 import type { HostVolume } from '../../structs/dynamic-host-volume.js';
 import type { HostVolumeTable } from './host-volume-table.js';
@@ -12,7 +13,7 @@ import { Table, nodeHostVolumesTableKey } from './state-reader.js';
 export class HostVolumeWrites {
   constructor(
     private readonly table: HostVolumeTable,
-    private readonly changes: Pick<ChangeTracker, 'touch' | 'touchPseudo'>,
+    private readonly changes: Pick<ChangeTracker, 'touch' | 'touchPseudo' | 'touchObject'>,
   ) {}
 
   /**
@@ -23,6 +24,7 @@ export class HostVolumeWrites {
     const prev = this.table.get(v.ID);
     this.table.put(v);
     this.changes.touch(index, Table.HostVolumes);
+    this.changes.touchObject(Table.HostVolumes, v.ID);
     if (prev && prev.NodeID !== v.NodeID) this.changes.touchPseudo(index, nodeHostVolumesTableKey(prev.NodeID));
     this.changes.touchPseudo(index, nodeHostVolumesTableKey(v.NodeID));
   }
@@ -33,6 +35,7 @@ export class HostVolumeWrites {
     if (!prev) return undefined;
     this.table.delete(id);
     this.changes.touch(index, Table.HostVolumes);
+    this.changes.touchObject(Table.HostVolumes, id);
     this.changes.touchPseudo(index, nodeHostVolumesTableKey(prev.NodeID));
     return prev;
   }

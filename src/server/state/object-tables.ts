@@ -1,12 +1,12 @@
 /**
  * Per-object pseudo-tables: what a blocking read of one object (an allocation, an evaluation, a
- * deployment, a job, a job's summary) waits on, as Nomad's GetAlloc, GetEval, … watch that one
- * row. A write touches the pseudo-table of each object it writes, so a held
+ * deployment, a job, a job's summary, a job's versions, a dynamic host volume) waits on, as
+ * Nomad's GetAlloc, GetEval, … watch that one row. A write touches the pseudo-table of each object it writes, so a held
  * `GET /v1/allocation/A?index=N` is woken by a change to A (or its deletion) and by nothing else
  * in the allocation table.
  *
- * Nothing is stored for them: a pseudo-table's index is the object's ModifyIndex (at least the
- * last restore's index), or its table's index once the object is gone (which is at least the
+ * Nothing is stored for them: a pseudo-table's index is the object's ModifyIndex (a job's
+ * versions: the highest of theirs, as Nomad's GetJobVersions answers; at least the last restore's index), or its table's index once the object is gone (which is at least the
  * index it was deleted at). That is exactly the index the read answers (blocking-query.ts), so a
  * reader is woken when, and only when, its answer would move.
  */
@@ -16,7 +16,14 @@ import { Table, type StateReader } from './state-reader.js';
 export const OBJECT_TABLE_PREFIX = 'object/';
 
 /** The tables whose rows have a pseudo-table each. */
-export type ObjectTable = typeof Table.Allocs | typeof Table.Evals | typeof Table.Deployments | typeof Table.Jobs | typeof Table.JobSummaries;
+export type ObjectTable =
+  | typeof Table.Allocs
+  | typeof Table.Evals
+  | typeof Table.Deployments
+  | typeof Table.Jobs
+  | typeof Table.JobSummaries
+  | typeof Table.JobVersions
+  | typeof Table.HostVolumes;
 
 /** The pseudo-table of one row of `table`; `key` is the row's key (jobs and summaries: namespace NUL ID). */
 export function objectTableKey(table: ObjectTable, key: string): Table {
@@ -48,8 +55,21 @@ export function jobSummaryTableKey(namespace: string, id: string): Table {
   return objectTableKey(Table.JobSummaries, `${namespace}\u0000${id}`);
 }
 
+/** The pseudo-table of one job's stored versions (all of them: a tag or stability change to an old one moves it). */
+export function jobVersionsTableKey(namespace: string, id: string): Table {
+  return objectTableKey(Table.JobVersions, `${namespace}\u0000${id}`);
+}
+
+/** The pseudo-table of one dynamic host volume. */
+export function hostVolumeTableKey(id: string): Table {
+  return objectTableKey(Table.HostVolumes, id);
+}
+
 /** What objectTableIndex reads. */
-export type ObjectRows = Pick<StateReader, 'tableIndex' | 'allocById' | 'evalById' | 'deploymentById' | 'jobById' | 'jobSummary' | 'restoreIndex'>;
+export type ObjectRows = Pick<
+  StateReader,
+  'tableIndex' | 'allocById' | 'evalById' | 'deploymentById' | 'jobById' | 'jobSummary' | 'jobVersions' | 'hostVolumeById' | 'restoreIndex'
+>;
 
 /**
  * The index of a per-object pseudo-table (`table` starts with OBJECT_TABLE_PREFIX): the object's
@@ -70,17 +90,30 @@ function rowOf(state: ObjectRows, table: ObjectTable, key: string): { ModifyInde
       return state.evalById(key);
     case Table.Deployments:
       return state.deploymentById(key);
+    case Table.HostVolumes:
+      return state.hostVolumeById(key);
     case Table.Jobs:
-    case Table.JobSummaries: {
+    case Table.JobSummaries:
+    case Table.JobVersions: {
       const sep = key.indexOf('\u0000');
       const [namespace, id] = [key.slice(0, sep), key.slice(sep + 1)];
-      return table === Table.Jobs ? state.jobById(namespace, id) : state.jobSummary(namespace, id);
+      if (table === Table.Jobs) return state.jobById(namespace, id);
+      if (table === Table.JobSummaries) return state.jobSummary(namespace, id);
+      return newestOf(state.jobVersions(namespace, id));
     }
     default: {
       const never: never = table;
       return never;
     }
   }
+}
+
+/** The highest ModifyIndex of a job's versions (undefined: none stored). */
+function newestOf(versions: readonly { ModifyIndex: number }[]): { ModifyIndex: number } | undefined {
+  if (versions.length === 0) return undefined;
+  let ModifyIndex = 0;
+  for (const v of versions) ModifyIndex = Math.max(ModifyIndex, v.ModifyIndex);
+  return { ModifyIndex };
 }
 
 /**

@@ -88,7 +88,11 @@ export function loadTables(t: StateTables, s: SerializedState): void {
     t.evalsByJobI.add(jobKey(e.Namespace, e.JobID), e.ID);
     t.liveness.evalWritten(jobKey(e.Namespace, e.JobID), e.ID, e);
   }
-  for (const n of s.nodes) t.nodesT.set(n.ID, n);
+  t.draining.clearForRestore();
+  for (const n of s.nodes) {
+    t.nodesT.set(n.ID, n);
+    t.draining.written(n.ID, n);
+  }
   for (const d of s.deployments) {
     t.deploymentsT.set(d.ID, d);
     t.deploymentsByJobI.add(jobKey(d.Namespace, d.JobID), d.ID);

@@ -170,6 +170,7 @@ export class StateStore extends StateTables implements StateReader {
     this.summariesT.set(key, summaryForJob(job, this.summariesT.get(key), index));
     this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
     this.changes.touchObject(Table.Jobs, key);
+    this.changes.touchObject(Table.JobVersions, key);
     this.changes.touchObject(Table.JobSummaries, key);
     this.touchedJobs.add(key);
     if (job.ParentID) this.touchedParents.add(jobKey(job.Namespace, job.ParentID));
@@ -180,7 +181,11 @@ export class StateStore extends StateTables implements StateReader {
     const key = jobKey(job.Namespace, job.ID);
     this.jobsT.set(key, job);
     const versions = this.jobVersionsT.get(key);
-    if (versions && versions[0]?.Version === job.Version) this.jobVersionsT.set(key, [job, ...versions.slice(1)]);
+    if (versions && versions[0]?.Version === job.Version) {
+      this.jobVersionsT.set(key, [job, ...versions.slice(1)]);
+      // The version's ModifyIndex moved: what GET /v1/job/:id/versions answers moved with it.
+      this.changes.touchObject(Table.JobVersions, key);
+    }
     this.touch(index, Table.Jobs);
     this.changes.touchObject(Table.Jobs, key);
   }
@@ -196,6 +201,7 @@ export class StateStore extends StateTables implements StateReader {
     this.scalingEvents.deleteJob(namespace, id);
     this.touch(index, Table.Jobs, Table.JobVersions, Table.JobSummaries);
     this.changes.touchObject(Table.Jobs, key);
+    this.changes.touchObject(Table.JobVersions, key);
     this.changes.touchObject(Table.JobSummaries, key);
   }
 
@@ -311,10 +317,7 @@ export class StateStore extends StateTables implements StateReader {
     this.touchedJobs.add(jobKey(e.Namespace, e.JobID));
   }
 
-  /**
-   * Inserts or replaces a dynamic host volume (already stamped with its indexes): the volume
-   * watches of its node (and of the node it left, if it moved) are woken, no other node's.
-   */
+  /** Inserts or replaces a dynamic host volume (already stamped); wakes its readers and its node's (host-volume-writes.ts). */
   putHostVolume(v: HostVolume, index: number): void {
     this.volumes.put(v, index);
   }
@@ -334,10 +337,7 @@ export class StateStore extends StateTables implements StateReader {
     return this.services.deleteByIds(ids, index);
   }
 
-  /**
-   * Removes an allocation's registrations (it ended, was lost or collected), as Nomad's state
-   * store does for a client-terminal allocation; answers the ones removed.
-   */
+  /** Removes an allocation's registrations (it ended, was lost or collected), as Nomad does; answers them. */
   deleteAllocServices(allocId: string, index: number): ServiceRegistration[] {
     return this.services.deleteForAlloc(allocId, index);
   }
@@ -355,12 +355,14 @@ export class StateStore extends StateTables implements StateReader {
 
   putNode(n: Node, index: number): void {
     this.nodesT.set(n.ID, n);
+    this.draining.written(n.ID, n);
     this.touch(index, Table.Nodes);
     this.changes.touchPseudo(index, nodeTableKey(n.ID));
   }
 
   deleteNode(id: string, index: number): void {
     this.nodesT.delete(id);
+    this.draining.written(id, undefined);
     this.touch(index, Table.Nodes);
     this.changes.touchPseudo(index, nodeTableKey(id));
   }
@@ -389,6 +391,7 @@ export class StateStore extends StateTables implements StateReader {
     if (cur && cur.Version === version) this.jobsT.set(key, { ...cur, Stable: stable, ModifyIndex: index });
     this.touch(index, Table.Jobs, Table.JobVersions);
     this.changes.touchObject(Table.Jobs, key);
+    this.changes.touchObject(Table.JobVersions, key);
     return changed;
   }
 
@@ -408,6 +411,7 @@ export class StateStore extends StateTables implements StateReader {
     if (cur && cur.Version === target.Version) this.jobsT.set(key, { ...cur, VersionTag: tag, ModifyIndex: index });
     this.touch(index, Table.Jobs, Table.JobVersions);
     this.changes.touchObject(Table.Jobs, key);
+    this.changes.touchObject(Table.JobVersions, key);
     return true;
   }
 

@@ -17,6 +17,7 @@ import { AclTables } from './acl-tables.js';
 import { CowIndex, CowTable, EpochClock } from './cow-table.js';
 import { JobLiveness } from './job-liveness.js';
 import { NodeUsageTable } from './node-usage-table.js';
+import { DrainingNodes } from './draining-nodes.js';
 import type { SnapshotTables } from './state-snapshot.js';
 import type { HostVolume } from '../../structs/dynamic-host-volume.js';
 import type { ServiceRegistration } from '../../structs/service-registration.js';
@@ -62,6 +63,8 @@ export class StateTables implements SnapshotTables {
   readonly deploymentsByJobI = new CowIndex('idx_deploy_job', this.epochs);
   /** Resources held on each node by non-terminal allocations (latest state only). */
   readonly nodeUsage = new NodeUsageTable(this.epochs);
+  /** The nodes that drain now: the drainer's pass without reading every node (written by the store only). */
+  readonly draining = new DrainingNodes(this.epochs);
   /** Each job's live allocations and evaluations: its status without reading all of them (written by the store only). */
   readonly liveness = new JobLiveness(this.epochs);
 
@@ -119,6 +122,11 @@ export class StateTables implements SnapshotTables {
 
   nodeById(id: string): Node | undefined {
     return this.nodesT.get(id);
+  }
+
+  /** The nodes with a DrainStrategy, by ID; O(draining nodes). */
+  drainingNodes(): Node[] {
+    return byPrefix(lookup(this.draining.current(), this.nodesT), '');
   }
 
   deployments(prefix = ''): Deployment[] {
