@@ -7,9 +7,12 @@
  *
  * `runRegistrationProber` starts the worker and resolves with the latencies (ms, in submission
  * order) of one registration a second for `seconds`; a registration the server refuses rejects.
+ * With `NODESIM_PROBE_LOG=<file>` each is also appended there as `reg <start, ms since the epoch>
+ * <ms>`, to set beside a server's trace (bench/leader-trace).
  */
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
+import { appendFileSync } from 'node:fs';
 import { SIM_DATACENTERS } from './simulated-node.js';
 
 interface ProberInput {
@@ -17,6 +20,8 @@ interface ProberInput {
   addr: string;
   seconds: number;
 }
+
+const PROBE_LOG = process.env['NODESIM_PROBE_LOG'];
 
 type ProberMessage = { latencies: number[] } | { error: string };
 
@@ -43,6 +48,7 @@ async function probe({ addr, seconds }: ProberInput): Promise<number[]> {
     const res = await fetch(`${addr}/v1/jobs`, { method: 'PUT', body, headers: { 'Content-Type': 'application/json' } });
     const text = await res.text();
     latencies.push(performance.now() - tick);
+    if (PROBE_LOG) appendFileSync(PROBE_LOG, `reg ${(performance.timeOrigin + tick).toFixed(0)} ${(performance.now() - tick).toFixed(1)}\n`);
     if (res.status !== 200) throw new Error(`registering nodesim-steady-${i}: ${res.status} ${text}`);
     await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (performance.now() - tick))));
   }

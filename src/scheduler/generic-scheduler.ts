@@ -13,6 +13,7 @@ import { candidateSetFor, scopedCandidates } from './candidate-set.js';
 import { MAX_PLACEMENTS_PER_PLAN, runPlanAttempts, type PlanAttempt } from './plan-attempt.js';
 import { NodeTaint, PlacementKind, reconcile, type ReconcileResult } from './reconciler.js';
 import { nextTracker } from './reschedule.js';
+import { LoopSlice } from './loop-slice.js';
 
 /** Plan attempts before giving up, as Nomad: 5 for services, 2 for batch. */
 export const MAX_SERVICE_ATTEMPTS = 5;
@@ -40,7 +41,8 @@ export class GenericScheduler implements Scheduler {
     await runPlanAttempts(evaluation, this.state, this.planner, this.ctx, attempts, (ev, st) => this.computePlan(ev, st));
   }
 
-  private computePlan(ev: Evaluation, state: SchedulerState): PlanAttempt {
+  /** Async only to yield: a plan of thousands of placements gives the event loop a turn every slice (loop-slice.ts). */
+  private async computePlan(ev: Evaluation, state: SchedulerState): Promise<PlanAttempt> {
     const nowMs = this.ctx.now;
     const job = state.jobById(ev.Namespace, ev.JobID);
     const allocs = state.allocsByJob(ev.Namespace, ev.JobID);
@@ -115,7 +117,7 @@ export class GenericScheduler implements Scheduler {
 
     for (const g of job?.TaskGroups ?? []) attempt.queued[g.Name] = 0;
     if (result.place.length === 0 || !job) return attempt;
-    this.placeAll(result, job, ev, plan, attempt, stoppedCopies, getStack());
+    await this.placeAll(result, job, ev, plan, attempt, stoppedCopies, getStack());
     return attempt;
   }
 
@@ -124,11 +126,14 @@ export class GenericScheduler implements Scheduler {
    * failed cannot place them either (coalesced failures, queued for the blocked eval); the
    * others wait for the follow-up evaluation (`deferred`).
    */
-  private placeAll(result: ReconcileResult, job: Job, ev: Evaluation, plan: Plan, attempt: PlanAttempt, stoppedCopies: Map<string, Allocation>, st: PlacementStack): void {
+  private async placeAll(result: ReconcileResult, job: Job, ev: Evaluation, plan: Plan, attempt: PlanAttempt, stoppedCopies: Map<string, Allocation>, st: PlacementStack): Promise<void> {
     const nowMs = this.ctx.now;
+    const slice = new LoopSlice(this.ctx.sliceMs);
     for (const s of result.stop) st.recordStop(s.alloc);
     const failedGroups = new Set<string>();
     for (const p of result.place) {
+      const y = slice.maybeYield();
+      if (y) await y;
       const groupName = p.group.Name;
       if (failedGroups.has(groupName)) {
         // Nomad coalesces: once a group fails, its other placements would fail the same way.

@@ -81,6 +81,11 @@ export interface SchedulerContext {
    * evaluation takes does not grow with the count.
    */
   maxPlacementsPerPlan?: number;
+  /**
+   * How long (ms) the scheduler computes before it lets the event loop serve other work
+   * (loop-slice.ts; default DEFAULT_SLICE_MS). 0 yields at every node or placement (tests).
+   */
+  sliceMs?: number;
 }
 
 /** A scheduler processes one evaluation against a snapshot. */

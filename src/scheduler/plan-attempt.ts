@@ -35,8 +35,8 @@ export interface PlanAttempt {
  */
 export const MAX_PLACEMENTS_PER_PLAN = 2_000;
 
-/** Computes a plan for the evaluation against a snapshot. */
-export type PlanComputer = (evaluation: Evaluation, state: SchedulerState) => PlanAttempt;
+/** Computes a plan for the evaluation against a snapshot (a long one yields to the event loop: loop-slice.ts). */
+export type PlanComputer = (evaluation: Evaluation, state: SchedulerState) => PlanAttempt | Promise<PlanAttempt>;
 
 /** Runs the attempts and finishes the evaluation. Resolves when the eval is updated. */
 export async function runPlanAttempts(
@@ -52,7 +52,7 @@ export async function runPlanAttempts(
   let last: PlanAttempt | null = null;
   let done = false;
   for (let attempt = 0; attempt < maxAttempts && !done; attempt++) {
-    last = compute(evaluation, state);
+    last = await compute(evaluation, state);
     last.plan.SnapshotIndex = state.index();
     for (const f of last.followups) await planner.createEval(f);
     // A plan dry run (`job plan`) wants the annotations even when nothing would change.

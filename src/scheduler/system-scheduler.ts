@@ -26,6 +26,7 @@ import { runPlanAttempts, type PlanAttempt } from './plan-attempt.js';
 import { isLiveAlloc } from '../structs/alloc.js';
 import { isNodeUnreachable } from '../structs/node.js';
 import { tasksUpdated } from './tasks-updated.js';
+import { LoopSlice } from './loop-slice.js';
 
 /** Plan attempts before giving up, as Nomad's system scheduler. */
 export const MAX_SYSTEM_ATTEMPTS = 5;
@@ -59,8 +60,10 @@ export class SystemScheduler implements Scheduler {
     await runPlanAttempts(evaluation, this.state, this.planner, this.ctx, MAX_SYSTEM_ATTEMPTS, (ev, st) => this.computePlan(ev, st));
   }
 
-  private computePlan(ev: Evaluation, state: SchedulerState): PlanAttempt {
+  /** Async only to yield: a 10,000-node evaluation gives the event loop a turn every slice (loop-slice.ts). */
+  private async computePlan(ev: Evaluation, state: SchedulerState): Promise<PlanAttempt> {
     const nowMs = this.ctx.now;
+    const slice = new LoopSlice(this.ctx.sliceMs);
     const job = state.jobById(ev.Namespace, ev.JobID);
     const allocs = state.allocsByJob(ev.Namespace, ev.JobID);
     const plan = emptyPlan(ev.ID, '', job?.Priority ?? ev.Priority, job ?? null);
@@ -101,6 +104,8 @@ export class SystemScheduler implements Scheduler {
     // Existing allocations on nodes that are gone, down, out of scope or of removed groups.
     const toPlace: { node: Node; group: TaskGroup; previous: Allocation | null }[] = [];
     for (const [nodeId, m] of byNode) {
+      const y = slice.maybeYield();
+      if (y) await y;
       const node = state.nodeById(nodeId);
       const lost = !node || isNodeUnreachable(node.Status);
       for (const [groupName, list] of m) {
@@ -147,6 +152,8 @@ export class SystemScheduler implements Scheduler {
 
     // Ready nodes without a live allocation of a group get one (sysbatch: unless it completed).
     for (const node of nodes) {
+      const y = slice.maybeYield();
+      if (y) await y;
       const m = byNode.get(node.ID);
       for (const group of job.TaskGroups) {
         const list = m?.get(group.Name) ?? [];
@@ -162,6 +169,8 @@ export class SystemScheduler implements Scheduler {
     }
 
     for (const p of toPlace) {
+      const y = slice.maybeYield();
+      if (y) await y;
       const { selection, metric } = stack.selectOnNode(p.group, p.node);
       if (!selection) {
         const prior = attempt.failedTGAllocs[p.group.Name];

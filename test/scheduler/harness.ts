@@ -117,6 +117,8 @@ export class SchedulerHarness implements Planner {
   now = 1_700_000_000_000;
   /** The most new allocations one evaluation places (the scheduler's default when undefined). */
   maxPlacementsPerPlan: number | undefined = undefined;
+  /** The scheduler's slice before it yields to the event loop (its default when undefined). */
+  sliceMs: number | undefined = undefined;
   private seed = 42;
   private ids = 0;
   private readonly applier = new PlanApplier({
@@ -134,6 +136,7 @@ export class SchedulerHarness implements Planner {
   context(): SchedulerContext {
     const ctx: SchedulerContext = { now: this.now, random: this.random, newId: () => `id-${String(++this.ids).padStart(6, '0')}` };
     if (this.maxPlacementsPerPlan !== undefined) ctx.maxPlacementsPerPlan = this.maxPlacementsPerPlan;
+    if (this.sliceMs !== undefined) ctx.sliceMs = this.sliceMs;
     return ctx;
   }
 

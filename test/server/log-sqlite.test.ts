@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { SqliteLogBackend } from '../../src/server/log/sqlite-log-backend.js';
 import { runLogConformance } from './log-conformance.js';
+import { SqliteDb } from '../../src/sqlite/sqlite-db.js';
 
 runLogConformance({
   name: 'sqlite (embedded)',
@@ -42,6 +43,70 @@ test('sqlite log: appends from many turns, committed on the append worker while 
     assert.equal(await again.lastIndex(), 201);
     await again.close();
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+test('sqlite log: an append sent while a commit is in flight is committed by the worker while this thread is busy', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'caravan-log-'));
+  const path = join(dir, 'raft.db');
+  const log = SqliteLogBackend.open(dir);
+  const locker = SqliteDb.open(path, { busyTimeoutMs: 10_000 });
+  const reader = SqliteDb.open(path);
+  try {
+    assert.deepEqual(await log.append([{ type: 'T', payload: 'first' }]), [1]);
+    // Another connection holds the write lock: the commit of `a` waits for it on the worker.
+    locker.exec('BEGIN IMMEDIATE');
+    const a = log.append([{ type: 'T', payload: 'a' }]);
+    await turn();
+    const b = log.append([{ type: 'T', payload: 'b' }]);
+    await turn();
+    locker.exec('COMMIT');
+    // This thread now reads no answer from the worker until `b` is on disk (or 10 s pass):
+    // before, `b` was sent only once the answer for `a` had been read here.
+    const deadline = Date.now() + 10_000;
+    let committed = false;
+    while (!committed && Date.now() < deadline) {
+      committed = reader.prepare("SELECT COUNT(*) AS n FROM log WHERE payload = 'b'").get<{ n: number }>()?.n === 1;
+    }
+    assert.ok(committed, 'b was committed while the server thread was busy');
+    assert.deepEqual(await a, [2]);
+    assert.deepEqual(await b, [3]);
+  } finally {
+    reader.close();
+    locker.close();
+    await log.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('sqlite log: an append sent behind one that failed fails too, and the log goes on from where it ends, without a gap', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'caravan-log-'));
+  const path = join(dir, 'raft.db');
+  const log = SqliteLogBackend.open(dir);
+  const locker = SqliteDb.open(path, { busyTimeoutMs: 10_000 });
+  try {
+    assert.deepEqual(await log.append([{ type: 'T', payload: 'first' }]), [1]);
+    // Index 2 is taken behind the log's back: the commit of `a` (index 2) fails, and `b`, sent
+    // while `a` waited for the lock, must not be written at index 3.
+    locker.exec('BEGIN IMMEDIATE');
+    locker.exec("INSERT INTO log (idx, type, payload) VALUES (2, 'T', 'intruder')");
+    const a = log.append([{ type: 'T', payload: 'a' }]);
+    await turn();
+    const b = log.append([{ type: 'T', payload: 'b' }]);
+    await turn();
+    locker.exec('COMMIT');
+    await assert.rejects(a, /log append failed/);
+    await assert.rejects(b, /log append failed/);
+    locker.exec('DELETE FROM log WHERE idx = 2');
+    assert.deepEqual(await log.append([{ type: 'T', payload: 'c' }]), [2]);
+    assert.deepEqual((await log.read(1)).map((e) => `${e.index}:${e.payload}`), ['1:first', '2:c']);
+    assert.equal(await log.lastIndex(), 2);
+  } finally {
+    locker.close();
+    await log.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -1,6 +1,7 @@
 /**
  * Messages between the SQLite log backend and its append worker (log-append-worker.ts), over a
- * worker_threads port. One request at a time: entries `start`, `start + 1`, … in one transaction.
+ * worker_threads port. Each request holds entries `start`, `start + 1`, …; the backend sends one
+ * without waiting for the answers to those before it, and the worker answers each, in order.
  */
 export interface AppendRequest {
   id: number;

@@ -1,5 +1,5 @@
 /**
- * How a batch of log entries is written: one INSERT per entry in one transaction, indexes
+ * How batches of log entries are written: one INSERT per entry in one transaction, indexes
  * start, start + 1, …. Shared by the append worker and the inline appender of in-memory logs.
  */
 import type { SqliteDb, SqlStatement } from '../../sqlite/sqlite-db.js';
@@ -12,5 +12,19 @@ export function prepareLogInsert(db: SqliteDb): SqlStatement {
 export function insertLogBatch(db: SqliteDb, insert: SqlStatement, start: number, types: string[], payloads: string[]): void {
   db.transaction(() => {
     for (let i = 0; i < types.length; i++) insert.run(start + i, types[i]!, payloads[i]!);
+  });
+}
+
+/** One batch: entries (types[i], payloads[i]) at start + i. */
+export interface LogBatch {
+  start: number;
+  types: string[];
+  payloads: string[];
+}
+
+/** Commits several batches in one transaction (one fsync); nothing is written if one fails. */
+export function insertLogBatches(db: SqliteDb, insert: SqlStatement, batches: LogBatch[]): void {
+  db.transaction(() => {
+    for (const b of batches) for (let i = 0; i < b.types.length; i++) insert.run(b.start + i, b.types[i]!, b.payloads[i]!);
   });
 }

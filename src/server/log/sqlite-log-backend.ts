@@ -1,10 +1,12 @@
 /**
  * The embedded log backend: SQLite (see sqlite-db.ts) in WAL mode with synchronous=FULL, so a
- * commit is on disk before append() resolves. Appends arriving while one commit is being
- * prepared or is in flight are grouped into the next single transaction (group commit), so
- * concurrent writers share one fsync instead of queueing behind each other's. The commits of a
- * log file happen on a worker thread (log-appender.ts), so the server's thread schedules while
- * the disk syncs; reads, snapshots and compaction use this thread's own connection.
+ * commit is on disk before append() resolves. The appends of one turn of the event loop go to
+ * the committer as one batch at the end of the turn, with their indexes, whether or not a commit
+ * is in flight; the append worker commits the batches that queued up during its commit in one
+ * transaction (group commit), so concurrent writers share one fsync, and a commit follows the
+ * one before without waiting for this thread to run (log-append-worker.ts). The commits of a
+ * log file happen on that worker thread (log-appender.ts), so the server's thread schedules
+ * while the disk syncs; reads, snapshots and compaction use this thread's own connection.
  *
  * Snapshots are stored as numbered chunks (snapshot_chunks) of one snapshot id; a snapshot is
  * visible only once its row in snapshot_done exists, which commit() inserts in the same
@@ -43,10 +45,19 @@ type LatestSnapshot = { kind: 'chunks'; snap: number; index: number; chunks: num
 export class SqliteLogBackend implements LogBackend {
   private readonly db: SqliteDb;
   private closed = false;
+  /** The index after the last acknowledged (committed) entry. */
   private next: number;
+  /**
+   * The index the next batch is given (≥ next: batches in flight hold the ones between). The
+   * committer commits batches in the order they were given and refuses one that does not start
+   * where the last commit ended, so after a failed batch the ones sent behind it fail too.
+   */
+  private assigned: number;
+  /** Counts failed batches: a failure resets `assigned` only for batches given after the last reset. */
+  private generation = 0;
   private queue: PendingAppend[] = [];
   private flushScheduled = false;
-  /** The commit in flight, if any: the next batch waits for it, so indexes stay in order. */
+  /** The last batch sent, settled (either way) after every batch before it. */
   private writing: Promise<void> | null = null;
   private readonly appender: LogAppender;
   private nextSnap: number;
@@ -71,6 +82,7 @@ export class SqliteLogBackend implements LogBackend {
     this.nextSnap = max('SELECT MAX(snap) AS m FROM snapshot_done') + 1;
     const compacted = db.prepare("SELECT v FROM meta WHERE k = 'compacted'").get<{ v: number }>()?.v ?? 0;
     this.next = Math.max(lastLog, lastSnap, compacted) + 1;
+    this.assigned = this.next;
     // Created once the tables exist: the worker's connection prepares its insert on open.
     this.appender = appender(db);
   }
@@ -98,15 +110,18 @@ export class SqliteLogBackend implements LogBackend {
     });
   }
 
-  /** Commits the queued appends as one batch, after the commit in flight (if any). */
+  /** Sends the queued appends to the committer as one batch, behind those in flight. */
   private flush(): void {
     this.flushScheduled = false;
-    if (this.writing || this.queue.length === 0) return;
+    if (this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
-    const start = this.next;
+    const start = this.assigned;
+    const generation = this.generation;
     const entries = batch.flatMap((p) => p.entries);
-    this.writing = this.appender.append(start, entries).then(
+    this.assigned += entries.length;
+    // Batches settle in the order they were sent (one committer, answering in order).
+    const written = this.appender.append(start, entries).then(
       () => {
         this.next = start + entries.length;
         let idx = start;
@@ -117,13 +132,19 @@ export class SqliteLogBackend implements LogBackend {
         }
       },
       (err: unknown) => {
+        // The batches sent behind this one are refused by the committer; the next batch given
+        // an index starts again where the log ends.
+        if (generation === this.generation) {
+          this.generation++;
+          this.assigned = this.next;
+        }
         const e = new LogError('LOG_IO', `log append failed: ${(err as Error).message}`, { cause: err });
         for (const p of batch) p.reject(e);
       },
     );
-    void this.writing.then(() => {
-      this.writing = null;
-      this.flush();
+    this.writing = written;
+    void written.then(() => {
+      if (this.writing === written) this.writing = null;
     });
   }
 
