@@ -8,7 +8,7 @@ import { sleepJobHcl } from './helpers/sleep-job.js';
 
 
 test('evaluations: count with filters, delete by ID or filter only with the broker paused and when safe; deployment unblock', async () => {
-  const agent = await startAgent({ roleArgs: ['-server'] });
+  const agent = await startAgent({ roleArgs: ['-server'], minHeartbeatTtl: '1h' });
   try {
     const a = agent.address;
     const node = mockNode({ ID: randomUUID(), Name: 'n1', Status: 'ready' });

@@ -18,7 +18,7 @@ async function register(address: string, text: string): Promise<void> {
 const job = async (address: string, id: string) => (await api<Job>(address, 'GET', `/v1/job/${id}`)).body;
 
 test('job revert, stable, scale and /v1/jobs/statuses through a real agent', async () => {
-  const agent = await startAgent({ roleArgs: ['-server'] });
+  const agent = await startAgent({ roleArgs: ['-server'], minHeartbeatTtl: '1h' });
   try {
     const a = agent.address;
     const node = mockNode({ ID: randomUUID(), Name: 'n1', Status: 'ready' });

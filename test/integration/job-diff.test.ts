@@ -16,7 +16,7 @@ interface PlanAnswer {
 }
 
 test('job plan and job history -p show Nomad-shaped, annotated diffs through a real agent', async () => {
-  const agent = await startAgent({ roleArgs: ['-server'] });
+  const agent = await startAgent({ roleArgs: ['-server'], minHeartbeatTtl: '1h' });
   const dir = await mkdtemp(join(tmpdir(), 'caravan-diff-'));
   try {
     const a = agent.address;

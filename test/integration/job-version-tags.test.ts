@@ -11,7 +11,7 @@ interface Version {
 }
 
 test('job version tags through the API and the CLI; job services; job validation', async () => {
-  const agent = await startAgent({ roleArgs: ['-server'] });
+  const agent = await startAgent({ roleArgs: ['-server'], minHeartbeatTtl: '1h' });
   try {
     const a = agent.address;
     assert.equal((await api(a, 'PUT', '/v1/internal/node/register', { Node: mockNode({ ID: randomUUID(), Status: 'ready' }) })).status, 200);

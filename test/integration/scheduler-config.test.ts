@@ -28,7 +28,7 @@ async function nodeOf(address: string, id: string): Promise<string> {
 }
 
 test('scheduler configuration: read, replaced with check-and-set, and honoured by placement', async () => {
-  const agent = await startAgent({ roleArgs: ['-server'] });
+  const agent = await startAgent({ roleArgs: ['-server'], minHeartbeatTtl: '1h' });
   try {
     const a = agent.address;
     for (const name of ['n1', 'n2']) {

@@ -55,6 +55,12 @@ export interface StartAgentOptions {
    * when its config says so, since its exec runs commands on the host.
    */
   mockDriver?: boolean;
+  /**
+   * The server's min_heartbeat_ttl (e.g. "1h"), for tests that register nodes through the API
+   * and never heartbeat them: with the default 10 s such a node is marked down when a loaded
+   * machine stretches the test past its TTL and grace, and nothing can be placed on it.
+   */
+  minHeartbeatTtl?: string;
   /** Leave out `-bind 127.0.0.1` (the agent's own default applies). */
   noBind?: boolean;
   /** The agent serves HTTPS (its config has a `tls` block): health is checked with this CA and client certificate. */
@@ -76,6 +82,13 @@ async function mockDriverConfig(dataDir: string): Promise<string> {
   await mkdir(dataDir, { recursive: true });
   const file = join(dataDir, 'mock-driver.hcl');
   await writeFile(file, 'plugin "mock_driver" {\n  config {\n    enabled = true\n  }\n}\n');
+  return file;
+}
+
+async function heartbeatConfig(dataDir: string, minTtl: string): Promise<string> {
+  await mkdir(dataDir, { recursive: true });
+  const file = join(dataDir, 'heartbeat.hcl');
+  await writeFile(file, `server {\n  min_heartbeat_ttl = ${JSON.stringify(minTtl)}\n}\n`);
   return file;
 }
 
@@ -128,7 +141,8 @@ export async function startAgent(opts: StartAgentOptions = {}): Promise<AgentPro
   const port = opts.port ?? (await freePort());
   const rawExec = opts.rawExec === false ? [] : ['-config', await rawExecConfig(dataDir)];
   const mock = opts.mockDriver === true ? ['-config', await mockDriverConfig(dataDir)] : [];
-  const args = [CARAVAN_BIN, 'agent', ...(opts.roleArgs ?? ['-server']), ...rawExec, ...mock, ...(opts.noBind ? [] : ['-bind', '127.0.0.1']), '-http-port', String(port), '-data-dir', dataDir, '-log-level', 'debug', ...(opts.extraArgs ?? [])];
+  const heartbeat = opts.minHeartbeatTtl ? ['-config', await heartbeatConfig(dataDir, opts.minHeartbeatTtl)] : [];
+  const args = [CARAVAN_BIN, 'agent', ...(opts.roleArgs ?? ['-server']), ...rawExec, ...mock, ...heartbeat, ...(opts.noBind ? [] : ['-bind', '127.0.0.1']), '-http-port', String(port), '-data-dir', dataDir, '-log-level', 'debug', ...(opts.extraArgs ?? [])];
   const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) });
   let stdout = '';
   let stderr = '';
