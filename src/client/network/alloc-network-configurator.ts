@@ -23,8 +23,9 @@
  * iptables a dozen times each, so a bridge set-up from scratch takes hundreds of milliseconds.
  * After the first bridge allocation, the client keeps a few warm namespaces (`warmNamespaces`)
  * on which the part of the chain that does not depend on the allocation (loopback, bridge with
- * its address, firewall) has already run; an allocation takes one, names it after itself and
- * only gets its ports forwarded (one iptables-restore). A warm namespace is new and used once:
+ * its address, firewall) has already run; an allocation takes one, names it after itself (a
+ * link to the warm name) and only gets its ports forwarded (one iptables-restore, started ahead:
+ * standby-iptables-restore.ts) — no process starts on its path. A warm namespace is new and used once:
  * nothing of an earlier allocation is in it. Each is recorded like an allocation's network, so
  * a sweep removes the ones a dead agent left, and close() removes the idle ones at shutdown.
  * Teardown runs after the allocation is reported stopped. It removes the port forwarding first
