@@ -33,7 +33,7 @@
  * only, so a stale forwarding rule never shadows the new one. The rest (the DEL chain, which
  * frees the address only after its firewall rules are gone, then the namespace) follows.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -205,8 +205,8 @@ export class AllocNetworkConfigurator {
   }
 
   /**
-   * Writes the record (atomically: a temporary file renamed). Synchronously, as readRecord and
-   * removeRecord: a few kilobytes take microseconds, where the thread pool's mkdir, open, write,
+   * Writes the record (atomically: a temporary file renamed). Synchronously, as readRecord: a
+   * few kilobytes take well under a millisecond, where the thread pool's mkdir, open, write,
    * close and rename are five round trips between threads — milliseconds each on a loaded 2-core
    * client, on every set-up's path (issue 29).
    */
@@ -223,10 +223,6 @@ export class AllocNetworkConfigurator {
     } catch {
       return null;
     }
-  }
-
-  private removeRecord(allocId: string): void {
-    rmSync(this.recordPath(allocId), { force: true });
   }
 
   /** The conflist for a mode; throws NetworkError(Config) for a mode the client cannot provide. */
@@ -426,14 +422,18 @@ export class AllocNetworkConfigurator {
     };
     if (mappings.length > 0) rec.portForward = this.portForwardOf(rec, mappings);
     this.writeRecord(rec);
-    this.removeRecord(warm.allocId);
+    // Off the main thread, beside the rules: unlinking a file written a moment ago takes ext4
+    // milliseconds. Gone before the allocation's record is complete — a warm record left beside
+    // a complete one would have a starting agent's sweep remove the allocation's namespace.
+    const warmRecordGone = rm(this.recordPath(warm.allocId), { force: true });
     try {
       await this.portsReleased(rec.portMappings);
       // Naming the namespace and forwarding its ports are independent. Both settle before
       // anything is undone: a removal must not overtake the addition it undoes.
-      const [named, forwarded] = await Promise.allSettled([aliasNetns(warm.allocId, alloc.ID), rec.portForward ? this.forwardPorts(rec.portForward) : undefined]);
+      const [named, forwarded, gone] = await Promise.allSettled([aliasNetns(warm.allocId, alloc.ID), rec.portForward ? this.forwardPorts(rec.portForward) : undefined, warmRecordGone]);
       if (named.status === 'rejected') throw named.reason;
       if (forwarded.status === 'rejected') throw forwarded.reason;
+      if (gone.status === 'rejected') throw gone.reason;
       rec.netnsPath = netnsPath(alloc.ID);
       rec.cniResult = withSandbox(warm.cniResult, warm.netnsPath, rec.netnsPath);
       await this.writeNameFiles(rec, net);
@@ -590,7 +590,8 @@ export class AllocNetworkConfigurator {
     if (first) {
       throw new NetworkError(NetworkErrorCode.Setup, { mode: rec.mode, alloc: rec.allocId, reason: `teardown: ${(first as Error).message}` }, { cause: first });
     }
-    this.removeRecord(rec.allocId);
+    // Asynchronously: off every path, and an unlink can take ext4 milliseconds.
+    await rm(this.recordPath(rec.allocId), { force: true });
   }
 
   /**
