@@ -109,7 +109,7 @@ async function main(): Promise<void> {
   // Nomad after Caravan's agent has stopped: the two never share the machine's CPUs.
   const nomadSamples = nomad ? await measure(nomad, n) : null;
   const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
-  console.log(`submit → running of an exec task, ${n} jobs per mode (goal: bridge ≤ 2× host); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(`submit → running of an exec task, ${n} jobs per mode (goal: bridge ≤ 2× host); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} at ${new Date().toISOString()}`);
   const print = (who: string, s: Record<'host' | 'bridge', number[]>): void => {
     const host = median(s.host);
     const bridge = median(s.bridge);

@@ -23,8 +23,9 @@
  * iptables a dozen times each, so a bridge set-up from scratch takes hundreds of milliseconds.
  * After the first bridge allocation, the client keeps a few warm namespaces (`warmNamespaces`)
  * on which the part of the chain that does not depend on the allocation (loopback, bridge with
- * its address, firewall) has already run; an allocation takes one, names it after itself and
- * only gets its ports forwarded (one iptables-restore). A warm namespace is new and used once:
+ * its address, firewall) has already run; an allocation takes one, names it after itself (a
+ * link to the warm name) and only gets its ports forwarded (one iptables-restore, started ahead:
+ * standby-iptables-restore.ts) — no process starts on its path. A warm namespace is new and used once:
  * nothing of an earlier allocation is in it. Each is recorded like an allocation's network, so
  * a sweep removes the ones a dead agent left, and close() removes the idle ones at shutdown.
  * Teardown runs after the allocation is reported stopped. It removes the port forwarding first
@@ -32,7 +33,8 @@
  * only, so a stale forwarding rule never shadows the new one. The rest (the DEL chain, which
  * frees the address only after its firewall rules are gone, then the namespace) follows.
  */
-import { mkdir, readdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -45,6 +47,7 @@ import { aliasNetns, attachNetns, createNetns, deleteNetns, netnsExists, netnsPa
 import { NetworkError, NetworkErrorCode } from './network-error.js';
 import { hostsText, resolvConfText } from './resolv-conf.js';
 import { WarmPool } from './warm-pool.js';
+import { StandbyIptablesRestore } from './standby-iptables-restore.js';
 import { addHostPortForward, enableRouteLocalnet, ensureHostPortChains, flushStaleUdp, hostPortForwardPresent, removeHostPortForward, type HostPortForward } from './host-port-forward.js';
 
 /** The client's network options (Nomad's names), with defaults applied. */
@@ -155,6 +158,9 @@ export class AllocNetworkConfigurator {
   private hostPortChainsReady: Promise<void> | null = null;
   /** Warm bridge namespaces (records of allocId `cvwarm-…`, never complete). */
   private readonly warm: WarmPool<NetworkRecord>;
+  /** An iptables-restore started ahead: the port rules' one process, already running when a set-up or teardown needs it. */
+  private readonly standby: StandbyIptablesRestore;
+  private readonly restoreRules = (text: string): Promise<void> => this.standby.apply(text);
   /** Teardowns under way, by allocation, with the host ports their portmap rules still hold. */
   private readonly releasing = new Map<string, { ports: Promise<ReadonlySet<number>>; free: Promise<void> }>();
   /** Set-ups under way, and when the last one ended (performance.now()): what a refill waits for. */
@@ -169,6 +175,7 @@ export class AllocNetworkConfigurator {
     private readonly sandboxes: SandboxLookup = () => undefined,
   ) {
     this.warm = new WarmPool({ size: cfg.warmNamespaces, create: () => this.createWarm(), destroy: (r) => this.undo(r), beforeCreate: () => this.quiet() });
+    this.standby = new StandbyIptablesRestore({ beforeSpawn: () => this.quiet() });
   }
 
   /** The driver of the group's tasks that must own the namespace, if any (Nomad: one such driver per group). */
@@ -197,16 +204,22 @@ export class AllocNetworkConfigurator {
     return join(this.stateDir, allocId);
   }
 
-  private async writeRecord(r: NetworkRecord): Promise<void> {
-    await mkdir(this.stateDir, { recursive: true, mode: 0o700 });
+  /**
+   * Writes the record (atomically: a temporary file renamed). Synchronously, as readRecord: a
+   * few kilobytes take well under a millisecond, where the thread pool's mkdir, open, write,
+   * close and rename are five round trips between threads — milliseconds each on a loaded 2-core
+   * client, on every set-up's path (issue 29).
+   */
+  private writeRecord(r: NetworkRecord): void {
+    mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
     const tmp = `${this.recordPath(r.allocId)}.tmp`;
-    await writeFile(tmp, JSON.stringify(r), { mode: 0o600 });
-    await rename(tmp, this.recordPath(r.allocId));
+    writeFileSync(tmp, JSON.stringify(r), { mode: 0o600 });
+    renameSync(tmp, this.recordPath(r.allocId));
   }
 
-  private async readRecord(allocId: string): Promise<NetworkRecord | null> {
+  private readRecord(allocId: string): NetworkRecord | null {
     try {
-      return JSON.parse(await readFile(this.recordPath(allocId), 'utf8')) as NetworkRecord;
+      return JSON.parse(readFileSync(this.recordPath(allocId), 'utf8')) as NetworkRecord;
     } catch {
       return null;
     }
@@ -279,8 +292,9 @@ export class AllocNetworkConfigurator {
   /** Forwards the recorded ports (portmap's rules, one iptables-restore); UDP flows seen before are dropped after. */
   private async forwardPorts(f: HostPortForward): Promise<void> {
     if (f.mappings.length === 0) return;
-    await Promise.all([this.ensureHostPortChains(), enableRouteLocalnet(this.cfg.bridgeName)]);
-    await addHostPortForward(f);
+    enableRouteLocalnet(this.cfg.bridgeName);
+    await this.ensureHostPortChains();
+    await addHostPortForward(f, this.restoreRules);
     void flushStaleUdp(f);
   }
 
@@ -296,7 +310,7 @@ export class AllocNetworkConfigurator {
     if (!/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(alloc.ID)) {
       throw new NetworkError(NetworkErrorCode.Config, { mode, alloc: alloc.ID, reason: 'the allocation ID cannot name a network namespace' });
     }
-    const prior = await this.readRecord(alloc.ID);
+    const prior = this.readRecord(alloc.ID);
     if (prior?.complete && (await netnsExists(alloc.ID)) && (await this.sandboxAlive(prior))) return publicView(prior);
     if (prior) await this.undo(prior);
     this.settingUp++;
@@ -332,8 +346,10 @@ export class AllocNetworkConfigurator {
         }
         return await this.setupFresh(alloc, net, mode);
       } finally {
-        // Starts the pool on a client's first bridge allocation; each create waits for quiet().
+        // Starts the pool on a client's first bridge allocation; each create waits for quiet(),
+        // and so does the standby iptables-restore.
         this.warm.fill();
+        this.standby.refill();
       }
     }
     return this.setupFresh(alloc, net, mode);
@@ -354,14 +370,14 @@ export class AllocNetworkConfigurator {
       ...(sandbox ? { sandbox: { driver: sandbox.driver, id: '' } } : {}),
       complete: false,
     };
-    await this.writeRecord(rec);
+    this.writeRecord(rec);
     try {
       const ready = [mode === 'bridge' ? this.ensureForwarding() : undefined, this.portsReleased(rec.portMappings)];
       if (sandbox) {
         await Promise.all(ready);
         const made = await sandbox.manager.createNetwork(alloc.ID, net?.Hostname ? { hostname: net.Hostname } : {});
         rec.sandbox = { driver: sandbox.driver, id: made.id };
-        await this.writeRecord(rec);
+        this.writeRecord(rec);
         await attachNetns(alloc.ID, made.pid, conflist === null);
       } else {
         await Promise.all([...ready, createNetns(alloc.ID, conflist === null)]);
@@ -373,12 +389,12 @@ export class AllocNetworkConfigurator {
       }
       if (mode === 'bridge' && rec.portMappings.length > 0) {
         rec.portForward = this.portForwardOf(rec, rec.portMappings);
-        await this.writeRecord(rec);
+        this.writeRecord(rec);
         await this.forwardPorts(rec.portForward);
       }
       await this.writeNameFiles(rec, net);
       rec.complete = true;
-      await this.writeRecord(rec);
+      this.writeRecord(rec);
     } catch (err) {
       return this.setupFailed(rec, err);
     }
@@ -387,8 +403,10 @@ export class AllocNetworkConfigurator {
 
   /**
    * The allocation takes a warm namespace: recorded as the allocation's (before the warm record
-   * goes, so a crash leaves one record or both, never none), named after the allocation while
-   * its ports are forwarded to the address the warm namespace already has.
+   * goes, so a crash leaves one record or both, never none), named after the allocation (a link
+   * to the warm name, no process: aliasNetns) while its ports are forwarded to the address the
+   * warm namespace already has (the standby iptables-restore). The warm name stays while the
+   * allocation runs; teardown removes the link, then the namespace by that name.
    */
   private async setupFromWarm(alloc: Allocation, net: NetworkResource, warm: NetworkRecord): Promise<AllocNetwork> {
     const mappings = allocPortMappings(alloc);
@@ -403,25 +421,27 @@ export class AllocNetworkConfigurator {
       complete: false,
     };
     if (mappings.length > 0) rec.portForward = this.portForwardOf(rec, mappings);
-    await this.writeRecord(rec);
+    this.writeRecord(rec);
+    // Off the main thread, beside the rules: unlinking a file written a moment ago takes ext4
+    // milliseconds. Gone before the allocation's record is complete — a warm record left beside
+    // a complete one would have a starting agent's sweep remove the allocation's namespace.
     const warmRecordGone = rm(this.recordPath(warm.allocId), { force: true });
     try {
       await this.portsReleased(rec.portMappings);
       // Naming the namespace and forwarding its ports are independent. Both settle before
       // anything is undone: a removal must not overtake the addition it undoes.
-      const [named, forwarded] = await Promise.allSettled([aliasNetns(warm.allocId, alloc.ID), rec.portForward ? this.forwardPorts(rec.portForward) : undefined, warmRecordGone]);
+      const [named, forwarded, gone] = await Promise.allSettled([aliasNetns(warm.allocId, alloc.ID), rec.portForward ? this.forwardPorts(rec.portForward) : undefined, warmRecordGone]);
       if (named.status === 'rejected') throw named.reason;
       if (forwarded.status === 'rejected') throw forwarded.reason;
+      if (gone.status === 'rejected') throw gone.reason;
       rec.netnsPath = netnsPath(alloc.ID);
       rec.cniResult = withSandbox(warm.cniResult, warm.netnsPath, rec.netnsPath);
       await this.writeNameFiles(rec, net);
       rec.complete = true;
-      await this.writeRecord(rec);
+      this.writeRecord(rec);
     } catch (err) {
       return this.setupFailed(rec, err);
     }
-    // The old name goes after the set-up (teardown removes it too, should this fail).
-    void deleteNetns(warm.allocId).catch(() => undefined);
     return publicView(rec);
   }
 
@@ -437,14 +457,14 @@ export class AllocNetworkConfigurator {
     const id = `cvwarm-${randomBytes(8).toString('hex')}`;
     const conflist = (await this.conflistFor('bridge', id))!;
     const rec: NetworkRecord = { allocId: id, mode: 'bridge', netnsPath: netnsPath(id), address: '', interfaceName: ALLOC_IFNAME, conflist, portMappings: [], cniResult: null, complete: false };
-    await this.writeRecord(rec);
+    this.writeRecord(rec);
     try {
       // The shared port chains too: the allocation that takes this namespace then only adds its own.
       await Promise.all([this.ensureForwarding(), this.ensureHostPortChains(), createNetns(id, false)]);
       const added = await addCniNetwork(conflist, this.attachment(rec));
       rec.address = added.address;
       rec.cniResult = added.result;
-      await this.writeRecord(rec);
+      this.writeRecord(rec);
     } catch (err) {
       await this.undo(rec).catch(() => undefined);
       throw err;
@@ -487,12 +507,12 @@ export class AllocNetworkConfigurator {
    * there; null when nothing was recorded or the namespace is gone (the caller sets up again).
    */
   async restore(allocId: string): Promise<AllocNetwork | null> {
-    const rec = await this.readRecord(allocId);
+    const rec = this.readRecord(allocId);
     if (!rec?.complete || !(await netnsExists(allocId)) || !(await this.sandboxAlive(rec))) return null;
     // Rules live in the kernel and survive the agent; made again should they be gone (an iptables flush).
     if (rec.portForward && !(await hostPortForwardPresent(rec.portForward).catch(() => false))) {
       try {
-        await removeHostPortForward(rec.portForward);
+        await removeHostPortForward(rec.portForward, this.restoreRules);
         await this.forwardPorts(rec.portForward);
       } catch {
         return null;
@@ -512,13 +532,13 @@ export class AllocNetworkConfigurator {
     const free = new Promise<void>((resolve) => (portsFree = resolve)).then(() => onPortsFree?.());
     const done = (async () => {
       try {
-        const rec = await this.readRecord(allocId);
+        const rec = this.readRecord(allocId);
         known(new Set(rec?.portMappings.map((m) => m.hostPort)));
         if (!rec) return;
         if (rec.portMappings.length === 0) portsFree();
         // The client's own port rules first: what a set-up on one of those ports waits for (a
         // failure here is retried by undo). A plugin's (cni/<name> portmap) go with the DEL chain.
-        if (rec.portForward && (await removeHostPortForward(rec.portForward).then(() => true, () => false))) {
+        if (rec.portForward && (await removeHostPortForward(rec.portForward, this.restoreRules).then(() => true, () => false))) {
           portsFree();
           await this.undo(rec, { portsRemoved: true });
         } else {
@@ -540,23 +560,24 @@ export class AllocNetworkConfigurator {
 
   /** Resolves once the warm pool's refill under way (if any) has finished: how many warm namespaces are ready. */
   async warmSettled(): Promise<number> {
-    await this.warm.settled();
+    await Promise.all([this.warm.settled(), this.standby.settled()]);
     return this.warm.ready;
   }
 
-  /** Stops keeping namespaces warm and removes the idle ones (agent shutdown). */
+  /** Stops keeping namespaces warm and removes the idle ones, and ends the standby iptables-restore (agent shutdown). */
   async close(): Promise<void> {
-    await this.warm.close();
+    await Promise.all([this.warm.close(), this.standby.close()]);
   }
 
   private async undo(rec: NetworkRecord, opts: { portsRemoved?: boolean } = {}): Promise<void> {
     let first: unknown = null;
     // Where portmap's DEL would be, the chain run in reverse: first.
-    if (rec.portForward && !opts.portsRemoved) await removeHostPortForward(rec.portForward).catch((err: unknown) => (first ??= err));
+    if (rec.portForward && !opts.portsRemoved) await removeHostPortForward(rec.portForward, this.restoreRules).catch((err: unknown) => (first ??= err));
     if (rec.conflist) {
       // DEL needs the namespace path even when the namespace is gone (plugins then skip it).
       await delCniNetwork(rec.conflist, this.attachment(rec), rec.cniResult).catch((err: unknown) => (first ??= err));
     }
+    // The allocation's name first: on a warm namespace it is a link to the warm name (aliasNetns).
     await deleteNetns(rec.allocId).catch((err: unknown) => (first ??= err));
     if (rec.aliasOf) await deleteNetns(rec.aliasOf).catch((err: unknown) => (first ??= err));
     if (rec.sandbox) {
@@ -569,6 +590,7 @@ export class AllocNetworkConfigurator {
     if (first) {
       throw new NetworkError(NetworkErrorCode.Setup, { mode: rec.mode, alloc: rec.allocId, reason: `teardown: ${(first as Error).message}` }, { cause: first });
     }
+    // Asynchronously: off every path, and an unlink can take ext4 milliseconds.
     await rm(this.recordPath(rec.allocId), { force: true });
   }
 
@@ -589,7 +611,7 @@ export class AllocNetworkConfigurator {
     const ids = names.filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -'.json'.length)).filter((id) => !keep.has(id));
     const worker = async (): Promise<void> => {
       for (let id = ids.shift(); id !== undefined; id = ids.shift()) {
-        const rec = await this.readRecord(id);
+        const rec = this.readRecord(id);
         if (!rec) continue;
         try {
           await this.undo(rec);

@@ -18,6 +18,9 @@ export class IptablesError extends CaravanError<'CLIENT_IPTABLES'> {
   }
 }
 
+/** Something that applies a ruleset text as iptablesRestore does (a standby process, in the client). */
+export type RestoreRuleset = (text: string) => Promise<void>;
+
 /** The tools answer in milliseconds; a hung one must not hang a set-up forever. */
 const TIMEOUT_MS = 30_000;
 

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import { AllocNetworkConfigurator, allocPortMappings, clientNetworkConfig } from
 import { bridgeConflist, parseConflist } from '../../../src/client/network/cni-conflist.js';
 import { resolvConfText } from '../../../src/client/network/resolv-conf.js';
 import { removeHostPortForward } from '../../../src/client/network/host-port-forward.js';
+import { aliasNetns, createNetns, deleteNetns } from '../../../src/client/network/net-namespace.js';
 import { hasErrorCode } from '../../../src/structs/caravan-error.js';
 import { bridgePorts, CNI_PLUGIN_DIR, netnsNames, removeTestBridge, requireGroupNetworking, rulesMentioning, testBridge, type TestBridge } from '../../integration/helpers/group-network.js';
 
@@ -182,9 +183,14 @@ test('a bridge allocation takes a warm namespace: named after it, new (nothing o
   assert.ok(linksIn(second.ID).includes(`${net!.interfaceName}@`), 'eth0 is in it');
   assert.ok(rulesMentioning(`${net!.address}:8080`).length > 0, 'portmap ran with the allocation\'s port');
   assert.equal(await c.warmSettled(), 2, 'the pool refills after a take');
+  // The allocation's name is a link to the warm name (no process on the set-up's path): one namespace, two names.
+  const taken = await readlink(`/var/run/netns/${second.ID}`);
+  assert.ok(taken.startsWith('cvwarm-') && warmNames().includes(taken));
+  assert.equal(warmNames().length, 3, 'the taken warm name stays while the allocation runs');
 
   await c.teardown(second.ID);
   assert.ok(!netnsNames().includes(second.ID));
+  assert.ok(!warmNames().includes(taken), 'teardown removes the warm name with the link');
   assert.deepEqual(rulesMentioning(`${net!.address}:`), []);
   assert.deepEqual(rulesMentioning(`${net!.address}/32`), []);
   assert.equal(bridgePorts(bridge).length, 2, 'only the warm namespaces are on the bridge');
@@ -229,6 +235,28 @@ test('a set-up waits for the teardown still holding its host port (a stale DNAT 
   await c.teardown(next.ID);
   await c.close();
   assert.deepEqual(bridgePorts(bridge), []);
+});
+
+test('a second name is a link: removing it leaves the namespace; one whose first name is gone is removed all the same, and is not restored', async () => {
+  if (setupError) throw setupError;
+  const first = `cvtest-${randomUUID().slice(0, 8)}`;
+  const second = randomUUID();
+  await createNetns(first, true);
+  try {
+    await aliasNetns(first, second);
+    assert.equal(await readlink(`/var/run/netns/${second}`), first);
+    await assert.rejects(aliasNetns(first, second), 'a name that is taken is never replaced');
+    await deleteNetns(second);
+    assert.ok(netnsNames().includes(first) && !netnsNames().includes(second), 'only the link went');
+    await aliasNetns(first, second);
+    await deleteNetns(first);
+    assert.equal(await configurator().restore(second), null, 'nothing recorded, nothing restored');
+    await deleteNetns(second);
+    await assert.rejects(lstat(`/var/run/netns/${second}`), 'the dangling link is removed');
+  } finally {
+    await deleteNetns(second).catch(() => undefined);
+    await deleteNetns(first).catch(() => undefined);
+  }
 });
 
 test('a warm take that fails is undone and the allocation set up from scratch', async () => {
