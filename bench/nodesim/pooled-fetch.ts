@@ -31,6 +31,8 @@ export interface RequestCounts {
   fetchAllocs: number;
   /** Alloc update batches (`/v1/internal/allocs/update`). */
   allocUpdates: number;
+  /** The node's dynamic host volumes, read when the watch says they moved. */
+  hostVolumes: number;
   other: number;
 }
 
@@ -57,6 +59,8 @@ function kindOf(pathname: string, blocking: boolean): keyof RequestCounts {
   if (pathname.endsWith('/node/register')) return 'register';
   if (pathname.endsWith('/allocs/update')) return 'allocUpdates';
   if (pathname.endsWith('/allocs')) return 'fetchAllocs';
+  if (pathname.endsWith('/host-volumes')) return 'hostVolumes';
+  if (process.env.NODESIM_TRACE_OTHER) console.error(`nodesim: other request ${pathname}`);
   return 'other';
 }
 
@@ -142,7 +146,7 @@ export function pooledFetch(opts: PooledFetchOptions = {}): PooledFetch {
   // Heartbeats never queue behind other clients' registrations and alloc updates: a real client's
   // heartbeat waits for no other node, and one held up past its TTL marks a healthy node down.
   const heartbeats = new Agent({ keepAlive: true, maxSockets: opts.heartbeatSockets ?? 64, maxFreeSockets: opts.heartbeatSockets ?? 64 });
-  const requests: RequestCounts = { register: 0, heartbeat: 0, watch: 0, fetchAllocs: 0, allocUpdates: 0, other: 0 };
+  const requests: RequestCounts = { register: 0, heartbeat: 0, watch: 0, fetchAllocs: 0, allocUpdates: 0, hostVolumes: 0, other: 0 };
   const send = (blocking: () => Agent, input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(input instanceof Request ? input.url : input.toString());
     if (url.protocol !== 'http:') return Promise.reject(new TypeError(`pooledFetch: only http:// is supported, got ${url.protocol}`));

@@ -65,7 +65,7 @@ test("pooled fetch: each node holds its blocking query on its own connection, ke
     assert.notDeepEqual([...portsOf('a')], [...portsOf('b')], 'two nodes never share a held connection');
     const st = pool.stats();
     assert.equal(st.blockingSockets, 2);
-    assert.deepEqual(st.requests, { register: 0, heartbeat: 1, watch: 6, fetchAllocs: 1, allocUpdates: 1, other: 0 });
+    assert.deepEqual(st.requests, { register: 0, heartbeat: 1, watch: 6, fetchAllocs: 1, allocUpdates: 1, hostVolumes: 0, other: 0 });
   } finally {
     pool.destroy();
     await new Promise((r) => server.close(r));
