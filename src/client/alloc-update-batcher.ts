@@ -1,13 +1,10 @@
 /**
  * Batches allocation updates to the servers: updates are coalesced per allocation (the newest
- * wins) and sent together at most every `intervalMs` (50 ms); an update that changes no
- * allocation's ClientStatus (task events of a pending allocation) waits the interval even after
- * a quiet period, as Nomad's client holds every update for its 200 ms sync tick, so that a new
- * allocation's pending report and its running report 20 ms later are one request, not two
- * (at 10,000 nodes, 10,000 requests and as many wakeups of the node's watch). A change of an
- * allocation's ClientStatus to running or a terminal status does not wait for the interval —
- * it goes out as soon as no send is in flight — because schedulers, deployments and users wait
- * on exactly those transitions. Sends
+ * wins) and sent together at most every `intervalMs` (50 ms). The first change after a quiet
+ * period goes out at once. A change of an allocation's ClientStatus to running or a terminal
+ * status does not wait for the interval either — it goes out as soon as no send is in flight —
+ * because schedulers, deployments and users wait on exactly those transitions (a new alloc's
+ * pending report followed 20 ms later by running would otherwise sit out the interval). Sends
  * are never concurrent, so under load whatever arrives during one send forms the next batch.
  * Failed sends are retried with backoff, keeping any newer update of the same allocation.
  */
@@ -71,7 +68,7 @@ export class AllocUpdateBatcher {
     if (this.inFlight || this.pending.size === 0 || this.stopped) return;
     const wait = this.failures > 0
       ? Math.max(0, this.lastSend + Math.min(this.intervalMs * 2 ** this.failures, MAX_RETRY_MS) - this.clock.now())
-      : this.hasTransition() ? 0 : this.intervalMs;
+      : this.hasTransition() ? 0 : Math.max(0, this.lastSend + this.intervalMs - this.clock.now());
     const at = this.clock.now() + wait;
     if (this.timer) {
       if (at >= this.timerAt) return;
