@@ -60,7 +60,6 @@ function kindOf(pathname: string, blocking: boolean): keyof RequestCounts {
   if (pathname.endsWith('/allocs/update')) return 'allocUpdates';
   if (pathname.endsWith('/allocs')) return 'fetchAllocs';
   if (pathname.endsWith('/host-volumes')) return 'hostVolumes';
-  if (process.env.NODESIM_TRACE_OTHER) console.error(`nodesim: other request ${pathname}`);
   return 'other';
 }
 
