@@ -11,7 +11,8 @@
  * Bodies are buffered whole (the clients read every answer with `text()`) and answered with
  * the part of a Response they read, not a streamed web Response. Only http:// is supported.
  */
-import { Agent, request, type IncomingHttpHeaders } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { RequestGate } from './request-gate.js';
 
 /** Options of pooledFetch. */
 export interface PooledFetchOptions {
@@ -141,10 +142,20 @@ export function pooledFetch(opts: PooledFetchOptions = {}): PooledFetch {
   // N sockets (Agent 'free' and removeSocket: indexOf over the host's socket list): O(N) a
   // request, O(N²) for the fleet — 3.5 s of the simulator's CPU in scenario 2 at 10,000 nodes.
   const nodeAgents: Agent[] = [];
-  const short = new Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 256, maxFreeSockets: opts.maxSockets ?? 256 });
+  const shortSockets = opts.maxSockets ?? 256;
+  const heartbeatSockets = opts.heartbeatSockets ?? 64;
+  const short = new Agent({ keepAlive: true, maxSockets: shortSockets, maxFreeSockets: shortSockets });
   // Heartbeats never queue behind other clients' registrations and alloc updates: a real client's
   // heartbeat waits for no other node, and one held up past its TTL marks a healthy node down.
-  const heartbeats = new Agent({ keepAlive: true, maxSockets: opts.heartbeatSockets ?? 64, maxFreeSockets: opts.heartbeatSockets ?? 64 });
+  const heartbeats = new Agent({ keepAlive: true, maxSockets: heartbeatSockets, maxFreeSockets: heartbeatSockets });
+  // One gate per pool and server, as the agent's limit is per server.
+  const gates = new Map<string, RequestGate>();
+  const gateOf = (pool: string, host: string, limit: number): RequestGate => {
+    const key = `${pool} ${host}`;
+    let g = gates.get(key);
+    if (!g) gates.set(key, (g = new RequestGate(limit)));
+    return g;
+  };
   const requests: RequestCounts = { register: 0, heartbeat: 0, watch: 0, fetchAllocs: 0, allocUpdates: 0, hostVolumes: 0, other: 0 };
   const send = (blocking: () => Agent, input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(input instanceof Request ? input.url : input.toString());
@@ -153,10 +164,34 @@ export function pooledFetch(opts: PooledFetchOptions = {}): PooledFetch {
     const held = url.searchParams.has('index');
     requests[kindOf(url.pathname, held)]++;
     const agent = held ? blocking() : url.pathname.endsWith('/heartbeat') ? heartbeats : short;
+    // The shared pools are entered through a gate per server (the agent's own queue is O(n) a request).
+    const gate = held ? null : gateOf(agent === heartbeats ? 'h' : 's', url.host, agent === heartbeats ? heartbeatSockets : shortSockets);
     const signal = init.signal ?? undefined;
+    const body = init.body;
+    if (body !== undefined && body !== null && typeof body !== 'string') return Promise.reject(new TypeError('pooledFetch: only string bodies are supported'));
+    const aborted = () => signal?.reason ?? new DOMException('This operation was aborted', 'AbortError');
     return new Promise<Response>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason ?? new DOMException('This operation was aborted', 'AbortError'));
-      const req = request(url, { agent, method, headers: headerRecord(init.headers) }, (res) => {
+      if (signal?.aborted) return reject(aborted());
+      if (!gate) return dispatch(resolve, reject, () => undefined);
+      // A request aborted while it waits for a slot fails at once and gives its slot back when it gets one.
+      const onWaitAbort = () => reject(aborted());
+      signal?.addEventListener('abort', onWaitAbort, { once: true });
+      gate.acquire(() => {
+        signal?.removeEventListener('abort', onWaitAbort);
+        if (signal?.aborted) return gate.release();
+        dispatch(resolve, reject, () => gate.release());
+      });
+    });
+
+    function dispatch(resolve: (r: Response) => void, reject: (e: unknown) => void, done: () => void): void {
+      let req;
+      try {
+        req = request(url, { agent, method, headers: headerRecord(init.headers) }, onResponse);
+      } catch (err) {
+        done();
+        return reject(err);
+      }
+      function onResponse(res: IncomingMessage): void {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', (err) => reject(new TypeError('fetch failed', { cause: err })));
@@ -166,17 +201,19 @@ export function pooledFetch(opts: PooledFetchOptions = {}): PooledFetch {
           const empty = status === 204 || status === 304 || method === 'HEAD';
           resolve(bufferedResponse(status, res.statusMessage ?? '', headers, empty ? null : Buffer.concat(chunks)));
         });
-      });
+      }
       // As the global fetch: network failures are a TypeError whose cause is the socket's error.
       req.on('error', (err) => reject(new TypeError('fetch failed', { cause: err })));
       // The client's stop signal outlives thousands of requests: each removes its listener when done.
-      const onAbort = () => req.destroy(signal?.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
+      const r = req;
+      const onAbort = () => r.destroy(signal?.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
       signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('close', () => signal?.removeEventListener('abort', onAbort));
-      const body = init.body;
-      if (body !== undefined && body !== null && typeof body !== 'string') return reject(new TypeError('pooledFetch: only string bodies are supported'));
+      req.on('close', () => {
+        signal?.removeEventListener('abort', onAbort);
+        done();
+      });
       req.end(body ?? undefined);
-    });
+    }
   };
   return {
     forNode() {
@@ -194,6 +231,7 @@ export function pooledFetch(opts: PooledFetchOptions = {}): PooledFetch {
     stats() {
       let blockingSockets = 0;
       let queued = queuedCount(short) + queuedCount(heartbeats);
+      for (const g of gates.values()) queued += g.queued();
       for (const a of nodeAgents) {
         blockingSockets += socketCount(a);
         queued += queuedCount(a);

@@ -71,3 +71,37 @@ test("pooled fetch: each node holds its blocking query on its own connection, ke
     await new Promise((r) => server.close(r));
   }
 });
+
+test('pooled fetch: the shared pool holds at most maxSockets requests at the server, the rest wait in order; an abort while waiting fails at once', async () => {
+  let atServer = 0;
+  let most = 0;
+  const order: string[] = [];
+  const server = createServer((req, res) => {
+    atServer++;
+    most = Math.max(most, atServer);
+    order.push(req.url!.split('=')[1]!);
+    setTimeout(() => {
+      atServer--;
+      res.writeHead(200).end('{}');
+    }, 5);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const pool = pooledFetch({ maxSockets: 2 });
+  try {
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const f = pool.forNode();
+    const ctl = new AbortController();
+    const sends = Array.from({ length: 20 }, (_, i) => f(`${base}/v1/internal/allocs/update?n=${i}`, { method: 'PUT', body: '{}', ...(i === 10 ? { signal: ctl.signal } : {}) }));
+    assert.equal(pool.stats().queued >= 17, true, 'the rest wait for a socket');
+    ctl.abort();
+    await assert.rejects(sends[10]!);
+    const done = await Promise.allSettled(sends);
+    assert.equal(done.filter((d) => d.status === 'fulfilled').length, 19);
+    assert.equal(most, 2);
+    assert.deepEqual(order, Array.from({ length: 20 }, (_, i) => String(i)).filter((i) => i !== '10'), 'in arrival order, the aborted one never sent');
+    assert.equal(pool.stats().queued, 0);
+  } finally {
+    pool.destroy();
+    await new Promise((r) => server.close(r));
+  }
+});
