@@ -6,7 +6,7 @@
  *
  * What is made cheap, and why it does not change what one client does:
  * - one HTTP socket pool for every client (pooled-fetch.ts): a held blocking query keeps its
- *   own socket, other requests share a bounded kept-alive pool;
+ *   own socket on the node's own agent, other requests share a bounded kept-alive pool;
  * - no client state kept (EphemeralStateStore, the client's store seam) instead of one SQLite
  *   file each: a simulated node is never restarted, so nothing needs to survive;
  * - one job object per job version for all nodes (SharedJobs), not one parsed per node;
@@ -71,7 +71,7 @@ export class NodeSimulator {
         started.push(
           startSimulatedClient(node, {
             dataDir,
-            connection: jobs.wrap(httpServerConnection(opts.servers, undefined, undefined, pool.fetch)),
+            connection: jobs.wrap(httpServerConnection(opts.servers, undefined, undefined, pool.forNode())),
             hostVolumesDir,
             hostVolumePluginDir,
             logger,

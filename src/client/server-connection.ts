@@ -150,7 +150,8 @@ export function inProcessServerConnection(server: ServerApi): ServerConnection {
     },
     async updateAllocs(updates) {
       try {
-        await server.updateAllocsFromClient(updates, secretId);
+        // The server keeps what it is given: a copy, so that it shares no task state with the alloc runners.
+        await server.updateAllocsFromClient(structuredClone(updates), secretId);
       } catch (err) {
         fromServerError(err, 'update allocs');
       }

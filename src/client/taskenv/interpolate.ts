@@ -9,6 +9,12 @@
 export interface InterpolationScope {
   /** The task's environment (NOMAD_* and the task's own env). */
   env: Record<string, string>;
+  /**
+   * The agent's own environment, for `${env.X}` / `${X}` not set in `env`. Looked up, never
+   * copied: `process.env` reads through to the C environment on each access, and copying it
+   * for every task was the node simulator's costliest client function (~0.3 ms a task).
+   */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
   /** Node values keyed without the "node." prefix: unique.id, datacenter, unique.name, class, region. */
   node: Record<string, string>;
   attributes: Record<string, string>;
@@ -26,8 +32,14 @@ export function resolveReference(ref: string, scope: InterpolationScope): string
   }
   if (key.startsWith('attr.')) return scope.attributes[key.slice(5)];
   if (key.startsWith('meta.')) return scope.meta[key.slice(5)];
-  if (key.startsWith('env.')) return scope.env[key.slice(4)];
-  return scope.env[key];
+  return envValue(key.startsWith('env.') ? key.slice(4) : key, scope);
+}
+
+/** A variable of the task's env, else of the agent's; only own string values (never `toString`). */
+function envValue(name: string, scope: InterpolationScope): string | undefined {
+  if (Object.hasOwn(scope.env, name)) return scope.env[name];
+  const host = scope.hostEnv?.[name];
+  return typeof host === 'string' ? host : undefined;
 }
 
 /** Replaces every known `${…}` in a string. */

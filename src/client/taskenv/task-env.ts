@@ -105,10 +105,9 @@ export function buildTaskEnv(input: TaskEnvInput): TaskEnv {
     env[`NOMAD_ALLOC_ADDR_${label}`] = `${allocIp}:${input.allocAddress ? to : p.value}`;
   }
 
-  const hostEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries(input.hostEnv ?? {})) if (v !== undefined) hostEnv[k] = v;
   const scope: InterpolationScope = {
-    env: { ...hostEnv, ...env },
+    env: { ...env },
+    ...(input.hostEnv ? { hostEnv: input.hostEnv } : {}),
     node: {
       'unique.id': node.id,
       'unique.name': node.name,
