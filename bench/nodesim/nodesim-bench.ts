@@ -14,8 +14,8 @@
  *      or restarted. With 5, the bench starts etcd and three servers on it (not SQLite).
  * Also the simulator's RSS (≤ 4 GB at 10,000) and the server's CPU and RSS. Each scenario, and
  * the run, prints the nodes marked down (a missed heartbeat) and the allocations lost with them
- * while it ran, counted as they happen (down-counter.ts), not read from the end state. Starts one SQLite server on loopback unless
- * `--servers` is given. Writes bench/results/nodesim.json.
+ * while it ran, counted as they happen (down-counter.ts), not read from the end state. Starts
+ * one SQLite server on loopback unless `--servers` is given. Writes bench/results/nodesim.json.
  *
  *   npm run build && node dist/bench/nodesim/nodesim-bench.js [--nodes 10000] [--servers 127.0.0.1:4646,…]
  *       [--scenarios 1,2,3,4] [--allocs-per-node 5] [--max-parallel 500] [--steady-seconds 600] [--server-heap-mb 4096]
