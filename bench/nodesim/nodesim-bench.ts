@@ -12,9 +12,10 @@
  *   5. kill -9 of the leader of three servers on etcd during a steady state (scenario-failover.ts):
  *      a new leader serving writes ≤ 3 s after the kill, 0 nodes marked down, 0 allocations lost
  *      or restarted. With 5, the bench starts etcd and three servers on it (not SQLite).
- * Also the simulator's RSS (≤ 4 GB at 10,000) and the server's CPU and RSS, and the nodes the
- * server saw go down (a missed heartbeat). Starts one SQLite server on loopback unless
- * `--servers` is given. Writes bench/results/nodesim.json.
+ * Also the simulator's RSS (≤ 4 GB at 10,000) and the server's CPU and RSS. Each scenario, and
+ * the run, prints the nodes marked down (a missed heartbeat) and the allocations lost with them
+ * while it ran, counted as they happen (down-counter.ts), not read from the end state. Starts
+ * one SQLite server on loopback unless `--servers` is given. Writes bench/results/nodesim.json.
  *
  *   npm run build && node dist/bench/nodesim/nodesim-bench.js [--nodes 10000] [--servers 127.0.0.1:4646,…]
  *       [--scenarios 1,2,3,4] [--allocs-per-node 5] [--max-parallel 500] [--steady-seconds 600] [--server-heap-mb 4096]
@@ -36,6 +37,7 @@ import { warningCounter } from './warning-counter.js';
 import { runRegistrationProber } from './registration-prober.js';
 import { percentile } from '../percentile.js';
 import { BenchTeardown } from './bench-teardown.js';
+import { DownCounter, type DownWindow } from './down-counter.js';
 
 interface Args {
   nodes: number;
@@ -203,6 +205,15 @@ async function main(): Promise<void> {
     const mark = f.met === null ? ' ' : f.met ? '✓' : '✗';
     console.log(`${mark} ${f.scenario.padEnd(52)} ${f.value.padEnd(28)} goal ${f.goal}`);
   };
+  // Nodes marked down and allocations lost during a window (a scenario, the run), beside their
+  // goal; `label` is the scenario's number or "run:".
+  const printDowns = async (label: string, w: DownWindow, endState = ''): Promise<Record<string, number>> => {
+    const f = await w.close();
+    const gap = f.resumed > 0 ? `; the stream resumed ${f.resumed}×` : '';
+    print({ scenario: `${label} nodes marked down (a missed heartbeat)`, value: `${f.nodesMarkedDown} (${f.nodes} nodes${endState}${gap})`, goal: '0', met: f.nodesMarkedDown === 0 });
+    print({ scenario: `${label} allocations lost (their node marked down)`, value: String(f.allocsLost), goal: '0', met: f.allocsLost === 0 });
+    return { ...f };
+  };
   // How late the simulator's own timers run: a starved simulator heartbeats late, and the
   // nodes it fails to keep alive are its fault, not the servers'.
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });
@@ -222,12 +233,19 @@ async function main(): Promise<void> {
           : await startSqliteServer(args.serverHeapMB);
     const started = servers;
     teardown.add('the servers', () => started.stop());
+    // Follows the Node topic of the event stream from here on (any live server).
+    const downs = await DownCounter.start(() => started.addresses);
+    teardown.add('the down counter', () => downs.stop());
+    const runWindow = await downs.open();
+    extra.down = {};
+    const downFigures = extra.down as Record<string, unknown>;
     // After scenario 5 these are the new leader's.
     let addr = `http://${servers.addresses[0]!}`;
     let serverPid = servers.processes[0]?.proc.pid ?? args.serverPid;
     console.log(`nodesim: ${args.nodes} nodes against ${servers.addresses.join(', ')} (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
 
     // 1. Registration: from the first client started to every node ready on the server.
+    const w1 = await downs.open();
     const t1 = Date.now();
     const cpu1 = cpuMeter(serverPid);
     sim = await NodeSimulator.start({ servers: servers.addresses, nodes: args.nodes, dataDir: root, logger: clientWarnings.logger });
@@ -242,8 +260,10 @@ async function main(): Promise<void> {
     const registerMs = Date.now() - t1;
     print({ scenario: `1. ${args.nodes} nodes registered and ready`, value: `${secs(registerMs)} (clients started in ${secs(startedMs)})`, goal: '≤ 60 s', met: registerMs <= 60_000 });
     extra.registration = { ms: registerMs, clientsStartedMs: startedMs, serverCpuCores: cpu1(), pool: sim.poolStats() };
+    downFigures.registration = await printDowns('1.', w1);
 
     if (args.scenarios.has(2)) {
+      const w2 = await downs.open();
       const t2 = Date.now();
       const cpu2 = cpuMeter(serverPid);
       const sent2 = sim.poolStats().requests;
@@ -260,6 +280,7 @@ async function main(): Promise<void> {
       const perNode = requestsPerNode(sent2, sim.poolStats().requests, args.nodes);
       print({ scenario: '   requests a node sent meanwhile', value: Object.entries(perNode).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', '), goal: '', met: null });
       extra.systemJob = { ms, serverCpuCores: cpu2(), simulatorCpuMs: simCpuMs, requestsPerNode: perNode };
+      downFigures.systemJob = await printDowns('2.', w2);
     }
 
     if (args.scenarios.has(3)) {
@@ -269,6 +290,7 @@ async function main(): Promise<void> {
       // running many small services would set it.
       const sc = await api(addr, 'PUT', '/v1/operator/scheduler/configuration', { SchedulerAlgorithm: 'spread' });
       if (sc.status !== 200) throw new Error(`setting the spread scheduler: ${sc.status} ${sc.text}`);
+      const w3 = await downs.open();
       const t3 = Date.now();
       const cpu3 = cpuMeter(serverPid);
       await register(addr, serviceJob(count, args.maxParallel, '24h'));
@@ -309,9 +331,11 @@ async function main(): Promise<void> {
         met: maxDown <= args.maxParallel && maxInFlight <= args.maxParallel,
       });
       extra.rollingUpdate = { ms: rollMs, maxDown, maxInFlight };
+      downFigures.serviceJob = await printDowns('3.', w3);
     }
 
     if (args.scenarios.has(4)) {
+      const w4 = await downs.open();
       const cpu4 = cpuMeter(serverPid);
       await serverLoopDelay(addr);
       // Timed on a thread of its own (registration-prober.ts): this thread is the simulator's.
@@ -334,6 +358,7 @@ async function main(): Promise<void> {
       if (lag) print({ scenario: "4. steady state: server's event loop late by", value: `p99 ${lag.p99.toFixed(0)} ms, max ${lag.max.toFixed(0)} ms`, goal: '(a registration waits it out)', met: null });
       if (cores !== null) print({ scenario: '4. steady state: server CPU', value: `${(cores * 100).toFixed(0)} % of a core`, goal: '≤ 30 %', met: cores <= 0.3 });
       if (serverPid !== undefined) print({ scenario: '4. steady state: server peak RSS', value: `${peakRss.toFixed(0)} MB`, goal: '≤ 1.5 GB', met: peakRss <= 1536 });
+      downFigures.steady = await printDowns('4.', w4);
       extra.steady = { seconds: args.steadySeconds, jobs: latencies.length, p50: percentile(latencies, 50), p99, over50ms: over, serverCpuCores: cores, peakRssMB: peakRss, serverLoopDelayMs: lag };
     }
 
@@ -345,15 +370,17 @@ async function main(): Promise<void> {
         afterSeconds: args.failoverAfter,
         print,
         clientWarnings: () => clientWarnings.all(),
+        downs,
       });
       addr = r.address;
       serverPid = r.pid;
       extra.failover = r.extra;
     }
 
-    const statuses = await nodeStatuses(addr);
-    const down = statuses.get('down') ?? 0;
-    print({ scenario: 'nodes marked down (a missed heartbeat)', value: String(down), goal: '0', met: down === 0 });
+    // The run's: the windows above and what fell between them. A node still down at the end is
+    // said beside it (one that never came back, apart from those that did).
+    const downAtEnd = (await nodeStatuses(addr)).get('down') ?? 0;
+    downFigures.run = { ...(await printDowns('run:', runWindow, `, ${downAtEnd} down at the end`)), downAtEnd };
     // Live heap after a full collection when run with --expose-gc: what the nodes hold, apart
     // from the garbage V8 has not collected yet (RSS follows V8's heap limit, see nodesim.md).
     (globalThis as { gc?: () => void }).gc?.();
@@ -373,13 +400,6 @@ async function main(): Promise<void> {
     const lagMax = loopDelay.max / 1e6;
     print({ scenario: 'simulator event-loop delay (its timers run late by)', value: `p99 ${lagP99.toFixed(0)} ms, max ${lagMax.toFixed(0)} ms`, goal: 'well under the heartbeat grace (10 s)', met: lagMax < 10_000 });
     extra.simLoopDelayMs = { p99: lagP99, max: lagMax };
-    let lost = 0;
-    for (const job of ['nodesim-system', 'nodesim-service']) {
-      const r = await api<Summary>(addr, 'GET', `/v1/job/${job}/summary`).catch(() => null);
-      if (r?.status === 200) lost += Object.values(r.body.Summary).reduce((n, g) => n + g.Lost, 0);
-    }
-    print({ scenario: 'allocations lost (their node marked down)', value: String(lost), goal: '0', met: lost === 0 });
-    extra.lostAllocs = lost;
     extra.loadavgAtEnd = loadavg();
     console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
