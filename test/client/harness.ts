@@ -47,7 +47,7 @@ export interface TaskRunnerHarness {
 /** A task runner for a single-task allocation of `task`. */
 export function taskRunnerHarness(
   task: Partial<Task>,
-  opts: { jobType?: Job['Type']; clock?: FakeClock; driver?: Driver; store?: MemoryStateDb; restored?: StoredTask; allocId?: string; dataDir?: string } = {},
+  opts: { jobType?: Job['Type']; clock?: FakeClock; driver?: Driver; store?: MemoryStateDb; restored?: StoredTask; allocId?: string; dataDir?: string; hostEnv?: Record<string, string | undefined> } = {},
 ): TaskRunnerHarness {
   const clock = opts.clock ?? new FakeClock();
   const driver = opts.driver ?? createMockDriver({ clock });
@@ -70,6 +70,7 @@ export function taskRunnerHarness(
     logger: silentLogger,
     onStateChange: (_n, s) => states.push(s),
     restored: opts.restored,
+    ...(opts.hostEnv ? { hostEnv: opts.hostEnv } : {}),
   });
   return { tr, clock, store, driver, states, dataDir };
 }

@@ -80,3 +80,16 @@ test("task env: the agent's environment is looked up by name, never copied per t
   assert.equal(interpolateTaskConfig({ args: ['${env.HOME_TEST}'] }, te).args instanceof Array, true);
   assert.deepEqual(interpolateTaskConfig({ args: ['${env.HOME_TEST}'] }, te), { args: ['/home/x'] });
 });
+
+test("task env: the agent's env.denylist variables (its own credentials) are never interpolated", () => {
+  const hostEnv: Record<string, string | undefined> = { VAULT_TOKEN: 'agent-vault', CONSUL_HTTP_TOKEN: 'agent-consul', AWS_SECRET_ACCESS_KEY: 'agent-aws', HOME_TEST: '/home/x' };
+  const task = mockTask({ Name: 'api', Env: { V: '${env.VAULT_TOKEN}', C: '${CONSUL_HTTP_TOKEN}', H: '${env.HOME_TEST}', OWN: 'task-set', VAULT_TOKEN: 'the-task-s-own' } });
+  const job = jobWith([task]);
+  const alloc = mockAlloc(job, mockNode());
+  const dirs = new AllocDir('/data', alloc.ID).taskDirs('api');
+  const te = buildTaskEnv({ alloc, group: job.TaskGroups[0]!, task, node: testNode, dirs, hostEnv });
+  assert.equal(te.env.V, '${env.VAULT_TOKEN}', 'a denied variable is left as written');
+  assert.equal(te.env.C, '${CONSUL_HTTP_TOKEN}');
+  assert.equal(te.env.H, '/home/x', 'other agent variables still resolve');
+  assert.deepEqual(interpolateTaskConfig({ args: ['${env.AWS_SECRET_ACCESS_KEY}', '${VAULT_TOKEN}'] }, te), { args: ['${env.AWS_SECRET_ACCESS_KEY}', 'the-task-s-own'] }, "the task's own variable of that name is its own to use");
+});

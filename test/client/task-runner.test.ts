@@ -2,6 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseDuration } from '../../src/structs/duration.js';
 import { killDriven, settle, taskRunnerHarness, until } from './harness.js';
+import { FakeClock } from '../../src/time/clock.js';
+import { createMockDriver } from '../../src/drivers/index.js';
+import { FsIsolation, type TaskConfig } from '../../src/drivers/driver.js';
 
 const policy = { Attempts: 2, Interval: parseDuration('30m'), Delay: parseDuration('15s'), Mode: 'fail' as const };
 const types = (s: { Events: { Type: string }[] }) => s.Events.map((e) => e.Type);
@@ -174,4 +177,29 @@ test('task runner: restart() restarts in place with a Restart Signaled event', a
   assert.ok(types(s).includes('Restart Signaled'));
   assert.equal(types(s).filter((t) => t === 'Started').length, 2);
   await killDriven(h.clock, h.tr);
+});
+
+test("task runner: `${env.X}` reads the agent's environment for drivers without an image only, as Nomad", async () => {
+  const hostEnv = { CV_AGENT_ONLY: 'agent-value' };
+  const envOfStart = async (image: boolean): Promise<Record<string, string>> => {
+    const clock = new FakeClock();
+    const inner = createMockDriver({ clock });
+    const started: TaskConfig[] = [];
+    // The mock driver as a container driver would declare itself (docker: an image's filesystem).
+    const driver = new Proxy(inner, {
+      get(target, key) {
+        if (key === 'capabilities' && image) return () => ({ fsIsolation: FsIsolation.Image });
+        if (key === 'startTask') return (c: TaskConfig) => (started.push(c), target.startTask(c));
+        const v: unknown = Reflect.get(target, key, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const h = taskRunnerHarness({ Config: { run_for: '10s' }, Env: { FROM_AGENT: '${env.CV_AGENT_ONLY}' } }, { driver, hostEnv, clock });
+    void h.tr.run();
+    await until(h.clock, () => h.tr.state().State === 'running');
+    await killDriven(h.clock, h.tr);
+    return started[0]!.env;
+  };
+  assert.equal((await envOfStart(false)).FROM_AGENT, 'agent-value', 'raw_exec-like: the agent environment resolves');
+  assert.equal((await envOfStart(true)).FROM_AGENT, '${env.CV_AGENT_ONLY}', 'an image driver: left as written');
 });

@@ -4,17 +4,17 @@
  * `${node.class}`, `${node.region}`, `${attr.<name>}`, `${meta.<key>}`, `${env.<VAR>}`.
  * An unknown reference is left as written, as Nomad leaves it.
  */
+import type { HostEnvLookup } from './host-env.js';
 
 /** What interpolation can see. */
 export interface InterpolationScope {
   /** The task's environment (NOMAD_* and the task's own env). */
   env: Record<string, string>;
   /**
-   * The agent's own environment, for `${env.X}` / `${X}` not set in `env`. Looked up, never
-   * copied: `process.env` reads through to the C environment on each access, and copying it
-   * for every task was the node simulator's costliest client function (~0.3 ms a task).
+   * The agent's own environment, for `${env.X}` / `${X}` not set in `env`: looked up by name
+   * (host-env.ts), never copied, and never the variables of the client's env.denylist.
    */
-  hostEnv?: Readonly<Record<string, string | undefined>>;
+  hostEnv?: HostEnvLookup;
   /** Node values keyed without the "node." prefix: unique.id, datacenter, unique.name, class, region. */
   node: Record<string, string>;
   attributes: Record<string, string>;
@@ -38,8 +38,7 @@ export function resolveReference(ref: string, scope: InterpolationScope): string
 /** A variable of the task's env, else of the agent's; only own string values (never `toString`). */
 function envValue(name: string, scope: InterpolationScope): string | undefined {
   if (Object.hasOwn(scope.env, name)) return scope.env[name];
-  const host = scope.hostEnv?.[name];
-  return typeof host === 'string' ? host : undefined;
+  return scope.hostEnv?.(name);
 }
 
 /** Replaces every known `${…}` in a string. */

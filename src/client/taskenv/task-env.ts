@@ -9,6 +9,7 @@ import type { ClientHostVolumeConfig } from '../../structs/host-volume.js';
 import type { Port } from '../../structs/resources.js';
 import type { TaskDirs } from '../../drivers/driver.js';
 import { interpolateString, interpolateValue, type InterpolationScope } from './interpolate.js';
+import { hostEnvLookup } from './host-env.js';
 
 /** What the env builder needs to know about the node. */
 export interface NodeInfo {
@@ -31,7 +32,7 @@ export interface TaskEnvInput {
   node: NodeInfo;
   /** Paths as the task sees them. */
   dirs: TaskDirs;
-  /** The agent's own environment, for `${env.X}` of variables the task does not set. */
+  /** The agent's own environment, for `${env.X}` of variables the task does not set (never those of the env.denylist). */
   hostEnv?: Record<string, string | undefined>;  /**
    * The allocation's address in its own network namespace (group network bridge or cni/*):
    * NOMAD_ALLOC_IP_* and NOMAD_ALLOC_ADDR_* name it; else they name the host's.
@@ -107,7 +108,7 @@ export function buildTaskEnv(input: TaskEnvInput): TaskEnv {
 
   const scope: InterpolationScope = {
     env: { ...env },
-    ...(input.hostEnv ? { hostEnv: input.hostEnv } : {}),
+    ...(input.hostEnv ? { hostEnv: hostEnvLookup(input.hostEnv) } : {}),
     node: {
       'unique.id': node.id,
       'unique.name': node.name,

@@ -13,7 +13,7 @@ import { TaskEventType } from '../../structs/alloc.js';
 import type { JobType, RestartPolicy, Task, TaskGroup } from '../../structs/job.js';
 import { formatDuration, msToNanos, nanosToMs, parseDuration } from '../../structs/duration.js';
 import type { Clock, RandomSource } from '../../time/clock.js';
-import type { Driver, ExitResult, NetworkIsolation, TaskConfig, TaskHandle, TaskResourceUsage } from '../../drivers/driver.js';
+import { FsIsolation, type Driver, type ExitResult, type NetworkIsolation, type TaskConfig, type TaskHandle, type TaskResourceUsage } from '../../drivers/driver.js';
 import { runExecSpec } from '../../drivers/run-exec-spec.js';
 import type { AllocDir } from '../allocdir/alloc-dir.js';
 import type { NodeInfo } from '../taskenv/task-env.js';
@@ -161,7 +161,10 @@ export class TaskRunner {
       this.stats = null;
     } else {
       this.stats = new StatsHook(cfg.clock);
-      this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new VolumeHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(cfg.hostEnv ?? {}), new IdentityHook(cfg.clock), ...(cfg.taskApi ? [new TaskApiHook(cfg.taskApi, this.log)] : []), new ArtifactHook(), new TemplateHook(cfg.hostEnv ?? {}, cfg.clock, cfg.random), this.stats, new MaxRunDurationHook(cfg.clock)];
+      // As Nomad (SetHostEnvvars for non-image drivers only): a task in a container image does
+      // not see the agent's environment through `${env.X}`; raw_exec and exec do.
+      const hostEnv = cfg.driver.capabilities().fsIsolation === FsIsolation.Image ? {} : (cfg.hostEnv ?? {});
+      this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new VolumeHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(hostEnv), new IdentityHook(cfg.clock), ...(cfg.taskApi ? [new TaskApiHook(cfg.taskApi, this.log)] : []), new ArtifactHook(), new TemplateHook(hostEnv, cfg.clock, cfg.random), this.stats, new MaxRunDurationHook(cfg.clock)];
     }
   }
 
