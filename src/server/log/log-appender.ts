@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import type { NewLogEntry } from './log-backend.js';
 import type { AppendReply, AppendRequest } from './log-append-protocol.js';
 import type { SqliteDb, SqlStatement } from '../../sqlite/sqlite-db.js';
-import { insertLogBatch, prepareLogInsert } from './log-insert.js';
+import { insertLogBatches, prepareLogInsert } from './log-insert.js';
 
 /** How long either connection waits for the other's write transaction (it lasts ~1 ms). */
 export const APPEND_BUSY_TIMEOUT_MS = 10_000;
@@ -28,7 +28,7 @@ export class InlineAppender implements LogAppender {
   }
 
   async append(start: number, entries: NewLogEntry[]): Promise<void> {
-    insertLogBatch(this.db, this.insert, start, entries.map((e) => e.type), entries.map((e) => e.payload));
+    insertLogBatches(this.db, this.insert, [{ start, types: entries.map((e) => e.type), payloads: entries.map((e) => e.payload) }]);
   }
 
   async close(): Promise<void> {}

@@ -8,13 +8,6 @@ export function prepareLogInsert(db: SqliteDb): SqlStatement {
   return db.prepare('INSERT INTO log (idx, type, payload) VALUES (?, ?, ?)');
 }
 
-/** Commits the entries (types[i], payloads[i]) at start + i; nothing is written if one fails. */
-export function insertLogBatch(db: SqliteDb, insert: SqlStatement, start: number, types: string[], payloads: string[]): void {
-  db.transaction(() => {
-    for (let i = 0; i < types.length; i++) insert.run(start + i, types[i]!, payloads[i]!);
-  });
-}
-
 /** One batch: entries (types[i], payloads[i]) at start + i. */
 export interface LogBatch {
   start: number;
