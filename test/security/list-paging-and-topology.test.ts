@@ -41,7 +41,7 @@ test('the topology sums need node:read: none without a token or with a namespace
 });
 
 test('malformed paging tokens and filters are refused naming them; a huge per_page answers what exists', async () => {
-  for (const url of ['/v1/allocations', '/v1/evaluations', '/v1/deployments', '/v1/jobs', '/v1/ui/topology/nodes']) {
+  for (const url of ['/v1/allocations', '/v1/evaluations', '/v1/deployments', '/v1/jobs', '/v1/ui/topology/nodes', '/v1/job/web/allocations']) {
     const badFilter = await call('GET', `${url}?filter=${encodeURIComponent('ID == (((')}`, mgmt.SecretID);
     assert.equal(badFilter.status, 400, `${url} filter: ${badFilter.body}`);
     const huge = await call('GET', `${url}?per_page=1000000000`, mgmt.SecretID);
@@ -52,4 +52,22 @@ test('malformed paging tokens and filters are refused naming them; a huge per_pa
     assert.equal(bad.status, 400, `${url}: ${bad.body}`);
     assert.match(bad.body, /next_token/);
   }
+});
+
+test("a job's allocation list: paged and filtered on the stored allocation, it answers stubs only, and only within the token's namespace", async () => {
+  // A filter on a field only the stored allocation holds (its Job) selects, but the answer is stubs: no Job leaks out.
+  const byJob = await call('GET', `/v1/job/web/allocations?per_page=2&filter=${encodeURIComponent('Job.ID == "web"')}`, jobsOnly.SecretID);
+  assert.equal(byJob.status, 200, byJob.body);
+  const page = JSON.parse(byJob.body) as Record<string, unknown>[];
+  assert.equal(page.length, 2);
+  assert.ok(page.every((a) => a['Job'] === undefined), 'stubs, not the stored allocations');
+  // A next_token of any bytes is a position in the ID order, never a path or a crash.
+  const odd = await call('GET', `/v1/job/web/allocations?per_page=1&next_token=${encodeURIComponent('../../etc\u0000x')}`, jobsOnly.SecretID);
+  assert.equal(odd.status, 200, odd.body);
+  // Another namespace, with or without a filter: refused, nothing answered.
+  for (const q of ['', `&filter=${encodeURIComponent('Job.ID == "web"')}`]) {
+    const other = await call('GET', `/v1/job/web/allocations?namespace=other${q}`, jobsOnly.SecretID);
+    assert.equal(other.status, 403, other.body);
+  }
+  assert.equal((await call('GET', '/v1/job/web/allocations')).status, 403);
 });
