@@ -4,12 +4,24 @@
  * and the allocations must fit (cpu, memory, disk, ports) next to what already runs there minus
  * what the plan stops. What fits is committed in one log command; what doesn't is dropped and
  * the worker is told to refresh (RefreshIndex). With AllAtOnce a single misfit drops the plan.
+ *
+ * The check of a large plan (a system job's 10,000 placements) takes longer than a request
+ * should wait, and it runs on the main thread beside every heartbeat and registration, so it
+ * gives the event loop back between nodes once its slice is spent (loop-slice.ts). It reads a
+ * snapshot taken at its start plus the plans before it in the batch, so what lands meanwhile
+ * cannot shift it halfway; before it commits, every accepted node that changed in the live
+ * state since the snapshot (drained, marked down, re-registered, allocations written or freed)
+ * is checked again against the live state, synchronously, in the turn that issues the commit.
+ * Only plans add allocations and they pass here one at a time, so nothing can over-commit a
+ * node between that last check and the commit.
  */
 import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
-import type { Allocation, Plan, PlanResult } from '../../structs/index.js';
+import type { Allocation, Node, Plan, PlanResult } from '../../structs/index.js';
 import type { ApplyPlanResultsCommand, AllocStopUpdate, Command } from '../fsm/commands.js';
 import type { StateStore } from '../state/state-store.js';
+import type { StateSnapshot } from '../state/state-snapshot.js';
 import type { NodeUsageEntry } from '../state/node-usage-table.js';
+import { LoopSlice } from '../../scheduler/loop-slice.js';
 import { allocResources, nodeCapacity, nodeReservedPorts } from '../../structs/resource-accounting.js';
 import { isServerDecidedClientStatus, isTerminalAlloc } from '../../structs/alloc.js';
 
@@ -29,6 +41,8 @@ export interface PlanApplierDeps {
   nowNanos: () => number;
   /** Whether the plan's eval token is the outstanding one (Nomad rejects stale workers). */
   checkToken?: (evalId: string, token: string) => boolean;
+  /** How long a plan's check runs before it lets the event loop turn (ms; loop-slice.ts's default; 0 yields after every node). */
+  sliceMs?: number;
 }
 
 /** Why a node was rejected, for logs and tests. */
@@ -73,18 +87,20 @@ export class PlanApplier {
     try {
       while (this.queue.length > 0) {
         // Take every queued plan: each is checked against the state plus the plans before it
-        // in the batch, and their commits share one durable write (group commit).
+        // in the batch, and their commits share one durable write (group commit). The checks
+        // run one after another (a check may yield); the commits are awaited together.
         const batch = this.queue.splice(0);
         const overlay = new BatchOverlay(this.deps.state);
-        const inflight = batch.map((q) => {
+        const inflight: Promise<void>[] = [];
+        for (const q of batch) {
           let p: Promise<PlanResult>;
           try {
-            p = this.applyOne(q.plan, overlay);
+            p = (await this.applyOne(q.plan, overlay)).done;
           } catch (err) {
             p = Promise.reject(err);
           }
-          return p.then(q.resolve, q.reject);
-        });
+          inflight.push(p.then(q.resolve, q.reject));
+        }
         await Promise.all(inflight);
       }
     } finally {
@@ -92,20 +108,29 @@ export class PlanApplier {
     }
   }
 
-  /** Decides synchronously (so batch order holds), then commits. */
-  private applyOne(plan: Plan, overlay: BatchOverlay): Promise<PlanResult> {
-    const { checkToken } = this.deps;
-    if (checkToken && plan.EvalToken && !checkToken(plan.EvalID, plan.EvalToken)) {
-      throw new PlanApplyError('BAD_TOKEN', `evaluation token does not match for ${plan.EvalID}`);
-    }
-    const { result, rejected } = this.evaluate(plan, overlay);
+  /**
+   * Checks a plan (yielding between nodes), then issues its commit; resolves once the commit is
+   * issued, with the commit's outcome (wrapped, so the caller does not wait for it).
+   */
+  private async applyOne(plan: Plan, overlay: BatchOverlay): Promise<{ done: Promise<PlanResult> }> {
+    this.checkPlanToken(plan);
+    const { result, rejected } = await this.evaluate(plan, overlay);
+    // The evaluation may have been handed to another worker while the check yielded.
+    this.checkPlanToken(plan);
     overlay.accept(result);
     const done = this.commitResult(plan, result, rejected, overlay.lastCommit);
     overlay.lastCommit = done.then(
       () => undefined,
       () => undefined,
     );
-    return done;
+    return { done };
+  }
+
+  private checkPlanToken(plan: Plan): void {
+    const { checkToken } = this.deps;
+    if (checkToken && plan.EvalToken && !checkToken(plan.EvalID, plan.EvalToken)) {
+      throw new PlanApplyError('BAD_TOKEN', `evaluation token does not match for ${plan.EvalID}`);
+    }
   }
 
   private async commitResult(plan: Plan, result: PlanResult, rejected: NodeRejection[], previous: Promise<void>): Promise<PlanResult> {
@@ -139,8 +164,12 @@ export class PlanApplier {
     return result;
   }
 
-  /** Decides what of a plan fits the latest state; pure with respect to the store. */
-  evaluate(plan: Plan, overlay: BatchOverlay = new BatchOverlay(this.deps.state)): { result: PlanResult; rejected: NodeRejection[] } {
+  /**
+   * Decides what of a plan fits the state plus the batch's earlier plans; changes neither. Reads
+   * a snapshot while it yields, and the live state for the nodes that changed meanwhile (see the
+   * file comment).
+   */
+  async evaluate(plan: Plan, overlay: BatchOverlay = new BatchOverlay(this.deps.state)): Promise<{ result: PlanResult; rejected: NodeRejection[] }> {
     const result: PlanResult = {
       NodeUpdate: {},
       NodeAllocation: {},
@@ -151,10 +180,13 @@ export class PlanApplier {
       AllocIndex: 0,
     };
     const rejected: NodeRejection[] = [];
+    const snap = this.deps.state.snapshot();
+    const view = overlay.on(snapshotBase(snap));
+    const slice = new LoopSlice(this.deps.sliceMs);
     const nodeIds = new Set([...Object.keys(plan.NodeUpdate), ...Object.keys(plan.NodeAllocation)]);
     for (const nodeId of nodeIds) {
       const placing = plan.NodeAllocation[nodeId] ?? [];
-      const reason = placing.length > 0 ? this.nodeRejection(plan, nodeId, placing, overlay) : null;
+      const reason = placing.length > 0 ? this.nodeRejection(plan, nodeId, placing, view) : null;
       if (reason) {
         rejected.push({ nodeId, reason });
         if (plan.AllAtOnce) break;
@@ -163,7 +195,11 @@ export class PlanApplier {
       if (plan.NodeUpdate[nodeId]?.length) result.NodeUpdate[nodeId] = plan.NodeUpdate[nodeId]!;
       if (placing.length) result.NodeAllocation[nodeId] = placing;
       if (plan.NodePreemptions[nodeId]?.length) result.NodePreemptions[nodeId] = plan.NodePreemptions[nodeId]!;
+      const y = slice.maybeYield();
+      if (y) await y;
     }
+    // Nothing can have changed unless the loop turned.
+    if (slice.yields > 0 && !(plan.AllAtOnce && rejected.length > 0)) this.recheckChanged(plan, snap, overlay, result, rejected);
     if (plan.AllAtOnce && rejected.length > 0) {
       result.NodeUpdate = {};
       result.NodeAllocation = {};
@@ -174,8 +210,27 @@ export class PlanApplier {
     return { result, rejected };
   }
 
-  private nodeRejection(plan: Plan, nodeId: string, placing: Allocation[], view: BatchOverlay): string | null {
-    const node = this.deps.state.nodeById(nodeId);
+  /**
+   * Checks again, against the live state, the accepted placements on nodes that changed after
+   * the snapshot was taken; drops those that no longer fit. Synchronous: it runs in the turn
+   * that issues the commit.
+   */
+  private recheckChanged(plan: Plan, snap: StateSnapshot, overlay: BatchOverlay, result: PlanResult, rejected: NodeRejection[]): void {
+    const live = overlay.on(liveBase(this.deps.state));
+    for (const [nodeId, placing] of Object.entries(result.NodeAllocation)) {
+      if (!snap.nodeChangedSinceTaken(nodeId)) continue;
+      const reason = this.nodeRejection(plan, nodeId, placing, live);
+      if (!reason) continue;
+      rejected.push({ nodeId, reason });
+      if (plan.AllAtOnce) return;
+      delete result.NodeAllocation[nodeId];
+      delete result.NodeUpdate[nodeId];
+      delete result.NodePreemptions[nodeId];
+    }
+  }
+
+  private nodeRejection(plan: Plan, nodeId: string, placing: Allocation[], view: CheckView): string | null {
+    const node = view.nodeById(nodeId);
     if (!node) return 'node does not exist';
     // An allocation the scheduler creates has CreateIndex 0 until the FSM stores it, so only
     // updates of stored ones are looked up (the allocation table is large: a lookup per new
@@ -243,9 +298,44 @@ function toStop(a: Allocation): AllocStopUpdate {
   };
 }
 
+/** What a plan's check reads of the cluster: the live state or a snapshot of it. */
+interface CheckBase {
+  nodeById(id: string): Node | undefined;
+  allocById(id: string): Allocation | undefined;
+  /** What the node's live allocations hold (do not mutate). */
+  usage(nodeId: string): NodeUsageEntry;
+}
+
+function liveBase(state: StateStore): CheckBase {
+  return {
+    nodeById: (id) => state.nodeById(id),
+    allocById: (id) => state.allocById(id),
+    usage: (nodeId) => state.nodeUsage.get(nodeId),
+  };
+}
+
+function snapshotBase(snap: StateSnapshot): CheckBase {
+  return {
+    nodeById: (id) => snap.nodeById(id),
+    allocById: (id) => snap.allocById(id),
+    usage: (nodeId) => snap.nodeUsageEntry(nodeId),
+  };
+}
+
+/** A base seen through a batch's overlay: what one check reads. */
+interface CheckView {
+  nodeById(id: string): Node | undefined;
+  allocById(id: string): Allocation | undefined;
+  /** An allocation accepted earlier in this batch (a new placement cannot be in the state yet). */
+  batchAllocById(id: string): Allocation | undefined;
+  usage(nodeId: string): NodeUsageEntry;
+}
+
 /**
- * The latest state plus the plans accepted earlier in the same batch (not yet applied): their
- * placements and stops count when later plans of the batch are checked.
+ * The plans accepted earlier in the same batch (not yet applied): their placements and stops
+ * count when later plans of the batch are checked, over the live state or a snapshot (on()).
+ * Only plans add allocations, and a batch's plans are all of them until its commits settle, so
+ * an overlay entry never undercounts a node's usage (anything else that lands meanwhile frees).
  */
 export class BatchOverlay {
   private readonly allocs = new Map<string, Allocation>();
@@ -255,30 +345,27 @@ export class BatchOverlay {
 
   constructor(private readonly state: StateStore) {}
 
-  allocById(id: string): Allocation | undefined {
-    return this.allocs.get(id) ?? this.state.allocById(id);
-  }
-
-  /** An allocation accepted earlier in this batch (a new placement cannot be in the state yet). */
-  batchAllocById(id: string): Allocation | undefined {
-    return this.allocs.get(id);
-  }
-
-  usage(nodeId: string): NodeUsageEntry {
-    return this.usages.get(nodeId) ?? this.state.nodeUsage.get(nodeId);
+  /** The batch's plans over `base`. */
+  on(base: CheckBase): CheckView {
+    return {
+      nodeById: (id) => base.nodeById(id),
+      allocById: (id) => this.allocs.get(id) ?? base.allocById(id),
+      batchAllocById: (id) => this.allocs.get(id),
+      usage: (nodeId) => this.usages.get(nodeId) ?? base.usage(nodeId),
+    };
   }
 
   /** Records what a plan committed so later plans in the batch see it. */
   accept(result: PlanResult): void {
     for (const allocs of [...Object.values(result.NodeUpdate), ...Object.values(result.NodePreemptions)]) {
       for (const a of allocs) {
-        const prev = this.allocById(a.ID);
+        const prev = this.allocs.get(a.ID) ?? this.state.allocById(a.ID);
         if (!prev) continue;
         this.replace(prev, { ...prev, DesiredStatus: 'stop' });
       }
     }
     for (const allocs of Object.values(result.NodeAllocation)) {
-      for (const a of allocs) this.replace(a.CreateIndex === 0 ? this.batchAllocById(a.ID) : this.allocById(a.ID), a);
+      for (const a of allocs) this.replace(a.CreateIndex === 0 ? this.allocs.get(a.ID) : (this.allocs.get(a.ID) ?? this.state.allocById(a.ID)), a);
     }
   }
 

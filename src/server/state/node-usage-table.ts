@@ -54,6 +54,20 @@ export class NodeUsageTable {
     return s.view;
   }
 
+  /** The usage of a node as of epoch e, in the plan applier's shape (port holder counts). Do not mutate. */
+  entryAt(e: Epoch, nodeId: string): NodeUsageEntry {
+    return this.table.getAt(e, nodeId)?.usage ?? { totals: { cpu: 0, memoryMB: 0, diskMB: 0 }, ports: new Map() };
+  }
+
+  /**
+   * Whether the node's usage changed since epoch e began. Exact in one direction: every change
+   * after e stores a new entry (writable() copies what a snapshot may still read), so an
+   * unchanged entry means unchanged usage.
+   */
+  changedSince(e: Epoch, nodeId: string): boolean {
+    return this.table.getAt(e, nodeId) !== this.table.get(nodeId);
+  }
+
   /** Accounts for an allocation change; terminal allocations hold nothing. */
   update(prev: Allocation | undefined, next: Allocation | undefined, isTerminal: (a: Allocation) => boolean): void {
     if (prev && !isTerminal(prev)) this.apply(prev, -1);

@@ -6,7 +6,7 @@ import type { Allocation, Deployment, Evaluation, Job, Node } from '../../struct
 import type { SchedulerState } from '../../scheduler/interfaces.js';
 import type { NodeAllocatedUsage } from '../../structs/resource-accounting.js';
 import type { CowIndex, CowTable, Epoch } from './cow-table.js';
-import type { NodeUsageTable } from './node-usage-table.js';
+import type { NodeUsageEntry, NodeUsageTable } from './node-usage-table.js';
 import type { HostVolumeTable } from './host-volume-table.js';
 import type { HostVolume } from '../../structs/dynamic-host-volume.js';
 
@@ -91,6 +91,19 @@ export class StateSnapshot implements SchedulerState {
   /** What the node's live allocations hold as of this snapshot (kept incrementally by the store). */
   nodeAllocatedUsage(nodeId: string): NodeAllocatedUsage {
     return this.store.nodeUsage.getAt(this.epoch, nodeId);
+  }
+
+  /** What the node's live allocations hold as of this snapshot, with port holder counts (the plan applier's check). */
+  nodeUsageEntry(nodeId: string): NodeUsageEntry {
+    return this.store.nodeUsage.entryAt(this.epoch, nodeId);
+  }
+
+  /**
+   * Whether the node or what its allocations hold is different in the live state now: what a
+   * plan checked against this snapshot must check again before it commits. Identity, so O(1).
+   */
+  nodeChangedSinceTaken(nodeId: string): boolean {
+    return this.store.nodesT.getAt(this.epoch, nodeId) !== this.store.nodesT.get(nodeId) || this.store.nodeUsage.changedSince(this.epoch, nodeId);
   }
 
   evalById(id: string): Evaluation | undefined {
