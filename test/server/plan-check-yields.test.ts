@@ -4,6 +4,7 @@ import { StateStore } from '../../src/server/state/state-store.js';
 import { Fsm } from '../../src/server/fsm/fsm.js';
 import type { Command } from '../../src/server/fsm/commands.js';
 import { PlanApplier } from '../../src/server/plan/plan-applier.js';
+import { decodeCommand, encodeCommand, prepareCommand } from '../../src/server/fsm/command-codec.js';
 import { emptyPlan, type Allocation, type Job, type Node, type Plan } from '../../src/structs/index.js';
 import { mockAlloc, mockJob, mockNode } from '../mock/factories.js';
 import { NOW, nodeCmd, placeCmd, registerCmd } from './fsm-helpers.js';
@@ -136,5 +137,39 @@ describe('PlanApplier: the check of a large plan yields to the event loop', () =
     });
     assert.equal(result.RefreshIndex, 0);
     assert.equal(h.state.allocsByNode(n.ID).length, 1);
+  });
+});
+
+describe('prepareCommand: a plan command encoded a part at a time', () => {
+  it('lets the loop turn while it encodes, and writes the very payload encodeCommand writes', async () => {
+    const h = setup(0);
+    const plan = planOnEvery(h.job, h.nodes, 4);
+    const cmd: Command = {
+      Type: 'ApplyPlanResults',
+      EvalID: plan.EvalID,
+      Job: h.job,
+      AllocsUpdated: Object.values(plan.NodeAllocation).flat().map((a) => ({ ...a, Job: null })),
+      AllocsStopped: [],
+      Deployment: null,
+      DeploymentUpdates: [],
+      Evals: [],
+      Now: NOW,
+    };
+    // A string that looks like the encoder's row-list marker is written as it is.
+    cmd.AllocsUpdated[0]!.DesiredDescription = '\u0000rows:0';
+    const expected = encodeCommand(cmd);
+    let turns = 0;
+    let running = true;
+    const tick = (): void => {
+      if (!running) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    await prepareCommand(cmd, 0);
+    running = false;
+    assert.ok(turns > 1, `the loop turned ${turns} times while the command was encoded`);
+    assert.equal(encodeCommand(cmd), expected);
+    assert.deepEqual(decodeCommand(expected), JSON.parse(JSON.stringify(cmd)));
   });
 });

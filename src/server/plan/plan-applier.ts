@@ -22,6 +22,7 @@ import type { StateStore } from '../state/state-store.js';
 import type { StateSnapshot } from '../state/state-snapshot.js';
 import type { NodeUsageEntry } from '../state/node-usage-table.js';
 import { LoopSlice } from '../../scheduler/loop-slice.js';
+import { prepareCommand } from '../fsm/command-codec.js';
 import { allocResources, nodeCapacity, nodeReservedPorts } from '../../structs/resource-accounting.js';
 import { isServerDecidedClientStatus, isTerminalAlloc } from '../../structs/alloc.js';
 
@@ -109,8 +110,9 @@ export class PlanApplier {
   }
 
   /**
-   * Checks a plan (yielding between nodes), then issues its commit; resolves once the commit is
-   * issued, with the commit's outcome (wrapped, so the caller does not wait for it).
+   * Checks a plan and encodes its command (both yielding), then issues its commit; resolves once
+   * the commit is issued — so the batch's commits go to the log in the order of their checks —
+   * with the commit's outcome (wrapped, so the caller does not wait for it).
    */
   private async applyOne(plan: Plan, overlay: BatchOverlay): Promise<{ done: Promise<PlanResult> }> {
     this.checkPlanToken(plan);
@@ -118,7 +120,12 @@ export class PlanApplier {
     // The evaluation may have been handed to another worker while the check yielded.
     this.checkPlanToken(plan);
     overlay.accept(result);
-    const done = this.commitResult(plan, result, rejected, overlay.lastCommit);
+    this.lastRejections = rejected;
+    const cmd = this.commandOf(plan, result);
+    // Packing and writing the entry of 10,000 placements is a turn of its own otherwise. Nothing
+    // can over-commit meanwhile: the batch's next check waits for this, and only plans place.
+    if (cmd) await prepareCommand(cmd, this.deps.sliceMs);
+    const done = this.commitResult(cmd, result, rejected, overlay.lastCommit);
     overlay.lastCommit = done.then(
       () => undefined,
       () => undefined,
@@ -133,8 +140,8 @@ export class PlanApplier {
     }
   }
 
-  private async commitResult(plan: Plan, result: PlanResult, rejected: NodeRejection[], previous: Promise<void>): Promise<PlanResult> {
-    this.lastRejections = rejected;
+  /** The log command of what a plan committed; null when it changes nothing. */
+  private commandOf(plan: Plan, result: PlanResult): ApplyPlanResultsCommand | null {
     const stops: AllocStopUpdate[] = [];
     for (const allocs of Object.values(result.NodeUpdate)) for (const a of allocs) stops.push(toStop(a));
     for (const allocs of Object.values(result.NodePreemptions)) {
@@ -143,18 +150,22 @@ export class PlanApplier {
     const placed: Allocation[] = [];
     for (const allocs of Object.values(result.NodeAllocation)) for (const a of allocs) placed.push({ ...a, Job: null });
     const hasWork = stops.length > 0 || placed.length > 0 || result.Deployment !== null || result.DeploymentUpdates.length > 0;
-    if (hasWork) {
-      const cmd: ApplyPlanResultsCommand = {
-        Type: 'ApplyPlanResults',
-        EvalID: plan.EvalID,
-        Job: plan.Job,
-        AllocsUpdated: placed,
-        AllocsStopped: stops,
-        Deployment: result.Deployment,
-        DeploymentUpdates: result.DeploymentUpdates,
-        Evals: [],
-        Now: this.deps.nowNanos(),
-      };
+    if (!hasWork) return null;
+    return {
+      Type: 'ApplyPlanResults',
+      EvalID: plan.EvalID,
+      Job: plan.Job,
+      AllocsUpdated: placed,
+      AllocsStopped: stops,
+      Deployment: result.Deployment,
+      DeploymentUpdates: result.DeploymentUpdates,
+      Evals: [],
+      Now: this.deps.nowNanos(),
+    };
+  }
+
+  private async commitResult(cmd: ApplyPlanResultsCommand | null, result: PlanResult, rejected: NodeRejection[], previous: Promise<void>): Promise<PlanResult> {
+    if (cmd) {
       result.AllocIndex = await this.deps.commit(cmd);
     } else {
       // Refresh past the earlier plans of the batch, whose commits may still be in flight.

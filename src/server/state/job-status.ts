@@ -70,6 +70,26 @@ function counterFor(a: Allocation): Counter | null {
 }
 
 /**
+ * summaryWithAlloc into `s` itself, for a summary its caller copied and no reader has seen (its
+ * Summary record included; the task group entries are replaced, as they may be shared with the
+ * summary it was copied from). True when it changed.
+ */
+export function countAllocInto(s: JobSummary, prev: Allocation | undefined, next: Allocation, index: number): boolean {
+  const tg = s.Summary[next.TaskGroup];
+  if (!tg) return false;
+  const from = prev ? counterFor(prev) : null;
+  const to = counterFor(next);
+  if (prev && from === to) return false;
+  const upd = { ...tg };
+  if (from && upd[from] > 0) upd[from]--;
+  if (to) upd[to]++;
+  if (!prev && upd.Queued > 0) upd.Queued--;
+  s.Summary[next.TaskGroup] = upd;
+  s.ModifyIndex = index;
+  return true;
+}
+
+/**
  * Applies one allocation change (prev → next) to a summary, returning a new summary or null
  * when nothing changed. A new pending placement takes one from Queued, as Nomad does.
  */
@@ -79,14 +99,7 @@ export function summaryWithAlloc(
   next: Allocation,
   index: number,
 ): JobSummary | null {
-  const tg = s.Summary[next.TaskGroup];
-  if (!tg) return null;
-  const from = prev ? counterFor(prev) : null;
-  const to = counterFor(next);
-  if (prev && from === to) return null;
-  const upd = { ...tg };
-  if (from && upd[from] > 0) upd[from]--;
-  if (to) upd[to]++;
-  if (!prev && upd.Queued > 0) upd.Queued--;
-  return { ...s, Summary: { ...s.Summary, [next.TaskGroup]: upd }, ModifyIndex: index };
+  if (!s.Summary[next.TaskGroup] || (prev && counterFor(prev) === counterFor(next))) return null;
+  const copy: JobSummary = { ...s, Summary: { ...s.Summary } };
+  return countAllocInto(copy, prev, next, index) ? copy : null;
 }

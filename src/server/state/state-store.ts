@@ -11,14 +11,14 @@ import type { NodePool } from '../../structs/node-pool.js';
 import type { JobVersionTag } from '../../structs/job.js';
 import { defaultSchedulerConfig, type SchedulerConfiguration } from '../../structs/scheduler-config.js';
 import { defaultAutopilotConfig, type AutopilotConfig, type AutopilotConfigFields } from '../../structs/autopilot-config.js';
-import type { Allocation, Deployment, Evaluation, Job, Node } from '../../structs/index.js';
+import type { Allocation, Deployment, Evaluation, Job, JobSummary, Node } from '../../structs/index.js';
 import { Table, jobAllocsTableKey, jobRowsTableKey, nodeAllocsTableKey, nodeTableKey, type StateReader } from './state-reader.js';
 import { ChangeTracker } from './change-tracker.js';
 import { StateTables, jobKey } from './state-tables.js';
 import { ServiceRegistrationWrites } from './service-registration-writes.js';
 import { HostVolumeWrites } from './host-volume-writes.js';
 import { loadTables, serializeTables } from './state-persistence.js';
-import { computeJobStatus, emptyTgSummary, summaryForJob, summaryWithAlloc } from './job-status.js';
+import { computeJobStatus, countAllocInto, emptyTgSummary, summaryForJob, summaryWithAlloc } from './job-status.js';
 import { isTerminalAlloc, isTerminalClientStatus } from '../../structs/alloc.js';
 import { childrenSummary, sameChildren } from '../dispatch/children-summary.js';
 import { StateSnapshot } from './state-snapshot.js';
@@ -28,6 +28,20 @@ export { jobKey };
 
 /** How many versions of a job are kept, as Nomad does. */
 export const JOB_VERSIONS_KEPT = 6;
+
+/** What putAlloc did once for a job in one apply (StateStore.allocJob). */
+interface AllocJobOfApply {
+  index: number;
+  namespace: string;
+  jobId: string;
+  key: string;
+  /**
+   * The summary this apply stored for the job, if it copied one: no reader has seen it (an apply
+   * is synchronous and no snapshot begins inside one), so later allocations of the job in the
+   * same apply count into it in place; the undo log holds the summary from before the apply.
+   */
+  summary: JobSummary | null;
+}
 
 /** The state store; reads implement StateReader, writes are for the FSM only. */
 export class StateStore extends StateTables implements StateReader {
@@ -40,6 +54,8 @@ export class StateStore extends StateTables implements StateReader {
   private readonly touchedJobs = new Set<string>();
   /** Parents (periodic/parameterized) whose children changed in this apply. */
   private readonly touchedParents = new Set<string>();
+  /** The job of the last allocation written, within the apply at its index (see allocJob). */
+  private lastAllocJob: AllocJobOfApply | null = null;
 
   /** @param clock times the waits of blocking queries (the server's clock; fake in tests). */
   constructor(clock: Clock = systemClock) {
@@ -137,6 +153,7 @@ export class StateStore extends StateTables implements StateReader {
       return fn();
     } catch (err) {
       undo.rollback();
+      this.lastAllocJob = null;
       this.changes.rollback(savepoint);
       this.touchedJobs.clear();
       this.touchedParents.clear();
@@ -154,6 +171,7 @@ export class StateStore extends StateTables implements StateReader {
 
   /** Ends one apply: recomputes derived job status, advances the index, wakes waiters. */
   finishApply(index: number): void {
+    this.lastAllocJob = null;
     for (const key of this.touchedJobs) this.refreshJobStatus(key, index);
     this.touchedJobs.clear();
     for (const key of this.touchedParents) this.refreshChildren(key, index);
@@ -212,25 +230,25 @@ export class StateStore extends StateTables implements StateReader {
    */
   putAlloc(a: Allocation, index: number, known?: Allocation | null): void {
     const prev = known === undefined ? this.allocsT.get(a.ID) : (known ?? undefined);
+    const job = this.allocJob(a, index);
+    const key = job.key;
     this.allocsT.setKnown(a.ID, a, prev);
     this.nodeUsage.update(prev, a, isTerminalAlloc);
-    this.liveness.allocWritten(jobKey(a.Namespace, a.JobID), a.ID, a);
+    this.liveness.allocWritten(key, a.ID, a);
     if (!prev) {
       this.allocsByNodeI.add(a.NodeID, a.ID);
-      this.allocsByJobI.add(jobKey(a.Namespace, a.JobID), a.ID);
+      this.allocsByJobI.add(key, a.ID);
     } else if (prev.NodeID !== a.NodeID) {
       this.allocsByNodeI.remove(prev.NodeID, a.ID);
       this.allocsByNodeI.add(a.NodeID, a.ID);
       this.changes.touchPseudo(index, nodeAllocsTableKey(prev.NodeID));
     }
     this.changes.touchPseudo(index, nodeAllocsTableKey(a.NodeID));
-    this.changes.touchPseudo(index, jobAllocsTableKey(a.Namespace, a.JobID));
-    const key = jobKey(a.Namespace, a.JobID);
     const summary = this.summariesT.get(key);
     if (summary) {
-      const next = summaryWithAlloc(summary, prev, a, index);
-      if (next) {
-        this.summariesT.set(key, next);
+      // The summary this apply already copied is counted into; any other is copied (once).
+      const changed = summary === job.summary ? countAllocInto(summary, prev, a, index) : this.copySummaryWithAlloc(key, job, summary, prev, a, index);
+      if (changed) {
         this.touch(index, Table.JobSummaries);
         this.changes.touchObject(Table.JobSummaries, key);
       }
@@ -239,6 +257,30 @@ export class StateStore extends StateTables implements StateReader {
     this.changes.touchObject(Table.Allocs, a.ID);
     this.touchedJobs.add(key);
     if (isTerminalClientStatus(a.ClientStatus)) this.deleteAllocServices(a.ID, index);
+  }
+
+  /**
+   * What putAlloc does once per job and apply rather than once per allocation: the job's key,
+   * its allocations' pseudo-table moved to the index, and the summary this apply copied (a plan
+   * writes thousands of one job's allocations in one apply; copying the summary, building the
+   * keys and moving the table for each was a fifth of the apply).
+   */
+  private allocJob(a: Allocation, index: number): AllocJobOfApply {
+    const last = this.lastAllocJob;
+    if (last && last.index === index && last.namespace === a.Namespace && last.jobId === a.JobID) return last;
+    const job: AllocJobOfApply = { index, namespace: a.Namespace, jobId: a.JobID, key: jobKey(a.Namespace, a.JobID), summary: null };
+    this.changes.touchPseudo(index, jobAllocsTableKey(a.Namespace, a.JobID));
+    this.lastAllocJob = job;
+    return job;
+  }
+
+  /** Stores a copy of `summary` counting the allocation change; the copy is the apply's own from now on. */
+  private copySummaryWithAlloc(key: string, job: AllocJobOfApply, summary: JobSummary, prev: Allocation | undefined, a: Allocation, index: number): boolean {
+    const next = summaryWithAlloc(summary, prev, a, index);
+    if (!next) return false;
+    this.summariesT.set(key, next);
+    job.summary = next;
+    return true;
   }
 
   /**
@@ -489,6 +531,7 @@ export class StateStore extends StateTables implements StateReader {
    */
   restoreAt(s: SerializedState, index: number): void {
     this.restore(s);
+    this.lastAllocJob = null;
     this.changes.restoredAt(index);
     this.touchedJobs.clear();
     this.touchedParents.clear();
