@@ -119,11 +119,13 @@ export class PlanApplier {
     const { result, rejected } = await this.evaluate(plan, overlay);
     // The evaluation may have been handed to another worker while the check yielded.
     this.checkPlanToken(plan);
-    overlay.accept(result);
     this.lastRejections = rejected;
-    const cmd = this.commandOf(plan, result);
-    // Packing and writing the entry of 10,000 placements is a turn of its own otherwise. Nothing
-    // can over-commit meanwhile: the batch's next check waits for this, and only plans place.
+    // Recording the plan for the batch, copying its placements into a command and packing and
+    // writing the entry of 10,000 of them were a turn of 0.1–0.5 s after the check. They yield
+    // too: the batch's next check waits for them, and nothing but a plan places.
+    const slice = new LoopSlice(this.deps.sliceMs);
+    await overlay.accept(result, slice);
+    const cmd = await this.commandOf(plan, result, slice);
     if (cmd) await prepareCommand(cmd, this.deps.sliceMs);
     const done = this.commitResult(cmd, result, rejected, overlay.lastCommit);
     overlay.lastCommit = done.then(
@@ -141,14 +143,18 @@ export class PlanApplier {
   }
 
   /** The log command of what a plan committed; null when it changes nothing. */
-  private commandOf(plan: Plan, result: PlanResult): ApplyPlanResultsCommand | null {
+  private async commandOf(plan: Plan, result: PlanResult, slice: LoopSlice): Promise<ApplyPlanResultsCommand | null> {
     const stops: AllocStopUpdate[] = [];
     for (const allocs of Object.values(result.NodeUpdate)) for (const a of allocs) stops.push(toStop(a));
     for (const allocs of Object.values(result.NodePreemptions)) {
       for (const a of allocs) stops.push({ ...toStop(a), DesiredStatus: 'evict', DesiredDescription: a.DesiredDescription || 'Preempted' });
     }
     const placed: Allocation[] = [];
-    for (const allocs of Object.values(result.NodeAllocation)) for (const a of allocs) placed.push({ ...a, Job: null });
+    for (const allocs of Object.values(result.NodeAllocation)) {
+      for (const a of allocs) placed.push({ ...a, Job: null });
+      const y = slice.maybeYield();
+      if (y) await y;
+    }
     const hasWork = stops.length > 0 || placed.length > 0 || result.Deployment !== null || result.DeploymentUpdates.length > 0;
     if (!hasWork) return null;
     return {
@@ -366,17 +372,24 @@ export class BatchOverlay {
     };
   }
 
-  /** Records what a plan committed so later plans in the batch see it. */
-  accept(result: PlanResult): void {
+  /**
+   * Records what a plan committed so later plans in the batch see it, yielding between nodes
+   * (nothing reads the overlay until it is done: the batch's next check waits for it).
+   */
+  async accept(result: PlanResult, slice: LoopSlice = new LoopSlice(Infinity)): Promise<void> {
     for (const allocs of [...Object.values(result.NodeUpdate), ...Object.values(result.NodePreemptions)]) {
       for (const a of allocs) {
         const prev = this.allocs.get(a.ID) ?? this.state.allocById(a.ID);
         if (!prev) continue;
         this.replace(prev, { ...prev, DesiredStatus: 'stop' });
       }
+      const y = slice.maybeYield();
+      if (y) await y;
     }
     for (const allocs of Object.values(result.NodeAllocation)) {
       for (const a of allocs) this.replace(a.CreateIndex === 0 ? this.allocs.get(a.ID) : (this.allocs.get(a.ID) ?? this.state.allocById(a.ID)), a);
+      const y = slice.maybeYield();
+      if (y) await y;
     }
   }
 
