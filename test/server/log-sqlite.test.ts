@@ -134,7 +134,18 @@ test("sqlite log: a subscriber whose onEntries throws is ended with LOG_IO; the 
       onError: (e) => void errors.push(e),
     });
     log.subscribe(1, { onEntries: (es) => void healthy.push(...es.map((e) => e.payload)), onError: (e) => assert.fail(`the healthy subscriber was ended: ${e.message}`) });
+    // One whose onError throws as well: a process warning, nothing else.
+    const warned = new Promise<Error>((resolve) => process.once('warning', resolve));
+    log.subscribe(1, {
+      onEntries: () => {
+        throw new Error('apply failed twice');
+      },
+      onError: () => {
+        throw new Error('and so did onError');
+      },
+    });
     await turn();
+    assert.match((await warned).message, /onError threw: and so did onError \(after: log subscriber failed on entries 1–1: apply failed twice\)/);
     assert.deepEqual(await log.append([{ type: 'T', payload: 'boom' }]), [2], "the write is durable: its caller gets success");
     assert.deepEqual(await log.append([{ type: 'T', payload: 'after' }]), [3]);
     assert.deepEqual(seen, ['backlog', 'boom'], 'nothing is delivered after the failure');
