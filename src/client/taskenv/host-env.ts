@@ -20,7 +20,7 @@ import { ClientError, ClientErrorCode } from '../client-error.js';
 export type HostEnvLookup = (name: string) => string | undefined;
 
 /** The client options that give the denylist, in the order Nomad reads them (the first set wins). */
-export const ENV_DENYLIST_OPTIONS = ['env.denylist', 'env.blacklist'] as const;
+const ENV_DENYLIST_OPTIONS = ['env.denylist', 'env.blacklist'] as const;
 
 const DEFAULT_DENIED: ReadonlySet<string> = new Set(DEFAULT_ENV_DENYLIST);
 
