@@ -10,6 +10,7 @@ import { DEFAULT_JOB_MAX_PRIORITY, DEFAULT_JOB_PRIORITY, JOB_PRIORITY_CEILING } 
 import type { EtcdConfig } from '../server/etcd/etcd-connection.js';
 import type { ServerConfig as ServerTuning } from '../server/server-config.js';
 import { DEFAULT_LOG_ROTATE_DURATION_MS } from './log-file.js';
+import { envDenylistProblem } from '../client/taskenv/host-env.js';
 import { clientIntroductionConfigProblem, defaultClientIntroductionConfig, type ClientIntroductionConfig } from '../structs/client-introduction.js';
 
 /** The server block of the agent configuration. */
@@ -368,6 +369,9 @@ export function validateAgentConfig(c: AgentConfig): AgentConfig {
   if (c.client.nodePool === '' || c.client.nodePool === 'all') {
     throw new AgentConfigError('client.node_pool', `invalid node pool ${JSON.stringify(c.client.nodePool)} (a node cannot be in "all" or in no pool)`);
   }
+  // Checked here too, so that an agent with a mistyped list exits at start, not when the client opens.
+  const envDenylist = envDenylistProblem(c.client.options);
+  if (envDenylist) throw new AgentConfigError(`client.options[${JSON.stringify(envDenylist[0])}]`, envDenylist[1]);
   validateJobLimits(c.server);
   validateHeartbeat(c.server.heartbeat);
   if (c.server.etcd) {

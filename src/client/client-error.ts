@@ -12,6 +12,7 @@ export const ClientErrorCode = {
   NodeUnknown: 'CLIENT_NODE_UNKNOWN',
   TaskNotRunning: 'CLIENT_TASK_NOT_RUNNING',
   HostVolumeInvalid: 'CLIENT_HOST_VOLUME_INVALID',
+  OptionInvalid: 'CLIENT_OPTION_INVALID',
 } as const;
 export type ClientErrorCode = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
 

@@ -34,6 +34,7 @@ import { HostStatsCollector, type HostStats } from './node/host-stats.js';
 import { applyMetaChanges, loadDynamicMeta, mergedMeta, saveDynamicMeta, type NodeMetaResponse } from './node/node-meta.js';
 import { ClientError, ClientErrorCode, errorMessage } from './client-error.js';
 import { taskUserPolicy, type TaskUserPolicy } from './taskrunner/task-user-policy.js';
+import { envDenylist, hostEnvLookup, type HostEnvLookup } from './taskenv/host-env.js';
 import { loadIntroToken } from './node/intro-token.js';
 import { AllocNetworkConfigurator, clientNetworkConfig, type ClientNetworkConfig } from './network/alloc-network-configurator.js';
 import { fingerprintCniPlugins } from './network/cni-fingerprint.js';
@@ -118,6 +119,8 @@ export class Client implements ClientHttpApi {
   private readonly drivers: Map<string, Driver>;
   /** Who tasks may run as (the options user.denylist and user.checked_drivers). */
   private readonly userPolicy: TaskUserPolicy;
+  /** The agent's environment as tasks may read it: through the client's env.denylist. */
+  private readonly hostEnv: HostEnvLookup;
   private node!: Node;
   private nodeInfo!: NodeInfo;
   private registered = false;
@@ -135,12 +138,14 @@ export class Client implements ClientHttpApi {
     private readonly config: ClientConfig,
     private readonly store: ClientStateStore,
     drivers: Driver[],
+    envDenied: ReadonlySet<string>,
   ) {
     this.clock = config.clock ?? systemClock;
     this.random = config.random ?? Math.random;
     this.logger = config.logger ?? pino({ level: 'silent' });
     this.drivers = new Map(drivers.map((d) => [d.name, d]));
     this.userPolicy = taskUserPolicy(config.options);
+    this.hostEnv = hostEnvLookup(process.env, envDenied);
     this.network = new AllocNetworkConfigurator(clientNetworkConfig(config.network), join(config.dataDir, 'network'), (name) => this.drivers.get(name)?.network);
     this.batcher = new AllocUpdateBatcher(
       (u) => this.config.connection.updateAllocs(u),
@@ -157,10 +162,12 @@ export class Client implements ClientHttpApi {
    * allocations in the background. Resolves once restored; registration retries on its own.
    */
   static async start(config: ClientConfig): Promise<Client> {
+    // Read before anything opens: an invalid list refuses to start the client (CLIENT_OPTION_INVALID).
+    const envDenied = envDenylist(config.options);
     mkdirSync(config.dataDir, { recursive: true });
     const store = config.store ?? new StateDb(join(config.dataDir, 'client', 'state.db'));
-    const drivers = config.drivers ?? [...builtinDrivers({ dataDir: config.dataDir, clock: config.clock, plugins: config.plugins, ...(config.chrootEnv ? { chrootEnv: config.chrootEnv } : {}) }).values()];
-    const c = new Client(config, store, drivers);
+    const drivers = config.drivers ?? [...builtinDrivers({ dataDir: config.dataDir, clock: config.clock, plugins: config.plugins, envDenylist: [...envDenied], ...(config.chrootEnv ? { chrootEnv: config.chrootEnv } : {}) }).values()];
+    const c = new Client(config, store, drivers, envDenied);
     await c.fingerprint();
     await c.restore();
     c.loops.push(c.heartbeatLoop(), c.watchLoop(), c.driverFingerprintLoop(), c.hostVolumeManager.run(() => c.node.ID, c.stopCtl.signal));
@@ -596,7 +603,7 @@ export class Client implements ClientHttpApi {
       logger: this.logger,
       onUpdate: (u: AllocClientUpdate) => this.batcher.enqueue(u),
       restored,
-      hostEnv: process.env,
+      hostEnv: this.hostEnv,
       userPolicy: this.userPolicy,
       network: this.network,
       ...(this.config.taskApi ? { taskApi: this.config.taskApi } : {}),

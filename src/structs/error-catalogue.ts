@@ -342,6 +342,8 @@ export const ErrorCatalogue = {
   CLIENT_BAD_TASK: e(500, '{reason}'),
   /** A `host_volume` of the client's configuration it cannot offer (missing path). */
   CLIENT_HOST_VOLUME_INVALID: e(500, '{reason}'),
+  /** A client option (`client { options { … } }`) with a value the client cannot use. */
+  CLIENT_OPTION_INVALID: e(500, '{reason}'),
   /** The task's driver is not available on this client. */
   CLIENT_NO_DRIVER: e(500, '{reason}'),
   /** The client's state database failed. */

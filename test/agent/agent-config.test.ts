@@ -127,6 +127,25 @@ test('the mock driver is off in a non-dev agent, on with -dev, and a file can se
   }
 });
 
+test('client { options = { "env.denylist" = … } }: a list of names is kept; one that is no variable name refuses the agent, naming the option', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
+  try {
+    const file = async (name: string, list: string) => {
+      const f = join(dir, name);
+      await writeFile(f, `client {\n  options = {\n    "env.denylist" = ${JSON.stringify(list)}\n  }\n}\n`);
+      return f;
+    };
+    const good = await buildAgentConfig({ dev: true, config: [await file('good.hcl', 'SITE_SECRET,VAULT_TOKEN')] });
+    assert.equal(good.client.options['env.denylist'], 'SITE_SECRET,VAULT_TOKEN');
+    await assert.rejects(
+      buildAgentConfig({ dev: true, config: [await file('bad.hcl', 'SITE_SECRET VAULT_TOKEN')] }),
+      (err: unknown) => err instanceof AgentConfigError && err.field === 'client.options["env.denylist"]' && err.message.includes('"SITE_SECRET VAULT_TOKEN"'),
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('server { etcd { … } } and -etcd-endpoints: the log on etcd; -dev and a plain server keep the embedded log', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'caravan-cfg-'));
   try {

@@ -12,6 +12,7 @@ import { TaskRunner } from '../../src/client/taskrunner/task-runner.js';
 import { AllocDir } from '../../src/client/allocdir/alloc-dir.js';
 import { MemoryStateDb, type StoredTask } from '../../src/client/state/state-db.js';
 import type { NodeInfo } from '../../src/client/taskenv/task-env.js';
+import { hostEnvLookup } from '../../src/client/taskenv/host-env.js';
 import { mockAlloc, mockJob, mockNode, mockTask, mockTaskGroup } from '../mock/factories.js';
 
 export const silentLogger = pino({ level: 'silent' });
@@ -70,7 +71,7 @@ export function taskRunnerHarness(
     logger: silentLogger,
     onStateChange: (_n, s) => states.push(s),
     restored: opts.restored,
-    ...(opts.hostEnv ? { hostEnv: opts.hostEnv } : {}),
+    ...(opts.hostEnv ? { hostEnv: hostEnvLookup(opts.hostEnv) } : {}),
   });
   return { tr, clock, store, driver, states, dataDir };
 }

@@ -7,6 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { SqliteLogBackend } from '../../src/server/log/sqlite-log-backend.js';
 import { runLogConformance } from './log-conformance.js';
 import { SqliteDb } from '../../src/sqlite/sqlite-db.js';
+import { WorkerAppender } from '../../src/server/log/log-appender.js';
+import type { LogError } from '../../src/server/log/log-backend.js';
 
 runLogConformance({
   name: 'sqlite (embedded)',
@@ -104,6 +106,88 @@ test('sqlite log: an append sent behind one that failed fails too, and the log g
     assert.deepEqual(await log.append([{ type: 'T', payload: 'c' }]), [2]);
     assert.deepEqual((await log.read(1)).map((e) => `${e.index}:${e.payload}`), ['1:first', '2:c']);
     assert.equal(await log.lastIndex(), 2);
+  } finally {
+    locker.close();
+    await log.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sqlite log: a subscriber whose onEntries throws is ended with LOG_IO; the write succeeds, other subscribers get it, close() does not throw", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'caravan-log-'));
+  const unhandled: unknown[] = [];
+  const onUnhandled = (err: unknown): void => void unhandled.push(err);
+  process.on('unhandledRejection', onUnhandled);
+  const log = SqliteLogBackend.open(dir);
+  try {
+    assert.deepEqual(await log.append([{ type: 'T', payload: 'backlog' }]), [1]);
+    const seen: string[] = [];
+    const errors: LogError[] = [];
+    const healthy: string[] = [];
+    // One throws on the backlog (delivered on subscribe), one on a later write, one never.
+    log.subscribe(1, { onEntries: () => { throw new Error('apply failed on the backlog'); }, onError: (e) => void errors.push(e) });
+    log.subscribe(1, {
+      onEntries: (es) => {
+        seen.push(...es.map((e) => e.payload));
+        if (es.some((e) => e.payload === 'boom')) throw new Error('apply failed');
+      },
+      onError: (e) => void errors.push(e),
+    });
+    log.subscribe(1, { onEntries: (es) => void healthy.push(...es.map((e) => e.payload)), onError: (e) => assert.fail(`the healthy subscriber was ended: ${e.message}`) });
+    // One whose onError throws as well: a process warning, nothing else.
+    const warned = new Promise<Error>((resolve) => process.once('warning', resolve));
+    log.subscribe(1, {
+      onEntries: () => {
+        throw new Error('apply failed twice');
+      },
+      onError: () => {
+        throw new Error('and so did onError');
+      },
+    });
+    await turn();
+    assert.match((await warned).message, /onError threw: and so did onError \(after: log subscriber failed on entries 1–1: apply failed twice\)/);
+    assert.deepEqual(await log.append([{ type: 'T', payload: 'boom' }]), [2], "the write is durable: its caller gets success");
+    assert.deepEqual(await log.append([{ type: 'T', payload: 'after' }]), [3]);
+    assert.deepEqual(seen, ['backlog', 'boom'], 'nothing is delivered after the failure');
+    assert.deepEqual(healthy, ['backlog', 'boom', 'after']);
+    assert.deepEqual(errors.map((e) => e.code), ['LOG_IO', 'LOG_IO']);
+    assert.match(errors[0]!.message, /subscriber failed on entries 1–1: apply failed on the backlog/);
+    assert.match(errors[1]!.message, /subscriber failed on entries 2–2: apply failed/);
+    await log.close();
+    await turn();
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+    await log.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('sqlite log: when the append worker dies between its commit and its answer, the batch it committed is acknowledged, the one behind it fails, and the log goes on', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'caravan-log-'));
+  const path = join(dir, 'raft.db');
+  // The test hooks: the worker's thread exits right after its second commit, before answering;
+  // `taken` counts the batches it has taken off its port.
+  const taken = new Int32Array(new SharedArrayBuffer(4));
+  const log = SqliteLogBackend.open(dir, (p, db) => new WorkerAppender(p, db, { exitAfterCommits: 2, taken }));
+  const locker = SqliteDb.open(path, { busyTimeoutMs: 10_000 });
+  try {
+    assert.deepEqual(await log.append([{ type: 'T', payload: 'first' }]), [1]);
+    // `a` waits on the worker for the lock; `b` is sent once the worker holds `a`, so it queues
+    // behind it and the commit the worker dies after holds `a` alone.
+    locker.exec('BEGIN IMMEDIATE');
+    const a = log.append([{ type: 'T', payload: 'a1' }, { type: 'T', payload: 'a2' }]);
+    for (const deadline = Date.now() + 30_000; Atomics.load(taken, 0) < 2; await turn()) assert.ok(Date.now() < deadline, 'the worker never took `a`');
+    const b = log.append([{ type: 'T', payload: 'b' }]);
+    await turn();
+    locker.exec('COMMIT');
+    assert.deepEqual(await a, [2, 3], 'a batch on disk is acknowledged, though its answer never came');
+    await assert.rejects(b, /log append failed: log append worker exited/, 'a batch the worker never committed fails');
+    assert.deepEqual((await log.read(1)).map((e) => `${e.index}:${e.payload}`), ['1:first', '2:a1', '3:a2']);
+    // A new worker takes the next append, at the index `b` did not get.
+    assert.deepEqual(await log.append([{ type: 'T', payload: 'c' }]), [4]);
+    assert.deepEqual((await log.read(1)).map((e) => `${e.index}:${e.payload}`), ['1:first', '2:a1', '3:a2', '4:c']);
+    assert.equal(await log.lastIndex(), 4);
   } finally {
     locker.close();
     await log.close();

@@ -35,6 +35,7 @@ import { groupNetwork, isolatedMode, type AllocNetwork, type AllocNetworkConfigu
 import type { ServiceRegistrationInput } from '../../structs/service-registration.js';
 import { allocActiveServices, hasNomadServices } from '../serviceregistration/alloc-service-registrations.js';
 import { AllocCheckRunner, type CheckQueryResult } from '../serviceregistration/alloc-check-runner.js';
+import type { HostEnvLookup } from '../taskenv/host-env.js';
 
 /** Everything an alloc runner depends on. */
 export interface AllocRunnerConfig {
@@ -50,7 +51,8 @@ export interface AllocRunnerConfig {
   onUpdate: (update: AllocClientUpdate) => void;
   /** Set when restoring after an agent restart. */
   restored?: StoredAlloc;
-  hostEnv?: Record<string, string | undefined>;
+  /** The agent's environment as its tasks may read it (already filtered by the client's env.denylist). */
+  hostEnv?: HostEnvLookup;
   /** Reads variables for the tasks' templates from the servers. */
   variables?: TaskVariableReader;
   /** Signs the tasks' workload identities on the servers. */

@@ -9,7 +9,7 @@ import type { ClientHostVolumeConfig } from '../../structs/host-volume.js';
 import type { Port } from '../../structs/resources.js';
 import type { TaskDirs } from '../../drivers/driver.js';
 import { interpolateString, interpolateValue, type InterpolationScope } from './interpolate.js';
-import { hostEnvLookup } from './host-env.js';
+import type { HostEnvLookup } from './host-env.js';
 
 /** What the env builder needs to know about the node. */
 export interface NodeInfo {
@@ -33,7 +33,8 @@ export interface TaskEnvInput {
   /** Paths as the task sees them. */
   dirs: TaskDirs;
   /** The agent's own environment, for `${env.X}` of variables the task does not set (never those of the env.denylist). */
-  hostEnv?: Record<string, string | undefined>;  /**
+  hostEnv?: HostEnvLookup;
+  /**
    * The allocation's address in its own network namespace (group network bridge or cni/*):
    * NOMAD_ALLOC_IP_* and NOMAD_ALLOC_ADDR_* name it; else they name the host's.
    */
@@ -108,7 +109,7 @@ export function buildTaskEnv(input: TaskEnvInput): TaskEnv {
 
   const scope: InterpolationScope = {
     env: { ...env },
-    ...(input.hostEnv ? { hostEnv: hostEnvLookup(input.hostEnv) } : {}),
+    ...(input.hostEnv ? { hostEnv: input.hostEnv } : {}),
     node: {
       'unique.id': node.id,
       'unique.name': node.name,

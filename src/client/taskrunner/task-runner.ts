@@ -40,6 +40,7 @@ import { MaxRunDurationHook } from './hooks/max-run-duration-hook.js';
 import { TaskSetupError } from './task-setup-error.js';
 import type { TaskUserPolicy } from './task-user-policy.js';
 import { ExitCause, restoredExit, type RestoredExit } from './restored-exit.js';
+import { NO_HOST_ENV, type HostEnvLookup } from '../taskenv/host-env.js';
 
 /** Nomad's default kill timeout. */
 const DEFAULT_KILL_TIMEOUT_MS = 5_000;
@@ -61,7 +62,8 @@ export interface TaskRunnerConfig {
   waitForStart?: (signal: AbortSignal) => Promise<void>;
   /** State loaded from the state DB when restoring after an agent restart. */
   restored?: StoredTask;
-  hostEnv?: Record<string, string | undefined>;
+  /** The agent's environment as the task may read it (filtered by the client's env.denylist); never for an image driver. */
+  hostEnv?: HostEnvLookup;
   /** Overrides the default hooks (tests). */
   hooks?: AnyTaskHook[];
   /** Reads variables for the task's templates from the servers. */
@@ -163,7 +165,7 @@ export class TaskRunner {
       this.stats = new StatsHook(cfg.clock);
       // As Nomad (SetHostEnvvars for non-image drivers only): a task in a container image does
       // not see the agent's environment through `${env.X}`; raw_exec and exec do.
-      const hostEnv = cfg.driver.capabilities().fsIsolation === FsIsolation.Image ? {} : (cfg.hostEnv ?? {});
+      const hostEnv = cfg.driver.capabilities().fsIsolation === FsIsolation.Image ? NO_HOST_ENV : (cfg.hostEnv ?? NO_HOST_ENV);
       this.hooks = [new ValidateHook(cfg.userPolicy), new TaskDirHook(), new VolumeHook(), new DispatchPayloadHook(), new LogsHook(), new EnvHook(hostEnv), new IdentityHook(cfg.clock), ...(cfg.taskApi ? [new TaskApiHook(cfg.taskApi, this.log)] : []), new ArtifactHook(), new TemplateHook(hostEnv, cfg.clock, cfg.random), this.stats, new MaxRunDurationHook(cfg.clock)];
     }
   }

@@ -12,18 +12,25 @@
  * machine each of those hops waits for a core), and writers arriving during a commit still share
  * one fsync. Batches must follow each other: one that does not start where the last commit
  * ended (it was sent behind a batch that failed) is refused, so the log has no gap.
+ *
+ * If this thread dies between a commit and its answer, the backend finds the batch in the log
+ * file and acknowledges it (WorkerAppender). The test hooks (AppendWorkerTesting, set only by
+ * tests building the appender themselves) die at that moment on purpose and count the batches
+ * taken, so a test knows what the commit it dies after holds.
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { SqliteDb } from '../../sqlite/sqlite-db.js';
 import type { AppendReply, AppendRequest } from './log-append-protocol.js';
-import { APPEND_BUSY_TIMEOUT_MS } from './log-appender.js';
+import { APPEND_BUSY_TIMEOUT_MS, type AppendWorkerTesting } from './log-appender.js';
 import { insertLogBatches, prepareLogInsert } from './log-insert.js';
 
 const port = parentPort!;
-const db = SqliteDb.open((workerData as { path: string }).path, { busyTimeoutMs: APPEND_BUSY_TIMEOUT_MS });
+const data = workerData as { path: string } & AppendWorkerTesting;
+const db = SqliteDb.open(data.path, { busyTimeoutMs: APPEND_BUSY_TIMEOUT_MS });
 const insert = prepareLogInsert(db);
 /** Where the next batch must start: after the last commit (null until the first batch). */
 let expected: number | null = null;
+let commits = 0;
 
 /** Commits the batches that follow on from `expected` in one transaction; answers every one, in order. */
 function commit(requests: AppendRequest[]): void {
@@ -43,6 +50,7 @@ function commit(requests: AppendRequest[]): void {
     try {
       insertLogBatches(db, insert, accepted);
       expected = at;
+      if (++commits === data.exitAfterCommits) process.exit(1);
       for (const req of accepted) replies.push({ id: req.id, ok: true });
     } catch (err) {
       for (const req of accepted) replies.push({ id: req.id, ok: false, message: (err as Error).message });
@@ -62,6 +70,7 @@ port.on('message', (first: AppendRequest | 'close') => {
     }
     requests.push(m);
   }
+  if (data.taken) Atomics.add(data.taken, 0, requests.length);
   if (requests.length > 0) commit(requests);
   if (closing) {
     db.close();

@@ -21,3 +21,16 @@ export function insertLogBatches(db: SqliteDb, insert: SqlStatement, batches: Lo
     for (const b of batches) for (let i = 0; i < b.types.length; i++) insert.run(b.start + i, b.types[i]!, b.payloads[i]!);
   });
 }
+
+/**
+ * Whether `batch` is in the log as it was sent (every entry at its index, same type and payload):
+ * what a batch whose commit was never answered is judged by. The committer writes a batch in one
+ * transaction, so it is there whole or not at all; comparing the rows, not only the last index,
+ * keeps another writer's rows at those indexes from passing for the batch.
+ */
+export function isLogBatchCommitted(db: SqliteDb, batch: LogBatch): boolean {
+  const rows = db
+    .prepare('SELECT idx, type, payload FROM log WHERE idx >= ? AND idx < ? ORDER BY idx')
+    .all<{ idx: number; type: string; payload: string }>(batch.start, batch.start + batch.types.length);
+  return rows.length === batch.types.length && rows.every((r, i) => r.idx === batch.start + i && r.type === batch.types[i] && r.payload === batch.payloads[i]);
+}

@@ -7,6 +7,8 @@
  * one before without waiting for this thread to run (log-append-worker.ts). The commits of a
  * log file happen on that worker thread (log-appender.ts), so the server's thread schedules
  * while the disk syncs; reads, snapshots and compaction use this thread's own connection.
+ * A subscriber that throws is ended with LOG_IO and never fails the append that committed the
+ * entries; a worker that dies unanswered has its batches judged by what the file holds.
  *
  * Snapshots are stored as numbered chunks (snapshot_chunks) of one snapshot id; a snapshot is
  * visible only once its row in snapshot_done exists, which commit() inserts in the same
@@ -87,10 +89,13 @@ export class SqliteLogBackend implements LogBackend {
     this.appender = appender(db);
   }
 
-  /** Opens (creating if needed) the log in dataDir. */
-  static open(dataDir: string): SqliteLogBackend {
+  /**
+   * Opens (creating if needed) the log in dataDir. `appender` builds the committer for the file
+   * and the backend's connection (default a WorkerAppender); tests pass one with test hooks.
+   */
+  static open(dataDir: string, appender: (path: string, db: SqliteDb) => LogAppender = (path, db) => new WorkerAppender(path, db)): SqliteLogBackend {
     const path = join(dataDir, 'raft.db');
-    return new SqliteLogBackend(SqliteDb.open(path, { busyTimeoutMs: APPEND_BUSY_TIMEOUT_MS }), () => new WorkerAppender(path));
+    return new SqliteLogBackend(SqliteDb.open(path, { busyTimeoutMs: APPEND_BUSY_TIMEOUT_MS }), (db) => appender(path, db));
   }
 
   /** Opens a log in memory (tests). Not durable. */
@@ -168,17 +173,32 @@ export class SqliteLogBackend implements LogBackend {
     return () => void this.subscribers.delete(subscriber);
   }
 
-  /** Hands a subscriber the entries it has not had yet, in order. */
+  /**
+   * Hands a subscriber the entries it has not had yet, in order. A subscriber whose onEntries
+   * throws is ended with LOG_IO (the error as its cause): how much of the entries it took is
+   * unknown, so it must subscribe again from what it holds. Its failure is its own: the append
+   * that committed the entries has already succeeded, and other subscribers still get them.
+   */
   private deliver(sub: LogSubscriber, pos: { next: number }, entries: LogEntry[]): void {
     const fresh = entries.filter((e) => e.index >= pos.next);
     if (fresh.length === 0 || fresh[0]!.index !== pos.next) return;
     pos.next = fresh[fresh.length - 1]!.index + 1;
-    sub.onEntries(fresh);
+    try {
+      sub.onEntries(fresh);
+    } catch (err) {
+      const from = fresh[0]!.index;
+      this.fail(sub, new LogError('LOG_IO', `log subscriber failed on entries ${from}–${pos.next - 1}: ${(err as Error)?.message ?? String(err)}`, { cause: err }));
+    }
   }
 
+  /** Ends a subscription with `err`; a subscriber that throws from onError too is reported as a process warning. */
   private fail(sub: LogSubscriber, err: LogError): void {
-    this.subscribers.delete(sub);
-    sub.onError(err);
+    if (!this.subscribers.delete(sub)) return;
+    try {
+      sub.onError(err);
+    } catch (thrown) {
+      process.emitWarning(`log subscriber's onError threw: ${(thrown as Error)?.message ?? String(thrown)} (after: ${err.message})`, { code: 'CARAVAN_LOG_SUBSCRIBER' });
+    }
   }
 
   async read(fromIndex: number, toIndex?: number): Promise<LogEntry[]> {

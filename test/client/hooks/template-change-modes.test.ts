@@ -94,7 +94,7 @@ async function withHook(
       kill: async (ev: TaskEvent) => void rec.kills.push(ev),
     },
   } as unknown as TaskHookRequest;
-  const hook = new TemplateHook({}, clock, () => 0.5);
+  const hook = new TemplateHook(undefined, clock, () => 0.5);
   try {
     await hook.prestart(req, prep);
     await hook.poststart(req);

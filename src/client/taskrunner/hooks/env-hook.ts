@@ -5,12 +5,13 @@
 import { ClientError, ClientErrorCode } from '../../client-error.js';
 import { buildTaskEnv, interpolateTaskConfig } from '../../taskenv/task-env.js';
 import type { PrestartHook, TaskHookRequest, TaskPrep } from '../interfaces.js';
+import { NO_HOST_ENV, type HostEnvLookup } from '../../taskenv/host-env.js';
 
 /** Produces TaskConfig.env and the interpolated driver config. */
 export class EnvHook implements PrestartHook {
   readonly name = 'env';
 
-  constructor(private readonly hostEnv: Record<string, string | undefined> = {}) {}
+  constructor(private readonly hostEnv: HostEnvLookup = NO_HOST_ENV) {}
 
   async prestart(req: TaskHookRequest, prep: Readonly<TaskPrep>): Promise<Partial<TaskPrep>> {
     if (!prep.dirs) throw new ClientError(ClientErrorCode.HookFailed, 'env hook needs the task directories');

@@ -31,6 +31,7 @@ import { newTaskEvent } from '../task-event.js';
 import type { PoststartHook, PrestartHook, ExitedHook, StopHook, PreKillHook, ShutdownHook, TaskHookRequest, TaskPrep } from '../interfaces.js';
 import { TaskSetupError } from '../task-setup-error.js';
 import { applyTemplateChanges } from './template-change-modes.js';
+import { NO_HOST_ENV, type HostEnvLookup } from '../../taskenv/host-env.js';
 
 /** How long one blocking read of the variables waits before asking again (well inside fetch's header timeout). */
 const WATCH_WAIT_MS = 60 * 1000;
@@ -90,11 +91,11 @@ export class TemplateHook implements PrestartHook, PoststartHook, ExitedHook, St
   private watcher: AbortController | null = null;
 
   /**
-   * `hostEnv`: the agent's environment, for rebuilding the task env after a reattach; `clock`
+   * `hostEnv`: the agent's environment (through the client's env.denylist), for rebuilding the task env after a reattach; `clock`
    * and `random` time the splay before a change is applied.
    */
   constructor(
-    private readonly hostEnv: Record<string, string | undefined> = {},
+    private readonly hostEnv: HostEnvLookup = NO_HOST_ENV,
     private readonly clock: Clock = systemClock,
     private readonly random: RandomSource = Math.random,
   ) {}
