@@ -46,6 +46,9 @@ interface SettledWalk {
 /** Jobs remembered per store before the oldest are forgotten (a forgotten job walks in full once). */
 const MAX_JOBS_PER_STORE = 4_096;
 
+/** A walk is remembered only when at most 1/MAX_PENDING_SHARE of the nodes are left to look at again. */
+const MAX_PENDING_SHARE = 4;
+
 const walksByStore = new WeakMap<object, Map<string, SettledWalk>>();
 
 function jobKey(job: Pick<Job, 'Namespace' | 'ID'>): string {
@@ -74,6 +77,8 @@ export interface WalkScope {
   only: Set<string> | null;
   /** Every node in the state (for remembering this walk). */
   nodeCount: number;
+  /** The ready nodes in scope per datacenter (the metrics' NodesAvailable). */
+  nodesAvailable: Record<string, number>;
 }
 
 /**
@@ -84,23 +89,27 @@ export function walkScope(ev: Evaluation, state: SchedulerState, job: Job, alloc
   const base = settledBase(ev, state, job);
   const ready: Node[] = [];
   const only = base ? new Set<string>([ev.NodeID, ...base.pending]) : null;
+  const nodesAvailable: Record<string, number> = {};
   let nodeCount = 0;
   let nodesAtBase = 0;
   for (const n of state.nodes()) {
     nodeCount++;
-    if (nodeIsReady(n) && nodeInJobScope(job, n)) ready.push(n);
+    if (nodeIsReady(n) && nodeInJobScope(job, n)) {
+      ready.push(n);
+      nodesAvailable[n.Datacenter] = (nodesAvailable[n.Datacenter] ?? 0) + 1;
+    }
     if (!base) continue;
     if (n.CreateIndex <= base.index) nodesAtBase++;
     if (n.ModifyIndex > base.index) only!.add(n.ID);
   }
-  if (!base || nodesAtBase !== base.nodeCount) return { ready, only: null, nodeCount };
+  if (!base || nodesAtBase !== base.nodeCount) return { ready, only: null, nodeCount, nodesAvailable };
   let allocsAtBase = 0;
   for (const a of allocs) {
     if (a.CreateIndex <= base.index) allocsAtBase++;
     if (a.ModifyIndex > base.index) only!.add(a.NodeID);
   }
-  if (allocsAtBase !== base.allocCount) return { ready, only: null, nodeCount };
-  return { ready, only, nodeCount };
+  if (allocsAtBase !== base.allocCount) return { ready, only: null, nodeCount, nodesAvailable };
+  return { ready, only, nodeCount, nodesAvailable };
 }
 
 function settledBase(ev: Evaluation, state: SchedulerState, job: Job): SettledWalk | null {
@@ -129,6 +138,11 @@ export function rememberSettledWalk(
   unsettled: Iterable<string>,
 ): void {
   if (ev.AnnotatePlan || job.Stop) return;
+  const pending = new Set(unsettled);
+  // A walk that planned on most nodes (the job's first placement, a job update) is not worth
+  // keeping: its plan's writes make the next walk look at those nodes anyway. An older walk
+  // remembered stays true.
+  if (pending.size > counts.nodeCount / MAX_PENDING_SHARE) return;
   const owner = state.nodesVersion?.()?.owner;
   if (!owner) return;
   let walks = walksByStore.get(owner);
@@ -144,7 +158,7 @@ export function rememberSettledWalk(
     jobModifyIndex: job.JobModifyIndex,
     nodeCount: counts.nodeCount,
     allocCount: counts.allocCount,
-    pending: new Set(unsettled),
+    pending,
   });
 }
 

@@ -104,12 +104,17 @@ export class SystemScheduler implements Scheduler {
     }
 
     const nodes: Node[] = scope.ready;
-    // The stack counts the job's allocations per node (anti-affinity); a restricted walk places
-    // only on its own nodes, so only their allocations count (no spread or distinct_* reads the
-    // others: settled-walk.ts walks those jobs in full). It still shuffles every ready node, so
-    // the random draws after it (ports) and the metrics (nodes available) are the full walk's.
-    const stackAllocs = only ? allocs.filter((a) => only.has(a.NodeID)) : allocs;
-    const stack = new PlacementStack(job, nodes.slice(), new ProposedUsage(state), state, this.ctx.random, stackAllocs);
+    // A restricted walk places only on its own nodes: they are the stack's candidates, and only
+    // their allocations count (anti-affinity; no spread or distinct_* reads the others:
+    // settled-walk.ts walks those jobs in full). The metrics count the whole pool, and the random
+    // source advances as the full walk's shuffle would, so the draws after it (ports) are the same.
+    const usage = new ProposedUsage(state);
+    const stack = only
+      ? new PlacementStack(job, nodes.filter((n) => only.has(n.ID)), usage, state, this.ctx.random, allocs.filter((a) => only.has(a.NodeID)), {
+          nodesAvailable: scope.nodesAvailable,
+          size: nodes.length,
+        })
+      : new PlacementStack(job, nodes.slice(), usage, state, this.ctx.random, allocs);
 
     // Existing allocations on nodes that are gone, down, out of scope or of removed groups.
     const toPlace: { node: Node; group: TaskGroup; previous: Allocation | null }[] = [];
