@@ -46,9 +46,6 @@ export interface SelectOptions {
   allocName?: string;
 }
 
-/** Positions looked up by a scan of the candidates before they are indexed by node ID. */
-const MAX_POSITION_SCANS = 4;
-
 /** Nomad's floor on the candidates scored when affinities or spreads apply. */
 export const MIN_SPREAD_CANDIDATES = 100;
 
@@ -129,8 +126,6 @@ export class PlacementStack {
   private readonly at: CandidateUsage;
   /** Candidate position by node ID; built on first need (stops, existing allocations). */
   private positions: Map<string, number> | null = null;
-  /** Positions found by scanning the candidates before `positions` is built. */
-  private positionScans = 0;
   private readonly tally = new FilterTally();
   private readonly exhausted = new FilterTally('exhausted');
   /** The last bin-packing score prepare() computed, with what it was computed from. */
@@ -253,12 +248,6 @@ export class PlacementStack {
 
   private positionOf(nodeId: string): number {
     if (this.shared) return this.shared.positionOf(nodeId);
-    // A system job's walk of one node's update asks for a position or two: a scan is cheaper
-    // than indexing 10,000 candidates for them.
-    if (!this.positions && this.positionScans < MAX_POSITION_SCANS) {
-      this.positionScans++;
-      return this.candidates.findIndex((n) => n.ID === nodeId);
-    }
     if (!this.positions) {
       this.positions = new Map();
       this.candidates.forEach((n, i) => this.positions!.set(n.ID, i));
