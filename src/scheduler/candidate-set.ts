@@ -98,6 +98,11 @@ export function shuffle<T>(items: T[], random: () => number): T[] {
   return items;
 }
 
+/** Draws from `random` what shuffle() draws for `n` items, without the items. */
+export function advanceAsShuffle(n: number, random: () => number): void {
+  for (let i = n - 1; i > 0; i--) random();
+}
+
 /** The scope a job's candidates depend on: datacenters and node pool. */
 function scopeKey(job: Job): string {
   return `${job.NodePool || 'default'}\u0000${(job.Datacenters ?? []).join('\u0001')}`;

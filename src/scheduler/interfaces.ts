@@ -37,6 +37,12 @@ export interface SchedulerState {
    * (candidate-set.ts); without it, it derives them per evaluation.
    */
   nodesVersion?(): { owner: object; index: number } | undefined;
+  /**
+   * Optional: the log index of the last snapshot restored into the running cluster (0: none).
+   * The objects a restore brings back keep their older indexes, so what the scheduler remembered
+   * from before it (settled-walk.ts) no longer holds; without it, nothing is remembered.
+   */
+  restoreIndex?(): number;
   /** The operator's placement algorithm (binpack when absent): spread prefers the emptiest node. */
   schedulerAlgorithm?(): SchedulerAlgorithm;
   /**

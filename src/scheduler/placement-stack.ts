@@ -26,7 +26,7 @@ import { FeasibleSkip, MAX_SKIP_REASONS } from './feasible-skip.js';
 import { assignPorts, NO_PORTS, type PortAssignment } from './port-assignment.js';
 import { affinityScore, antiAffinityScore, binPackScore, spreadFitScore } from './rank.js';
 import { SpreadScorer } from './spread-score.js';
-import { CandidateSet, FEASIBLE_ANSWER, UNKNOWN_ANSWER, shuffle, type SharedStaticAnswers } from './candidate-set.js';
+import { advanceAsShuffle, CandidateSet, FEASIBLE_ANSWER, UNKNOWN_ANSWER, shuffle, type SharedStaticAnswers } from './candidate-set.js';
 
 /** A chosen node with its score and the ports assigned there. */
 export interface Selection {
@@ -134,6 +134,8 @@ export class PlacementStack {
   private lastScore = 0;
   private lastPorts: PortAssignment = NO_PORTS;
   readonly nodesAvailable: Record<string, number>;
+  /** The ready nodes in scope when the candidates are only some of them (see the constructor's `pool`). */
+  private readonly poolSize: number | undefined;
   private readonly fitScore: typeof binPackScore;
   /** Whether placements keep their tasks' `memory_max` (the operator's memory oversubscription). */
   readonly memoryOversubscription: boolean;
@@ -154,6 +156,13 @@ export class PlacementStack {
     private readonly state: SchedulerState,
     private readonly random: () => number,
     jobAllocs: readonly Allocation[],
+    /**
+     * Given when `candidates` are only some of the ready nodes (a system job's walk of the nodes
+     * a node update can change: settled-walk.ts): the whole pool's count per datacenter and size,
+     * for the metrics, and the random source advances as shuffling the whole pool would, so the
+     * draws after it (ports) are the full walk's.
+     */
+    pool?: { nodesAvailable: Record<string, number>; size: number },
   ) {
     // The operator's algorithm, fixed for this evaluation as the state snapshot is.
     this.fitScore = state.schedulerAlgorithm?.() === 'spread' ? spreadFitScore : binPackScore;
@@ -165,6 +174,12 @@ export class PlacementStack {
       // Shared read-only: every metric of the evaluation refers to the same object anyway.
       this.nodesAvailable = candidates.nodesAvailable as Record<string, number>;
       this.cursor = this.candidates.length > 0 ? Math.floor(random() * this.candidates.length) : 0;
+    } else if (pool) {
+      this.shared = null;
+      this.candidates = candidates;
+      advanceAsShuffle(pool.size, random);
+      this.nodesAvailable = pool.nodesAvailable;
+      this.poolSize = pool.size;
     } else {
       this.shared = null;
       this.candidates = shuffle(candidates, random);
@@ -282,7 +297,7 @@ export class PlacementStack {
   select(group: TaskGroup, opts: SelectOptions = {}): { selection: Selection | null; metric: AllocMetric } {
     const metric = newAllocMetric();
     metric.NodesAvailable = this.nodesAvailable;
-    metric.NodesInPool = this.candidates.length;
+    metric.NodesInPool = this.poolSize ?? this.candidates.length;
     const g = this.groupCache(group);
     g.spreadScorer?.begin();
     const limit = this.sampleLimit(g, group);
@@ -367,7 +382,7 @@ export class PlacementStack {
   selectOnNode(group: TaskGroup, node: Node): { selection: Selection | null; metric: AllocMetric } {
     const metric = newAllocMetric();
     metric.NodesAvailable = this.nodesAvailable;
-    metric.NodesInPool = this.candidates.length;
+    metric.NodesInPool = this.poolSize ?? this.candidates.length;
     const g = this.groupCache(group);
     g.spreadScorer?.begin();
     metric.NodesEvaluated++;

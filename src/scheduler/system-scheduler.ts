@@ -27,6 +27,7 @@ import { isLiveAlloc } from '../structs/alloc.js';
 import { isNodeUnreachable } from '../structs/node.js';
 import { tasksUpdated } from './tasks-updated.js';
 import { LoopSlice } from './loop-slice.js';
+import { rememberSettledWalk, walkScope } from './settled-walk.js';
 
 /** Plan attempts before giving up, as Nomad's system scheduler. */
 export const MAX_SYSTEM_ATTEMPTS = 5;
@@ -81,9 +82,15 @@ export class SystemScheduler implements Scheduler {
       return attempt;
     }
 
+    // The candidates, and for a node's update on a settled job the only nodes whose answer can
+    // change (settled-walk.ts): the others are skipped, in the same order, so the plan is the same.
+    const scope = walkScope(ev, state, job, allocs);
+    const only = scope.only;
+
     // Allocations by node and group.
     const byNode = new Map<string, Map<string, Allocation[]>>();
     for (const a of allocs) {
+      if (only && !only.has(a.NodeID)) continue;
       let m = byNode.get(a.NodeID);
       if (!m) byNode.set(a.NodeID, (m = new Map()));
       const list = m.get(a.TaskGroup) ?? [];
@@ -96,10 +103,18 @@ export class SystemScheduler implements Scheduler {
       attempt.queued[g.Name] = 0;
     }
 
-    const nodes: Node[] = [];
-    for (const n of state.nodes()) if (nodeIsReady(n) && nodeInJobScope(job, n)) nodes.push(n);
-    const stack = new PlacementStack(job, nodes.slice(), new ProposedUsage(state), state, this.ctx.random, allocs);
-    const readyIds = new Set(nodes.map((n) => n.ID));
+    const nodes: Node[] = scope.ready;
+    // A restricted walk places only on its own nodes: they are the stack's candidates, and only
+    // their allocations count (anti-affinity; no spread or distinct_* reads the others:
+    // settled-walk.ts walks those jobs in full). The metrics count the whole pool, and the random
+    // source advances as the full walk's shuffle would, so the draws after it (ports) are the same.
+    const usage = new ProposedUsage(state);
+    const stack = only
+      ? new PlacementStack(job, nodes.filter((n) => only.has(n.ID)), usage, state, this.ctx.random, allocs.filter((a) => only.has(a.NodeID)), {
+          nodesAvailable: scope.nodesAvailable,
+          size: nodes.length,
+        })
+      : new PlacementStack(job, nodes.slice(), usage, state, this.ctx.random, allocs);
 
     // Existing allocations on nodes that are gone, down, out of scope or of removed groups.
     const toPlace: { node: Node; group: TaskGroup; previous: Allocation | null }[] = [];
@@ -119,7 +134,8 @@ export class SystemScheduler implements Scheduler {
           for (const a of live) stop(a, AllocDescription.NotNeeded);
           continue;
         }
-        if (!readyIds.has(nodeId)) {
+        // In scope: one of the candidates exactly when it is ready.
+        if (!nodeIsReady(node)) {
           // Ineligible or draining: keep what runs, place nothing new — except what the
           // drainer marked for migration, which a system job can only stop.
           for (const a of live) {
@@ -152,6 +168,7 @@ export class SystemScheduler implements Scheduler {
 
     // Ready nodes without a live allocation of a group get one (sysbatch: unless it completed).
     for (const node of nodes) {
+      if (only && !only.has(node.ID)) continue;
       const y = slice.maybeYield();
       if (y) await y;
       const m = byNode.get(node.ID);
@@ -168,6 +185,8 @@ export class SystemScheduler implements Scheduler {
       }
     }
 
+    // Nodes this walk leaves work on (its plan's, its failed placements'): the next walk looks at them again.
+    const unsettled = new Set<string>();
     for (const p of toPlace) {
       const y = slice.maybeYield();
       if (y) await y;
@@ -178,6 +197,7 @@ export class SystemScheduler implements Scheduler {
         else attempt.failedTGAllocs[p.group.Name] = metric;
         attempt.queued[p.group.Name] = (attempt.queued[p.group.Name] ?? 0) + 1;
         if (p.node.NodeClass) attempt.classEligibility[p.node.NodeClass] = false;
+        unsettled.add(p.node.ID);
         continue;
       }
       const alloc = buildNewAlloc({
@@ -198,6 +218,9 @@ export class SystemScheduler implements Scheduler {
       pushTo(plan.NodeAllocation, p.node.ID, alloc);
       stack.recordPlacement(p.node, p.group, selection);
     }
+    for (const id of Object.keys(plan.NodeUpdate)) unsettled.add(id);
+    for (const id of Object.keys(plan.NodeAllocation)) unsettled.add(id);
+    rememberSettledWalk(ev, state, job, { nodeCount: scope.nodeCount, allocCount: allocs.length }, unsettled);
     return attempt;
   }
 }

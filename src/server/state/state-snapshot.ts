@@ -37,7 +37,13 @@ export class StateSnapshot implements SchedulerState {
     private readonly schedulerConf?: SchedulerConfiguration,
     /** The nodes (and host volumes) tables' index when the snapshot was taken (-1: unknown, no nodesVersion). */
     private readonly nodesIndex = -1,
+    /** The log index of the last snapshot restored into the running cluster (0: none). */
+    private readonly restoredAt = 0,
   ) {}
+
+  restoreIndex(): number {
+    return this.restoredAt;
+  }
 
   nodesVersion(): { owner: object; index: number } | undefined {
     return this.nodesIndex < 0 ? undefined : { owner: this.store.nodesT, index: this.nodesIndex };

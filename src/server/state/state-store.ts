@@ -113,7 +113,7 @@ export class StateStore extends StateTables implements StateReader {
     // The scheduler's static answers read dynamic host volumes' capabilities beside the nodes,
     // so a volume's change is a new version of what those answers derive from (both indexes only grow).
     const nodesVersion = Math.max(this.tableIndex(Table.Nodes), this.tableIndex(Table.HostVolumes));
-    return new StateSnapshot(this, this.epochs.begin(), this.latestIndex(), this.schedulerConf, nodesVersion);
+    return new StateSnapshot(this, this.epochs.begin(), this.latestIndex(), this.schedulerConf, nodesVersion, this.restoreIndex());
   }
 
   /** The scheduler configuration (replaced whole on change, so snapshots keep theirs). */
