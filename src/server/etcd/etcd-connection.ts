@@ -15,12 +15,21 @@ export interface EtcdConfig {
   prefix?: string;
   /** TLS files (PEM): the CA that signed etcd's certificate, and a client certificate and key. */
   tls?: { caFile?: string; certFile?: string; keyFile?: string };
-  /** Seconds a leader's lease outlives its last keep-alive. Default 2 (failover within ~3 s). */
+  /**
+   * Seconds a leader's lease outlives its last keep-alive. Default 1: a dead leader is replaced
+   * ~1–1.5 s after its death. etcd raises it to its own minimum, ceil(1.5 × election timeout):
+   * 1 s needs etcd's --election-timeout ≤ 666 ms (its default, 1000 ms, makes it 2 s).
+   */
   leaseTtlSeconds?: number;
 }
 
 export const DEFAULT_ETCD_PREFIX = '/caravan/';
-export const DEFAULT_LEASE_TTL_SECONDS = 2;
+/**
+ * 1 s since the keep-alives run on a worker thread (worker-lease-keeper.ts): a server whose main
+ * thread stalls no longer loses its lease, so the TTL is a failure detector for a dead process
+ * only, and a failover's election is ~1 s shorter than with 2 s.
+ */
+export const DEFAULT_LEASE_TTL_SECONDS = 1;
 /** A unary etcd call that takes longer than this fails (LOG_IO), so a write never hangs. */
 const CALL_DEADLINE_MS = 5000;
 
