@@ -294,6 +294,8 @@ export async function runFailoverScenario(opts: FailoverOptions): Promise<Failov
   // Wall-clock times, to line the servers' logs (NODESIM_SERVER_LOGS) up with the kill.
   const iso = (ms: number): string => new Date(ms).toISOString();
   console.log(`  killed ${leader.address.replace(/^http:\/\//, '')} at ${iso(killedAt)}; leader named at ${iso(seen.leaderNamedAt)}, first write at ${iso(seen.firstWriteAt)}`);
+  // The probe's write attempts (how the first write got through: held, refused, forwarded …).
+  for (const a of seen.attempts) console.log(`    write to ${a.server}: sent +${secs(a.sentAt - killedAt)}, answered +${secs(a.answeredAt - killedAt)}: ${a.status}${a.error ? ` ${a.error.replace(/\s+/g, ' ')}` : ''}`);
 
   // After: the traffic goes on (the down counter follows the nodes meanwhile).
   await sleep(Math.max(0, t0 + opts.afterSeconds * 1000 - performance.now()));

@@ -141,6 +141,21 @@ describe('etcd leadership', () => {
     }
   });
 
+  it('by default a server campaigns with a 1 s lease (a dead leader is replaced ~1 s after its death)', async () => {
+    const prefix = `/lead-${randomBytes(4).toString('hex')}/`;
+    const client = openEtcdClient({ endpoints: etcd.endpoints });
+    const leadership = new EtcdLeadership({ client, prefix, id: '1', name: 'name-1', address: '127.0.0.1:1', onClose: () => client.close() });
+    try {
+      await leadership.start();
+      await waitFor(() => leadership.isLeader(), 'it to lead');
+      const leaseId = (await client.get(leadership.fence()!.key).exec()).kvs[0]!.lease;
+      // (The test etcd's 500 ms election timeout allows 1 s; etcd's default 1 s one raises it to 2 s.)
+      assert.equal(String((await client.leaseClient.leaseTimeToLive({ ID: leaseId, keys: false })).grantedTTL), '1');
+    } finally {
+      await leadership.close();
+    }
+  });
+
   it('a wall-clock step back does not lengthen a lease: a leader whose confirmations stop steps down', async () => {
     const prefix = `/lead-${randomBytes(4).toString('hex')}/`;
     const client = openEtcdClient({ endpoints: etcd.endpoints });
