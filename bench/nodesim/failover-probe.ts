@@ -13,6 +13,8 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 export interface FailoverProbeResult {
   leaderNamedAt: number;
   firstWriteAt: number;
+  /** Each write attempt: the server, when it was sent and answered (epoch ms), the status (0: no answer) and its error text. */
+  attempts: { server: string; sentAt: number; answeredAt: number; status: number; error: string }[];
 }
 
 interface ProbeData {
@@ -65,17 +67,20 @@ async function probe(d: ProbeData): Promise<FailoverProbeResult> {
       await sleep(20);
     }
   })();
+  const attempts: FailoverProbeResult['attempts'] = [];
   for (let k = 0; firstWriteAt < 0; k++) {
     const s = d.live[k % d.live.length]!;
+    const sentAt = Date.now();
     const r = await fetch(`${s}/v1/jobs`, { method: 'PUT', body: JSON.stringify(d.job), headers: { 'content-type': 'application/json' } }).catch(() => null);
-    await r?.text();
+    const body = (await r?.text().catch(() => '')) ?? '';
+    attempts.push({ server: s.replace(/^http:\/\//, ''), sentAt, answeredAt: Date.now(), status: r?.status ?? 0, error: r?.status === 200 ? '' : body.slice(0, 80) });
     if (r?.status === 200) firstWriteAt = Date.now();
     else if (Date.now() - start > d.timeoutMs) throw new Error(`no write acknowledged within ${d.timeoutMs} ms of the kill`);
     else await sleep(50);
   }
   await named;
   // A write acknowledged means a leader: named no later than then.
-  return { leaderNamedAt: leaderNamedAt < 0 ? firstWriteAt : leaderNamedAt, firstWriteAt };
+  return { leaderNamedAt: leaderNamedAt < 0 ? firstWriteAt : leaderNamedAt, firstWriteAt, attempts };
 }
 
 if (!isMainThread && parentPort) {

@@ -291,6 +291,11 @@ export async function runFailoverScenario(opts: FailoverOptions): Promise<Failov
   const leaderNamedMs = seen.leaderNamedAt - killedAt;
   const newLeader = await leaderOf(live, 30_000);
   opts.print({ scenario: '5. kill -9 of the leader: first write acknowledged', value: `${secs(firstWriteMs)} after the kill (leader named after ${secs(leaderNamedMs)})`, goal: '≤ 3 s', met: firstWriteMs <= 3000 });
+  // Wall-clock times, to line the servers' logs (NODESIM_SERVER_LOGS) up with the kill.
+  const iso = (ms: number): string => new Date(ms).toISOString();
+  console.log(`  killed ${leader.address.replace(/^http:\/\//, '')} at ${iso(killedAt)}; leader named at ${iso(seen.leaderNamedAt)}, first write at ${iso(seen.firstWriteAt)}`);
+  // The probe's write attempts (how the first write got through: held, refused, forwarded …).
+  for (const a of seen.attempts) console.log(`    write to ${a.server}: sent +${secs(a.sentAt - killedAt)}, answered +${secs(a.answeredAt - killedAt)}: ${a.status}${a.error ? ` ${a.error.replace(/\s+/g, ' ')}` : ''}`);
 
   // After: the traffic goes on (the down counter follows the nodes meanwhile).
   await sleep(Math.max(0, t0 + opts.afterSeconds * 1000 - performance.now()));

@@ -191,7 +191,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
       const gone = new AbortController();
       const onGone = () => gone.abort();
       reply.raw.once('close', onGone);
-      void hold.wait(decide, gone.signal).then((r) => {
+      void hold.wait(decide, gone.signal, req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write').then((r) => {
         reply.raw.off('close', onGone);
         act(r);
       });

@@ -14,6 +14,7 @@ import { openEtcdClient } from '../../src/server/etcd/etcd-connection.js';
 import { EtcdLeadership } from '../../src/server/leadership/etcd-leadership.js';
 import { EtcdWatch } from '../../src/server/etcd/etcd-watch.js';
 import { WorkerLeaseKeeper } from '../../src/server/etcd/worker-lease-keeper.js';
+import type { LeaseKeeper } from '../../src/server/etcd/lease-keeper.js';
 import { CaravanError } from '../../src/structs/caravan-error.js';
 
 let etcd: EtcdCluster;
@@ -137,6 +138,55 @@ describe('etcd leadership', () => {
     } finally {
       await a.leadership.close();
       await b.leadership.close();
+    }
+  });
+
+  it('by default a server campaigns with a 1 s lease (a dead leader is replaced ~1 s after its death)', async () => {
+    const prefix = `/lead-${randomBytes(4).toString('hex')}/`;
+    const client = openEtcdClient({ endpoints: etcd.endpoints });
+    const leadership = new EtcdLeadership({ client, prefix, id: '1', name: 'name-1', address: '127.0.0.1:1', onClose: () => client.close() });
+    try {
+      await leadership.start();
+      await waitFor(() => leadership.isLeader(), 'it to lead');
+      const leaseId = (await client.get(leadership.fence()!.key).exec()).kvs[0]!.lease;
+      // (The test etcd's 500 ms election timeout allows 1 s; etcd's default 1 s one raises it to 2 s.)
+      assert.equal(String((await client.leaseClient.leaseTimeToLive({ ID: leaseId, keys: false })).grantedTTL), '1');
+    } finally {
+      await leadership.close();
+    }
+  });
+
+  it('a wall-clock step back does not lengthen a lease: a leader whose confirmations stop steps down', async () => {
+    const prefix = `/lead-${randomBytes(4).toString('hex')}/`;
+    const client = openEtcdClient({ endpoints: etcd.endpoints });
+    // The lease stays alive in etcd (the worker keeps it), but the leadership stops seeing new
+    // confirmations: the lease confirmation rule alone must end its leadership, on its clock.
+    const inner = new WorkerLeaseKeeper({ config: { endpoints: etcd.endpoints }, ttlMs: 1000 });
+    let frozen: Map<string, number> | null = null;
+    const leaseKeeper: LeaseKeeper = {
+      open: () => inner.open(),
+      keep: (id, at, onLost) => inner.keep(id, at, onLost),
+      confirmedAt: (id) => (frozen ? (frozen.get(id) ?? null) : inner.confirmedAt(id)),
+      release: (id) => inner.release(id),
+      close: () => inner.close(),
+    };
+    const leadership = new EtcdLeadership({ client, prefix, id: '1', name: 'name-1', address: '127.0.0.1:1', leaseTtlSeconds: 1, leaseKeeper, onClose: () => client.close() });
+    const changes: boolean[] = [];
+    leadership.onChange((l) => changes.push(l));
+    const realNow = Date.now;
+    try {
+      await leadership.start();
+      await waitFor(() => leadership.isLeader(), 'it to lead');
+      const leaseId = (await client.get(leadership.fence()!.key).exec()).kvs[0]!.lease;
+      frozen = new Map([[leaseId, inner.confirmedAt(leaseId)!]]);
+      // The wall clock steps back an hour (NTP, a resumed VM): measured on it, the last
+      // confirmation would look fresh for an hour.
+      Date.now = () => realNow() - 3_600_000;
+      await waitFor(() => changes.length >= 2, 'it to step down');
+      assert.deepEqual(changes.slice(0, 2), [true, false]);
+    } finally {
+      Date.now = realNow;
+      await leadership.close();
     }
   });
 

@@ -5,6 +5,7 @@
  */
 import { openEtcdClient } from '../../src/server/etcd/etcd-connection.js';
 import { WorkerLeaseKeeper } from '../../src/server/etcd/worker-lease-keeper.js';
+import { monotonicMs } from '../../src/server/etcd/monotonic-ms.js';
 
 const endpoint = process.argv[2]!;
 // Holds the process while it waits (the worker itself does not).
@@ -12,7 +13,7 @@ const hold = setInterval(() => undefined, 1000);
 const client = openEtcdClient({ endpoints: [endpoint] });
 const keeper = new WorkerLeaseKeeper({ config: { endpoints: [endpoint] }, ttlMs: 1000 });
 await keeper.open();
-const grantedAt = Date.now();
+const grantedAt = monotonicMs();
 const id = String((await client.leaseClient.leaseGrant({ TTL: 1 })).ID);
 client.close();
 keeper.keep(id, grantedAt, (err) => process.stdout.write(`lost ${err.code}\n`));

@@ -13,6 +13,7 @@ import type { Worker } from 'node:worker_threads';
 import { EtcdCluster } from '../helpers/etcd-process.js';
 import { openEtcdClient } from '../../src/server/etcd/etcd-connection.js';
 import { WorkerLeaseKeeper } from '../../src/server/etcd/worker-lease-keeper.js';
+import { monotonicMs } from '../../src/server/etcd/monotonic-ms.js';
 import type { LeaseLossError } from '../../src/server/etcd/lease-keeper.js';
 import { CaravanError } from '../../src/structs/caravan-error.js';
 
@@ -38,7 +39,7 @@ async function waitFor<T>(what: string, probe: () => T | undefined | null | fals
 }
 
 async function grant(): Promise<{ id: string; grantedAt: number }> {
-  const grantedAt = Date.now();
+  const grantedAt = monotonicMs();
   return { id: String((await client.leaseClient.leaseGrant({ TTL: 1 })).ID), grantedAt };
 }
 

@@ -8,7 +8,12 @@
  * TTL) on the seconds an election takes.
  *
  * During an election every client's heartbeat, allocation watch and update may be held at once
- * (thousands): one timer looks again for all of them, not one per request.
+ * (thousands): one timer looks again for all of them, not one per request. When a leader is
+ * known they are let go writes first, then reads RELEASE_SLICE at a time with a turn of the event
+ * loop between slices: a new leader answering every client's blocking allocation watch at once
+ * holds its loop for the whole herd, and the writes it must acknowledge (a heartbeat, a job
+ * registration — its log entries are applied on that loop) wait behind them. A read let go a
+ * few turns later loses nothing: it is a blocking query that would wait anyway.
  */
 import type { Clock, Timer } from '../../time/clock.js';
 import { onAbort } from '../abort-fanout.js';
@@ -18,6 +23,11 @@ import type { LeaderRoute } from './leader-forward.js';
 export const DEFAULT_LEADER_HOLD_MS = 5_000;
 /** How often held requests look again (each look is a few field reads). */
 export const LEADER_HOLD_RECHECK_MS = 50;
+/** How many held reads are let go in one turn of the event loop (writes all go at once, first). */
+export const RELEASE_SLICE = 100;
+
+/** What a held request is: writes are let go before reads (see the file comment). */
+export type HeldKind = 'read' | 'write';
 
 /** True for the routes that wait for a leader (or for the leader to catch up). */
 export function waitsForLeader(r: LeaderRoute): boolean {
@@ -25,6 +35,7 @@ export function waitsForLeader(r: LeaderRoute): boolean {
 }
 
 interface Waiter {
+  kind: HeldKind;
   route: () => LeaderRoute;
   deadline: number;
   resolve: (r: LeaderRoute) => void;
@@ -34,6 +45,8 @@ interface Waiter {
 /** The held requests of one server's HTTP API. */
 export class LeaderHold {
   private readonly waiters = new Set<Waiter>();
+  /** Reads whose route is settled, waiting for their slice (in the order they were found so). */
+  private readonly ready: Waiter[] = [];
   private timer: Timer | null = null;
 
   /**
@@ -54,11 +67,11 @@ export class LeaderHold {
    * does, or with the last route seen when the hold time is over or `gone` aborts (the caller
    * left). Never rejects.
    */
-  wait(route: () => LeaderRoute, gone: AbortSignal): Promise<LeaderRoute> {
+  wait(route: () => LeaderRoute, gone: AbortSignal, kind: HeldKind = 'write'): Promise<LeaderRoute> {
     const first = route();
     if (!waitsForLeader(first) || this.holdMs <= 0 || gone.aborted) return Promise.resolve(first);
     return new Promise((resolve) => {
-      const w: Waiter = { route, deadline: this.clock.now() + this.holdMs, last: first, resolve: () => undefined };
+      const w: Waiter = { kind, route, deadline: this.clock.now() + this.holdMs, last: first, resolve: () => undefined };
       const off = onAbort(gone, () => this.release(w));
       w.resolve = (r) => {
         off();
@@ -76,7 +89,8 @@ export class LeaderHold {
 
   private arm(): void {
     if (this.timer || this.waiters.size === 0) return;
-    this.timer = this.clock.setTimer(this.recheckMs, () => {
+    // Reads still to let go: the next slice after one turn of the loop, not after a recheck.
+    this.timer = this.clock.setTimer(this.ready.length > 0 ? 0 : this.recheckMs, () => {
       this.timer = null;
       this.tick();
       this.arm();
@@ -85,10 +99,26 @@ export class LeaderHold {
 
   private tick(): void {
     const now = this.clock.now();
+    const queued = new Set(this.ready);
     for (const w of this.waiters) {
+      if (queued.has(w)) continue;
       w.last = w.route();
-      if (!waitsForLeader(w.last) || now >= w.deadline) this.release(w);
+      if (!waitsForLeader(w.last) || now >= w.deadline) {
+        if (w.kind === 'write') this.release(w);
+        else this.ready.push(w);
+      }
     }
+    let i = 0;
+    for (let n = 0; i < this.ready.length && n < RELEASE_SLICE; i++) {
+      const w = this.ready[i]!;
+      if (!this.waiters.has(w)) continue; // its caller left meanwhile
+      // Looked at again: the leader it found may be gone by its turn (it then waits on).
+      w.last = w.route();
+      if (waitsForLeader(w.last) && now < w.deadline) continue;
+      this.release(w);
+      n++;
+    }
+    this.ready.splice(0, i);
   }
 
   private release(w: Waiter): void {
@@ -99,6 +129,7 @@ export class LeaderHold {
   private releaseAll(): void {
     this.timer?.cancel();
     this.timer = null;
+    this.ready.length = 0;
     for (const w of [...this.waiters]) this.release(w);
   }
 }

@@ -15,14 +15,38 @@ export interface EtcdConfig {
   prefix?: string;
   /** TLS files (PEM): the CA that signed etcd's certificate, and a client certificate and key. */
   tls?: { caFile?: string; certFile?: string; keyFile?: string };
-  /** Seconds a leader's lease outlives its last keep-alive. Default 2 (failover within ~3 s). */
+  /**
+   * Seconds a leader's lease outlives its last keep-alive. Default 1: a dead leader is replaced
+   * ~1–1.5 s after its death. etcd raises it to its own minimum, ceil(1.5 × election timeout):
+   * 1 s needs etcd's --election-timeout ≤ 666 ms (its default, 1000 ms, makes it 2 s).
+   */
   leaseTtlSeconds?: number;
 }
 
 export const DEFAULT_ETCD_PREFIX = '/caravan/';
-export const DEFAULT_LEASE_TTL_SECONDS = 2;
+/**
+ * 1 s since the keep-alives run on a worker thread (worker-lease-keeper.ts): a server whose main
+ * thread stalls no longer loses its lease, so the TTL is a failure detector for a dead process
+ * only, and a failover's election is ~1 s shorter than with 2 s.
+ */
+export const DEFAULT_LEASE_TTL_SECONDS = 1;
 /** A unary etcd call that takes longer than this fails (LOG_IO), so a write never hangs. */
 const CALL_DEADLINE_MS = 5000;
+
+/** gRPC keepalive pings on a connection to etcd (see openEtcdClient). */
+export interface EtcdKeepalive {
+  /** A ping after this long without one, while a call or stream is open (ms). */
+  timeMs: number;
+  /** The connection is dropped when a ping is not answered within this (ms). */
+  timeoutMs: number;
+}
+
+/**
+ * 10 s / 5 s: etcd refuses pings more often than every 5 s by default (its
+ * --grpc-keepalive-min-time; it answers GOAWAY "too_many_pings"), and pings only while a call or
+ * stream is open (etcd refuses pings without a stream as well).
+ */
+export const ETCD_KEEPALIVE: EtcdKeepalive = { timeMs: 10_000, timeoutMs: 5_000 };
 
 /** The cluster prefix with exactly one trailing slash. */
 export function etcdPrefix(config: EtcdConfig): string {
@@ -30,8 +54,17 @@ export function etcdPrefix(config: EtcdConfig): string {
   return p.endsWith('/') ? p : `${p}/`;
 }
 
-/** Opens a client for `config` (it connects lazily; nothing fails before the first call). */
-export function openEtcdClient(config: EtcdConfig): Etcd3 {
+/**
+ * Opens a client for `config` (it connects lazily; nothing fails before the first call).
+ *
+ * A connection that dies silently (a member's host gone, a cable, a NAT's table) shows no error
+ * on its own: unary calls have deadlines, but a watch or the keep-alive stream would wait for
+ * TCP to give up (minutes to hours) — a follower whose watch is dead never learns of a new
+ * leader. gRPC keepalive pings on open streams notice it within `keepalive.timeMs + timeoutMs`;
+ * the streams then fail and their owners open them again (on another member if there is one).
+ * `keepalive` is for tests (shorter times against an etcd that allows them).
+ */
+export function openEtcdClient(config: EtcdConfig, keepalive: EtcdKeepalive = ETCD_KEEPALIVE): Etcd3 {
   if (config.endpoints.length === 0) throw new Error('etcd.endpoints: at least one endpoint is required');
   const tls = config.tls;
   const credentials =
@@ -48,7 +81,12 @@ export function openEtcdClient(config: EtcdConfig): Etcd3 {
     dialTimeout: 3000,
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + CALL_DEADLINE_MS }),
     // Log catch-up reads and snapshot pieces exceed gRPC's default 4 MiB receive limit.
-    grpcOptions: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
+    grpcOptions: {
+      'grpc.max_receive_message_length': 256 * 1024 * 1024,
+      'grpc.keepalive_time_ms': keepalive.timeMs,
+      'grpc.keepalive_timeout_ms': keepalive.timeoutMs,
+      'grpc.keepalive_permit_without_calls': 0,
+    },
     faultHandling: {
       // Another endpoint is tried when one fails; a failed member is retried after 1 s (not the
       // client's default 5 s), and watches reconnect within 1 s once etcd is back.

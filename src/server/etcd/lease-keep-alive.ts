@@ -11,11 +11,12 @@
  */
 import type { Etcd3, IDuplexStream, ILeaseKeepAliveRequest, ILeaseKeepAliveResponse } from 'etcd3';
 import { CaravanError } from '../../structs/caravan-error.js';
+import { monotonicMs } from './monotonic-ms.js';
 
 export interface LeaseKeepAliveOptions {
   client: Etcd3;
   ttlMs: number;
-  /** etcd answered a keep-alive of `leaseId` sent at `sentAt` (ms since the epoch). */
+  /** etcd answered a keep-alive of `leaseId` sent at `sentAt` (monotonicMs()). */
   onConfirmed: (leaseId: string, sentAt: number) => void;
   /** `leaseId` is gone (it is no longer kept alive). */
   onLost: (leaseId: string, err: CaravanError<'ETCD_LEASE_LOST'>) => void;
@@ -74,7 +75,7 @@ export class LeaseKeepAlive {
   /** Sends one keep-alive per lease (opening the stream first if there is none). */
   private fire(): void {
     if (this.closed || this.leases.size === 0) return;
-    const now = Date.now();
+    const now = monotonicMs();
     for (const [id, kept] of this.leases) {
       if (now - kept.confirmedAt > 2 * this.o.ttlMs) this.lose(id, 'not confirmed by etcd for twice its TTL');
     }

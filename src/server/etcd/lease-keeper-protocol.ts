@@ -13,7 +13,7 @@ export const LEASE_SLOTS = 16;
 export interface LeaseKeeperWorkerData {
   config: EtcdConfig;
   ttlMs: number;
-  /** LEASE_SLOTS × 8 bytes: per slot, the confirmation time (ms since the epoch), 0 when free. */
+  /** LEASE_SLOTS × 8 bytes: per slot, the confirmation time (monotonicMs(): the same clock on both threads), 0 when free. */
   confirmations: SharedArrayBuffer;
 }
 

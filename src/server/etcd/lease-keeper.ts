@@ -27,7 +27,7 @@ export interface LeaseKeeper {
    * `onLost` is called once if it is lost (it is then no longer kept).
    */
   keep(leaseId: string, grantedAt: number, onLost: (err: LeaseLossError) => void): void;
-  /** When the newest keep-alive etcd answered for `leaseId` was sent (ms since the epoch), or null if it is not kept. */
+  /** When the newest keep-alive etcd answered for `leaseId` was sent (monotonicMs()), or null if it is not kept. */
   confirmedAt(leaseId: string): number | null;
   /** Stops keeping `leaseId` alive (the caller revokes it). */
   release(leaseId: string): void;

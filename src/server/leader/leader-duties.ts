@@ -154,16 +154,28 @@ export class LeaderDuties {
   /** Rebuilds the duties from the state and starts them (the state must be caught up with the log). */
   start(): void {
     const { store, config } = this.deps;
+    const began = performance.now();
+    let pending = 0;
+    let blocked = 0;
+    let held = 0;
     // Restore the broker: evals pending at a crash or a failover are scheduled again, blocked ones wait again.
     for (const e of store.evals()) {
-      if (e.Status === 'pending') this.broker.enqueue(e);
-      else if (e.Status === 'blocked') this.blocked.block(e);
+      if (e.Status === 'pending') {
+        this.broker.enqueue(e);
+        pending++;
+      } else if (e.Status === 'blocked') {
+        this.blocked.block(e);
+        blocked++;
+      }
     }
     // Nomad gives every live node the failover TTL on leadership instead of declaring it down:
     // its clients may still be looking for the new leader.
     const failoverMs = config.heartbeat?.failoverTtlMs ?? 300_000;
     for (const node of store.nodes()) {
-      if (node.Status !== 'down') this.heartbeats.hold(node.ID, failoverMs);
+      if (node.Status !== 'down') {
+        this.heartbeats.hold(node.ID, failoverMs);
+        held++;
+      }
     }
     this.scheduleGc();
     this.variableLocks.start(store.variables('*').filter((v) => v.Lock));
@@ -196,6 +208,8 @@ export class LeaderDuties {
       this.workers.push(w);
       w.start();
     }
+    // What a failover's new leader spends on taking office (a trace of scenario 5, docs/nodesim.md).
+    this.deps.logger?.info({ ms: Math.round(performance.now() - began), pendingEvals: pending, blockedEvals: blocked, nodesHeld: held }, 'leader duties started');
   }
 
   /** The leader's reaction to an entry applied at `index` (see leader-reactions.ts). */

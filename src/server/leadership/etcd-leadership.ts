@@ -24,6 +24,7 @@ import type { EtcdFence } from '../log/etcd-log-keys.js';
 import { EtcdLogKeys } from '../log/etcd-log-keys.js';
 import { DEFAULT_LEASE_TTL_SECONDS } from '../etcd/etcd-connection.js';
 import { EtcdWatch, type WatchEvent } from '../etcd/etcd-watch.js';
+import { monotonicMs } from '../etcd/monotonic-ms.js';
 import { InlineLeaseKeeper, type LeaseKeeper } from '../etcd/lease-keeper.js';
 import { LeaderElection, type ElectionAction, type ElectionChange, type ElectionEvent, type ElectionKey, type ElectionLeader } from './leader-election.js';
 
@@ -89,6 +90,9 @@ export class EtcdLeadership implements Leadership {
   private readonly known = new Map<string, { value: MemberValue; alive: boolean }>();
   private membersRevision = 0n;
   private wasLeader = false;
+  /** The leader's key last told to the log (a follower's view of failovers, for tracing). */
+  private toldLeader: string | null = null;
+  private warnedTtl = false;
   private readonly listeners = new Set<(leader: boolean) => void>();
   private timer: NodeJS.Timeout | null = null;
 
@@ -121,8 +125,8 @@ export class EtcdLeadership implements Leadership {
     void this.keeper.open();
     this.timer = setInterval(() => this.step({ type: 'tick' }), TICK_MS);
     this.step({ type: 'tick' });
-    const deadline = Date.now() + this.ttlMs + START_WAIT_EXTRA_MS;
-    while (!this.closed && this.leader().kind === 'unknown' && Date.now() < deadline) {
+    const deadline = monotonicMs() + this.ttlMs + START_WAIT_EXTRA_MS;
+    while (!this.closed && this.leader().kind === 'unknown' && monotonicMs() < deadline) {
       await new Promise((r) => setTimeout(r, 20));
     }
   }
@@ -146,7 +150,7 @@ export class EtcdLeadership implements Leadership {
   lastContactMs(): number {
     if (this.isLeader()) return 0;
     const at = this.election.confirmedAt();
-    return at === null ? 0 : Math.max(0, Date.now() - at);
+    return at === null ? 0 : Math.max(0, monotonicMs() - at);
   }
 
   onChange(listener: (leader: boolean) => void): () => void {
@@ -219,7 +223,7 @@ export class EtcdLeadership implements Leadership {
     const leaseId = this.election.leaseId();
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
-    this.election.step({ type: 'close' }, Date.now());
+    this.election.step({ type: 'close' }, monotonicMs());
     this.publish();
     this.dropWatches();
     // Revoking the lease deletes the candidate key and the registration: the next leader is elected at once.
@@ -239,7 +243,7 @@ export class EtcdLeadership implements Leadership {
     const leaseId = this.election.leaseId();
     const at = leaseId ? this.keeper.confirmedAt(leaseId) : null;
     if (leaseId && at !== null) this.election.confirm(leaseId, at);
-    return this.election.leader(Date.now());
+    return this.election.leader(monotonicMs());
   }
 
   /** Feeds `event` to the election, performs what it asks, and tells listeners of a change. */
@@ -248,7 +252,7 @@ export class EtcdLeadership implements Leadership {
     let actions: ElectionAction[];
     try {
       this.leader(); // applies the newest confirmation, which the election's rules read
-      actions = this.election.step(event, Date.now());
+      actions = this.election.step(event, monotonicMs());
     } catch (err) {
       this.log?.error({ err, event: event.type }, 'etcd leadership: election step failed');
       return;
@@ -276,6 +280,7 @@ export class EtcdLeadership implements Leadership {
   }
 
   private publish(): void {
+    this.tellFollowed();
     const now = this.isLeader();
     if (now === this.wasLeader) return;
     this.wasLeader = now;
@@ -290,15 +295,25 @@ export class EtcdLeadership implements Leadership {
     }
   }
 
+  /** Logs (info) each leader this server follows, once: when a follower learnt of a failover. */
+  private tellFollowed(): void {
+    const l = this.leader();
+    if (l.kind !== 'other' || l.key.key === this.toldLeader) return;
+    this.toldLeader = l.key.key;
+    this.log?.info({ id: this.self.id, leader: parseMember(l.key.value)?.address ?? '', createRevision: String(l.key.createRevision) }, 'etcd leadership: following a leader');
+  }
+
   // ---- leases ----
 
   private async grant(): Promise<void> {
     await this.keeper.open();
     if (this.closed) return;
-    const sentAt = Date.now();
+    const sentAt = monotonicMs();
     let id: string;
     try {
-      id = String((await this.client.leaseClient.leaseGrant({ TTL: this.ttlMs / 1000 })).ID);
+      const granted = await this.client.leaseClient.leaseGrant({ TTL: this.ttlMs / 1000 });
+      id = String(granted.ID);
+      this.noteGrantedTtl(Number(granted.TTL));
     } catch (err) {
       this.log?.warn({ err: describe(err) }, 'etcd leadership: no lease (etcd unreachable?); trying again');
       this.step({ type: 'lease-grant-failed' });
@@ -318,6 +333,23 @@ export class EtcdLeadership implements Leadership {
   }
 
   /**
+   * etcd raises a lease's TTL to its own minimum, ceil(1.5 × its election timeout): 2 s with
+   * etcd's default 1 s election timeout. This server still leads only while its lease was
+   * confirmed within the TTL it asked for (safe: it steps down earlier than etcd expires the
+   * lease), but a dead leader is replaced only after etcd's TTL: said once, so an operator who
+   * kept the 1 s default knows why failovers take longer (info, not a warning: the
+   * default with etcd's defaults).
+   */
+  private noteGrantedTtl(ttlSeconds: number): void {
+    if (this.warnedTtl || !(ttlSeconds * 1000 > this.ttlMs)) return;
+    this.warnedTtl = true;
+    this.log?.info(
+      { asked: this.ttlMs / 1000, granted: ttlSeconds },
+      'etcd leadership: etcd granted a longer lease TTL than lease_ttl (its minimum is 1.5 × its election timeout, rounded up): a dead leader is replaced only after the longer TTL',
+    );
+  }
+
+  /**
    * Stops keeping `leaseId` alive and revokes it, retrying while etcd is away: etcd renews every
    * lease when it restarts, so an abandoned lease would otherwise keep its key — possibly the
    * lowest — for another TTL.
@@ -325,8 +357,8 @@ export class EtcdLeadership implements Leadership {
   private async revoke(leaseId: string): Promise<void> {
     this.keeper.release(leaseId);
     this.leases.delete(leaseId);
-    const deadline = Date.now() + 3 * this.ttlMs + 10_000;
-    while (!this.closed && Date.now() < deadline) {
+    const deadline = monotonicMs() + 3 * this.ttlMs + 10_000;
+    while (!this.closed && monotonicMs() < deadline) {
       try {
         await this.client.leaseClient.leaseRevoke({ ID: leaseId });
         return;
