@@ -6,7 +6,8 @@
  * One apply then writes a system job and one allocation of it to every node (straight into the
  * state store: the wake is measured, not the scheduler or the plan's apply). Printed: the apply's own time, the longest turn of the
  * server's loop from the apply until the last watch is answered, the time to the last answer, the
- * turns the loop made meanwhile, and the latency of status reads sent every 20 ms meanwhile (what
+ * turns the loop made meanwhile, the server process's CPU time meanwhile (on a shared machine the
+ * wall times stretch with the load; this does not), and the latency of status reads sent every 20 ms meanwhile (what
  * a heartbeat or a registration waits).
  *
  *   npm run build && node dist/bench/watch-wakeups/wakeup-stall-bench.js [--nodes 2000] [--profile out.cpuprofile]
@@ -105,15 +106,15 @@ async function main(): Promise<void> {
   const app = createHttpServer({ server });
   let child: ChildProcess | undefined;
   try {
-    // Answers of the held watches, as the server sends them.
+    // Answers of the held watches, once written (their 'finish', after the response hooks).
     let answersSent = 0;
     let lastAnswerAt = 0;
-    app.addHook('onSend', async (req, _reply, payload) => {
+    app.addHook('onResponse', (req, _reply, done) => {
       if (req.url.includes('/client-allocs?index=')) {
         answersSent++;
         lastAnswerAt = performance.now();
       }
-      return payload;
+      done();
     });
 
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -168,6 +169,7 @@ async function main(): Promise<void> {
     const answered = nextMessage();
     const job = mockJob({ ID: 'wake', Type: 'system' });
     const index = server.state.latestIndex() + 1;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     last = t0;
     server.store.transact(() => {
@@ -177,6 +179,7 @@ async function main(): Promise<void> {
     });
     const applyMs = performance.now() - t0;
     childMessages.push(await answered);
+    const cpu = process.cpuUsage(cpu0);
     probing = false;
     await probeLoop;
     clearInterval(ticker);
@@ -195,6 +198,7 @@ async function main(): Promise<void> {
         applyMs: fmt(applyMs),
         longestLoopTurnMs: fmt(longestGap),
         lastAnswerAfterMs: fmt(lastAnswerAt - t0),
+        serverCpuMs: fmt((cpu.user + cpu.system) / 1000),
         loopTurns: turns,
         statusReads: probes.length,
         statusReadP50Ms: fmt(sorted[Math.floor(sorted.length / 2)] ?? 0),
