@@ -147,10 +147,15 @@ async function main(): Promise<void> {
     // The loop's turns, seen by a 1 ms timer: the longest gap between two of its firings.
     let turns = 0;
     let longestGap = 0;
+    /** The longest turn after the apply's own (which holds the apply and the first few answers). */
+    let longestLaterGap = 0;
+    const longTurns: string[] = [];
     let last = performance.now();
     const ticker = setInterval(() => {
       const now = performance.now();
       longestGap = Math.max(longestGap, now - last);
+      if (turns > 0) longestLaterGap = Math.max(longestLaterGap, now - last);
+      if (now - last > 50) longTurns.push(`${(now - last).toFixed(0)} ms at ${answersSent} answered`);
       last = now;
       turns++;
     }, 1);
@@ -197,9 +202,11 @@ async function main(): Promise<void> {
         answeredByClients: childMessages.at(-1)?.['answered'],
         applyMs: fmt(applyMs),
         longestLoopTurnMs: fmt(longestGap),
+        longestLaterTurnMs: fmt(longestLaterGap),
         lastAnswerAfterMs: fmt(lastAnswerAt - t0),
         serverCpuMs: fmt((cpu.user + cpu.system) / 1000),
         loopTurns: turns,
+        turnsOver50Ms: longTurns.slice(0, 10),
         statusReads: probes.length,
         statusReadP50Ms: fmt(sorted[Math.floor(sorted.length / 2)] ?? 0),
         statusReadMaxMs: fmt(sorted.at(-1) ?? 0),
