@@ -21,6 +21,12 @@ export interface ChangeWaiter {
   readonly tables: readonly Table[];
   readonly after: number;
   readonly resolve: () => void;
+  /**
+   * Resolved in the apply's turn, ahead of the queue: the server's own waits (a scheduling
+   * worker waiting for its state to catch up) answer no client and must not wait behind
+   * 10,000 clients' answers.
+   */
+  readonly urgent?: boolean;
 }
 
 /** How long woken readers' answers run before the loop serves others (ms). */
@@ -100,10 +106,15 @@ export class ChangeWaiters {
       for (const key of touched) for (const w of this.byBucket.get(key) ?? []) candidates.add(w);
     }
     for (const w of candidates) {
-      if (w.tables.some((t) => indexOf(t) > w.after)) {
-        this.unfile(w);
-        this.queued.add(w);
+      if (!w.tables.some((t) => indexOf(t) > w.after)) continue;
+      if (w.urgent) {
+        this.remove(w);
+        this.woken++;
+        w.resolve();
+        continue;
       }
+      this.unfile(w);
+      this.queued.add(w);
     }
     if (this.queued.size > 0 && !this.draining) void this.drain();
   }
