@@ -200,6 +200,11 @@ export class ChangeTracker {
    * with the current one.
    */
   waitForChange(tables: Table[], afterIndex: number, timeoutMs: number, signal?: AbortSignal): Promise<number> {
+    return this.wait(tables, afterIndex, timeoutMs, signal, false);
+  }
+
+  /** waitForChange; `urgent` is resolved in the apply's turn, ahead of the woken readers queued (change-waiters.ts). */
+  private wait(tables: Table[], afterIndex: number, timeoutMs: number, signal: AbortSignal | undefined, urgent: boolean): Promise<number> {
     const cur = this.maxTableIndex(tables);
     if (cur > afterIndex || signal?.aborted || timeoutMs <= 0) return Promise.resolve(cur);
     return new Promise((resolve) => {
@@ -213,7 +218,7 @@ export class ChangeTracker {
         this.watchedObjects.remove(tables);
         resolve(this.maxTableIndex(tables));
       };
-      const waiter: ChangeWaiter = { tables, after: afterIndex, resolve: done };
+      const waiter: ChangeWaiter = { tables, after: afterIndex, resolve: done, urgent };
       this.waiters.add(waiter);
       this.watchedObjects.add(tables);
       const timer = this.clock.setTimer(timeoutMs, done);
@@ -228,7 +233,8 @@ export class ChangeTracker {
     const loop = async (): Promise<number> => {
       const deadline = this.clock.now() + timeoutMs;
       while (this.index < index && this.clock.now() < deadline) {
-        await this.waitForChange(all, this.index, deadline - this.clock.now());
+        // The server's own wait (a scheduling worker's): not behind clients' answers.
+        await this.wait(all, this.index, deadline - this.clock.now(), undefined, true);
       }
       return this.index;
     };
