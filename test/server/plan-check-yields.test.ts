@@ -181,6 +181,22 @@ describe('PlanApplier: what lands after the check, while the command is encoded'
   });
 });
 
+describe('PlanApplier: a snapshot restored while a plan is checked', () => {
+  it('commits nothing of a plan checked partly against the state from before the restore', async () => {
+    // The restored state has the first node (checked before the restore) down.
+    const other = setup(0);
+    other.write({ Type: 'NodeUpdateStatus', NodeID: 'node-0000', Status: 'down', Event: null, Evals: [], Now: NOW });
+    const saved = other.state.serialize();
+    const h = setup(0);
+    await assert.rejects(
+      h.submitWhileLoopTurns(planOnEvery(h.job, h.nodes), () => h.state.restoreAt(saved, h.state.latestIndex() + 1)),
+      { code: 'STATE_RESTORED' },
+    );
+    assert.equal(h.state.allocsByNode('node-0000').length, 0);
+    assert.equal(h.state.allocs().length, 0);
+  });
+});
+
 describe('prepareCommand: a plan command encoded a part at a time', () => {
   it('lets the loop turn while it encodes, and writes the very payload encodeCommand writes', async () => {
     const h = setup(0);

@@ -28,8 +28,8 @@ import { allocResources, nodeCapacity, nodeReservedPorts } from '../../structs/r
 import { isServerDecidedClientStatus, isTerminalAlloc } from '../../structs/alloc.js';
 
 /** Plan applier errors; `code` says which. */
-export class PlanApplyError extends CaravanError<'BAD_TOKEN' | 'APPLIER_CLOSED'> {
-  constructor(code: 'BAD_TOKEN' | 'APPLIER_CLOSED', reason: string, options?: CaravanErrorOptions) {
+export class PlanApplyError extends CaravanError<'BAD_TOKEN' | 'APPLIER_CLOSED' | 'STATE_RESTORED'> {
+  constructor(code: 'BAD_TOKEN' | 'APPLIER_CLOSED' | 'STATE_RESTORED', reason: string, options?: CaravanErrorOptions) {
     super(code, { reason }, options);
     this.name = 'PlanApplyError';
   }
@@ -129,6 +129,9 @@ export class PlanApplier {
     // smaller, the evaluation handed to another worker, leadership lost) is seen here.
     if (this.closed) throw new PlanApplyError('APPLIER_CLOSED', 'plan applier closed');
     this.checkPlanToken(plan);
+    // A restore replaced the state without history: neither the snapshot nor the batch's overlay
+    // tells what it changed. The worker plans again against the restored state.
+    if (overlay.restoredSince()) throw new PlanApplyError('STATE_RESTORED', 'the state was restored while the plan was checked');
     if (this.recheckChanged(plan, snap, overlay, result, rejected)) {
       if (plan.AllAtOnce) dropAll(result);
       cmd = this.commandOf(plan, result, plan.AllAtOnce ? [] : placed.filter((a) => Object.hasOwn(result.NodeAllocation, a.NodeID)));
@@ -387,8 +390,16 @@ export class BatchOverlay {
   private readonly usages = new Map<string, NodeUsageEntry>();
   /** Settles when the last commit issued in this batch has settled. */
   lastCommit: Promise<void> = Promise.resolve();
+  private readonly restoresAtStart: number;
 
-  constructor(private readonly state: StateStore) {}
+  constructor(private readonly state: StateStore) {
+    this.restoresAtStart = state.restoreCount();
+  }
+
+  /** Whether the state was restored (replaced whole) since the batch began. */
+  restoredSince(): boolean {
+    return this.state.restoreCount() !== this.restoresAtStart;
+  }
 
   /** The batch's plans over `base`. */
   on(base: CheckBase): CheckView {
