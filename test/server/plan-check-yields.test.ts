@@ -179,6 +179,12 @@ describe('PlanApplier: what lands after the check, while the command is encoded'
     await assert.rejects(h.applier.submit(planOnEvery(h.job, h.nodes, 1, { EvalToken: 't1' })), { code: 'BAD_TOKEN' });
     assert.equal(h.state.allocs().length, 0);
   });
+
+  it('commits nothing once the applier was closed then (leadership lost)', async () => {
+    const h = setupLater((s) => s.applier.close());
+    await assert.rejects(h.applier.submit(planOnEvery(h.job, h.nodes)), { code: 'APPLIER_CLOSED' });
+    assert.equal(h.state.allocs().length, 0);
+  });
 });
 
 describe('PlanApplier: a snapshot restored while a plan is checked', () => {
