@@ -134,7 +134,8 @@ export class PlanApplier {
     if (overlay.restoredSince()) throw new PlanApplyError('STATE_RESTORED', 'the state was restored while the plan was checked');
     if (this.recheckChanged(plan, snap, overlay, result, rejected)) {
       if (plan.AllAtOnce) dropAll(result);
-      cmd = this.commandOf(plan, result, plan.AllAtOnce ? [] : placed.filter((a) => Object.hasOwn(result.NodeAllocation, a.NodeID)));
+      // Rare (a node changed so that it no longer fits): the smaller command is built and encoded at once.
+      cmd = this.commandOf(plan, result, Object.values(result.NodeAllocation).flatMap((allocs) => allocs.map(withoutJob)));
     }
     this.lastRejections = rejected;
     const done = this.commitResult(cmd, result, rejected, overlay.lastCommit);
@@ -328,11 +329,16 @@ function dropAll(result: PlanResult): void {
 async function copyPlacements(result: PlanResult, slice: LoopSlice): Promise<Allocation[]> {
   const placed: Allocation[] = [];
   for (const allocs of Object.values(result.NodeAllocation)) {
-    for (const a of allocs) placed.push({ ...a, Job: null });
+    for (const a of allocs) placed.push(withoutJob(a));
     const y = slice.maybeYield();
     if (y) await y;
   }
   return placed;
+}
+
+/** A placement as the command carries it (the command has the job once). */
+function withoutJob(a: Allocation): Allocation {
+  return { ...a, Job: null };
 }
 
 function toStop(a: Allocation): AllocStopUpdate {
