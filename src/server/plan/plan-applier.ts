@@ -386,10 +386,17 @@ interface CheckView {
 }
 
 /**
- * The plans accepted earlier in the same batch (not yet applied): their placements and stops
- * count when later plans of the batch are checked, over the live state or a snapshot (on()).
- * Only plans add allocations, and a batch's plans are all of them until its commits settle, so
- * an overlay entry never undercounts a node's usage (anything else that lands meanwhile frees).
+ * The plans accepted earlier in the same batch (not yet applied): their placements count when
+ * later plans of the batch are checked, over the live state or a snapshot (on()). Only plans add
+ * allocations, and a batch's plans are all of them until its commits settle, so an overlay entry
+ * never undercounts a node's usage (anything else that lands meanwhile frees).
+ *
+ * What an earlier plan frees (a stop, a preemption, an in-place update's old claim) is not
+ * counted as free for the later ones: the batch's commits are issued together, and the earlier
+ * one's may fail (its append, or its apply) while a later one's succeeds — which would then
+ * over-commit the room it took. A later plan that needs that room is refused with a RefreshIndex
+ * and its worker plans again once the earlier commit applied (the live state shows it then).
+ * The stopped allocation is recorded as stopped, so later plans do not free it either.
  */
 export class BatchOverlay {
   private readonly allocs = new Map<string, Allocation>();
@@ -425,26 +432,23 @@ export class BatchOverlay {
     for (const allocs of [...Object.values(result.NodeUpdate), ...Object.values(result.NodePreemptions)]) {
       for (const a of allocs) {
         const prev = this.allocs.get(a.ID) ?? base.allocById(a.ID);
-        if (!prev) continue;
-        this.replace(base, prev, { ...prev, DesiredStatus: 'stop' });
+        if (prev) this.allocs.set(prev.ID, { ...prev, DesiredStatus: 'stop' });
       }
       const y = slice.maybeYield();
       if (y) await y;
     }
     for (const allocs of Object.values(result.NodeAllocation)) {
-      for (const a of allocs) this.replace(base, a.CreateIndex === 0 ? this.allocs.get(a.ID) : (this.allocs.get(a.ID) ?? base.allocById(a.ID)), a);
+      for (const a of allocs) {
+        if (!isTerminalAlloc(a)) this.add(base, a);
+        this.allocs.set(a.ID, a);
+      }
       const y = slice.maybeYield();
       if (y) await y;
     }
   }
 
-  private replace(base: CheckBase, prev: Allocation | undefined, next: Allocation): void {
-    if (prev && !isTerminalAlloc(prev)) this.adjust(base, prev, -1);
-    if (!isTerminalAlloc(next)) this.adjust(base, next, 1);
-    this.allocs.set(next.ID, next);
-  }
-
-  private adjust(base: CheckBase, a: Allocation, sign: 1 | -1): void {
+  /** Counts what a placement holds on its node (the node's entry starts from `base`). */
+  private add(base: CheckBase, a: Allocation): void {
     let u = this.usages.get(a.NodeID);
     if (!u) {
       const from = base.usage(a.NodeID);
@@ -452,13 +456,9 @@ export class BatchOverlay {
       this.usages.set(a.NodeID, u);
     }
     const r = allocResources(a);
-    u.totals.cpu += sign * r.totals.cpu;
-    u.totals.memoryMB += sign * r.totals.memoryMB;
-    u.totals.diskMB += sign * r.totals.diskMB;
-    for (const p of r.ports) {
-      const n = (u.ports.get(p) ?? 0) + sign;
-      if (n <= 0) u.ports.delete(p);
-      else u.ports.set(p, n);
-    }
+    u.totals.cpu += r.totals.cpu;
+    u.totals.memoryMB += r.totals.memoryMB;
+    u.totals.diskMB += r.totals.diskMB;
+    for (const p of r.ports) u.ports.set(p, (u.ports.get(p) ?? 0) + 1);
   }
 }
