@@ -192,6 +192,8 @@ export const ErrorCatalogue = {
   BAD_TOKEN: e(409, '{reason}'),
   /** The plan applier is stopping. */
   APPLIER_CLOSED: e(503, '{reason}', true),
+  /** A plan was checked partly against a state a snapshot restore replaced; its worker plans again. */
+  STATE_RESTORED: e(409, '{reason}', true),
   /** A worker waited too long for the state to catch up. */
   SYNC_TIMEOUT: e(503, '{reason}', true),
   /** An event-stream subscriber fell too far behind and was dropped. */

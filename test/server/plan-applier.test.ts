@@ -6,7 +6,7 @@ import type { Command } from '../../src/server/fsm/commands.js';
 import { PlanApplier } from '../../src/server/plan/plan-applier.js';
 import { emptyPlan, type Allocation, type Job, type Node } from '../../src/structs/index.js';
 import { mockAlloc, mockJob, mockNode } from '../mock/factories.js';
-import { NOW, nodeCmd, registerCmd } from './fsm-helpers.js';
+import { NOW, nodeCmd, placeCmd, registerCmd } from './fsm-helpers.js';
 
 function setup() {
   const state = new StateStore();
@@ -125,5 +125,45 @@ describe('PlanApplier', () => {
     assert.deepEqual(r2.NodeAllocation, {});
     assert.ok(r2.RefreshIndex >= r1.AllocIndex);
     assert.equal(state.allocsByNode(n.ID).length, 5);
+  });
+
+  it('does not count the room an earlier plan of the batch frees: its commit may fail while a later one succeeds', async () => {
+    const state = new StateStore();
+    const fsm = new Fsm(state);
+    let index = 0;
+    const write = (c: Command): number => {
+      fsm.apply(c, ++index);
+      return index;
+    };
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const commit = async (c: Command): Promise<number> => {
+      if (c.Type === 'ApplyPlanResults' && c.EvalID === 'first') await gate;
+      if (c.Type === 'ApplyPlanResults' && c.EvalID === 'stops') throw new Error('append failed');
+      return write(c);
+    };
+    const applier = new PlanApplier({ state, commit, nowNanos: () => NOW });
+    const job = mockJob({ ID: 'web' });
+    const [n, other] = [mockNode(), mockNode()];
+    write(nodeCmd(n));
+    write(nodeCmd(other));
+    write(registerCmd(job));
+    write(placeCmd(job, n, 7, { ClientStatus: 'running' })); // 3,500 of 3,900 MHz: one more fits only after a stop
+    // A first plan holds the applier until both others are queued, so they share a batch.
+    const first = emptyPlan('first', '', 50, job);
+    first.NodeAllocation[other.ID] = allocs(job, other, 1);
+    const pFirst = applier.submit(first);
+    const stops = emptyPlan('stops', '', 50, job);
+    stops.NodeUpdate[n.ID] = [state.allocsByNode(n.ID)[0]!];
+    const place = emptyPlan('place', '', 50, job);
+    place.NodeAllocation[n.ID] = allocs(job, n, 1);
+    const [pStops, pPlace] = [applier.submit(stops), applier.submit(place)];
+    open();
+    await pFirst;
+    await assert.rejects(pStops, /append failed/);
+    const r = await pPlace;
+    assert.ok(r.RefreshIndex > 0, 'the placement is refused; its worker plans again once the stop applied');
+    const live = state.allocsByNode(n.ID).filter((a) => a.DesiredStatus === 'run');
+    assert.equal(live.length, 7, 'the node is not over-committed');
   });
 });

@@ -15,7 +15,7 @@ const NODES = 300;
  * A store of NODES ready nodes and a job, and an applier whose commits apply at once. `sliceMs`
  * 0 makes the check yield after every node.
  */
-function setup(sliceMs: number) {
+function setup(sliceMs: number, hooks: { nowNanos?: () => number; checkToken?: (evalId: string, token: string) => boolean } = {}) {
   const state = new StateStore();
   const fsm = new Fsm(state);
   let index = 0;
@@ -30,7 +30,7 @@ function setup(sliceMs: number) {
     turnsAtCommit.push(turns);
     return write(c);
   };
-  const applier = new PlanApplier({ state, commit, nowNanos: () => NOW, sliceMs });
+  const applier = new PlanApplier({ state, commit, nowNanos: hooks.nowNanos ?? (() => NOW), checkToken: hooks.checkToken, sliceMs });
   const job = mockJob({ ID: 'web' });
   const nodes: Node[] = [];
   for (let i = 0; i < NODES; i++) {
@@ -137,6 +137,69 @@ describe('PlanApplier: the check of a large plan yields to the event loop', () =
     });
     assert.equal(result.RefreshIndex, 0);
     assert.equal(h.state.allocsByNode(n.ID).length, 1);
+  });
+});
+
+describe('PlanApplier: what lands after the check, while the command is encoded', () => {
+  /** A setup whose `later` runs at the loop turn after the command is stamped (its encoding yields then). */
+  function setupLater(later: (h: ReturnType<typeof setup>) => void, token = { valid: true }) {
+    let stamped = false;
+    const h: ReturnType<typeof setup> = setup(0, {
+      nowNanos: () => {
+        if (!stamped) setImmediate(() => later(h));
+        stamped = true;
+        return NOW;
+      },
+      checkToken: () => token.valid,
+    });
+    return h;
+  }
+
+  it('refuses a node marked down or re-registered smaller then, and never over-commits it', async () => {
+    const down = 'node-0000';
+    const shrunk = 'node-0001';
+    const h = setupLater((s) => {
+      s.write({ Type: 'NodeUpdateStatus', NodeID: down, Status: 'down', Event: null, Evals: [], Now: NOW });
+      const n = s.nodes[1]!;
+      s.write(nodeCmd({ ...n, NodeResources: { ...n.NodeResources, Cpu: { ...n.NodeResources.Cpu, CpuShares: 600 } } }));
+    });
+    const result = await h.applier.submit(planOnEvery(h.job, h.nodes, 4, { EvalToken: 't1' }));
+    assert.deepEqual(h.applier.lastRejections.map((r) => r.reason).sort(), ['cpu exhausted', 'node is down']);
+    assert.equal(result.NodeAllocation[down], undefined);
+    assert.equal(result.NodeAllocation[shrunk], undefined);
+    assert.ok(result.RefreshIndex > 0);
+    assert.equal(h.state.allocsByNode(down).length, 0);
+    assert.equal(h.state.allocsByNode(shrunk).length, 0);
+    assert.equal(h.state.allocs().length, (NODES - 2) * 4, 'the payload committed is the reduced plan');
+  });
+
+  it('refuses the plan of an evaluation whose token changed then', async () => {
+    const token = { valid: true };
+    const h = setupLater(() => (token.valid = false), token);
+    await assert.rejects(h.applier.submit(planOnEvery(h.job, h.nodes, 1, { EvalToken: 't1' })), { code: 'BAD_TOKEN' });
+    assert.equal(h.state.allocs().length, 0);
+  });
+
+  it('commits nothing once the applier was closed then (leadership lost)', async () => {
+    const h = setupLater((s) => s.applier.close());
+    await assert.rejects(h.applier.submit(planOnEvery(h.job, h.nodes)), { code: 'APPLIER_CLOSED' });
+    assert.equal(h.state.allocs().length, 0);
+  });
+});
+
+describe('PlanApplier: a snapshot restored while a plan is checked', () => {
+  it('commits nothing of a plan checked partly against the state from before the restore', async () => {
+    // The restored state has the first node (checked before the restore) down.
+    const other = setup(0);
+    other.write({ Type: 'NodeUpdateStatus', NodeID: 'node-0000', Status: 'down', Event: null, Evals: [], Now: NOW });
+    const saved = other.state.serialize();
+    const h = setup(0);
+    await assert.rejects(
+      h.submitWhileLoopTurns(planOnEvery(h.job, h.nodes), () => h.state.restoreAt(saved, h.state.latestIndex() + 1)),
+      { code: 'STATE_RESTORED' },
+    );
+    assert.equal(h.state.allocsByNode('node-0000').length, 0);
+    assert.equal(h.state.allocs().length, 0);
   });
 });
 

@@ -11,9 +11,10 @@
  * snapshot taken at its start plus the plans before it in the batch, so what lands meanwhile
  * cannot shift it halfway; before it commits, every accepted node that changed in the live
  * state since the snapshot (drained, marked down, re-registered, allocations written or freed)
- * is checked again against the live state, synchronously, in the turn that issues the commit.
- * Only plans add allocations and they pass here one at a time, so nothing can over-commit a
- * node between that last check and the commit.
+ * is checked again against the live state, synchronously, in the turn that issues the commit
+ * (after the command's encoding, which yields too), beside the eval token and the applier's
+ * closing. Only plans add allocations and they pass here one at a time, so nothing can
+ * over-commit a node between that last check and the commit.
  */
 import { CaravanError, type CaravanErrorOptions } from '../../structs/caravan-error.js';
 import type { Allocation, Node, Plan, PlanResult } from '../../structs/index.js';
@@ -27,8 +28,8 @@ import { allocResources, nodeCapacity, nodeReservedPorts } from '../../structs/r
 import { isServerDecidedClientStatus, isTerminalAlloc } from '../../structs/alloc.js';
 
 /** Plan applier errors; `code` says which. */
-export class PlanApplyError extends CaravanError<'BAD_TOKEN' | 'APPLIER_CLOSED'> {
-  constructor(code: 'BAD_TOKEN' | 'APPLIER_CLOSED', reason: string, options?: CaravanErrorOptions) {
+export class PlanApplyError extends CaravanError<'BAD_TOKEN' | 'APPLIER_CLOSED' | 'STATE_RESTORED'> {
+  constructor(code: 'BAD_TOKEN' | 'APPLIER_CLOSED' | 'STATE_RESTORED', reason: string, options?: CaravanErrorOptions) {
     super(code, { reason }, options);
     this.name = 'PlanApplyError';
   }
@@ -116,22 +117,36 @@ export class PlanApplier {
    */
   private async applyOne(plan: Plan, overlay: BatchOverlay): Promise<{ done: Promise<PlanResult> }> {
     this.checkPlanToken(plan);
-    const { result, rejected } = await this.evaluate(plan, overlay);
-    // The evaluation may have been handed to another worker while the check yielded.
-    this.checkPlanToken(plan);
-    this.lastRejections = rejected;
-    // Recording the plan for the batch, copying its placements into a command and packing and
-    // writing the entry of 10,000 of them were a turn of 0.1–0.5 s after the check. They yield
-    // too: the batch's next check waits for them, and nothing but a plan places.
+    const { result, rejected, snap } = await this.check(plan, overlay);
+    // Copying its placements into a command and packing and writing the entry of 10,000 of them
+    // were a turn of 0.1–0.5 s after the check: they yield too.
     const slice = new LoopSlice(this.deps.sliceMs);
-    await overlay.accept(result, slice);
-    const cmd = await this.commandOf(plan, result, slice);
+    const placed = await copyPlacements(result, slice);
+    let cmd = this.commandOf(plan, result, placed);
     if (cmd) await prepareCommand(cmd, this.deps.sliceMs);
+    // The turn that issues the commit: nothing from here to deps.commit yields. Whatever landed
+    // while the check or the encoding yielded (a node marked down, drained or re-registered
+    // smaller, the evaluation handed to another worker, leadership lost) is seen here.
+    if (this.closed) throw new PlanApplyError('APPLIER_CLOSED', 'plan applier closed');
+    this.checkPlanToken(plan);
+    // A restore replaced the state without history: neither the snapshot nor the batch's overlay
+    // tells what it changed. The worker plans again against the restored state.
+    if (overlay.restoredSince()) throw new PlanApplyError('STATE_RESTORED', 'the state was restored while the plan was checked');
+    if (this.recheckChanged(plan, snap, overlay, result, rejected)) {
+      if (plan.AllAtOnce) dropAll(result);
+      // Rare (a node changed so that it no longer fits): the smaller command is built and encoded at once.
+      cmd = this.commandOf(plan, result, Object.values(result.NodeAllocation).flatMap((allocs) => allocs.map(withoutJob)));
+    }
+    this.lastRejections = rejected;
     const done = this.commitResult(cmd, result, rejected, overlay.lastCommit);
     overlay.lastCommit = done.then(
       () => undefined,
       () => undefined,
     );
+    // Recording the plan for the batch yields too: the batch's next check waits for it, and
+    // nothing but a plan places. It reads the snapshot, which this plan's commit (perhaps
+    // applied meanwhile) cannot be in, so the plan is counted once.
+    await overlay.accept(result, slice, snapshotBase(snap));
     return { done };
   }
 
@@ -142,18 +157,12 @@ export class PlanApplier {
     }
   }
 
-  /** The log command of what a plan committed; null when it changes nothing. */
-  private async commandOf(plan: Plan, result: PlanResult, slice: LoopSlice): Promise<ApplyPlanResultsCommand | null> {
+  /** The log command of what a plan committed (`placed`: its placements, copied); null when it changes nothing. */
+  private commandOf(plan: Plan, result: PlanResult, placed: Allocation[]): ApplyPlanResultsCommand | null {
     const stops: AllocStopUpdate[] = [];
     for (const allocs of Object.values(result.NodeUpdate)) for (const a of allocs) stops.push(toStop(a));
     for (const allocs of Object.values(result.NodePreemptions)) {
       for (const a of allocs) stops.push({ ...toStop(a), DesiredStatus: 'evict', DesiredDescription: a.DesiredDescription || 'Preempted' });
-    }
-    const placed: Allocation[] = [];
-    for (const allocs of Object.values(result.NodeAllocation)) {
-      for (const a of allocs) placed.push({ ...a, Job: null });
-      const y = slice.maybeYield();
-      if (y) await y;
     }
     const hasWork = stops.length > 0 || placed.length > 0 || result.Deployment !== null || result.DeploymentUpdates.length > 0;
     if (!hasWork) return null;
@@ -187,6 +196,12 @@ export class PlanApplier {
    * file comment).
    */
   async evaluate(plan: Plan, overlay: BatchOverlay = new BatchOverlay(this.deps.state)): Promise<{ result: PlanResult; rejected: NodeRejection[] }> {
+    const { result, rejected } = await this.check(plan, overlay);
+    return { result, rejected };
+  }
+
+  /** evaluate, answering the snapshot it read too (what changed since must be checked again). */
+  private async check(plan: Plan, overlay: BatchOverlay): Promise<{ result: PlanResult; rejected: NodeRejection[]; snap: StateSnapshot }> {
     const result: PlanResult = {
       NodeUpdate: {},
       NodeAllocation: {},
@@ -217,33 +232,30 @@ export class PlanApplier {
     }
     // Nothing can have changed unless the loop turned.
     if (slice.yields > 0 && !(plan.AllAtOnce && rejected.length > 0)) this.recheckChanged(plan, snap, overlay, result, rejected);
-    if (plan.AllAtOnce && rejected.length > 0) {
-      result.NodeUpdate = {};
-      result.NodeAllocation = {};
-      result.NodePreemptions = {};
-      result.Deployment = null;
-      result.DeploymentUpdates = [];
-    }
-    return { result, rejected };
+    if (plan.AllAtOnce && rejected.length > 0) dropAll(result);
+    return { result, rejected, snap };
   }
 
   /**
    * Checks again, against the live state, the accepted placements on nodes that changed after
    * the snapshot was taken; drops those that no longer fit. Synchronous: it runs in the turn
-   * that issues the commit.
+   * that issues the commit. True when it dropped any (with AllAtOnce, the caller drops the rest).
    */
-  private recheckChanged(plan: Plan, snap: StateSnapshot, overlay: BatchOverlay, result: PlanResult, rejected: NodeRejection[]): void {
+  private recheckChanged(plan: Plan, snap: StateSnapshot, overlay: BatchOverlay, result: PlanResult, rejected: NodeRejection[]): boolean {
     const live = overlay.on(liveBase(this.deps.state));
+    let dropped = false;
     for (const [nodeId, placing] of Object.entries(result.NodeAllocation)) {
       if (!snap.nodeChangedSinceTaken(nodeId)) continue;
       const reason = this.nodeRejection(plan, nodeId, placing, live);
       if (!reason) continue;
       rejected.push({ nodeId, reason });
-      if (plan.AllAtOnce) return;
+      if (plan.AllAtOnce) return true;
+      dropped = true;
       delete result.NodeAllocation[nodeId];
       delete result.NodeUpdate[nodeId];
       delete result.NodePreemptions[nodeId];
     }
+    return dropped;
   }
 
   private nodeRejection(plan: Plan, nodeId: string, placing: Allocation[], view: CheckView): string | null {
@@ -304,6 +316,31 @@ export class PlanApplier {
   }
 }
 
+/** Empties a result (an AllAtOnce plan with a node that does not fit commits nothing). */
+function dropAll(result: PlanResult): void {
+  result.NodeUpdate = {};
+  result.NodeAllocation = {};
+  result.NodePreemptions = {};
+  result.Deployment = null;
+  result.DeploymentUpdates = [];
+}
+
+/** A result's placements as the command carries them (without their job), yielding between nodes. */
+async function copyPlacements(result: PlanResult, slice: LoopSlice): Promise<Allocation[]> {
+  const placed: Allocation[] = [];
+  for (const allocs of Object.values(result.NodeAllocation)) {
+    for (const a of allocs) placed.push(withoutJob(a));
+    const y = slice.maybeYield();
+    if (y) await y;
+  }
+  return placed;
+}
+
+/** A placement as the command carries it (the command has the job once). */
+function withoutJob(a: Allocation): Allocation {
+  return { ...a, Job: null };
+}
+
 function toStop(a: Allocation): AllocStopUpdate {
   return {
     ID: a.ID,
@@ -349,18 +386,33 @@ interface CheckView {
 }
 
 /**
- * The plans accepted earlier in the same batch (not yet applied): their placements and stops
- * count when later plans of the batch are checked, over the live state or a snapshot (on()).
- * Only plans add allocations, and a batch's plans are all of them until its commits settle, so
- * an overlay entry never undercounts a node's usage (anything else that lands meanwhile frees).
+ * The plans accepted earlier in the same batch (not yet applied): their placements count when
+ * later plans of the batch are checked, over the live state or a snapshot (on()). Only plans add
+ * allocations, and a batch's plans are all of them until its commits settle, so an overlay entry
+ * never undercounts a node's usage (anything else that lands meanwhile frees).
+ *
+ * What an earlier plan frees (a stop, a preemption, an in-place update's old claim) is not
+ * counted as free for the later ones: the batch's commits are issued together, and the earlier
+ * one's may fail (its append, or its apply) while a later one's succeeds — which would then
+ * over-commit the room it took. A later plan that needs that room is refused with a RefreshIndex
+ * and its worker plans again once the earlier commit applied (the live state shows it then).
+ * The stopped allocation is recorded as stopped, so later plans do not free it either.
  */
 export class BatchOverlay {
   private readonly allocs = new Map<string, Allocation>();
   private readonly usages = new Map<string, NodeUsageEntry>();
   /** Settles when the last commit issued in this batch has settled. */
   lastCommit: Promise<void> = Promise.resolve();
+  private readonly restoresAtStart: number;
 
-  constructor(private readonly state: StateStore) {}
+  constructor(private readonly state: StateStore) {
+    this.restoresAtStart = state.restoreCount();
+  }
+
+  /** Whether the state was restored (replaced whole) since the batch began. */
+  restoredSince(): boolean {
+    return this.state.restoreCount() !== this.restoresAtStart;
+  }
 
   /** The batch's plans over `base`. */
   on(base: CheckBase): CheckView {
@@ -376,44 +428,37 @@ export class BatchOverlay {
    * Records what a plan committed so later plans in the batch see it, yielding between nodes
    * (nothing reads the overlay until it is done: the batch's next check waits for it).
    */
-  async accept(result: PlanResult, slice: LoopSlice = new LoopSlice(Infinity)): Promise<void> {
+  async accept(result: PlanResult, slice: LoopSlice = new LoopSlice(Infinity), base: CheckBase = liveBase(this.state)): Promise<void> {
     for (const allocs of [...Object.values(result.NodeUpdate), ...Object.values(result.NodePreemptions)]) {
       for (const a of allocs) {
-        const prev = this.allocs.get(a.ID) ?? this.state.allocById(a.ID);
-        if (!prev) continue;
-        this.replace(prev, { ...prev, DesiredStatus: 'stop' });
+        const prev = this.allocs.get(a.ID) ?? base.allocById(a.ID);
+        if (prev) this.allocs.set(prev.ID, { ...prev, DesiredStatus: 'stop' });
       }
       const y = slice.maybeYield();
       if (y) await y;
     }
     for (const allocs of Object.values(result.NodeAllocation)) {
-      for (const a of allocs) this.replace(a.CreateIndex === 0 ? this.allocs.get(a.ID) : (this.allocs.get(a.ID) ?? this.state.allocById(a.ID)), a);
+      for (const a of allocs) {
+        if (!isTerminalAlloc(a)) this.add(base, a);
+        this.allocs.set(a.ID, a);
+      }
       const y = slice.maybeYield();
       if (y) await y;
     }
   }
 
-  private replace(prev: Allocation | undefined, next: Allocation): void {
-    if (prev && !isTerminalAlloc(prev)) this.adjust(prev, -1);
-    if (!isTerminalAlloc(next)) this.adjust(next, 1);
-    this.allocs.set(next.ID, next);
-  }
-
-  private adjust(a: Allocation, sign: 1 | -1): void {
+  /** Counts what a placement holds on its node (the node's entry starts from `base`). */
+  private add(base: CheckBase, a: Allocation): void {
     let u = this.usages.get(a.NodeID);
     if (!u) {
-      const base = this.state.nodeUsage.get(a.NodeID);
-      u = { totals: { ...base.totals }, ports: new Map(base.ports) };
+      const from = base.usage(a.NodeID);
+      u = { totals: { ...from.totals }, ports: new Map(from.ports) };
       this.usages.set(a.NodeID, u);
     }
     const r = allocResources(a);
-    u.totals.cpu += sign * r.totals.cpu;
-    u.totals.memoryMB += sign * r.totals.memoryMB;
-    u.totals.diskMB += sign * r.totals.diskMB;
-    for (const p of r.ports) {
-      const n = (u.ports.get(p) ?? 0) + sign;
-      if (n <= 0) u.ports.delete(p);
-      else u.ports.set(p, n);
-    }
+    u.totals.cpu += r.totals.cpu;
+    u.totals.memoryMB += r.totals.memoryMB;
+    u.totals.diskMB += r.totals.diskMB;
+    for (const p of r.ports) u.ports.set(p, (u.ports.get(p) ?? 0) + 1);
   }
 }

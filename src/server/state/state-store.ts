@@ -54,6 +54,8 @@ export class StateStore extends StateTables implements StateReader {
   private readonly touchedJobs = new Set<string>();
   /** Parents (periodic/parameterized) whose children changed in this apply. */
   private readonly touchedParents = new Set<string>();
+  /** How many times the state was replaced whole (restore); snapshots taken before read the new state. */
+  private restores = 0;
   /** The job of the last allocation written, within the apply at its index (see allocJob). */
   private lastAllocJob: AllocJobOfApply | null = null;
 
@@ -88,6 +90,14 @@ export class StateStore extends StateTables implements StateReader {
   /** Every table's index, as a plain record (for snapshots). */
   tableIndexes(): Record<string, number> {
     return this.changes.tableIndexes();
+  }
+
+  /**
+   * How many times the state was replaced whole. A restore keeps no history, so a snapshot taken
+   * before it reads the restored state and nothing about it looks changed (the plan applier asks).
+   */
+  restoreCount(): number {
+    return this.restores;
   }
 
   /** The log index of the last snapshot restored into the running cluster (0: none). */
@@ -513,6 +523,7 @@ export class StateStore extends StateTables implements StateReader {
    * allocation rows become the stored allocations.
    */
   restore(s: SerializedState): void {
+    this.restores++;
     loadTables(this, s);
     this.schedulerConf = s.schedulerConfig ?? defaultSchedulerConfig();
     this.autopilotConf = s.autopilotConfig ?? defaultAutopilotConfig();
