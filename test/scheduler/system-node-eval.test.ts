@@ -4,8 +4,9 @@
  *
  * The property test runs two identical worlds through the same random history — nodes going
  * down and coming back, turning ineligible, draining, changing attributes without an eval,
- * purged, joining; allocations failing and completing; nodes too small to place on; the job
- * updated now and then — and evaluates every node update in both: world A as the scheduler
+ * moving datacenter or pool, purged, joining; allocations failing and completing; nodes too
+ * small to place on or filled by another job; the scheduler configuration changing; plans
+ * partly refused; the job updated now and then — and evaluates every node update in both: world A as the scheduler
  * does (remembering settled walks), world B always walking in full. Every plan and every
  * evaluation result must be equal, and A must have skipped nodes in most evaluations.
  */
@@ -15,7 +16,8 @@ import type { Allocation, Evaluation, Job, Node, Plan } from '../../src/structs/
 import type { SchedulerState } from '../../src/scheduler/interfaces.js';
 import { schedulerFactoryFor } from '../../src/scheduler/index.js';
 import { forgetSettledWalks } from '../../src/scheduler/settled-walk.js';
-import { mockEval, mockNode, mockSystemJob, mockTaskGroup } from '../mock/factories.js';
+import { mockAlloc, mockEval, mockJob, mockNode, mockSystemJob, mockTaskGroup } from '../mock/factories.js';
+import { defaultSchedulerConfig } from '../../src/structs/scheduler-config.js';
 import { SchedulerHarness } from './harness.js';
 
 /** Node fields only a feasibility check or a placement reads (the walk's pass over the nodes reads none). */
@@ -193,6 +195,39 @@ function mutate(worlds: SchedulerHarness[], r: () => number, next: { id: number 
       h.state.upsertNode({ ...h.state.nodeById(other.ID)!, Status: other.Status === 'ready' ? 'down' : 'ready' });
     });
   }
+  else if (roll < 0.84) {
+    // Another job's allocation fills a node: its room changes with no write on the node or on this job's allocations.
+    const id = `other-${next.id++}`;
+    forEach((h) => {
+      const other = mockJob({ ID: id, Datacenters: ['dc1', 'dc2', 'dc3'] });
+      h.state.upsertJob(other);
+      const x = mockAlloc(h.state.jobById(other.Namespace, other.ID)!, h.state.nodeById(pick.ID)!, { ID: `alloc-${id}`, ClientStatus: 'running' });
+      x.AllocatedResources!.Tasks = Object.fromEntries(Object.entries(x.AllocatedResources!.Tasks).map(([k, t]) => [k, { ...t, Cpu: { ...t.Cpu, CpuShares: 3500 } }]));
+      h.state.upsertAlloc(x);
+    });
+  } else if (roll < 0.87) {
+    // A node moves datacenter or pool (it re-registers so), without an eval of its own.
+    const other = nodes[Math.floor(r() * nodes.length)]!;
+    const dc = r() < 0.5 ? 'dc3' : 'dc1';
+    const pool = r() < 0.3 ? 'other' : 'default';
+    forEach((h) => h.state.upsertNode({ ...h.state.nodeById(other.ID)!, Datacenter: dc, NodePool: pool }));
+  } else if (roll < 0.9) {
+    // A drain starts (the job's allocations there marked to migrate) or ends.
+    const draining = pick.DrainStrategy === null;
+    forEach((h) => {
+      const strategy = draining ? { Deadline: 1e9, IgnoreSystemJobs: false, ForceDeadline: '', StartedAt: '' } : null;
+      h.state.apply({ Type: 'NodeUpdateDrain', NodeID: pick.ID, DrainStrategy: strategy, MarkEligible: !draining, Status: draining ? 'draining' : 'complete', Meta: null, Event: null, Evals: [], Now: 0 });
+      const ids = draining ? allocsOn(h, pick.ID).map((x) => x.ID) : [];
+      if (ids.length > 0) h.state.apply({ Type: 'AllocUpdateDesiredTransition', Allocs: Object.fromEntries(ids.map((i) => [i, { Migrate: true }])), Evals: [], Now: 0 });
+    });
+  } else if (roll < 0.92) {
+    // The operator's scheduler configuration changes (no node or allocation written).
+    const config = { ...defaultSchedulerConfig(), SchedulerAlgorithm: r() < 0.5 ? 'spread' : 'binpack', MemoryOversubscriptionEnabled: r() < 0.5 } as const;
+    forEach((h) => h.state.apply({ Type: 'SchedulerConfigSet', Config: config, Now: 0 }));
+  } else if (roll < 0.95) {
+    // The applier refuses this node's placements in the next plan: a partial commit, then a retry.
+    forEach((h) => h.rejectNodeOnce.add(pick.ID));
+  }
   // Otherwise the node just re-registers as it was (its record written again).
   else forEach((h) => { const n = h.state.nodeById(pick.ID); if (n) h.state.upsertNode({ ...n }); });
   return pick.ID;
@@ -220,12 +255,16 @@ test('a node-update evaluation of a system job plans as the full walk, over rand
       const nodeId = mutate(worlds, r, next, job);
       const ev = mockEval(job, { ID: `eval-${seed}-${step}`, TriggeredBy: 'node-update', NodeID: nodeId });
       const nodesWithAllocs = new Set(a.state.allocsByJob(job.Namespace, job.ID).map((x) => x.NodeID)).size;
+      const before = a.plans.length;
       const counted = await processCounted(a, { ...ev });
       forgetSettledWalks(ownerOf(b));
       await b.process({ ...ev });
       const where = `seed ${seed} step ${step} (node ${nodeId})`;
       assert.equal(a.plans.length, b.plans.length, `plan count differs at ${where}`);
-      if (a.plans.length > 0) assert.deepEqual(planShape(a.lastPlan()), planShape(b.lastPlan()), `plan differs at ${where}`);
+      // Every plan of the eval (a partial commit makes two), and what they left: the job's allocations in order.
+      for (let i = before; i < a.plans.length; i++) assert.deepEqual(planShape(a.plans[i]!), planShape(b.plans[i]!), `plan ${i - before} differs at ${where}`);
+      const allocs = (h: SchedulerHarness) => h.state.allocsByJob(job.Namespace, job.ID).map((x) => `${x.ID}@${x.NodeID}:${x.DesiredStatus}/${x.ClientStatus}`);
+      assert.deepEqual(allocs(a), allocs(b), `allocations differ at ${where}`);
       assert.deepEqual(evalShape(a.lastEval()), evalShape(b.lastEval()), `eval result differs at ${where}`);
       assert.deepEqual(a.reblockedEvals.map((e) => e.ID), b.reblockedEvals.map((e) => e.ID), `blocked evals differ at ${where}`);
       evals++;

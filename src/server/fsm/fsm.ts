@@ -54,10 +54,21 @@ const VOLATILE_JOB_FIELDS = new Set([
   'JobModifyIndex',
 ]);
 
-/** True when two jobs differ in anything but bookkeeping fields. */
+/**
+ * True when two jobs differ in anything but bookkeeping fields. As Nomad's Job.SpecChanged, only
+ * the job's own bookkeeping fields are ignored (and the indexes the FSM stamps on its groups'
+ * scaling policies): a key of the same name inside the spec — `env { Version = "2" }`, a meta
+ * `Status` — is spec, and changing it makes a new version that updates the allocations.
+ */
 export function jobSpecChanged(a: Job, b: Job): boolean {
-  const strip = (j: Job): string =>
-    JSON.stringify(j, (k, v: unknown) => (VOLATILE_JOB_FIELDS.has(k) ? undefined : v));
+  const strip = (j: Job): string => {
+    const policies = new Set<unknown>((j.TaskGroups ?? []).map((g) => g.Scaling).filter(Boolean));
+    return JSON.stringify(j, function (this: unknown, k, v: unknown) {
+      if (this === j && VOLATILE_JOB_FIELDS.has(k)) return undefined;
+      if (policies.has(this) && (k === 'CreateIndex' || k === 'ModifyIndex')) return undefined;
+      return v;
+    });
+  };
   return strip(a) !== strip(b);
 }
 
