@@ -105,11 +105,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** Polls `probe` every `everyMs` until it returns true; throws after `timeoutMs`. */
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number, everyMs: number): Promise<void> {
+async function until(what: string | (() => string), probe: () => Promise<boolean>, timeoutMs: number, everyMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await probe().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${secs(timeoutMs)} waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${secs(timeoutMs)} waiting for ${typeof what === 'string' ? what : what()}`);
     await sleep(everyMs);
   }
 }
@@ -262,7 +262,8 @@ async function main(): Promise<void> {
     teardown.add('the simulator', () => simulator.stop());
     const startedMs = Date.now() - t1;
     let ready = 0;
-    await until(`${args.nodes} nodes ready`, async () => {
+    // On a timeout the error says how far it got.
+    await until(() => `${args.nodes} nodes ready (${ready} were)`, async () => {
       ready = (await nodeStatuses(addr)).get('ready') ?? 0;
       return ready >= args.nodes;
     }, 300_000, 1000);
@@ -280,7 +281,8 @@ async function main(): Promise<void> {
       // a shared machine its wall time says how much of a core it got, this says what the nodes cost.
       const simCpu2 = process.cpuUsage();
       await register(addr, systemJob());
-      await until('the system job running on every node', async () => (await runningOf(addr, 'nodesim-system')) >= args.nodes, 300_000, 250);
+      let running = 0;
+      await until(() => `the system job running on every node (${running} were)`, async () => (running = await runningOf(addr, 'nodesim-system')) >= args.nodes, 300_000, 250);
       const ms = Date.now() - t2;
       print({ scenario: `2. system job on ${args.nodes} nodes, all running`, value: secs(ms), goal: '≤ 30 s from submit', met: ms <= 30_000 });
       const simCpuMs = (() => { const u = process.cpuUsage(simCpu2); return (u.user + u.system) / 1000; })();
