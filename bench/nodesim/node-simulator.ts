@@ -31,10 +31,14 @@ export interface NodeSimulatorOptions {
   /** Servers, "host:port". */
   servers: string[];
   nodes: number;
+  /** Index of the first node (`simulatedNode(i)`): a thread of the simulator runs nodes [firstIndex, firstIndex + nodes). Default 0. */
+  firstIndex?: number;
   /** Where each node's (nearly empty) data dir goes. */
   dataDir: string;
   /** Sockets of the shared pool for ordinary requests, per server. */
   maxSockets?: number;
+  /** Sockets of the heartbeat pool, per server (default 64). */
+  heartbeatSockets?: number;
   /** Clients started per tick of the event loop (their registrations then queue for the pool). */
   startBatch?: number;
   /** One logger for every client (default silent). */
@@ -51,7 +55,7 @@ export class NodeSimulator {
 
   /** Starts every client; resolves when all are started (registration goes on in their loops). */
   static async start(opts: NodeSimulatorOptions): Promise<NodeSimulator> {
-    const pool = pooledFetch({ maxSockets: opts.maxSockets ?? 256 });
+    const pool = pooledFetch({ maxSockets: opts.maxSockets ?? 256, heartbeatSockets: opts.heartbeatSockets ?? 64 });
     const logger = opts.logger ?? pino({ level: 'silent' });
     const jobs = new SharedJobs();
     const nodes: SimulatedNode[] = [];
@@ -61,9 +65,11 @@ export class NodeSimulator {
     // directory instead of two of its own on disk.
     const hostVolumesDir = join(opts.dataDir, 'shared-host-volumes');
     const hostVolumePluginDir = join(opts.dataDir, 'shared-host-volume-plugins');
-    for (let i = 0; i < opts.nodes; i += batch) {
+    const first = opts.firstIndex ?? 0;
+    const end = first + opts.nodes;
+    for (let i = first; i < end; i += batch) {
       const started = [];
-      for (let j = i; j < Math.min(opts.nodes, i + batch); j++) {
+      for (let j = i; j < Math.min(end, i + batch); j++) {
         const node = simulatedNode(j);
         nodes.push(node);
         const dataDir = join(opts.dataDir, node.name);

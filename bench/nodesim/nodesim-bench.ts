@@ -21,6 +21,7 @@
  *       [--scenarios 1,2,3,4] [--allocs-per-node 5] [--max-parallel 500] [--steady-seconds 600] [--server-heap-mb 4096]
  *       [--server-pid PID (with --servers: the server whose CPU and RSS to report)]
  *       [--failover-before 20] [--failover-after 45] [--failover-heartbeat-ttl 30] (scenario 5, seconds)
+ *       [--sim-threads 2] (worker threads the simulated nodes are split over: simulator-threads.ts)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -28,12 +29,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { api } from '../../test/integration/helpers/agent-process.js';
-import { NodeSimulator } from './node-simulator.js';
+import { SimulatorThreads } from './simulator-threads.js';
 import type { RequestCounts } from './pooled-fetch.js';
 import { cpuSeconds, givenServers, rssMB, startSqliteServer, type NodesimServers } from './nodesim-servers.js';
 import { SIM_DATACENTERS } from './simulated-node.js';
 import { runFailoverScenario, startEtcdServers } from './scenario-failover.js';
-import { warningCounter } from './warning-counter.js';
 import { runRegistrationProber } from './registration-prober.js';
 import { percentile } from '../percentile.js';
 import { BenchTeardown } from './bench-teardown.js';
@@ -53,10 +53,19 @@ interface Args {
   failoverBefore: number;
   failoverAfter: number;
   failoverHeartbeatTtl: number;
+  /** Worker threads the simulated nodes are split over. */
+  simThreads: number;
 }
 
+/**
+ * The simulator's worker threads by default (docs/nodesim.md, "What the threads did"): two. At
+ * 10,000 nodes on this 2-core machine, under similar load, two threads registered every node in
+ * 50 s where one had 9,948 ready after 300 s; at 100–1,000 nodes neither was faster.
+ */
+const DEFAULT_SIM_THREADS = 2;
+
 function parseArgs(argv: string[]): Args {
-  const out: Args = { nodes: 10_000, servers: [], scenarios: new Set([1, 2, 3, 4]), allocsPerNode: 5, maxParallel: 500, serverHeapMB: 4096, steadySeconds: 600, serverPid: undefined, failoverBefore: 20, failoverAfter: 45, failoverHeartbeatTtl: 30 };
+  const out: Args = { nodes: 10_000, servers: [], scenarios: new Set([1, 2, 3, 4]), allocsPerNode: 5, maxParallel: 500, serverHeapMB: 4096, steadySeconds: 600, serverPid: undefined, failoverBefore: 20, failoverAfter: 45, failoverHeartbeatTtl: 30, simThreads: DEFAULT_SIM_THREADS };
   const int = (flag: string, v: string | undefined): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 1) throw new Error(`${flag}: must be a positive integer, got "${v ?? ''}"`);
@@ -74,6 +83,7 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--failover-before') out.failoverBefore = int(flag, v);
     else if (flag === '--failover-after') out.failoverAfter = int(flag, v);
     else if (flag === '--failover-heartbeat-ttl') out.failoverHeartbeatTtl = int(flag, v);
+    else if (flag === '--sim-threads') out.simThreads = int(flag, v);
     else if (flag === '--servers') out.servers = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
     else if (flag === '--scenarios') out.scenarios = new Set((v ?? '').split(',').map((s) => int(flag, s.trim())));
     else throw new Error(`unknown argument "${flag}"`);
@@ -96,11 +106,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** Polls `probe` every `everyMs` until it returns true; throws after `timeoutMs`. */
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number, everyMs: number): Promise<void> {
+async function until(what: string | (() => string), probe: () => Promise<boolean>, timeoutMs: number, everyMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await probe().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${secs(timeoutMs)} waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${secs(timeoutMs)} waiting for ${typeof what === 'string' ? what : what()}`);
     await sleep(everyMs);
   }
 }
@@ -199,7 +209,7 @@ async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'caravan-nodesim-'));
   teardown.add('the simulator\'s data directory', () => rmSync(root, { recursive: true, force: true }));
   let servers: NodesimServers | null = null;
-  let sim: NodeSimulator | null = null;
+  let sim: SimulatorThreads | null = null;
   const print = (f: Figure) => {
     figures.push(f);
     const mark = f.met === null ? ' ' : f.met ? '✓' : '✗';
@@ -214,11 +224,10 @@ async function main(): Promise<void> {
     print({ scenario: `${label} allocations lost (their node marked down)`, value: String(f.allocsLost), goal: '0', met: f.allocsLost === 0 });
     return { ...f };
   };
-  // How late the simulator's own timers run: a starved simulator heartbeats late, and the
-  // nodes it fails to keep alive are its fault, not the servers'.
+  // How late the main thread's timers run (the scenarios' polls); each simulator thread measures
+  // its own: a starved simulator heartbeats late, and the nodes it fails to keep alive are its
+  // fault, not the servers'.
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });
-  // The clients' warnings, counted (a failed heartbeat is one), not printed.
-  const clientWarnings = warningCounter();
   loopDelay.enable();
   // The simulator's peak RSS over the run, not only at its end.
   let simPeakMB = 0;
@@ -242,42 +251,45 @@ async function main(): Promise<void> {
     // After scenario 5 these are the new leader's.
     let addr = `http://${servers.addresses[0]!}`;
     let serverPid = servers.processes[0]?.proc.pid ?? args.serverPid;
-    console.log(`nodesim: ${args.nodes} nodes against ${servers.addresses.join(', ')} (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+    console.log(`nodesim: ${args.nodes} nodes on ${Math.min(args.simThreads, args.nodes)} thread(s) against ${servers.addresses.join(', ')} (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
 
     // 1. Registration: from the first client started to every node ready on the server.
     const w1 = await downs.open();
     const t1 = Date.now();
     const cpu1 = cpuMeter(serverPid);
-    sim = await NodeSimulator.start({ servers: servers.addresses, nodes: args.nodes, dataDir: root, logger: clientWarnings.logger });
+    // The clients' warnings are counted in their threads (a failed heartbeat is one), not printed.
+    sim = await SimulatorThreads.start({ servers: servers.addresses, nodes: args.nodes, threads: args.simThreads, dataDir: root });
     const simulator = sim;
     teardown.add('the simulator', () => simulator.stop());
     const startedMs = Date.now() - t1;
     let ready = 0;
-    await until(`${args.nodes} nodes ready`, async () => {
+    // On a timeout the error says how far it got.
+    await until(() => `${args.nodes} nodes ready (${ready} were)`, async () => {
       ready = (await nodeStatuses(addr)).get('ready') ?? 0;
       return ready >= args.nodes;
     }, 300_000, 1000);
     const registerMs = Date.now() - t1;
     print({ scenario: `1. ${args.nodes} nodes registered and ready`, value: `${secs(registerMs)} (clients started in ${secs(startedMs)})`, goal: '≤ 60 s', met: registerMs <= 60_000 });
-    extra.registration = { ms: registerMs, clientsStartedMs: startedMs, serverCpuCores: cpu1(), pool: sim.poolStats() };
+    extra.registration = { ms: registerMs, clientsStartedMs: startedMs, serverCpuCores: cpu1(), pool: (await sim.stats()).pool, threads: sim.size };
     downFigures.registration = await printDowns('1.', w1);
 
     if (args.scenarios.has(2)) {
       const w2 = await downs.open();
       const t2 = Date.now();
       const cpu2 = cpuMeter(serverPid);
-      const sent2 = sim.poolStats().requests;
-      // The simulator's own CPU over the scenario: on a shared machine its wall time says how
-      // much of a core it got, this says what the nodes cost.
+      const sent2 = (await sim.stats()).pool.requests;
+      // The simulator's own CPU over the scenario (every thread's: getrusage of the process): on
+      // a shared machine its wall time says how much of a core it got, this says what the nodes cost.
       const simCpu2 = process.cpuUsage();
       await register(addr, systemJob());
-      await until('the system job running on every node', async () => (await runningOf(addr, 'nodesim-system')) >= args.nodes, 300_000, 250);
+      let running = 0;
+      await until(() => `the system job running on every node (${running} were)`, async () => (running = await runningOf(addr, 'nodesim-system')) >= args.nodes, 300_000, 250);
       const ms = Date.now() - t2;
       print({ scenario: `2. system job on ${args.nodes} nodes, all running`, value: secs(ms), goal: '≤ 30 s from submit', met: ms <= 30_000 });
       const simCpuMs = (() => { const u = process.cpuUsage(simCpu2); return (u.user + u.system) / 1000; })();
       print({ scenario: '   simulator CPU meanwhile', value: `${secs(simCpuMs)} (${(simCpuMs / args.nodes).toFixed(2)} ms a node)`, goal: '', met: null });
       // What each node asked of the servers meanwhile: the simulator's CPU goes mostly to these.
-      const perNode = requestsPerNode(sent2, sim.poolStats().requests, args.nodes);
+      const perNode = requestsPerNode(sent2, (await sim.stats()).pool.requests, args.nodes);
       print({ scenario: '   requests a node sent meanwhile', value: Object.entries(perNode).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', '), goal: '', met: null });
       extra.systemJob = { ms, serverCpuCores: cpu2(), simulatorCpuMs: simCpuMs, requestsPerNode: perNode };
       downFigures.systemJob = await printDowns('2.', w2);
@@ -369,7 +381,7 @@ async function main(): Promise<void> {
         beforeSeconds: args.failoverBefore,
         afterSeconds: args.failoverAfter,
         print,
-        clientWarnings: () => clientWarnings.all(),
+        clientWarnings: () => simulator.warnings(),
         downs,
       });
       addr = r.address;
@@ -383,23 +395,30 @@ async function main(): Promise<void> {
     downFigures.run = { ...(await printDowns('run:', runWindow, `, ${downAtEnd} down at the end`)), downAtEnd };
     // Live heap after a full collection when run with --expose-gc: what the nodes hold, apart
     // from the garbage V8 has not collected yet (RSS follows V8's heap limit, see nodesim.md).
+    // Every thread's heap and the main thread's (each isolate has its own).
     (globalThis as { gc?: () => void }).gc?.();
+    const threadStats = await sim.stats({ gc: true });
     const mem = process.memoryUsage();
     const simMB = Math.max(simPeakMB, mem.rss / (1024 * 1024));
-    const heapMB = mem.heapUsed / (1024 * 1024);
+    const heapMB = mem.heapUsed / (1024 * 1024) + threadStats.heapUsedMB;
     print({ scenario: `simulator peak RSS with ${args.nodes} nodes`, value: `${simMB.toFixed(0)} MB (${((simMB * 1024) / args.nodes).toFixed(0)} KB a node)`, goal: '≤ 4 GB at 10,000', met: simMB * (10_000 / args.nodes) <= 4096 });
-    print({ scenario: `simulator heap in use at the end${(globalThis as { gc?: unknown }).gc ? ' (after a full GC)' : ''}`, value: `${heapMB.toFixed(0)} MB (${((heapMB * 1024) / args.nodes).toFixed(0)} KB a node)`, goal: '', met: null });
+    print({ scenario: `simulator heap in use at the end${(globalThis as { gc?: unknown }).gc ? ' (after a full GC)' : ''}`, value: `${heapMB.toFixed(0)} MB (${((heapMB * 1024) / args.nodes).toFixed(0)} KB a node; threads ${threadStats.threads.map((t) => t.heapUsedMB.toFixed(0)).join(' + ')})`, goal: '', met: null });
     extra.simHeapUsedMB = heapMB;
+    extra.simThreads = threadStats.threads.map((t) => ({ nodes: t.nodes, heapUsedMB: t.heapUsedMB, loopDelayMs: t.loopDelayMs, requests: t.pool.requests }));
     if (serverPid !== undefined) {
       const mb = rssMB(serverPid);
       print({ scenario: 'server RSS', value: `${mb.toFixed(0)} MB`, goal: '≤ 1.5 GB (steady state)', met: null });
       extra.serverRssMB = mb;
     }
     extra.simRssMB = simMB;
-    const lagP99 = loopDelay.percentile(99) / 1e6;
-    const lagMax = loopDelay.max / 1e6;
-    print({ scenario: 'simulator event-loop delay (its timers run late by)', value: `p99 ${lagP99.toFixed(0)} ms, max ${lagMax.toFixed(0)} ms`, goal: 'well under the heartbeat grace (10 s)', met: lagMax < 10_000 });
-    extra.simLoopDelayMs = { p99: lagP99, max: lagMax };
+    // What the clients logged at warn or above (a failed heartbeat, watch or alloc update), by message.
+    const warned = sim.warnings();
+    print({ scenario: "clients' warnings over the run", value: Object.entries(warned).map(([m, n]) => `${n}× ${m}`).join('; ') || 'none', goal: '', met: null });
+    extra.clientWarnings = warned;
+    const lagP99 = threadStats.loopDelayMs.p99;
+    const lagMax = threadStats.loopDelayMs.max;
+    print({ scenario: 'simulator event-loop delay (its timers run late by)', value: `p99 ${lagP99.toFixed(0)} ms, max ${lagMax.toFixed(0)} ms (worst thread; main thread p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms)`, goal: 'well under the heartbeat grace (10 s)', met: lagMax < 10_000 });
+    extra.simLoopDelayMs = { p99: lagP99, max: lagMax, mainP99: loopDelay.percentile(99) / 1e6, mainMax: loopDelay.max / 1e6 };
     extra.loadavgAtEnd = loadavg();
     console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {

@@ -14,8 +14,11 @@ export interface WarningCounter {
   all(): Record<string, number>;
 }
 
-/** Creates a counting logger (level "warn": debug and info lines are never formatted). */
-export function warningCounter(): WarningCounter {
+/**
+ * Creates a counting logger (level "warn": debug and info lines are never formatted).
+ * `onCount` is called after each counted line (a simulator thread forwards its counts then).
+ */
+export function warningCounter(onCount?: () => void): WarningCounter {
   const counts = new Map<string, number>();
   const logger = pino(
     { level: 'warn', base: null, timestamp: false },
@@ -23,6 +26,7 @@ export function warningCounter(): WarningCounter {
       write(line: string) {
         const msg = (JSON.parse(line) as { msg?: unknown }).msg;
         if (typeof msg === 'string') counts.set(msg, (counts.get(msg) ?? 0) + 1);
+        onCount?.();
       },
     },
   );
