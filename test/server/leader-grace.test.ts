@@ -58,6 +58,30 @@ describe('a new leader gives every live node the failover TTL', () => {
     await checkGrace(again, clock, node.ID);
   });
 
+  it('a failover TTL shorter than the longest heartbeat TTL: nothing is marked down before that TTL and its grace', async () => {
+    // A TTL of up to 2 × 100 s plus 10 s of grace, against a failover TTL of 60 s.
+    const heartbeat = { minTtlMs: 100_000, graceMs: 10_000, failoverTtlMs: 60_000 };
+    const dir = mkdtempSync(join(tmpdir(), 'caravan-grace-long-ttl-'));
+    dirs.push(dir);
+    const first = await Server.open({ dataDir: dir, numWorkers: 0, heartbeat });
+    const node = mockNode();
+    await first.registerNode(node);
+    await first.close();
+    const clock = new FakeClock();
+    const again = await Server.open({ dataDir: dir, numWorkers: 0, clock, heartbeat });
+    servers.push(again);
+    await until(again, () => again.duties !== null, 'the new leader started its duties');
+    await clock.advanceAsync(100_000);
+    await clock.advanceAsync(109_000);
+    // A node marked down is a log write on real time (the server's clock is fake): give it 2 s to land.
+    for (const until = Date.now() + 2_000; Date.now() < until && again.state.nodeById(node.ID)?.Status === 'ready'; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(again.state.nodeById(node.ID)?.Status, 'ready', 'a node was marked down before the longest TTL it could have been given');
+    await clock.advanceAsync(2_000);
+    await until(again, () => again.state.nodeById(node.ID)?.Status === 'down', 'the silent node marked down after the longest TTL and grace');
+  });
+
   describe('etcd leadership', () => {
     let etcd: EtcdCluster;
     before(async () => {

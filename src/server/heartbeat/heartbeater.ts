@@ -33,10 +33,19 @@ export class Heartbeater {
     this.graceMs = config.graceMs ?? 10_000;
   }
 
-  /** The TTL to give a node now (ms), before stagger. */
-  baseTtlMs(): number {
-    const n = Math.max(1, this.timers.size);
-    return Math.max(this.minTtlMs, (n / this.maxPerSecond) * 1000);
+  /** The TTL to give a node now (ms), before stagger: the rule at `nodes` nodes (default: those tracked). */
+  baseTtlMs(nodes = this.timers.size): number {
+    return Math.max(this.minTtlMs, (Math.max(1, nodes) / this.maxPerSecond) * 1000);
+  }
+
+  /**
+   * The longest a client of a `nodes`-node cluster may have been told to wait before its next
+   * heartbeat, with the grace: the TTL rule fully staggered. A new leader holds no node for less
+   * (see `hold`), or a node whose TTL outlasts the failover TTL would be marked down for a
+   * heartbeat it was never due to send.
+   */
+  longestWaitMs(nodes: number): number {
+    return 2 * this.baseTtlMs(nodes) + this.graceMs;
   }
 
   /** Resets (or starts) a node's timer; returns the TTL (ms) the client must heartbeat within. */

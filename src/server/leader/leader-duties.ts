@@ -169,13 +169,15 @@ export class LeaderDuties {
       }
     }
     // Nomad gives every live node the failover TTL on leadership instead of declaring it down:
-    // its clients may still be looking for the new leader.
-    const failoverMs = config.heartbeat?.failoverTtlMs ?? 300_000;
-    for (const node of store.nodes()) {
-      if (node.Status !== 'down') {
-        this.heartbeats.hold(node.ID, failoverMs);
-        held++;
-      }
+    // its clients may still be looking for the new leader. Caravan gives at least the longest TTL
+    // the old leader could have handed out (plus grace): at 10,000 nodes and 50 heartbeats a
+    // second that is 400 s, more than Nomad's 5-minute default, and a client told to come back in
+    // 400 s would otherwise be marked down for keeping its word.
+    const live = store.nodes().filter((node) => node.Status !== 'down');
+    const failoverMs = Math.max(config.heartbeat?.failoverTtlMs ?? 300_000, this.heartbeats.longestWaitMs(live.length));
+    for (const node of live) {
+      this.heartbeats.hold(node.ID, failoverMs);
+      held++;
     }
     this.scheduleGc();
     this.variableLocks.start(store.variables('*').filter((v) => v.Lock));
