@@ -3,9 +3,11 @@
  * clients' reports on their allocations (authenticated with the node's SecretID; a newly failed
  * allocation gets its job an evaluation), applied at once on an idle server and batched into one
  * log entry per window across clients while a batch is being applied (alloc-update-batcher.ts).
+ * A report that would revive a terminal allocation is dropped (client-status-revival.ts).
  */
 import type { Evaluation } from '../../structs/index.js';
 import { admitAllocUpdates } from '../client-report-admission.js';
+import { revivesTerminalAlloc } from '../client-status-revival.js';
 import { newEvaluation } from '../new-eval.js';
 import { ServerError } from '../server-error.js';
 import type { AllocClientUpdate } from '../../structs/alloc.js';
@@ -16,6 +18,8 @@ import { AllocUpdateBatcher } from './alloc-update-batcher.js';
 export class AllocEndpoint {
   /** Clients' reports of one window, applied together (Nomad's Node.UpdateAlloc batching). */
   readonly updateBatcher: AllocUpdateBatcher;
+  /** Client reports dropped for reviving a terminal allocation (client-status-revival.ts), since start. */
+  revivalsIgnored = 0;
 
   constructor(private readonly ctx: EndpointContext) {
     this.updateBatcher = new AllocUpdateBatcher({
@@ -57,6 +61,13 @@ export class AllocEndpoint {
       const node = store.nodeById(prev.NodeID);
       if (!node) continue;
       authenticateNode(node, secretId);
+      // Ignored rather than refused: the client's batch carries its other allocations' reports,
+      // which must not fail with it; the client learns the allocation's status from its watch.
+      if (revivesTerminalAlloc(prev, u.ClientStatus)) {
+        this.revivalsIgnored++;
+        this.ctx.config.logger?.warn({ alloc_id: prev.ID, node_id: prev.NodeID, client_status: prev.ClientStatus, reported: u.ClientStatus }, 'ignoring a client report that revives a terminal allocation');
+        continue;
+      }
       known.push({ ...u, TaskStates: u.TaskStates ?? prev.TaskStates ?? {} });
       if (u.ClientStatus === 'failed' && prev.ClientStatus !== 'failed' && prev.DesiredStatus === 'run') {
         const job = store.jobById(prev.Namespace, prev.JobID);

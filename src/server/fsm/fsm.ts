@@ -6,6 +6,7 @@
 import { Table } from '../state/state-reader.js';
 import type { Allocation, DesiredTransition, Evaluation, Job, Node, NodeEvent } from '../../structs/index.js';
 import { isServerDecidedClientStatus, isTerminalClientStatus } from '../../structs/alloc.js';
+import { revivesTerminalAlloc } from '../client-status-revival.js';
 import type { StateStore } from '../state/state-store.js';
 
 import type { StreamEvent } from '../events/event.js';
@@ -487,7 +488,8 @@ export class Fsm {
   private allocClientUpdate(cmd: AllocClientUpdateCommand, index: number, ev: StreamEvent[]): void {
     for (const u of cmd.Allocs) {
       const prev = this.state.allocById(u.ID);
-      if (!prev) continue;
+      // A terminal allocation stays terminal: the report is dropped whole (client-status-revival.ts).
+      if (!prev || revivesTerminalAlloc(prev, u.ClientStatus)) continue;
       const a: Allocation = {
         ...prev,
         ClientStatus: u.ClientStatus,
