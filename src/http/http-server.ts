@@ -189,8 +189,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
       };
       // The named leader refused the connection (dead, its lease not lapsed yet): wait for
       // another, or for this server to lead (then the request is replayed to this server).
-      const tried = new Set<string>();
-      const nextLeader = async (): Promise<string | undefined> => {
+      const nextLeader = async (tried: Set<string>): Promise<string | undefined> => {
         const r = await held(() => awayFrom(decide(), tried));
         const to = r.kind === 'leader' ? r.address : r.kind === 'local' ? server.leaderAddress() : '';
         if (to === '' || tried.has(to)) return undefined;
@@ -202,8 +201,8 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
         if (route.kind === 'no-leader') return done(new ServerError('NO_LEADER', {}));
         if (route.kind === 'not-ready') return done(new ServerError('NOT_READY_FOR_CONSISTENT_READS', {}));
         reply.hijack();
-        tried.add(route.address);
-        void forwarder.forward(req.raw, reply.raw, route.address, nextLeader);
+        const tried = new Set([route.address]);
+        void forwarder.forward(req.raw, reply.raw, route.address, () => nextLeader(tried));
       };
       const route = decide();
       if (!waitsForLeader(route)) return act(route);
