@@ -71,7 +71,7 @@ import { LiveAuthorizations } from './acl/live-authorizations.js';
 import { polledTokenSource, stateTokenSource } from './acl/token-watch-sources.js';
 import { registerAclRoutes } from './routes/acl.js';
 import { registerClientIntroductionRoutes } from './routes/client-introduction.js';
-import { LeaderForwarder, routeToLeader, type LeaderRoute } from './forward-to-leader/leader-forward.js';
+import { LeaderForwarder, awayFrom, routeToLeader, type LeaderRoute } from './forward-to-leader/leader-forward.js';
 import { DEFAULT_LEADER_HOLD_MS, LeaderHold, waitsForLeader } from './forward-to-leader/leader-hold.js';
 import { ServerError } from '../server/server-error.js';
 import { TaskApiServer } from './task-api/task-api-server.js';
@@ -178,23 +178,35 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     // servers hold an RPC; it is answered early if the caller goes or the agent shuts down.
     const hold = new LeaderHold(clock, opts.leaderHoldMs ?? DEFAULT_LEADER_HOLD_MS, ctx.shutdown.signal);
     app.addHook('onRequest', (req, reply, done) => {
+      const kind = req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write';
+      const decide = () => routeToLeader(req.method, req.url, req.headers, server);
+      // Held while no leader is known; resolves once the caller left or the agent shuts down too.
+      const held = (route: () => LeaderRoute): Promise<LeaderRoute> => {
+        const gone = new AbortController();
+        const onGone = () => gone.abort();
+        reply.raw.once('close', onGone);
+        return hold.wait(route, gone.signal, kind).finally(() => reply.raw.off('close', onGone));
+      };
+      // The named leader refused the connection (dead, its lease not lapsed yet): wait for
+      // another, or for this server to lead (then the request is replayed to this server).
+      const nextLeader = async (tried: Set<string>): Promise<string | undefined> => {
+        const r = await held(() => awayFrom(decide(), tried));
+        const to = r.kind === 'leader' ? r.address : r.kind === 'local' ? server.leaderAddress() : '';
+        if (to === '' || tried.has(to)) return undefined;
+        tried.add(to);
+        return to;
+      };
       const act = (route: LeaderRoute): void => {
         if (route.kind === 'local') return done();
         if (route.kind === 'no-leader') return done(new ServerError('NO_LEADER', {}));
         if (route.kind === 'not-ready') return done(new ServerError('NOT_READY_FOR_CONSISTENT_READS', {}));
         reply.hijack();
-        void forwarder.forward(req.raw, reply.raw, route.address);
+        const tried = new Set([route.address]);
+        void forwarder.forward(req.raw, reply.raw, route.address, () => nextLeader(tried));
       };
-      const decide = () => routeToLeader(req.method, req.url, req.headers, server);
       const route = decide();
       if (!waitsForLeader(route)) return act(route);
-      const gone = new AbortController();
-      const onGone = () => gone.abort();
-      reply.raw.once('close', onGone);
-      void hold.wait(decide, gone.signal, req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write').then((r) => {
-        reply.raw.off('close', onGone);
-        act(r);
-      });
+      void held(decide).then(act);
     });
     app.addHook('onClose', (_app, done) => {
       forwarder.close();

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { createHttpServer } from '../../src/http/http-server.js';
 import { Server } from '../../src/server/server.js';
 import { SqliteLogBackend } from '../../src/server/log/sqlite-log-backend.js';
@@ -37,6 +38,44 @@ async function call(base: string, method: string, path: string, body?: unknown, 
     // a plain-text error
   }
   return { status: res.status, json, text, headers: res.headers };
+}
+
+/** A loopback address nothing listens on: a connection to it is refused. */
+async function refusingAddress(): Promise<string> {
+  const srv = createTcpServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return `127.0.0.1:${port}`;
+}
+
+/** A "leader" that reads a request, calls `onRequest`, then drops the connection unanswered. */
+async function droppingLeader(onRequest: () => void): Promise<{ addr: string; requests: () => number; close: () => Promise<void> }> {
+  let requests = 0;
+  const sockets = new Set<Socket>();
+  const srv: TcpServer = createTcpServer((sock) => {
+    sockets.add(sock);
+    let seen = '';
+    sock.on('data', (d: Buffer) => {
+      seen += d.toString('latin1');
+      if (!seen.includes('\r\n\r\n')) return;
+      seen = '';
+      requests++;
+      onRequest();
+      sock.resetAndDestroy();
+    });
+    sock.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const addr = `127.0.0.1:${(srv.address() as { port: number }).port}`;
+  return {
+    addr,
+    requests: () => requests,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise<void>((r) => srv.close(() => r()));
+    },
+  };
 }
 
 /** How long a server without a leader holds a request here. */
@@ -195,6 +234,52 @@ describe('a follower behind the HTTP API', () => {
       assert.equal((await call(a.url, 'GET', '/v1/status/leader')).json, b.addr);
     } finally {
       sw.elect('a');
+    }
+  });
+
+  it('a write whose named leader refuses connections (dead, lease not lapsed) is held and answered by the next leader, or by this server once it leads', async () => {
+    const dead = sw.member('dead', await refusingAddress());
+    try {
+      sw.elect('dead');
+      const toA = call(b.url, 'PUT', '/v1/jobs', { Job: mockJob({ ID: 'after-dead-leader' }) });
+      // b forwards to the dead address, is refused, and holds the write until the view moves.
+      await new Promise((r) => setTimeout(r, HOLD_MS / 5));
+      sw.elect('a');
+      const answer = await toA;
+      assert.equal(answer.status, 200, answer.text);
+      assert.ok(a.server.state.jobById('default', 'after-dead-leader'), 'written by the next leader');
+
+      sw.elect('dead');
+      const toB = call(b.url, 'PUT', '/v1/jobs', { Job: mockJob({ ID: 'after-dead-leader-b' }) });
+      await new Promise((r) => setTimeout(r, HOLD_MS / 5));
+      sw.elect('b');
+      const here = await toB;
+      assert.equal(here.status, 200, here.text);
+      assert.ok(b.server.state.jobById('default', 'after-dead-leader-b'), 'written by this server, now the leader');
+
+      // A leader that stays named but dead: the 503 once the hold is over, as before.
+      sw.elect('dead');
+      const stuck = await call(b.url, 'PUT', '/v1/jobs', { Job: mockJob({ ID: 'never-written' }) });
+      assert.equal(stuck.status, 503, stuck.text);
+      assert.match(stuck.text, new RegExp(`the leader is ${dead.address}`));
+    } finally {
+      sw.elect('a');
+    }
+  });
+
+  it('a forward that failed after the request reached the leader is not replayed, even to a new leader', async () => {
+    // The leader reads the write, loses leadership to a, and dies without answering.
+    const dropping = await droppingLeader(() => sw.elect('a'));
+    sw.member('dropping', dropping.addr);
+    try {
+      sw.elect('dropping');
+      const put = await call(b.url, 'PUT', '/v1/jobs', { Job: mockJob({ ID: 'maybe-applied' }) });
+      assert.equal(put.status, 503, put.text);
+      assert.equal(dropping.requests(), 1);
+      assert.equal(a.server.state.jobById('default', 'maybe-applied'), undefined, 'not replayed to the next leader');
+    } finally {
+      sw.elect('a');
+      await dropping.close();
     }
   });
 });

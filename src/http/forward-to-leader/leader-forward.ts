@@ -11,6 +11,10 @@
  * meanwhile answers a write itself (it fails with NOT_LEADER, which clients retry) and refuses a
  * read. A follower that knows no leader refuses reads without ?stale and writes with Nomad's
  * `No cluster leader`.
+ *
+ * A forward the leader never received — it died and the view still names it until its lease
+ * lapses, so the connection is refused — is held (leader-hold.ts) and replayed to the next
+ * leader, or answered here if this server leads by then, instead of a 503 the caller must retry.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerApi } from '../../server/server-api.js';
@@ -75,24 +79,41 @@ export function routeToLeader(method: string, url: string, headers: IncomingHttp
   return address === '' ? { kind: 'no-leader' } : { kind: 'leader', address };
 }
 
-/** Proxies requests to the current leader; one per agent. */
+/**
+ * Where a request whose forward to the leader(s) at `tried` never reached them goes next: a
+ * route naming one of them is treated as no leader known (the view still names a dead leader
+ * until its lease lapses), so the request is held until another leader is named, this server
+ * leads, or the hold is over.
+ */
+export function awayFrom(route: LeaderRoute, tried: ReadonlySet<string>): LeaderRoute {
+  return route.kind === 'leader' && tried.has(route.address) ? { kind: 'no-leader' } : route;
+}
+
+/**
+ * Proxies requests to the current leader; one per agent. All forwards share one connection
+ * pool whatever the leader (a forward replayed to the next leader may still be running when
+ * others go to it).
+ */
 export class LeaderForwarder {
-  private proxy: { address: string; proxy: ServerProxy } | null = null;
+  private readonly proxy: ServerProxy;
 
   /** @param tls mutual TLS to the leader (the agent's `tls { rpc }`). */
-  constructor(private readonly tls?: OutboundTls) {}
+  constructor(tls?: OutboundTls) {
+    this.proxy = new ServerProxy({ servers: [], markHeader: FORWARDED_TO_LEADER_HEADER, ...(tls ? { tls } : {}) });
+  }
 
-  /** Proxies `req` to the leader at `address`; resolves when the exchange is over. */
-  forward(req: IncomingMessage, res: ServerResponse, address: string): Promise<void> {
-    if (this.proxy?.address !== address) {
-      this.proxy?.proxy.close();
-      this.proxy = { address, proxy: new ServerProxy({ servers: [address], markHeader: FORWARDED_TO_LEADER_HEADER, who: `this server (the leader is ${address})`, ...(this.tls ? { tls: this.tls } : {}) }) };
-    }
-    return this.proxy.proxy.proxy(req, res);
+  /**
+   * Proxies `req` to the leader at `address`; resolves when the exchange is over. When the
+   * leader could not be reached before any of the request was sent (its process is gone: the
+   * connection is refused), `next` is asked where to replay it — another leader, or this
+   * server's own address once it leads — and undefined answers the 503. A forward that failed
+   * after its connection was made is never replayed: the leader may have applied the write.
+   */
+  forward(req: IncomingMessage, res: ServerResponse, address: string, next?: () => Promise<string | undefined>): Promise<void> {
+    return this.proxy.proxy(req, res, { servers: [address], who: `this server (the leader is ${address})`, ...(next ? { whenUnreachable: next } : {}) });
   }
 
   close(): void {
-    this.proxy?.proxy.close();
-    this.proxy = null;
+    this.proxy.close();
   }
 }

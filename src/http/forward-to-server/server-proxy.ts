@@ -10,6 +10,12 @@
  * the request is replayed to the next one. Only when none answers does the caller get a 503
  * naming every server and its error. A server that answered (with any status) is not retried:
  * its answer is the answer.
+ *
+ * A caller may also be told when every server failed before any of the request reached it
+ * (`ProxyCall.whenUnreachable`: the connection was refused, reset or timed out before it was
+ * made): it may then name another server to replay the kept body to — nothing reached the
+ * first, so a write cannot be applied twice. A request whose connection was made (a reused
+ * keep-alive socket counts) may have reached the server and is never offered for that.
  */
 import { ErrorCatalogue } from '../../structs/error-catalogue.js';
 import { FORWARDED_HEADER } from '../forward/alloc-target.js';
@@ -42,6 +48,20 @@ export interface ServerProxyOptions {
   who?: string;
   /** Mutual TLS to the servers (the agent's `tls { rpc }`): https, the agent's certificate presented. */
   tls?: OutboundTls;
+}
+
+/** How one request is proxied, when the proxy's own servers are not what it goes to. */
+export interface ProxyCall {
+  /** The servers to try for this request, in order, instead of the proxy's own. */
+  servers?: string[];
+  /** Who failed to reach them, for the 503's text (default: the proxy's `who`). */
+  who?: string;
+  /**
+   * Called when the last server tried failed before any of the request reached it and the body
+   * is kept: resolves with another server to replay it to, or undefined to answer the 503. It may
+   * wait (for a new leader); the exchange ends meanwhile if the caller leaves.
+   */
+  whenUnreachable?: () => Promise<string | undefined>;
 }
 
 /**
@@ -121,10 +141,15 @@ export class ServerProxy {
     this.markHeader = opts.markHeader ?? FORWARDED_BY_CLIENT_HEADER;
     this.who = opts.who ?? 'this client agent';
     this.tls = opts.tls;
-    this.bases = opts.servers.map((s) => withScheme(/^https?:\/\//.test(s) ? s.replace(/\/+$/, '') : `http://${s}`, opts.tls !== undefined));
+    this.bases = opts.servers.map((s) => this.base(s));
     this.agent = opts.tls ? opts.tls.serverAgent : new HttpAgent({ keepAlive: true, maxSockets: Infinity });
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
     this.maxReplayBytes = opts.maxReplayBytes ?? 16 * 1024 * 1024;
+  }
+
+  /** A server address ("host:port" or an http(s) URL) as a base URL. */
+  private base(server: string): string {
+    return withScheme(/^https?:\/\//.test(server) ? server.replace(/\/+$/, '') : `http://${server}`, this.tls !== undefined);
   }
 
   /** The server base URLs, preferred first. */
@@ -136,7 +161,7 @@ export class ServerProxy {
    * Proxies `req` (whose body has not been read) and writes the answer into `res`. Resolves
    * when the exchange is over: answered, failed with a 503, or abandoned by the caller.
    */
-  proxy(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  proxy(req: IncomingMessage, res: ServerResponse, call: ProxyCall = {}): Promise<void> {
     return new Promise((resolve) => {
       const chunks: Buffer[] = [];
       let kept = 0;
@@ -146,7 +171,8 @@ export class ServerProxy {
       let answered = false;
       let finished = false;
       const attempts: Attempt[] = [];
-      const order = this.servers();
+      const order = call.servers ? call.servers.map((s) => this.base(s)) : this.servers();
+      const who = call.who ?? this.who;
 
       const finish = () => {
         if (finished) return;
@@ -182,16 +208,37 @@ export class ServerProxy {
           return finish();
         }
         const detail = attempts.map((a) => `${a.server}: ${a.error}`).join('; ');
-        const text = `no server reachable from ${this.who} (${detail || 'no servers configured'})`;
+        const text = `no server reachable from ${who} (${detail || 'no servers configured'})`;
         res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
         res.end(text);
         finish();
       };
 
+      /** Every server failed: another may be named when nothing reached the last one. */
+      const exhausted = (lastUnsent: boolean) => {
+        if (!call.whenUnreachable || !lastUnsent || !replayable) return fail();
+        // The body keeps arriving into `chunks` meanwhile; it is replayed whole to the next one.
+        current = null;
+        void call.whenUnreachable().then((next) => {
+          if (finished) return;
+          if (next === undefined) return fail();
+          tryBase(this.base(next), exhausted);
+        });
+      };
+
       const tryServer = (i: number) => {
-        if (finished) return;
         const base = order[i];
         if (base === undefined) return fail();
+        tryBase(base, (unsent) => (order[i + 1] === undefined ? exhausted(unsent) : tryServer(i + 1)));
+      };
+
+      /**
+       * One attempt at `base`: `onFailed(unsent)` when it failed before an answer (unsent: before
+       * any of the request reached it) and the body can be replayed; the 503 when it cannot.
+       */
+      const tryBase = (base: string, onFailed: (unsent: boolean) => void) => {
+        if (finished) return;
+        let sent = false;
         const url = new URL(req.url ?? '/', base);
         const headers = copyHeaders(req.headers, HOP_REQUEST_HEADERS);
         headers[this.markHeader] = '1';
@@ -199,16 +246,22 @@ export class ServerProxy {
         current = out;
         let timer: NodeJS.Timeout | null = null;
         out.once('socket', (socket) => {
-          if (!socket.connecting) return;
+          // A reused keep-alive socket is written at once: what it carried may have been read.
+          if (!socket.connecting) {
+            sent = true;
+            return;
+          }
           timer = setTimeout(() => out.destroy(new Error(`no connection within ${this.connectTimeoutMs} ms`)), this.connectTimeoutMs);
           socket.once('connect', () => {
+            sent = true;
             if (timer) clearTimeout(timer);
           });
         });
         out.once('response', (up) => {
           if (timer) clearTimeout(timer);
           answered = true;
-          this.preferred = this.bases.indexOf(base);
+          const known = this.bases.indexOf(base);
+          if (known >= 0) this.preferred = known;
           res.writeHead(up.statusCode ?? ErrorCatalogue.HTTP_FORWARD_FAILED.status, copyHeaders(up.headers, HOP_RESPONSE_HEADERS));
           // Streams (events, log follow) must show their first bytes at once.
           res.flushHeaders();
@@ -232,7 +285,7 @@ export class ServerProxy {
           attempts.push({ server: base, error: err.message });
           // A body we could not keep cannot be replayed to another server.
           if (!replayable) return fail();
-          tryServer(i + 1);
+          onFailed(!sent);
         });
         for (const c of chunks) out.write(c);
         if (bodyDone) out.end();
