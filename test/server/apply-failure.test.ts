@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server, type ServerConfig } from '../../src/server/server.js';
 import { ServerError } from '../../src/server/server-error.js';
-import { Table } from '../../src/server/state/state-reader.js';
+import { Table, jobAllocsTableKey, nodeAllocsTableKey } from '../../src/server/state/state-reader.js';
 import { StateStore } from '../../src/server/state/state-store.js';
 import { Fsm } from '../../src/server/fsm/fsm.js';
 import type { Command } from '../../src/server/fsm/commands.js';
@@ -135,6 +135,9 @@ describe('undo log', () => {
     fsm.apply(placeCmd(job, node, 2), 4);
     const [a, b] = store.allocsByJob('default', 'web');
     const before = { a: store.allocById(a!.ID), b: store.allocById(b!.ID), usage: structuredClone(store.nodeUsage.get(node.ID)), otherUsage: structuredClone(store.nodeUsage.get(other.ID)) };
+    const nodeAllocsIndex = store.tableIndex(nodeAllocsTableKey(node.ID));
+    const otherAllocsIndex = store.tableIndex(nodeAllocsTableKey(other.ID));
+    const jobAllocsIndex = store.tableIndex(jobAllocsTableKey('default', 'web'));
     assert.throws(() =>
       store.transact(() => {
         // Move a to the other node and back, write b twice, delete a, then fail.
@@ -153,5 +156,13 @@ describe('undo log', () => {
     assert.deepEqual(store.nodeUsage.get(node.ID), before.usage);
     assert.deepEqual(store.nodeUsage.get(other.ID), before.otherUsage);
     assert.equal(store.allocsByJob('default', 'web').length, 2);
+    // The per-node and per-job pseudo-tables the failed apply moved (some more than once) are back.
+    assert.equal(store.tableIndex(nodeAllocsTableKey(node.ID)), nodeAllocsIndex);
+    assert.equal(store.tableIndex(nodeAllocsTableKey(other.ID)), otherAllocsIndex);
+    assert.equal(store.tableIndex(jobAllocsTableKey('default', 'web')), jobAllocsIndex);
+    // The next apply moves them again.
+    fsm.apply(placeCmd(job, other, 1), 5);
+    assert.equal(store.tableIndex(nodeAllocsTableKey(other.ID)), 5);
+    assert.equal(store.tableIndex(nodeAllocsTableKey(node.ID)), nodeAllocsIndex);
   });
 });

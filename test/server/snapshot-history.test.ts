@@ -35,6 +35,50 @@ describe('snapshot history', () => {
     assert.deepEqual([...idx.get('other')], ['x']);
   });
 
+  it('an index key with no members when an epoch began reads empty at that epoch, whatever comes after', () => {
+    const clock = new EpochClock();
+    const idx = new CowIndex('i', clock);
+    idx.add('k', 'a');
+    const e1 = clock.begin();
+    idx.remove('k', 'a'); // k has no members now
+    const e2 = clock.begin();
+    // First changes of k in e2 while it is empty (one mark), then more in e2 and a later epoch.
+    idx.add('k', 'b');
+    idx.add('k', 'a');
+    idx.add('fresh', 'x');
+    idx.add('fresh', 'y');
+    const e3 = clock.begin();
+    idx.remove('k', 'b');
+    idx.add('k', 'c');
+    idx.remove('fresh', 'x');
+    assert.deepEqual([...idx.getAt(e1, 'k')], ['a']);
+    assert.deepEqual([...idx.getAt(e2, 'k')], []);
+    assert.deepEqual([...idx.getAt(e3, 'k')].sort(), ['a', 'b']);
+    assert.deepEqual([...idx.get('k')].sort(), ['a', 'c']);
+    assert.deepEqual([...idx.getAt(e1, 'fresh')], []);
+    assert.deepEqual([...idx.getAt(e2, 'fresh')], []);
+    assert.deepEqual([...idx.getAt(e3, 'fresh')].sort(), ['x', 'y']);
+    assert.deepEqual([...idx.get('fresh')], ['y']);
+  });
+
+  it('a snapshot taken before a plan sees none of its placements on nodes that held nothing', () => {
+    const { state, apply } = fresh();
+    const job = mockJob({ ID: 'web' });
+    const nodes = [mockNode(), mockNode(), mockNode()];
+    for (const n of nodes) apply(nodeCmd(n));
+    apply(registerCmd(job));
+    apply(placeCmd(job, nodes[0]!, 1));
+    const snap = state.snapshot();
+    apply(placeCmd(job, nodes[1]!, 2));
+    apply(placeCmd(job, nodes[2]!, 1));
+    assert.equal(snap.allocsByNode(nodes[0]!.ID).length, 1);
+    assert.deepEqual(snap.allocsByNode(nodes[1]!.ID), []);
+    assert.deepEqual(snap.allocsByNode(nodes[2]!.ID), []);
+    assert.equal(snap.allocsByJob('default', 'web').length, 1);
+    assert.equal(state.allocsByNode(nodes[1]!.ID).length, 2);
+    assert.equal(state.allocsByJob('default', 'web').length, 4);
+  });
+
   it('a snapshot reports node usage as of its index', () => {
     const { state, apply } = fresh();
     const job = mockJob({ ID: 'web' });

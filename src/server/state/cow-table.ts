@@ -122,7 +122,9 @@ export class CowTable<K, V> implements Undoable {
   }
 
   set(key: K, value: V): void {
-    this.remember(key, this.live.has(key) ? this.live.get(key) : ABSENT);
+    // Values are objects, never undefined: one read tells absent from present.
+    const cur = this.live.get(key);
+    this.remember(key, cur === undefined ? ABSENT : cur);
     this.live.set(key, value);
   }
 
@@ -133,8 +135,9 @@ export class CowTable<K, V> implements Undoable {
   }
 
   delete(key: K): void {
-    if (!this.live.has(key)) return;
-    this.remember(key, this.live.get(key));
+    const cur = this.live.get(key);
+    if (cur === undefined) return;
+    this.remember(key, cur);
     this.live.delete(key);
   }
 
@@ -203,6 +206,9 @@ export class CowTable<K, V> implements Undoable {
 
 const EMPTY: ReadonlySet<string> = new Set();
 
+/** An index overlay's record of a key that had no members when the epoch began (CowIndex). */
+const EMPTY_AT_EPOCH = Symbol('empty at epoch');
+
 /**
  * A secondary index key → set of ids (allocs by node, evals by job, …). The live sets are
  * mutated in place; while a snapshot is alive, the first change of an (key, id) pair records
@@ -245,8 +251,14 @@ export class CowIndex {
     let out: Set<string> | null = null;
     let seen: Set<string> | null = null;
     for (let cur: Epoch | null = e; cur; cur = cur.newer) {
-      const changes = cur.overlays.get(this.name)?.get(key) as Map<string, boolean> | undefined;
+      const changes = cur.overlays.get(this.name)?.get(key) as Map<string, boolean> | typeof EMPTY_AT_EPOCH | undefined;
       if (!changes) continue;
+      if (changes === EMPTY_AT_EPOCH) {
+        // Empty when `cur` began: members are only what older epochs recorded as members.
+        const members = new Set<string>();
+        if (out && seen) for (const id of seen) if (out.has(id)) members.add(id);
+        return members;
+      }
       out ??= new Set(ids);
       seen ??= new Set();
       for (const [id, wasMember] of changes) {
@@ -268,8 +280,18 @@ export class CowIndex {
     const e = this.clock.live();
     if (!e) return;
     const overlay = e.overlay(this.name);
-    let changes = overlay.get(key) as Map<string, boolean> | undefined;
-    if (!changes) overlay.set(key, (changes = new Map()));
+    let changes = overlay.get(key) as Map<string, boolean> | typeof EMPTY_AT_EPOCH | undefined;
+    if (changes === EMPTY_AT_EPOCH) return;
+    if (!changes) {
+      // The first change of a key with no members since the epoch began: one mark says all
+      // (a plan placing on 10,000 nodes with no allocations records 10,000 marks, not 10,000
+      // maps of one member each; a new job's 10,000 allocations record one).
+      if (!this.live.has(key)) {
+        overlay.set(key, EMPTY_AT_EPOCH);
+        return;
+      }
+      overlay.set(key, (changes = new Map()));
+    }
     if (!changes.has(id)) changes.set(id, wasMember);
   }
 
