@@ -27,6 +27,15 @@ import { activeLogPath } from './log-file.js';
 const CLIENT_SHARED_DIRS: readonly string[] = ['alloc', 'supervisor'];
 import { resolveJobLimits, type JobLimits } from '../server/job-limits.js';
 
+/**
+ * The accept queue asked of the kernel for the HTTP listener: Linux caps it at
+ * net.core.somaxconn, which is what a Go listener (Nomad's) gets. Node's default is 511, and
+ * thousands of clients connecting while the server's loop is busy (a restart, a large plan)
+ * would have their handshakes dropped and retried after 1 s, 3 s, 7 s… — long enough for a
+ * heartbeat to miss its grace.
+ */
+const LISTEN_BACKLOG = 65_535;
+
 /** A running agent. */
 export class Agent {
   private stopped = false;
@@ -113,7 +122,7 @@ export class Agent {
           ...(config.logFile ? { logFile: activeLogPath(config.logFile) } : {}),
         },
       });
-      await http.listen({ host: config.bindAddr, port: config.ports.http });
+      await http.listen({ host: config.bindAddr, port: config.ports.http, backlog: LISTEN_BACKLOG });
       const httpAddr = listeningAddress(http, config.bindAddr);
       server?.advertise(advertiseAddress(httpAddr));
       if (config.client.enabled && lateClient) {
