@@ -26,8 +26,7 @@
  * its address, firewall) has already run; an allocation takes one, names it after itself (a
  * link to the warm name) and only gets its ports forwarded (one iptables-restore, started ahead:
  * standby-iptables-restore.ts) — no process starts on its path. A warm namespace is new and used once:
- * nothing of an earlier allocation is in it. Mode none keeps its own warm namespaces (loopback
- * up, nothing else), taken the same way. Each is recorded like an allocation's network, so
+ * nothing of an earlier allocation is in it. Each is recorded like an allocation's network, so
  * a sweep removes the ones a dead agent left, and close() removes the idle ones at shutdown.
  * Teardown runs after the allocation is reported stopped. It removes the port forwarding first
  * (one iptables-restore): a set-up whose host ports a teardown still holds waits for that much
@@ -159,8 +158,6 @@ export class AllocNetworkConfigurator {
   private hostPortChainsReady: Promise<void> | null = null;
   /** Warm bridge namespaces (records of allocId `cvwarm-…`, never complete). */
   private readonly warm: WarmPool<NetworkRecord>;
-  /** Warm namespaces for mode none: only their loopback, up (records as the bridge ones'). */
-  private readonly warmNone: WarmPool<NetworkRecord>;
   /** An iptables-restore started ahead: the port rules' one process, already running when a set-up or teardown needs it. */
   private readonly standby: StandbyIptablesRestore;
   private readonly restoreRules = (text: string): Promise<void> => this.standby.apply(text);
@@ -177,8 +174,7 @@ export class AllocNetworkConfigurator {
     /** The drivers that create the namespace themselves (docker), by name. */
     private readonly sandboxes: SandboxLookup = () => undefined,
   ) {
-    this.warm = new WarmPool({ size: cfg.warmNamespaces, create: () => this.createWarm('bridge'), destroy: (r) => this.undo(r), beforeCreate: () => this.quiet() });
-    this.warmNone = new WarmPool({ size: cfg.warmNamespaces, create: () => this.createWarm('none'), destroy: (r) => this.undo(r), beforeCreate: () => this.quiet() });
+    this.warm = new WarmPool({ size: cfg.warmNamespaces, create: () => this.createWarm(), destroy: (r) => this.undo(r), beforeCreate: () => this.quiet() });
     this.standby = new StandbyIptablesRestore({ beforeSpawn: () => this.quiet() });
   }
 
@@ -335,18 +331,10 @@ export class AllocNetworkConfigurator {
     }
   }
 
-  /** The warm pool of a mode (bridge, none), if it has one. */
-  private poolFor(mode: string): WarmPool<NetworkRecord> | undefined {
-    if (mode === 'bridge') return this.warm;
-    if (mode === 'none') return this.warmNone;
-    return undefined;
-  }
-
   private async setupMode(alloc: Allocation, net: NetworkResource, mode: string): Promise<AllocNetwork> {
-    // A namespace a driver's sandbox owns (docker's pause container) cannot come from a pool.
-    const pool = this.sandboxDriver(alloc) ? undefined : this.poolFor(mode);
-    if (pool) {
-      const warm = pool.take();
+    // A namespace a driver's sandbox owns (docker's pause container) cannot come from the pool.
+    if (mode === 'bridge' && !this.sandboxDriver(alloc)) {
+      const warm = this.warm.take();
       try {
         if (warm) {
           try {
@@ -358,10 +346,10 @@ export class AllocNetworkConfigurator {
         }
         return await this.setupFresh(alloc, net, mode);
       } finally {
-        // Starts the pool on a client's first allocation of the mode; each create waits for
-        // quiet(), and so does the standby iptables-restore (bridge only: none forwards no port).
-        pool.fill();
-        if (mode === 'bridge') this.standby.refill();
+        // Starts the pool on a client's first bridge allocation; each create waits for quiet(),
+        // and so does the standby iptables-restore.
+        this.warm.fill();
+        this.standby.refill();
       }
     }
     return this.setupFresh(alloc, net, mode);
@@ -421,8 +409,7 @@ export class AllocNetworkConfigurator {
    * allocation runs; teardown removes the link, then the namespace by that name.
    */
   private async setupFromWarm(alloc: Allocation, net: NetworkResource, warm: NetworkRecord): Promise<AllocNetwork> {
-    // Mode none has no ports to forward (no address to forward them to), as from scratch.
-    const mappings = warm.conflist ? allocPortMappings(alloc) : [];
+    const mappings = allocPortMappings(alloc);
     const rec: NetworkRecord = {
       ...warm,
       allocId: alloc.ID,
@@ -465,24 +452,9 @@ export class AllocNetworkConfigurator {
     throw new NetworkError(NetworkErrorCode.Setup, { mode: rec.mode, alloc: rec.allocId, reason: (err as Error).message }, { cause: err });
   }
 
-  /**
-   * A warm namespace, with its own name and record. For bridge: the chain up to the plugin
-   * that needs the allocation's ports. For none: the namespace with its loopback up — the two
-   * `ip` processes (20–47 ms on a loaded 2-core client) a none set-up from scratch runs.
-   */
-  private async createWarm(mode: 'bridge' | 'none'): Promise<NetworkRecord> {
+  /** A warm bridge namespace: its own name and record, the chain up to the plugin that needs the allocation's ports. */
+  private async createWarm(): Promise<NetworkRecord> {
     const id = `cvwarm-${randomBytes(8).toString('hex')}`;
-    if (mode === 'none') {
-      const rec: NetworkRecord = { allocId: id, mode, netnsPath: netnsPath(id), address: '', interfaceName: '', conflist: null, portMappings: [], cniResult: null, complete: false };
-      this.writeRecord(rec);
-      try {
-        await createNetns(id, true);
-      } catch (err) {
-        await this.undo(rec).catch(() => undefined);
-        throw err;
-      }
-      return rec;
-    }
     const conflist = (await this.conflistFor('bridge', id))!;
     const rec: NetworkRecord = { allocId: id, mode: 'bridge', netnsPath: netnsPath(id), address: '', interfaceName: ALLOC_IFNAME, conflist, portMappings: [], cniResult: null, complete: false };
     this.writeRecord(rec);
@@ -586,15 +558,15 @@ export class AllocNetworkConfigurator {
     }
   }
 
-  /** Resolves once the warm pools' refills under way (if any) have finished: how many warm namespaces of `mode` are ready. */
-  async warmSettled(mode: 'bridge' | 'none' = 'bridge'): Promise<number> {
-    await Promise.all([this.warm.settled(), this.warmNone.settled(), this.standby.settled()]);
-    return (mode === 'none' ? this.warmNone : this.warm).ready;
+  /** Resolves once the warm pool's refill under way (if any) has finished: how many warm namespaces are ready. */
+  async warmSettled(): Promise<number> {
+    await Promise.all([this.warm.settled(), this.standby.settled()]);
+    return this.warm.ready;
   }
 
   /** Stops keeping namespaces warm and removes the idle ones, and ends the standby iptables-restore (agent shutdown). */
   async close(): Promise<void> {
-    await Promise.all([this.warm.close(), this.warmNone.close(), this.standby.close()]);
+    await Promise.all([this.warm.close(), this.standby.close()]);
   }
 
   private async undo(rec: NetworkRecord, opts: { portsRemoved?: boolean } = {}): Promise<void> {

@@ -201,36 +201,6 @@ test('a bridge allocation takes a warm namespace: named after it, new (nothing o
   assert.deepEqual((await readdir(stateDir)).filter((f) => f.endsWith('.json')), [], 'no record is left');
 });
 
-test('a none allocation takes a warm namespace too: its loopback up and nothing else, new, named by a link, removed whole', async () => {
-  const c = configurator(2);
-  const first = fakeAlloc('none');
-  const fresh = await c.setup(first);
-  assert.equal(await c.warmSettled('none'), 2, 'the first none set-up starts its pool');
-  assert.equal(await c.warmSettled('bridge'), 0, 'and not the bridge pool');
-  // What an allocation leaves in its namespace must not reach the next one.
-  execFileSync('ip', ['-n', first.ID, 'link', 'add', 'leftover0', 'type', 'veth', 'peer', 'name', 'leftover1']);
-  await c.teardown(first.ID);
-
-  const second = fakeAlloc('none', [{ Label: 'http', Value: 29998, To: 8080 }]);
-  const net = await c.setup(second);
-  // The allocation's name is a link to a warm name: no `ip` process on the set-up's path.
-  const taken = await readlink(`/var/run/netns/${second.ID}`);
-  assert.ok(taken.startsWith('cvwarm-'), taken);
-  assert.deepEqual(net, { ...fresh, netnsPath: `/var/run/netns/${second.ID}` }, 'the same network as one set up from scratch');
-  const links = linksIn(second.ID);
-  assert.match(links, /^1: lo: <LOOPBACK,UP,LOWER_UP>/, 'its loopback is up');
-  assert.equal(links.trim().split('\n').length, 1, `only its loopback: ${links}`);
-  assert.deepEqual(rulesMentioning(':8080'), [], 'mode none forwards no port');
-  assert.equal(await c.warmSettled('none'), 2, 'the pool refills after a take');
-
-  await c.teardown(second.ID);
-  assert.ok(!netnsNames().includes(second.ID));
-  assert.ok(!warmNames().includes(taken), 'teardown removes the warm name with the link');
-  await c.close();
-  assert.deepEqual(warmNames(), []);
-  assert.deepEqual((await readdir(stateDir)).filter((f) => f.endsWith('.json')), [], 'no record is left');
-});
-
 test('a starting agent sweeps the warm namespaces a dead agent left', async () => {
   const dead = configurator(2);
   const live = fakeAlloc('bridge');
