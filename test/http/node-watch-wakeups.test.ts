@@ -9,9 +9,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Allocation, Node } from '../../src/structs/index.js';
-import { mockNode } from '../mock/factories.js';
 import { serviceJob, startServer, waitForState, type ServerUnderTest } from './real-server.js';
-import { settled } from '../server/settled-server.js';
+import { registerMockNodes, settled } from '../server/settled-server.js';
 
 const NODES = 1000;
 let sut: ServerUnderTest;
@@ -20,11 +19,7 @@ const nodes: Node[] = [];
 before(async () => {
   sut = await startServer({ random: () => 0 }, { numWorkers: 1 });
   await settled(sut.server);
-  for (let i = 0; i < NODES; i += 100) {
-    const batch = Array.from({ length: 100 }, () => mockNode());
-    await Promise.all(batch.map((n) => sut.server.registerNode(n)));
-    nodes.push(...batch);
-  }
+  nodes.push(...(await registerMockNodes(sut.server, NODES)));
 });
 
 after(async () => {

@@ -17,9 +17,9 @@ import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Allocation, Job, Node } from '../../src/structs/index.js';
 import { Table } from '../../src/server/state/state-reader.js';
-import { mockNode, mockTaskGroup } from '../mock/factories.js';
+import { mockTaskGroup } from '../mock/factories.js';
 import { serviceJob, startServer, type ServerUnderTest } from './real-server.js';
-import { settled } from '../server/settled-server.js';
+import { registerMockNodes, settled } from '../server/settled-server.js';
 
 const NODES = 200;
 const ALLOCS = 20;
@@ -31,11 +31,7 @@ before(async () => {
   // Heartbeat TTLs of an hour: no node is marked down (a write) while the test runs.
   sut = await startServer({ random: () => 0 }, { numWorkers: 1, heartbeat: { minTtlMs: 3_600_000 } });
   await settled(sut.server);
-  for (let i = 0; i < NODES; i += 100) {
-    const batch = Array.from({ length: 100 }, () => mockNode());
-    await Promise.all(batch.map((n) => sut.server.registerNode(n)));
-    nodes.push(...batch);
-  }
+  nodes.push(...(await registerMockNodes(sut.server, NODES)));
 });
 
 after(async () => {

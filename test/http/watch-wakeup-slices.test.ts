@@ -10,9 +10,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
 import type { Node } from '../../src/structs/index.js';
-import { mockAlloc, mockJob, mockNode } from '../mock/factories.js';
+import { mockAlloc, mockJob } from '../mock/factories.js';
 import { startServer, type ServerUnderTest } from './real-server.js';
-import { settled } from '../server/settled-server.js';
+import { registerMockNodes, settled } from '../server/settled-server.js';
 
 const NODES = 1000;
 let sut: ServerUnderTest;
@@ -33,11 +33,7 @@ before(async () => {
   await sut.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(sut.app.server.address() as { port: number }).port}`;
   await settled(sut.server);
-  for (let i = 0; i < NODES; i += 100) {
-    const batch = Array.from({ length: 100 }, () => mockNode());
-    await Promise.all(batch.map((n) => sut.server.registerNode(n)));
-    nodes.push(...batch);
-  }
+  nodes.push(...(await registerMockNodes(sut.server, NODES)));
 });
 
 after(async () => {
