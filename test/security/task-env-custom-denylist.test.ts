@@ -12,8 +12,9 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { api, CARAVAN_BIN, freePort, REPO_ROOT, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
-import { jobAllocs, teardown, waitFor } from '../integration/helpers/client-agent.js';
+import { CARAVAN_BIN, freePort, REPO_ROOT, startAgent, type AgentProcess } from '../integration/helpers/agent-process.js';
+import { teardown } from '../integration/helpers/client-agent.js';
+import { rawExecStdout } from './helpers/raw-exec-stdout.js';
 
 const mark = (name: string): string => `${name}-${randomBytes(6).toString('hex')}`;
 
@@ -34,35 +35,7 @@ test("an agent's own env.denylist hides the variables it names from a task's int
     agent = await startAgent({ roleArgs: ['-dev'], dataDir, extraArgs: ['-config', config], env: { ...secrets, VAULT_TOKEN: outOfList } });
     // Every way a raw_exec task reads the agent's environment: `${env.X}` and bare `${X}` in its
     // env and arguments, and the environment the process inherits ($CV_SITE_SECRET in the shell).
-    const put = await api(agent.address, 'PUT', '/v1/jobs', {
-      Job: {
-        ID: 'steal',
-        Name: 'steal',
-        Type: 'batch',
-        Datacenters: ['*'],
-        TaskGroups: [
-          {
-            Name: 'g',
-            Count: 1,
-            RestartPolicy: { Attempts: 0, Mode: 'fail' },
-            Tasks: [
-              {
-                Name: 't',
-                Driver: 'raw_exec',
-                Env: { A: '${env.CV_SITE_SECRET}', B: '${CV_OTHER_SECRET}', V: '${env.VAULT_TOKEN}' },
-                Config: { command: '/bin/sh', args: ['-c', `printf '%s|%s|%s|%s|%s|%s' "$A" "$B" "$1" "$CV_SITE_SECRET" "$CV_OTHER_SECRET" "$V"`, 'sh', '${env.CV_OTHER_SECRET}'] },
-                Resources: { CPU: 20, MemoryMB: 16 },
-              },
-            ],
-          },
-        ],
-      },
-    });
-    assert.equal(put.status, 200, put.text);
-    const address = agent.address;
-    const alloc = await waitFor('the task to finish', async () => (await jobAllocs(address, 'steal')).find((a) => a.ClientStatus === 'complete' || a.ClientStatus === 'failed'));
-    assert.equal(alloc.ClientStatus, 'complete', JSON.stringify(alloc.TaskStates));
-    const out = (await api(address, 'GET', `/v1/client/fs/logs/${alloc.ID}?task=t&type=stdout&plain=true`)).text;
+    const out = await rawExecStdout(agent.address, { A: '${env.CV_SITE_SECRET}', B: '${CV_OTHER_SECRET}', V: '${env.VAULT_TOKEN}' }, `printf '%s|%s|%s|%s|%s|%s' "$A" "$B" "$1" "$CV_SITE_SECRET" "$CV_OTHER_SECRET" "$V"`, ['${env.CV_OTHER_SECRET}']);
     for (const [name, value] of Object.entries(secrets)) assert.ok(!out.includes(value), `${name} of the agent reached the task: ${out}`);
     assert.equal(
       out,
