@@ -267,6 +267,24 @@ describe('a follower behind the HTTP API', () => {
     }
   });
 
+  it('hostile: a body past the 16 MiB limit sent while the named leader is dead is refused 413, neither held nor replayed to the next leader', async () => {
+    sw.member('dead-big', await refusingAddress());
+    try {
+      sw.elect('dead-big');
+      // 17 MiB of job: past the body limit, which is also the most a follower keeps for a replay.
+      const big = call(b.url, 'PUT', '/v1/jobs', { Job: mockJob({ ID: 'too-big-to-replay', Meta: { pad: 'x'.repeat(17 * 1024 * 1024) } }) });
+      await new Promise((r) => setTimeout(r, HOLD_MS / 5));
+      sw.elect('a');
+      const answer = await big;
+      assert.equal(answer.status, 413, answer.text);
+      assert.equal(a.server.state.jobById('default', 'too-big-to-replay'), undefined, 'not replayed to the next leader');
+      // The follower still serves.
+      assert.equal((await call(b.url, 'GET', '/v1/jobs?stale')).status, 200);
+    } finally {
+      sw.elect('a');
+    }
+  });
+
   it('a forward that failed after the request reached the leader is not replayed, even to a new leader', async () => {
     // The leader reads the write, loses leadership to a, and dies without answering.
     const dropping = await droppingLeader(() => sw.elect('a'));
