@@ -17,6 +17,7 @@ import { lateBoundClient } from './late-bound-client.js';
 import { loadAgentTls, type AgentTls } from '../tls/tls-config.js';
 import { makePrivateDirSync, privatizeTreeSync } from '../fs/private-dir.js';
 import { activeLogPath } from './log-file.js';
+import { resolveJobLimits, type JobLimits } from '../server/job-limits.js';
 
 /**
  * Entries of the client's data directory that are not the agent's private state: allocation
@@ -25,7 +26,6 @@ import { activeLogPath } from './log-file.js';
  * the private data directory above them.
  */
 const CLIENT_SHARED_DIRS: readonly string[] = ['alloc', 'supervisor'];
-import { resolveJobLimits, type JobLimits } from '../server/job-limits.js';
 
 /**
  * The accept queue asked of the kernel for the HTTP listener: Linux caps it at
